@@ -12,18 +12,17 @@ import re
 from pydantic import ByteSize, TypeAdapter, ValidationError
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.wording import GIB, MIB, figure
+from kvtop.domain.wording import GB, GIB, MIB, figure
 from kvtop.domain.wording import gib as fmt_gib  # one GiB formatter: the domain's sentences and every view
 from kvtop.domain.wording import gib_figure as fmt_gib_figure  # its figure alone, under a 'GiB' column header
 from kvtop.domain.wording import signed as fmt_signed  # one formatter for a signed token change
 from kvtop.domain.wording import spread as fmt_spread  # one formatter for an interval's ends about its centre
 
-GB = 10**9
 #: The least size written in both GB and GiB: below 0.01 GB two decimals read '0.00 GB (0.00 GiB)' (fmt_both_or_binary).
 BOTH_UNITS_FROM = GB // 100
 MAX_SIZE = 1 << 60  # 1 EiB: a size beyond it is a typo or an overflow, never memory
 
-__all__ = ["BOTH_UNITS_FROM", "GB", "GIB", "MIB", "fmt_both", "fmt_both_or_binary", "fmt_bytes", "fmt_gb", "fmt_gib", "fmt_gib_figure", "fmt_signed", "fmt_spread", "fmt_tokens", "fmt_tokens_brief", "in_gib", "parse_size"]
+__all__ = ["BOTH_UNITS_FROM", "GB", "GIB", "MIB", "fmt_both", "fmt_both_legible", "fmt_both_or_binary", "fmt_bytes", "fmt_gb", "fmt_gib", "fmt_gib_figure", "fmt_signed", "fmt_spread", "fmt_tokens", "fmt_tokens_brief", "in_gib", "legible_digits", "parse_size"]
 
 _BYTESIZE = TypeAdapter(ByteSize)
 _NUMBER = re.compile(r"^\s*[-+]?\d+(\.\d+)?\s*$")
@@ -74,6 +73,19 @@ def fmt_gb(num_bytes: int | float, digits: int = 2) -> str:
 def fmt_both(num_bytes: int | float, digits: int = 2) -> str:
     """'18.94 GB (17.64 GiB)': both units where a reader may compare with either."""
     return f"{fmt_gb(num_bytes, digits)} ({fmt_gib(num_bytes, digits)})"
+
+
+def legible_digits(num_bytes: int | float) -> int:
+    """Decimals that keep a small figure from reading 0 in GB: 1 from 1 GB (and for 0), 2 from 0.1 GB, else 3 (7 MB
+    reads 0.007 GB, not 0.0 GB)."""
+    size = abs(num_bytes)
+    return 1 if size >= GB or size == 0 else 2 if size >= GB // 10 else 3
+
+
+def fmt_both_legible(num_bytes: int | float) -> str:
+    """`fmt_both` with `legible_digits`: '80.0 GB (74.5 GiB)', '0.30 GB (0.28 GiB)', '0.007 GB (0.007 GiB)', for a
+    column of sizes from a whole GPU down to a few MB (the rank ledger's)."""
+    return fmt_both(num_bytes, legible_digits(num_bytes))
 
 
 def fmt_both_or_binary(num_bytes: int | float) -> str:

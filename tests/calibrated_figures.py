@@ -21,9 +21,9 @@ import math
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
 from kvtop.domain.engines.sglang.calibration import FITS as SGLANG_FITS
 from kvtop.domain.engines.vllm.calibration import FITS as VLLM_FITS
+from kvtop.domain.wording import GIB
 from tests.corpus_records import logged_bytes
 
-GIB = 1 << 30
 MIB = 1 << 20
 
 

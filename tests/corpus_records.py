@@ -7,9 +7,8 @@ import json
 from decimal import Decimal
 from typing import Any
 
+from kvtop.domain.wording import GIB
 from tests.data_paths import DATA
-
-GIB = 1 << 30
 
 
 def _records() -> dict[str, dict[str, Any]]:

@@ -21,7 +21,6 @@ from tests.corpus_records import RECORDS, logged_bytes
 from tests.data_paths import CONFIGS
 
 RECORD = "gloriaximinglu-inferencex-gpt-oss-120b-h200-v0220-mml2068"
-GIB = 1 << 30
 
 
 def _cli_plan(capsys: pytest.CaptureFixture[str], env: str) -> dict:

@@ -19,10 +19,10 @@ import pytest
 
 from benchmarks.calibration.corpus import resolve
 from benchmarks.calibration.evaluate import Judged, at_logged_stage
+from kvtop.domain.wording import GIB
 from tests.data_paths import DATA
 
 MIB = 1 << 20
-GIB = 1 << 30
 RECORD = "kubesimplify-qwen3-235b-a22b-2507-fp8-4xrtxpro6000-pp4-v0271"
 
 EXPERTS = 128 * 3 * 1536 * 4096 + 128 * ((3072 // 128) * (4096 // 128) + (4096 // 128) * (1536 // 128)) * 4

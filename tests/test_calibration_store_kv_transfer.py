@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from kvtop.cli import main
+from kvtop.domain.wording import GIB
 from tests.data_paths import CASES
 
 CASE = CASES / "vllm" / "srcbuild-dev15312-qwen3-vl-8b-init-failed"
-GIB = 2**30
 
 
 def _line_no(lines: list[str], text: str) -> int:

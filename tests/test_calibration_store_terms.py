@@ -20,11 +20,11 @@ from kvtop.domain.engines.registry import ENGINE_IDS, engine_rules
 from kvtop.domain.explain import explain
 from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.explanation import Explanation
+from kvtop.domain.wording import GIB
 from kvtop.sources.engine_logs import read_engine_log
 from kvtop.sources.hub import load_model
 from tests.data_paths import CASES, CONFIGS
 
-GIB = 2**30
 LLAMA_8B = CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"
 VLLM_3090 = CASES / "vllm" / "vllm-10517-llama31-8b-3090-v0" / "engine.log"
 SGLANG_C13 = CASES / "sglang" / "C13" / "engine.log"

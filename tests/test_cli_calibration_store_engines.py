@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from kvtop.cli import main
+from kvtop.domain.wording import GIB
 from tests.data_paths import CASES, CONFIGS
 
 LLAMA_8B = str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")
-GIB = 2**30
 
 
 def store_lines() -> list[dict]:

@@ -13,8 +13,8 @@ import json
 import pytest
 
 from kvtop.cli import main
+from kvtop.domain.wording import GIB
 
-GIB = 1 << 30
 # Llama-3.1-8B: 32 layers × 8 KV heads × 128 dims × (K + V) × 2 bytes (BF16) = 131,072 B per token;
 # vLLM's block of 16 tokens is 2 MiB.
 BLOCK_BYTES = 32 * 8 * 128 * 2 * 2 * 16

@@ -18,9 +18,9 @@ import pytest
 from kvtop.cli import main
 from kvtop.domain.calibration.features import ASSUMED_CONTEXT_GIB
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
+from kvtop.domain.wording import GIB
 from tests.conftest import CONFIGS
 
-GIB = 1 << 30
 QWEN_7B = str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json")
 LMDEPLOY_A100 = ("--engine", "lmdeploy", "--gpu", "A100-80GB", "--model", QWEN_7B)
 NVIDIA_SMI_TOTAL = 80 * GIB  # the A100 80GB's 81,920 MiB

@@ -11,9 +11,8 @@ from kvtop.cli import main
 from kvtop.domain.diagnose import diagnose_ledger
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
-
-GIB = 1 << 30
 
 
 def _plan(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -14,10 +14,10 @@ import json
 import pytest
 
 from kvtop.cli import main
+from kvtop.domain.wording import GIB
 from tests.conftest import CONFIGS
 from tests.data_paths import DATA
 
-GIB = 1 << 30
 FALCON_MAMBA = str(CONFIGS / "tiiuae--falcon-mamba-7b.json")  # the Hub's config.json (SOURCES.md)
 QWEN2_AUDIO = str(DATA / "engine_diff" / "registry" / "configs" / "Qwen2AudioForConditionalGeneration.json")
 

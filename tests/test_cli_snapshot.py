@@ -176,3 +176,20 @@ def test_json_carries_nvmls_vitals(capsys) -> None:
     gpu = json.loads(capsys.readouterr().out)["gpus"][0]
     assert {"temperature_c", "power_mw", "power_limit_mw", "sm_clock_mhz"} <= set(gpu)
     assert gpu["power_limit_mw"] == 700_000 and 0 < gpu["power_mw"] <= gpu["power_limit_mw"]  # an H100's 700 W
+
+
+def test_a_worker_below_its_prediction_reads_with_the_one_minus() -> None:
+    """The llama.cpp demo's worker holds less than kvtop predicts (its assumed context is larger than the start
+    measured: tests/engines/llamacpp/test_demo.py): the table's 'unexplained GiB' is negative, written as every size
+    formatter writes one (kvtop/domain/wording.py `figure`: '−0.25', U+2212), never an ASCII '-0.25' beside the
+    'vs clean' column's '−'. Expected: the rank's bytes ÷ 2**30 to two decimals, the hyphen swapped by hand."""
+    from kvtop.commands.node_source import DemoSource
+    from kvtop.commands.render_snapshot import snapshot_text
+    from kvtop.sources.scenario import load_scenario
+
+    snapshot = DemoSource(load_scenario("llamacpp-llama31-8b")).collect_at(0)
+    ((rank,),) = [view.ranks for view in snapshot.engines]
+    gap = rank.unexplained_bytes
+    assert gap is not None and gap < -(GIB // 100)
+    (row,) = [line for line in snapshot_text(snapshot).splitlines() if line.lstrip().startswith("TP0 ")]
+    assert f"{gap / 2**30:.2f}".replace("-", "−") in row.split() and "-" not in row

@@ -20,9 +20,9 @@ import pytest
 from benchmarks.engine_diff.cases import FLAG_SETS, FORKED, config_names
 from benchmarks.engine_diff.order_check import PAIR, RESULT, pair_for
 from benchmarks.engine_diff.table import DOC, load_fixtures
+from kvtop.domain.wording import GIB
 
 ROOT = Path(__file__).resolve().parents[1]
-GIB = 1 << 30
 
 
 def _fixtures() -> list[dict[str, Any]]:

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from benchmarks.engine_diff.table import _same_columns, engine_side, kvtop_side, read_fixture, verdict
+from kvtop.domain.wording import GIB
 from tests.data_paths import DATA
 
-GIB = 1 << 30
 KIMI = "moonshotai--Kimi-K2-Instruct"
 # Kimi-K2: 61 layers × (kv_lora_rank 512 + rope 64) × 2 B = 70,272 B a token (MLA: every rank holds the whole latent)
 KIMI_TOKEN = 61 * (512 + 64) * 2

@@ -13,10 +13,10 @@ from benchmarks.calibration.corpus import load_all, resolve
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.trtllm.calibration import terms
 from kvtop.domain.engines.trtllm.deepseek_weights import held_beside
+from kvtop.domain.wording import GIB
 
 CORPUS = load_all()
 TRTLLM = {record.id: record for record in CORPUS["trtllm"]}
-GIB = 1 << 30
 NVFP4_TP4 = "zufayu-e2eperf-dsr1-0528-nvfp4-b200-tp4-ep4-trtllm-130rc10"
 NVFP4_TP8 = "zufayu-e2eperf-dsr1-0528-nvfp4-b200-tp8-ep8-trtllm-120rc6post2"
 FP8_TP8 = "zufayu-e2eperf-dsr1-0528-fp8-b200-tp8-trtllm-120rc6post3"

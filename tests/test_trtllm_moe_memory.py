@@ -80,7 +80,7 @@ def test_a_moe_launch_names_its_unmodelled_memory_outside_torch_in_the_interval(
     2.52 GiB besides the weights less that context is the rest, 1.90 GiB; 0.64 and 1.95 before)."""
     non_torch = _non_torch(TRTLLM[TP4_EP4].raw)
     nccl = _non_torch({**TRTLLM[TP4_EP4].raw, "flags": [*TRTLLM[TP4_EP4].raw["flags"], "--allreduce_strategy", "NCCL"]})
-    assert non_torch.bytes - nccl.bytes == 4 * 64 * 2**20 * 4 + MIB2  # the workspace alone, its error unchanged
+    assert non_torch.bytes - nccl.bytes == 2 * (4 * 64 * 2**20 * 4 + MIB2)  # the two workspaces, error unchanged
     own = nccl.bytes  # bench3's rest (2.52 GiB less the committed context fit on its H200's 132 SMs) + 0.75 GiB × 2
     h200_context = CUDA_CONTEXT_FITS[CUDA_CONTEXT_KEY].predict((132 / 100,)) / GIB  # (§19, §20)
     assert abs(own / GIB - ((2.52 - h200_context) + 0.75 * 2)) < 0.005
@@ -100,21 +100,53 @@ def _workspace(record_id: str, **changes: object) -> int:
     return fusion_workspace_bytes(resolve({**TRTLLM[record_id].raw, **changes}).inputs())
 
 
+def _flags(record_id: str, ep: int | None = None, extra: tuple[str, ...] = ()) -> list[str]:
+    """The record's flags with --ep_size set to `ep` (None: left as launched) and `extra` appended."""
+    flags = list(TRTLLM[record_id].raw["flags"])
+    if ep is not None:
+        flags[flags.index("--ep_size") + 1] = str(ep)
+    return [*flags, *extra]
+
+
 def test_the_all_reduce_fusion_workspace_is_4_x_64_mib_per_tp_rank_outside_torch() -> None:
     """`allocate_allreduce_fusion_workspace(mapping, 64 MiB)` on each rank: IpcMemory buffers of 64 MiB × TP, barriers
     of 256 B × TP and Lamport buffers of 3 × 64 MiB × TP, each cudaMalloc'd rounded up to 2 MiB. TP 4: 268,435,456 +
     2,097,152 + 805,306,368 = 1,075,838,976 B; TP 2: 538,968,064 B; TP 1: none. Added to the non-torch term with its
-    error unchanged (1.3.0rc10 is past PR #9145)."""
-    assert _workspace(TP4_EP4) == 64 * 2**20 * 4 + MIB2 + 3 * 64 * 2**20 * 4 == 1_075_838_976
+    error unchanged (1.3.0rc10 is past PR #9145). One workspace where the MoE is not expert parallel (EP 1)."""
+    assert _workspace(TP4_EP4, flags=_flags(TP4_EP4, ep=1)) == 64 * 2**20 * 4 + MIB2 + 3 * 64 * 2**20 * 4
+    assert _workspace(TP4_EP4, flags=_flags(TP4_EP4, ep=1)) == 1_075_838_976
     assert _workspace(TP2_B300) == 64 * 2**20 * 2 + MIB2 + 3 * 64 * 2**20 * 2 == 538_968_064
     assert _workspace(B200_OSS) == 0
     assert "fusion workspace" in _non_torch(TRTLLM[TP4_EP4].raw).basis
 
 
+def test_expert_parallel_ranks_hold_a_second_workspace_for_the_attention_output() -> None:
+    """`get_allreduce_workspace` caches one workspace per Mapping, and Mapping equality reads moe_ep_size: the
+    attention output's `mapping_o` (no MoE sizes: moe_ep 1) differs from the model's at EP > 1, so each rank holds
+    two. Measured by the zufayu B200 harness's nvidia-smi log (ClaudeSkillsE2EPerf at f655ecbe, `results/b200_dsr_fp4/
+    b200_dsr_fp4_mtp0_ep{4_tp4,8_tp8}_post2/gpu_fp4_throughput_chat_ep{4,8}_c64.csv`, 1.2.0rc6.post2): every worker
+    holds 2,926 MiB at TP 4 / EP 4 and 4,976 MiB at TP 8 / EP 8 before its weights are allocated (the 1.3.0rc10
+    TP 4 / EP 4 start: 2,930). The 2,050 MiB between them is two workspaces' growth from TP 4 to TP 8, 2 × (4 × 64 MiB
+    × 4) = 2,048 MiB (one workspace: 1,024); what is left, 874 and 876 MiB, is the same at either TP (the worker's
+    context). With attention DP the attention's Mapping has TP 1: one workspace."""
+    tp8_ep8 = "zufayu-e2eperf-dsr1-0528-nvfp4-b200-tp8-ep8-trtllm-120rc6post2"
+    one_tp4 = _workspace(TP4_EP4, flags=_flags(TP4_EP4, ep=1))
+    assert _workspace(TP4_EP4) == 2 * one_tp4 == 2_151_677_952
+    assert _workspace(tp8_ep8) == 2 * (64 * 2**20 * 8 + MIB2 + 3 * 64 * 2**20 * 8) == 4_299_161_600
+    measured_growth_mib = 4_976 - 2_926
+    assert abs((_workspace(tp8_ep8) - _workspace(TP4_EP4)) / 2**20 - measured_growth_mib) <= 2
+    assert abs((2_926 - _workspace(TP4_EP4) / 2**20) - (4_976 - _workspace(tp8_ep8) / 2**20)) <= 2  # 874, 876 MiB
+    assert _workspace(TP4_EP4, flags=_flags(TP4_EP4, extra=("--enable_attention_dp",))) == one_tp4
+    assert "two workspaces" in _non_torch(TRTLLM[TP4_EP4].raw).basis
+
+
 def test_before_pr_9145_the_workspace_is_plugin_pys_16_or_8_mb() -> None:
     """plugin.py's `max_workspace_size_auto`: 16,000,000 B at TP ≤ 2, 8,000,000 B above. TP 4 at 1.2.0rc2:
-    32,000,000 → 33,554,432 B aligned, the barriers 2,097,152, Lamport 96,000,000 → 96,468,992: 132,120,576 B."""
-    assert _workspace(TP4_EP4, version="1.2.0rc2") == 16 * MIB2 + MIB2 + 46 * MIB2 == 132_120_576
+    32,000,000 → 33,554,432 B aligned, the barriers 2,097,152, Lamport 96,000,000 → 96,468,992: 132,120,576 B (twice
+    at EP 4)."""
+    ep1 = _flags(TP4_EP4, ep=1)
+    assert _workspace(TP4_EP4, version="1.2.0rc2", flags=ep1) == 16 * MIB2 + MIB2 + 46 * MIB2 == 132_120_576
+    assert _workspace(TP4_EP4, version="1.2.0rc2") == 2 * 132_120_576
     assert _workspace(TP2_B300, version="1.2.0rc2") == 132_120_576  # 16 MB × 2: the same aligned sizes
 
 
@@ -137,6 +169,7 @@ def test_no_workspace_without_peer_access_on_one_node_or_with_an_nccl_strategy()
 
 def test_the_fit_is_trained_without_the_workspace() -> None:
     """What a trtllm.non_torch fit reads off a log is the growth less the workspace the code sizes
-    (benchmarks/calibration/evaluate.py `term_rows` takes `fit_offset` off): 1,075,838,976 B at TP 4 / EP 4."""
+    (benchmarks/calibration/evaluate.py `term_rows` takes `fit_offset` off): two workspaces of 1,075,838,976 B at
+    TP 4 / EP 4, the same bytes the term adds."""
     inputs = TRTLLM[TP4_EP4].inputs()
-    assert fit_offset("trtllm.non_torch", inputs) == 1_075_838_976 and fit_offset("trtllm.activation", inputs) == 0
+    assert fit_offset("trtllm.non_torch", inputs) == 2 * 1_075_838_976 and fit_offset("trtllm.activation", inputs) == 0

@@ -19,11 +19,11 @@ from kvtop.domain.engines.trtllm.moe_workspace import (
     cutlass_workspace_bytes,
     held_in_torch,
 )
+from kvtop.domain.wording import GIB
 
 CORPUS = load_all()
 TRTLLM = {record.id: record for record in CORPUS["trtllm"]}
 VLLM = {record.id: record for record in CORPUS["vllm"]}
-GIB = 1 << 30
 B300_TP2 = "zufayu-e2eperf-dsr1-0528-nvfp4-b300-tp2-trtllm-130rc10"
 B300_OSS = "zufayu-e2eperf-gpt-oss-120b-b300-tp1-trtllm-130rc10"
 TP4_EP4 = "zufayu-e2eperf-dsr1-0528-nvfp4-b200-tp4-ep4-trtllm-130rc10"

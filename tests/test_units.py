@@ -1,6 +1,6 @@
 """Units at the edge: GB and GiB as a person reads them."""
 
-from kvtop.units import fmt_both, fmt_bytes, fmt_gb, fmt_gib
+from kvtop.units import fmt_both, fmt_both_legible, fmt_bytes, fmt_gb, fmt_gib, legible_digits
 
 GIB = 1 << 30
 
@@ -18,6 +18,17 @@ def test_one_minus_in_every_formatter():
     assert fmt_both(-97_000_000, 3) == "−0.097 GB (−0.090 GiB)"
     assert fmt_bytes(-97_000_000) == "−92.51 MiB" and fmt_bytes(-512) == "−512 B"
     assert "-" not in fmt_both(-97_000_000) + fmt_bytes(-(3 << 40))
+
+
+def test_a_small_size_keeps_the_digits_that_keep_it_from_reading_zero():
+    """The rank ledger's column runs from a whole GPU to a few MB: 1 decimal from 1 GB (and for 0), 2 from 0.1 GB,
+    else 3. 80e9 B = 74.506 GiB; 3e8 B = 0.2794 GiB; 7e6 B = 0.00652 GiB; −7e6 B keeps its sign."""
+    assert [legible_digits(n) for n in (0, 7 * 10**6, 3 * 10**8, 2 * 10**9, -(3 * 10**8))] == [1, 3, 2, 1, 2]
+    assert fmt_both_legible(80 * 10**9) == "80.0 GB (74.5 GiB)"
+    assert fmt_both_legible(3 * 10**8) == "0.30 GB (0.28 GiB)"
+    assert fmt_both_legible(7 * 10**6) == "0.007 GB (0.007 GiB)"
+    assert fmt_both_legible(-(7 * 10**6)) == "−0.007 GB (−0.007 GiB)"
+    assert fmt_both_legible(0) == "0.0 GB (0.0 GiB)"
 
 
 def test_the_views_gib_is_the_domains():

@@ -11,7 +11,8 @@ marks a start on a card a desktop (Windows, WSL2) shares: it is planned as `plan
 says whose figure a pipeline-parallel start's `logged.kv` is: a stage's index (vLLM sizes and logs each stage's KV
 memory apart) or "min", the least over the stages (`Record.kv_stage`). `gpu_total_is_cuda: true` says the printed
 `gpu_total_mib` is CUDA's own total, not nvidia-smi's of a whole card (a HAMi or MIG slice: `Record.total_is_cudas`):
-planned as `plan --gpu-memory` plans it.
+planned as `plan --gpu-memory` plans it. `compile_cache: warm` says the start's own lines show torch.compile's cache warm ('Directly load …',
+no 'Compiling a graph for …'): planned as `plan --compile-cache warm` plans it (`Record.compile_cache`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from datetime import date
 from decimal import Decimal
 from functools import cache, cached_property
 from pathlib import Path
-from typing import TypeVar, cast
+from typing import Literal, TypeVar, cast
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import Term
@@ -124,11 +125,20 @@ class Record:
         `GpuTotalOrigin.WSL2` under WSL2), with the measured `figures` (`MeasuredInputs` fields) given; a total that is
         CUDA's own (`total_is_cudas`) given as `plan --gpu-memory` gives it (`GpuTotalOrigin.GIVEN`), so the plan
         takes no fitted driver gap from it."""
+        cache = self.compile_cache
         if self.total_is_cudas:
             return MeasuredInputs(desktop=self.desktop, gpu_total_bytes=self.gpu_total_bytes,
-                                  gpu_total_origin=GpuTotalOrigin.GIVEN, **figures)  # fmt: skip
+                                  gpu_total_origin=GpuTotalOrigin.GIVEN, compile_cache=cache, **figures)  # fmt: skip
         origin = GpuTotalOrigin.WSL2 if self.wsl2 else None
-        return MeasuredInputs(desktop=self.desktop, gpu_total_origin=origin, **figures)
+        return MeasuredInputs(desktop=self.desktop, gpu_total_origin=origin, compile_cache=cache, **figures)
+
+    @property
+    def compile_cache(self) -> Literal["warm", "cold"] | None:
+        """torch.compile's cache as the start's own lines say it (`compile_cache: warm`: 'Directly load …' and no
+        'Compiling a graph for …'), planned as `plan --compile-cache` plans it; None: not said."""
+        state = self.raw.get("compile_cache")
+        assert state in (None, "warm", "cold"), state
+        return state
 
     def excluded(self, term: Term) -> bool:
         exclude = self.raw.get("exclude") or {}
@@ -184,7 +194,7 @@ class Record:
         return CalibrationInputs(
             model=served, settings=self.settings, layout=layout, gpu_name=gpu_key(self.gpu) if self.gpu else None,
             gpu_total_bytes=self.gpu_total_bytes or 80 * GIB, version=self.version, weights_bytes=weights,
-            context_length=context, wsl2=self.wsl2,
+            context_length=context, wsl2=self.wsl2, compile_cache_warm=self.compile_cache == "warm",
         )  # fmt: skip
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from benchmarks.engine_diff.cases import QUANT_SUFFIX, config_path
 from benchmarks.engine_diff.quant_readings import (
     sglang_bnb4_states,
+    vllm_awq_dense_unloaded,
     vllm_gptq_dense_unloaded,
     vllm_gptq_moe_unloaded,
 )
@@ -111,6 +112,17 @@ ARCH_RULES: list[tuple[str, Callable[[str, StageCheck, str], bool], str]] = [
         "kernel per module). Exactly the Marlin modules' bytes, from the config's shapes: Qwen1.5-7B-Chat-GPTQ-Int4 "
         "off sm90 25,296,896 B at TP 1, 12,648,448 B a rank at TP 2, 4,915,200 B at TP 4 and 2,457,600 B at TP 8 "
         "(qkv/o/gate_up; down_proj Exllama's), on sm90 at TP 8 gate_up_proj's 1,409,024 B",
+    ),
+    (
+        "A22",
+        lambda arch, c, text: c.engine == "vllm" and vllm_awq_dense_unloaded(c, text),
+        "harness: an AWQ checkpoint built on the meta device, never loaded: vLLM's AWQ linear method registers the "
+        "checkpoint's packed qzeros, int32 [input per partition // group, output ÷ 8] (auto_awq.py:469-475 at "
+        "v0.33.0), which Machete, the kernel compute capability 9.0 gets, rewrites on loading as -scales × zeros in "
+        "the scales' 16-bit dtype, one per group and output (kernels/linear/mixed_precision/machete.py:87-88), as "
+        "kvtop's book does (engines/vllm/awq_linear.py); Marlin, elsewhere, keeps the packed size. Exactly the "
+        "Machete modules' 1.5 B a group and output more, from the config's shapes: Qwen2.5-72B-Instruct-AWQ on sm90 "
+        "825,753,600 B at TP 1 (case-study2's H200 start at v0.30.0 logged 39.56 GiB against the book's 38.75)",
     ),
     (
         "A19",

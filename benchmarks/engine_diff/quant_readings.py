@@ -1,5 +1,5 @@
 """Readings of the engine-diff comparison for quantized checkpoints whose engine build differs from what the engine
-holds when serving (arch_readings.ARCH_RULES A18, A19, A20): each matches kvtop's weights difference to the byte, from
+holds when serving (arch_readings.ARCH_RULES A18, A19, A20, A22): each matches kvtop's weights difference to the byte, from
 the config's shapes and the engine's code, never from kvtop.
 """
 
@@ -96,6 +96,42 @@ def vllm_gptq_dense_unloaded(check: StageCheck, text: str) -> bool:
         return False
     emptied, _ = marlin_emptied_qzeros(check, value("intermediate_size"))
     return -delta == (check.layers[1] - check.layers[0]) * emptied
+
+
+def _awq(check: StageCheck) -> dict[str, object] | None:
+    quant = config_value(check.config, "quantization_config") or {}
+    return quant if quant.get("quant_method") == "awq" and quant.get("zero_point", True) else None
+
+
+def machete_awq_zeros(check: StageCheck, mlp_width: int) -> int:
+    """One layer's AWQ zero points on one rank that Machete (compute capability 9.0 only) rewrites on loading as
+    `-scales × zeros` in the scales' 16-bit dtype, one per group and output (v0.33.0 kernels/linear/mixed_precision/
+    machete.py:33 and :87-88; group sizes -1, 64, 128 and input % 64, output % 128: utils/machete_utils.py:32, :37-52),
+    less the packed int32 qzeros [input per partition // group, output ÷ 8] the meta build registers (auto_awq.py
+    :469-475)."""
+    quant = _awq(check)
+    if check.gpu != "sm90" or quant is None:
+        return 0
+    group = int(str(quant.get("group_size") or -1))
+    total = 0
+    for _, rows_in, cols_out, _, _ in _linear_modules(check, mlp_width):
+        if group not in (-1, 64, 128) or rows_in % 64 or cols_out % 128:
+            continue
+        groups = rows_in // group if group > 0 else 1
+        total += groups * cols_out * 2 - groups * (cols_out // 8) * 4
+    return total
+
+
+def vllm_awq_dense_unloaded(check: StageCheck, text: str) -> bool:
+    """kvtop over by exactly A22's zeros: an AWQ checkpoint of a dense Llama/Qwen2/Qwen3-shaped config on sm90,
+    the Machete modules' 16-bit zeros less the packed qzeros, which the meta build never converts."""
+    delta = weights_delta(text)
+    if _awq(check) is None or not delta:
+        return False
+    value = functools.partial(config_value, check.config)
+    if value("num_experts") or value("num_local_experts") or not value("intermediate_size"):
+        return False
+    return delta == (check.layers[1] - check.layers[0]) * machete_awq_zeros(check, value("intermediate_size"))
 
 
 def fused_marlin_moe_takes(check: StageCheck) -> bool:

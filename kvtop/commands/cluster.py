@@ -17,7 +17,7 @@ from kvtop.commands.render_cluster import cluster_json, engines_text
 from kvtop.domain.cluster import ClusterEngine, ClusterNode, ClusterView
 from kvtop.domain.errors import InputError
 from kvtop.domain.wording import counted
-from kvtop.units import fmt_gib, in_gib
+from kvtop.units import fmt_gib, fmt_gib_figure
 
 # a node's "now" where it reports no live figure of its own: kvtop's prediction (the row says so)
 PREDICTED_HERE = "no live figure from this node"
@@ -123,7 +123,7 @@ def gpu_lines(node: ClusterNode) -> list[str]:
     """One line per GPU when every GPU was read (`--gpus`): 'GPU 3 NVIDIA H20: 90.1 / 95.6 GiB used (kvtop)'."""
     lines = []
     for gpu in node.gpus or ():
-        used = "—" if gpu.used_bytes is None else f"{in_gib(gpu.used_bytes):,.1f}"
+        used = "—" if gpu.used_bytes is None else fmt_gib_figure(gpu.used_bytes, 1)
         total = "—" if gpu.total_bytes is None else fmt_gib(gpu.total_bytes, 1)
         state = f", {gpu.state}" if gpu.state not in (None, "ok") else ""
         lines.append(f"GPU {gpu.gpu} {gpu.name or '?'}: {used} / {total} used ({gpu.source.value}{state})")

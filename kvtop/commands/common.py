@@ -262,6 +262,10 @@ def add_model_arguments(
     group.add_argument("--wsl2", action="store_true",
                        help="the GPU is reached through WSL2 (Windows drives it; implies --desktop): CUDA's total is "
                        "the card's whole memory, with no Linux driver's reserve")  # fmt: skip
+    group.add_argument("--compile-cache", choices=("cold", "warm"), default=None,
+                       help="torch.compile's cache on this node: warm where an earlier start of the same launch left "
+                       "its compiled graphs (vLLM's V2 runner then compiles nothing in its profile), cold a first start "
+                       "(what an unsaid cache is planned as)")  # fmt: skip
     group.add_argument(
         "--load-mtp", action="store_true", help="count MTP/next-n layers (speculative decoding)"
     )
@@ -349,6 +353,7 @@ def measured_from_args(args: argparse.Namespace) -> MeasuredInputs:
         weights_bytes=size("weights_memory", "--weights-memory"),
         non_kv_bytes=size("non_kv_memory", "--non-kv-memory"),
         desktop=bool(getattr(args, "desktop", False) or getattr(args, "wsl2", False)),  # --wsl2 implies --desktop
+        compile_cache=getattr(args, "compile_cache", None),
     )
     before, after = measured.free_before_load_bytes, measured.free_after_load_bytes
     if before is not None and after is not None and after > before:  # loading weights frees nothing

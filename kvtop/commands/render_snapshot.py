@@ -19,7 +19,7 @@ from kvtop.domain.node import EngineView, NodeSnapshot, RankView
 from kvtop.domain.observe import EngineInstance, EngineRank, GpuObservation, GpuProcess, GpuState
 from kvtop.domain.pressure import pressure_of
 from kvtop.domain.wording import counted
-from kvtop.units import fmt_signed, fmt_tokens, in_gib
+from kvtop.units import fmt_gib_figure, fmt_signed, fmt_tokens
 
 #: How a text output's header marks a demo node (its JSON says `"nvml": {"state": "demo"}`).
 SIMULATED = "a simulated node, not this machine"
@@ -144,7 +144,7 @@ _ROLE_TEXT = {"engine_server": "engine server", "engine_worker": "engine worker"
 
 
 def _gib(num_bytes: int | None, width: int) -> str:
-    return f"{'—' if num_bytes is None else f'{in_gib(num_bytes):,.2f}':>{width}}"
+    return f"{'—' if num_bytes is None else fmt_gib_figure(num_bytes):>{width}}"
 
 
 def _tokens(tokens: int | None, width: int) -> str:

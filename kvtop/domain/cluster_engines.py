@@ -194,6 +194,13 @@ class JoinedEngine(_Frozen):
         rest = actual[0] - clean - sum(t.tokens for t in measured)
         return (*measured, *([ClusterTerm(cause=CapacityCause.ENGINE_VS_PREDICTION, tokens=rest)] if rest else []))
 
+    @property
+    def largest_loss(self) -> ClusterTerm | None:
+        """The step that costs the most tokens (None when none costs any), as `CapacityWaterfall.largest_loss`
+        picks a rank's: the engine table's 'largest cause'."""
+        losses = [t for t in self.terms if t.tokens < 0]
+        return min(losses, key=lambda t: t.tokens) if losses else None
+
     def describe_waterfall(self) -> str:
         """'clean 1,255,785 → other processes −128,660 (node-b GPU 3) → 1,127,125 live'."""
         actual, clean = self.actual, self.clean_tokens

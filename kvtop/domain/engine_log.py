@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, SerializeAsAny
 
-from kvtop.domain.engine_log_records import GIB_BYTES, Measured, RankKey, RankLog, Rounded, StartupFailure
+from kvtop.domain.engine_log_records import Measured, RankKey, RankLog, Rounded, StartupFailure
 from kvtop.domain.engines.catalogue import EngineId, display_name, display_names
 from kvtop.domain.engines.versions import names_no_release
 from kvtop.domain.errors import InputError
@@ -25,7 +25,6 @@ _R = TypeVar("_R", bound=RankLog)
 _T = TypeVar("_T")
 
 __all__ = [
-    "GIB_BYTES",
     "ArgValue",
     "EngineLog",
     "Measured",

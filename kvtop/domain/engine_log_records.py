@@ -18,7 +18,6 @@ from pydantic import BaseModel, ConfigDict
 from kvtop.domain.redact import RedactedStr
 from kvtop.domain.wording import GIB, MIB
 
-GIB_BYTES = GIB  # the one GiB (wording.py), under the name the engines' log readers import
 _NUMBER = re.compile(r"([-+]?)(\d+)(?:\.(\d*))?")
 
 
@@ -61,9 +60,9 @@ class Measured(_Frozen):
         denominator = 2 * 10**digits
         half = 10 ** (digits - places)
         return cls(
-            value_bytes=(2 * scaled * GIB_BYTES + 10**digits) // denominator,
-            low_bytes=((2 * scaled - half) * GIB_BYTES) // denominator,
-            high_bytes=-((-(2 * scaled + half) * GIB_BYTES) // denominator),
+            value_bytes=(2 * scaled * GIB + 10**digits) // denominator,
+            low_bytes=((2 * scaled - half) * GIB) // denominator,
+            high_bytes=-((-(2 * scaled + half) * GIB) // denominator),
             decimals=places,
             text=text,
             unit=unit,
@@ -110,7 +109,7 @@ class Measured(_Frozen):
     @property
     def in_gib(self) -> float:
         """The figure as a number of GiB, as the engine meant it (a float for its arithmetic; text: wording.gib)."""
-        return self.value_bytes / GIB_BYTES
+        return self.value_bytes / GIB
 
     def contains(self, num_bytes: int) -> bool:
         """Whether `num_bytes` would print as this figure."""

@@ -84,6 +84,9 @@ GPU_TOTAL_MIB: dict[str, int] = {
     # 70940246336, 69398712653, 58578691390, 57442593401). Not the desktop RTX 3050 (8 GB, GA106), nor the 3050 Ti
     # laptop card (20 SMs), nor the '6GB Laptop GPU' (RTX3050-6GB): each stays its own name
     "RTX3050-LAPTOP": 4096,
+    # session 63: the 8 GB RTX 4070 laptop card (AD106; NVML 'NVIDIA GeForce RTX 4070 Laptop GPU'): '8,188 MiB reported by
+    # `nvidia-smi`' (search-index id 63151070773), 'vram_total_mb' 8188 (Sanssssssssssssssss/vllm-infra-lab's rows)
+    "RTX4070-LAPTOP": 8188,
     # session 61: 'NVIDIA TITAN RTX, 24576 MiB, 580.126.16' (nvidia-smi --query-gpu; search-index id 57512902144),
     # '24576MiB' in nvidia-smi's table (61675337436) and 'four NVIDIA TITAN RTX, 24,576 MiB each, compute capability
     # 7.5' (61502112780, driver 570). Drivers of 2019 – 2020 printed 24,189 – 24,219 MiB (18725637244, 850572632,
@@ -315,6 +318,8 @@ GPU_CAPABILITY: dict[str, tuple[int, int]] = {
     # session 58: 'NVIDIA GeForce RTX 3050 Laptop GPU (16 SMs, compute capability 8.6)' (search-index id 54700343983)
     # and '(sm_86, 16 SMs, …)' (56446325931): GA107, as NVIDIA's CUDA GPU list has the GA10x cards (8.6)
     "RTX3050-LAPTOP": (8, 6),
+    # session 63: 'NVIDIA GeForce RTX 4070 Laptop GPU, compute capability 8.9' (search-index ids 63151070773, 68711858341)
+    "RTX4070-LAPTOP": (8, 9),
     # unified-memory devices, as vLLM v0.13.0's `MemorySnapshot.measure` lists them (Orin, Thor, Spark)
     "JETSON-AGX-ORIN-64GB": (8, 7), "JETSON-AGX-ORIN-32GB": (8, 7), "JETSON-AGX-ORIN": (8, 7),
     "JETSON-ORIN-NX": (8, 7), "JETSON-ORIN-NANO": (8, 7), "JETSON-THOR": (11, 0),
@@ -357,6 +362,7 @@ GPU_SMS: dict[str, int] = {
     # 8.6)' (54700343983); its 2,048 CUDA cores are 16 SMs of 128 (a spec listing of the GA107 laptop card,
     # https://bithardware.top/nvidia-rtx-3050-mobile-its-specifications-revealed/: '16 … SM … a total of 2048')
     "RTX3050-LAPTOP": 16,
+    "RTX4070-LAPTOP": 36,  # session 63: 'RTX 4070 Laptop GPU (36 SMs, sm_89)' (search-index id 60826839834)
     # session 61: 'Titan RTX (72 SMs, 24 GB, 672 GB/s)' and 'Full TU102 = 72 SMs' (search-index id 58289094730); its
     # 4,608 CUDA cores (a TU102 table, 49011248483) are 72 SMs of Turing's 64
     "TITAN-RTX": 72,
@@ -395,6 +401,7 @@ _WORKSTATION_SPELLINGS: tuple[tuple[str, str], ...] = (
 # '6GB Laptop GPU' (its size first) and the 'RTX 3050 Ti Laptop GPU' (20 SMs) match nothing here and keep their own
 _LAPTOP_SPELLINGS: tuple[tuple[str, str], ...] = (
     (r"^RTX3050-(4GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX3050-LAPTOP"),
+    (r"^RTX4070-(8GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX4070-LAPTOP"),  # not the desktop RTX 4070 (12 GB, 46 SMs)
 )
 
 

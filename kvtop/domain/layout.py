@@ -6,6 +6,7 @@ its own), else `tp`. KV heads stop dividing at one per rank; the extra ranks hol
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -168,23 +169,27 @@ class MlpSplit(BaseModel):
     note: str = ""  # the engine's words and source, shown on the rows it changes
 
 
+class SplitGroup(str, Enum):
+    """Over which ranks the engine splits one vocab table (the embedding or the LM head); each rank's share is
+    `ParallelLayout.vocab_shards`."""
+
+    WHOLE = "whole"  # every rank holds the whole table
+    ATTENTION_TP = "attention_tp"  # vocab-parallel over the attention-TP group (`ParallelLayout.attn_tp`)
+    TP = "tp"  # vocab-parallel over TP: the weights book's split where the engine states nothing else
+
+
 class VocabSplit(BaseModel):
-    """Which of the vocab embedding and the LM head the engine's class builds whole on every rank, or splits over
-    attention TP, where the weights book otherwise splits them over TP (vocab-parallel): LMDeploy's PyTorch engine
-    builds most classes' as a plain `nn.Embedding` and a rowwise linear without TP. Each engine states it
-    (`EngineRules.vocab_split`)."""
+    """Over which group the engine's class splits the vocab embedding and the LM head, one answer a table (whole
+    on every rank, over attention TP, or over TP as the weights book otherwise takes them): LMDeploy's PyTorch
+    engine builds most classes' as a plain `nn.Embedding` and a rowwise linear without TP, and its
+    ParallelEmbedding / ParallelLMHead over attention TP (layer_type 'attn': world ÷ dp in its DP world); SGLang's
+    DP-attention classes build the embedding whole or over attention TP by release, the head over TP. Each engine
+    states it (`EngineRules.vocab_split`)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")  # a stale flag (embedding_whole=True) fails, never reads TP
 
-    embedding_whole: bool = False
-    lm_head_whole: bool = False
-    # those it splits go over attention TP, not the MLP's (LMDeploy's ParallelEmbedding / ParallelLMHead take
-    # layer_type 'attn': world ÷ dp in its DP world, `ParallelLayout.attn_tp`)
-    over_attention_tp: bool = False
-    # the embedding alone splits over attention TP (`ParallelLayout.attn_tp`), the LM head over TP: a class whose
-    # embedding reduces within the attention-TP group while its head stays vocab-parallel over TP (SGLang's
-    # `use_attn_tp_group` embedding under DP attention); the engine picks it by class and release
-    embedding_over_attention_tp: bool = False
+    embedding: SplitGroup = SplitGroup.TP
+    lm_head: SplitGroup = SplitGroup.TP
     # a whole embedding the class still builds as a VocabParallelEmbedding (SGLang's enable_tp=False): its rows padded
     embedding_rows_padded: bool = False
     note: str = ""  # the engine's words and source, shown on the rows it changes
@@ -209,8 +214,9 @@ class ParallelLayout(BaseModel):
     # engine that runs its DP or EP ranks as one world whose attention TP is world ÷ dp while the MLP splits over
     # tp); None: tp. Printed beside the layout only where stated (render_ledger), so other plans keep their JSON
     world: int | None = Field(default=None, exclude=True)
-    # the embedding and LM head built whole on every rank, where the engine states so (EngineRules.vocab_split); an
-    # engine's rule left out of the printed layout like mlp_split (the weights rows show their shards)
+    # the group each of the embedding and the LM head splits over, where the engine states one other than TP
+    # (EngineRules.vocab_split); an engine's rule left out of the printed layout like mlp_split (the weights rows
+    # show their shards)
     vocab_split: VocabSplit = Field(default=VocabSplit(), exclude=True)
 
     @property
@@ -221,6 +227,12 @@ class ParallelLayout(BaseModel):
     @property
     def attn_tp(self) -> int:
         return self.stage_ranks // self.attn_dp
+
+    def vocab_shards(self, group: SplitGroup) -> int:
+        """How many ranks split a vocab table the engine builds over `group`: 1 (whole), attention TP, or TP."""
+        if group is SplitGroup.WHOLE:
+            return 1
+        return self.attn_tp if group is SplitGroup.ATTENTION_TP else self.tp
 
     @property
     def attn_dp(self) -> int:

@@ -13,7 +13,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.terms import TermSource
-from kvtop.domain.deployment import BudgetTerm, DeploymentSetup, HostTier, resident_bytes
+from kvtop.domain.deployment import BudgetTerm, DeploymentSetup, HostTier, gpu_bytes_beside, resident_bytes
 from kvtop.domain.engines.base import EngineResult, KvCell, MeasuredInputs
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin
@@ -23,6 +23,12 @@ from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.request_capacity import RequestCapacity, request_capacity
 from kvtop.domain.weights import WeightsBook
+from kvtop.domain.wording import GB, GIB
+
+
+def tokens_per(unit_bytes: int, bytes_per_token: float) -> float:
+    """An exchange rate: how many tokens `unit_bytes` of KV hold at `bytes_per_token` (0.0 without a rate)."""
+    return unit_bytes / bytes_per_token if bytes_per_token else 0.0
 
 
 class RankLedger(BaseModel):
@@ -71,6 +77,21 @@ class RankLedger(BaseModel):
     def resident_terms_bytes(self) -> int:
         """What the deployment's resident terms hold on this rank beside the weights (draft, LoRA slots…)."""
         return resident_bytes(self.terms)
+
+    @property
+    def kv_bytes_per_token_exact(self) -> float:
+        """This rank's bytes per token as its capacity divides by them (the engine's cell unrounded)."""
+        return self.kv_cell.bytes_per_token if self.kv_cell is not None else float(self.kv_bytes_per_token)
+
+    @property
+    def tokens_per_gib(self) -> float:
+        """This rank's exchange rate: how many tokens one GiB (2**30 B) of its KV holds."""
+        return tokens_per(GIB, self.kv_bytes_per_token_exact)
+
+    @property
+    def tokens_per_gb(self) -> float:
+        """The same rate per GB (10**9 B), for a reader who holds a GB figure beside it."""
+        return tokens_per(GB, self.kv_bytes_per_token_exact)
 
     def tokens_in(self, num_bytes: int) -> int | None:
         """`num_bytes` read as tokens of KV at this rank's rate, truncated toward zero (a negative gap reads as no
@@ -131,6 +152,12 @@ class Ledger(BaseModel):
         return max(self.ranks, key=lambda r: (r.resident_terms_bytes, len(r.terms))).terms if self.ranks else ()
 
     @property
+    def gpu_bytes_beside(self) -> int:
+        """What the deployment holds on the GPU beside the model, on the rank that holds the most, however the
+        engine charges it (`deployment.gpu_bytes_beside`: the planner's 'beside the model'); 0: none."""
+        return max((gpu_bytes_beside(rank.terms) for rank in self.ranks), default=0)
+
+    @property
     def not_modelled(self) -> tuple[str, ...]:
         """What kvtop leaves out of this ledger, said aloud: the model's parts (`ModelSpec.not_modelled`), then the
         engine's rules' on this launch (`EngineResult.not_modelled`: vLLM's MXFP4 path). The one list `plan`,
@@ -169,8 +196,7 @@ class Ledger(BaseModel):
     @property
     def kv_bytes_per_token_exact(self) -> float:
         """The tightest rank's bytes per token as the capacity divides by them (the engine's cell unrounded)."""
-        cell = self.kv_cell
-        return cell.bytes_per_token if cell is not None else float(self.kv_bytes_per_token)
+        return max(self.ranks, key=lambda r: r.kv_bytes_per_token).kv_bytes_per_token_exact
 
     @property
     def requests_at_context_length(self) -> float | None:
@@ -180,8 +206,7 @@ class Ledger(BaseModel):
     @property
     def tokens_per_gib(self) -> float:
         """The exchange rate: how many tokens one GiB of KV budget buys on the tightest rank."""
-        per_token = self.kv_bytes_per_token_exact
-        return (1 << 30) / per_token if per_token else 0.0
+        return tokens_per(GIB, self.kv_bytes_per_token_exact)
 
 
 class WhatIf(Protocol):

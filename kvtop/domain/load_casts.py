@@ -6,16 +6,46 @@ source it rests on); `kvtop.domain.served_model` applies it. Shared code holds n
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Protocol, runtime_checkable
+
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.engines.versions import Eras
+from kvtop.domain.engines.versions import Eras, ResolvedVersion
 from kvtop.domain.quant import QuantSpec
+
+
+@runtime_checkable
+class TowerRule(Protocol):
+    """Which classes an engine builds without their tower at a launch: a `TowerSwitch`, or an engine's own rule where
+    more than one flag decides it (vLLM's `--language-model-only` or every modality's limit at 0, tower_limits.py)."""
+
+    def builds_no_tower(self, architecture: str, flags: Mapping[str, object], version: ResolvedVersion) -> bool:
+        """Whether this release's class for `architecture` builds no tower at a launch with these flags."""
+        ...
+
+
+class TowerSwitch(BaseModel):
+    """The classes an engine builds without their tower (vision, or audio, and the projector) at a launch, by one
+    flag: where it is set (vLLM's `--language-model-only`) or unless it is (SGLang's `--enable-multimodal`). The one
+    rule `served_model.tower_unbuilt` reads; each engine package states its own, with its releases and source."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    classes: Eras[frozenset[str]]  # the architectures, by release, each era with its engine source
+    flag: str  # the flag's key in `LaunchSettings.flags`
+    unbuilt_when_set: bool  # True: no tower where the launch sets `flag`; False: none unless it does
+
+    def builds_no_tower(self, architecture: str, flags: Mapping[str, object], version: ResolvedVersion) -> bool:
+        """Whether this release's class for `architecture` builds no tower at a launch with these flags."""
+        flag_set = flags.get(self.flag) not in (None, False)
+        return flag_set == self.unbuilt_when_set and architecture in self.classes.at(version)
 
 
 class LoadCasts(BaseModel):
     """One engine's casts at load: which `--dtype` spellings build the model in which width, and which
     `--quantization` methods quantize an unquantized checkpoint as it loads (what each then holds), and which
-    classes build no vision tower unless the launch asks for one (or where it asks for none)."""
+    classes build no tower at a launch (`towers`)."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
@@ -28,14 +58,8 @@ class LoadCasts(BaseModel):
     # ModelOpt fields nothing claims for ModelOpt (`QuantSpec.modelopt_unclaimed`): why the engine finds no
     # quantization method in them and serves the model unquantized, with its releases and source ('': it reads them)
     ignores_unclaimed_modelopt: str = ""
-    # architectures whose class builds no vision tower (the model served text-only) unless the launch sets
-    # `multimodal_flag` (a key of `LaunchSettings.flags`), by release, each era with its engine source
-    towers_unbuilt: Eras[frozenset[str]] | None = None
-    multimodal_flag: str = ""
-    # architectures whose class builds no vision tower (the model served text-only) where the launch sets
-    # `text_only_flag` (a key of `LaunchSettings.flags`), by release, each era with its engine source
-    towers_unbuilt_text_only: Eras[frozenset[str]] | None = None
-    text_only_flag: str = ""
+    # the classes that build no tower at a launch (the model served text-only); None: every class builds its own
+    towers: TowerRule | None = None
     # architectures whose config class, as this engine reads it, replaces head_dim with qk_rope_head_dim, so the
     # lightning-attention state and projections are that wide (`StateSpec.rope_head_dim`), by release, each era
     # with its engine source

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
 from kvtop.domain.rounding import round_down
+from kvtop.domain.wording import GIB
 
 #: Bytes per element for the torch dtype names a probe may allocate (fp8 is stored as uint8 by
 #: SGLang, the same bytes either way).
@@ -335,7 +336,7 @@ class ProbeResult(BaseModel):
         """Time to allocate and touch one GiB; None when nothing was allocated."""
         if self.bytes_allocated <= 0:
             return None
-        return self.seconds / (self.bytes_allocated / 2**30)
+        return self.seconds / (self.bytes_allocated / GIB)
 
     @property
     def gib_per_second(self) -> float | None:

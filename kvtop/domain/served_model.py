@@ -7,9 +7,10 @@ the ledger (`ledger.predict` serves the model before it solves) and the calibrat
 read the model this returns, so no view derives its own. Which spellings cast, and how, is each
 engine's `LoadCasts` (its `flags.py`). A cast the engine's table does not have (bitsandbytes at load,
 a dtype kvtop does not know) leaves the checkpoint's model and is named by `not_modelled_cast`. A class
-that builds no vision tower unless the launch asks for one (SGLang's Llama-4: `LoadCasts.towers_unbuilt`)
-is served without it, as is one that builds none where the launch asks for the text model only (vLLM's
-`--language-model-only`: `LoadCasts.towers_unbuilt_text_only`), so no book counts a tower the engine never loads. A lightning-attention state an engine
+that builds no tower at this launch (`tower_unbuilt`, by the engine's `LoadCasts.towers`: SGLang's Llama-4 without
+`--enable-multimodal`, vLLM's read classes under `--language-model-only` or with every modality's
+`--limit-mm-per-prompt` at 0) is served without it, so no book counts a
+tower the engine never loads, and no engine rule profiles its encoder. A lightning-attention state an engine
 reads at another width than the config's head_dim (vLLM 0.33.0 reading Ling-2.5 through transformers'
 BailingHybridConfig: qk_rope_head_dim, `LoadCasts.state_width_from_rope`) is served at that width, so the weights
 and state books both hold the engine's.
@@ -42,7 +43,7 @@ class LoadCast(BaseModel):
     quant: QuantSpec | None = None  # the linear weights as quantized at load; None: unchanged
     applied: tuple[str, ...] = ()  # each cast in words
     not_modelled: str | None = None  # the flag that re-casts in a way kvtop does not model
-    tower_unbuilt: bool = False  # the class builds no vision tower at this launch (served text-only)
+    tower_unbuilt: bool = False  # the class builds no tower at this launch: the tower kvtop counts dropped (text-only)
     state_width: int | None = None  # the lightning state's width as the engine's config class reads it; None: unchanged
     half_dtype: Literal["bf16", "fp16"] | None = None  # the 16-bit dtype `--dtype` names, where not the config's
 
@@ -70,19 +71,14 @@ def _version(settings: LaunchSettings, version: ResolvedVersion | None) -> Resol
 
 
 def tower_unbuilt(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion | None = None) -> bool:
-    """Whether this release's class for `model` builds no vision tower at this launch (`LoadCasts.towers_unbuilt`, or
-    `towers_unbuilt_text_only` where the launch asks for the text model only)."""
-    casts = _casts(settings)
-    if model.tower is None:
+    """THE answer to whether this multimodal model's tower is left unbuilt, and so unprofiled, at this launch: its
+    release's class builds none (the engine's `LoadCasts.towers`). The weights book drops the tower on it
+    (`load_cast`); the engines' rules read it for the encoder's profile and the plan's note. True on the served
+    model too (its `multimodal` and architecture are the checkpoint's)."""
+    towers = _casts(settings).towers
+    if towers is None or not model.multimodal:
         return False
-    text_only = casts.towers_unbuilt_text_only
-    if text_only is not None and settings.flags.get(casts.text_only_flag) not in (None, False):
-        return model.architecture in text_only.at(_version(settings, version))
-    if casts.towers_unbuilt is None:
-        return False
-    if casts.multimodal_flag and settings.flags.get(casts.multimodal_flag) not in (None, False):
-        return False
-    return model.architecture in casts.towers_unbuilt.at(_version(settings, version))
+    return towers.builds_no_tower(model.architecture, settings.flags, _version(settings, version))
 
 
 def load_cast(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion | None = None) -> LoadCast:
@@ -111,7 +107,7 @@ def load_cast(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersi
             dtype_bytes = widths[dtype]
             applied.append(f"--dtype {dtype}: every unquantized tensor in {dtype_bytes} bytes")
     half = HALF_FLAG_NAMES.get(dtype) if dtype in dict(casts.dtypes) else None
-    unbuilt = tower_unbuilt(model, settings, version)
+    unbuilt = model.tower is not None and tower_unbuilt(model, settings, version)  # a tower kvtop counts, dropped
     if unbuilt:
         applied.append(f"no vision tower: {model.architecture} is served text-only")
     return LoadCast(dtype_bytes=dtype_bytes, quant=quant, applied=tuple(applied), not_modelled=missed,

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.fresh_copy import FreshCopyModel
-from kvtop.domain.layout import ParallelLayout, StageParts
+from kvtop.domain.layout import ParallelLayout, SplitGroup, StageParts
 from kvtop.domain.memo import Memo
 from kvtop.domain.model import LayerKind, ModelSpec
 from kvtop.domain.rank_matrices import ComponentSums, RankMatrices
@@ -95,17 +95,9 @@ COMPONENT_ORDER = (
 
 
 def embedding_tp(layout: ParallelLayout) -> int:
-    """How many ranks split the vocab embedding: TP, or attention TP (with the head, or the embedding alone), or 1
-    where the engine's class builds it whole (`ParallelLayout.vocab_split`, each engine's `EngineRules.vocab_split`)."""
-    split = layout.vocab_split
-    if split.embedding_whole:
-        return 1
-    return layout.attn_tp if split.embedding_over_attention_tp else vocab_tp(layout)
-
-
-def vocab_tp(layout: ParallelLayout) -> int:
-    """The ranks a vocab-parallel table splits over: TP, or attention TP where the engine says so."""
-    return layout.attn_tp if layout.vocab_split.over_attention_tp else layout.tp
+    """How many ranks split the vocab embedding: TP, attention TP, or 1 where the engine's class builds it whole
+    (`ParallelLayout.vocab_split`, each engine's `EngineRules.vocab_split`)."""
+    return layout.vocab_shards(layout.vocab_split.embedding)
 
 
 # 1,024: a calibration judgement plans ≈ 300 records' books again in every leave-one-source-out fit, which 64 cycled
@@ -183,15 +175,16 @@ def _book_from_config(
     rank = RankMatrices(model, layout, tower_split, parts)
     h = model.hidden_size
     width = model.embedding_size or h  # the embedding's and a tied LM head's width (OPT-350m: 512)
-    head_whole = layout.vocab_split.lm_head_whole  # a rowwise linear without TP: the vocab's rows, unpadded
-    head_tp = 1 if head_whole else vocab_tp(layout)
+    vocab_split = layout.vocab_split
+    head_whole = vocab_split.lm_head is SplitGroup.WHOLE  # a rowwise linear without TP: the vocab's rows, unpadded
+    head_tp = layout.vocab_shards(vocab_split.lm_head)
     vocab_rows = model.vocab_size if head_whole else vocab_parallel_rows(model.vocab_size, head_tp)
     if parts.embedding:
         plain = tower_split is not None and model.architecture in tower_split.whole_embedding
         embedding_shards = 1 if plain else embedding_tp(layout)
         rows = model.vocab_size + model.body.embedding_extra_rows
-        vocab_split = layout.vocab_split
-        unpadded = plain or (vocab_split.embedding_whole and not vocab_split.embedding_rows_padded)  # a plain nn.Embedding
+        whole = vocab_split.embedding is SplitGroup.WHOLE
+        unpadded = plain or (whole and not vocab_split.embedding_rows_padded)  # a plain nn.Embedding
         embedding_rows = rows if unpadded else vocab_parallel_rows(rows, embedding_shards)
         rank.acc.add(
             "embedding", embedding_rows * width, embedding_rows * width * model.dtype_bytes, embedding_shards
@@ -199,7 +192,7 @@ def _book_from_config(
         if embedding_shards < layout.tp:
             rank.acc.notes["embedding"] = (
                 f"{_spread(embedding_shards, layout.tp)}: {vocab_split.note}"
-                if vocab_split.embedding_whole or vocab_split.over_attention_tp or vocab_split.embedding_over_attention_tp
+                if vocab_split.embedding is not SplitGroup.TP
                 else "whole on every rank: the engine builds it as a plain nn.Embedding"
             )
         if model.body.learned_positions:  # a learned position table, whole on every rank
@@ -280,7 +273,7 @@ def _book_from_config(
             if head is not None and not model.quant.mixed:
                 rank.acc.notes["lm_head"] = f"{head.method}: the engine's quant config claims the head too"
             elif head_tp < layout.tp:
-                rank.acc.notes["lm_head"] = f"{_spread(head_tp, layout.tp)}: {layout.vocab_split.note}"
+                rank.acc.notes["lm_head"] = f"{_spread(head_tp, layout.tp)}: {vocab_split.note}"
         if width != h:  # project_out: hidden back to the LM head's width (ReplicatedLinear)
             rank.matrix("lm_head", width, h, 1, ("model.decoder.project_out",), quantizable=False)
         if model.body.lm_head_bias:  # the head's bias has its weight's rows: split as the head is, or whole

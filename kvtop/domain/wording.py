@@ -10,8 +10,9 @@ buffer) is written by `mib`, the same figure in MiB (2**20 bytes).
 
 from __future__ import annotations
 
-GIB = 1 << 30  # the one GiB and MiB every module reads (kvtop/units.py re-exports them for views)
+GIB = 1 << 30  # the one GiB, MiB and GB every module reads (kvtop/units.py re-exports them for views)
 MIB = 1 << 20
+GB = 10**9  # decimal, as a GB figure beside a GiB one is written (kvtop/units.py's fmt_gb)
 
 
 def figure(value: float, digits: int = 2) -> str:

@@ -27,7 +27,6 @@ from kvtop.domain.ledger_words import component_words
 from kvtop.domain.node import NodeSnapshot, RankView, WorkerPrediction, outside_bytes
 from kvtop.domain.observe import GpuObservation
 from kvtop.domain.probe import ProbeOutcome, ProbeResult
-from kvtop.domain.wording import GIB
 
 #: Probe outcomes that allocated and measured (the others allocated nothing worth a figure).
 MEASURED_OUTCOMES = frozenset({ProbeOutcome.OK, ProbeOutcome.TARGET_NOT_MET, ProbeOutcome.OUT_OF_MEMORY})
@@ -75,12 +74,6 @@ class RankLedgerView:
         return predicted.kv_bytes_per_token if predicted else None
 
     @property
-    def kv_cell_bytes_per_token(self) -> float | None:
-        """The engine's own cell where the rank's ledger has one (DeepSeek-V4 on SGLang: bytes per full token)."""
-        cell = self.rank.predicted.kv_cell if self.rank and self.rank.predicted else None
-        return cell.bytes_per_token if cell else None
-
-    @property
     def kv_unit(self) -> str:
         """What one of `kv_bytes_per_token` is: the cell's unit, else 'per token'."""
         cell = self.rank.predicted.kv_cell if self.rank and self.rank.predicted else None
@@ -88,8 +81,15 @@ class RankLedgerView:
 
     @property
     def tokens_per_gib(self) -> float | None:
-        per_token = self.kv_cell_bytes_per_token or self.kv_bytes_per_token
-        return GIB / per_token if per_token else None
+        """The rank's exchange rate per GiB (`RankLedger.tokens_per_gib`); None where nothing is predicted."""
+        predicted = self.rank.predicted if self.rank else None
+        return (predicted.tokens_per_gib or None) if predicted else None
+
+    @property
+    def tokens_per_gb(self) -> float | None:
+        """The same rate per GB (`RankLedger.tokens_per_gb`); None where nothing is predicted."""
+        predicted = self.rank.predicted if self.rank else None
+        return (predicted.tokens_per_gb or None) if predicted else None
 
     def tokens(self, num_bytes: int | None) -> int | None:
         """Bytes read as tokens of KV on this rank (`RankLedger.tokens_in`: truncated toward zero)."""

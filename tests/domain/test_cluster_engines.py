@@ -38,6 +38,23 @@ def test_what_no_node_measured_is_unexplained_and_the_sum_holds() -> None:
     assert 1000 - 100 - 30 == 870
 
 
+def test_the_largest_cause_is_the_step_that_costs_the_most() -> None:
+    """The engine table's 'largest cause': node b's other processes cost 1,000 − 900 = 100 tokens, the engine's
+    own figure 900 − 870 = 30 more; the 100 is the larger loss. An engine that holds more than its plan (1,000
+    clean, 1,050 live: +50 unexplained) loses nothing: no cause."""
+    (engine,) = join_engines([
+        piece("a", 0, capacity={"clean": 1000, "explained": 1000, "live": 870}),
+        piece("b", 1, capacity={"clean": 1000, "explained": 900}, terms={CapacityCause.OTHER_PROCESSES: -100},
+              tightest_gpu="5"),
+    ])  # fmt: skip
+    worst = engine.largest_loss
+    assert worst is not None and (worst.cause, worst.tokens, worst.node, worst.gpu) == (
+        CapacityCause.OTHER_PROCESSES, -(1000 - 900), "b", "5")  # fmt: skip
+    assert worst.describe().startswith("other processes −100")
+    (more,) = join_engines([piece("a", 0, capacity={"clean": 1000, "explained": 1000, "live": 1050})])
+    assert [t.tokens for t in more.terms] == [1050 - 1000] and more.largest_loss is None
+
+
 def test_no_engine_figure_anywhere_ends_on_the_tightest_prediction() -> None:
     (engine,) = join_engines([piece("a", 0, capacity={"clean": 10, "explained": 8}), piece("b", 1, capacity={"clean": 10, "explained": 9})])
     assert engine.actual == (8, CapacitySource.PREDICTED)

@@ -24,10 +24,10 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, parse_flags
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.conftest import CONFIGS
 
-GIB = 1 << 30
 MIB = 1 << 20
 H100 = 81_559 * MIB  # 85,520,809,984 B (kvtop's H100: NVML's total)
 PRE_LOAD = H100 - GIB  # free before weights: total − 1 GiB of CUDA context and NCCL, when nothing measured it

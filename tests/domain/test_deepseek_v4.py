@@ -28,11 +28,11 @@ from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
 from kvtop.domain.weights import weights_book
+from kvtop.domain.wording import GIB
 from tests.conftest import CONFIGS
 
 SGLANG = ResolvedVersion(text="0.5.23", source=VersionSource.FLAG)
 HELDOUT = CONFIGS / "heldout"
-GIB = 1 << 30
 
 
 def model(name: str) -> ModelSpec:

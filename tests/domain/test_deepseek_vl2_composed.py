@@ -26,11 +26,11 @@ from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.domain.model import MlpKind
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 from tests.conftest import DATA
 from tests.domain.test_dots_vlm_tower import language
 
 REGISTRY = DATA / "engine_diff" / "registry"
-GIB = 1 << 30
 BUDGET = MeasuredInputs(free_before_load_bytes=140 * GIB, free_after_load_bytes=120 * GIB)
 
 

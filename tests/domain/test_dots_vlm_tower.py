@@ -24,10 +24,10 @@ from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 from tests.conftest import DATA
 
 CONFIG = DATA / "engine_diff" / "registry" / "configs" / "DotsVLMForCausalLM.json"
-GIB = 1 << 30
 BUDGET = MeasuredInputs(free_before_load_bytes=140 * GIB, free_after_load_bytes=120 * GIB)
 H, V, LAYERS = 4096, 102_400, 30
 

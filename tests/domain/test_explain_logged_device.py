@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from kvtop.domain.engines.vllm.log_launch import logged_device
+from kvtop.domain.wording import GIB
 from kvtop.sources.engine_logs import read_engine_log
 from tests.conftest import CASES, CONFIGS, DATA
 from tests.explain_cli import explain_json
 
-GIB = 2**30
 QWEN3_8B = CASES / "vllm" / "vllm-v0102-qwen3-8b-fp8-4090-underscore-flags"
 QWEN3_8B_CONFIG = DATA / "calibration" / "configs" / "Qwen--Qwen3-8B-FP8.RECONSTRUCTED.json"
 

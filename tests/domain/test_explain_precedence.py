@@ -12,10 +12,10 @@ from __future__ import annotations
 import pytest
 
 from kvtop.cli import main
+from kvtop.domain.wording import GIB
 from tests.conftest import CASES, CONFIGS, DATA
 from tests.explain_cli import explain_json
 
-GIB = 2**30
 MIB = 2**20
 QWEN3_8B = CASES / "vllm" / "vllm-v0102-qwen3-8b-fp8-4090-underscore-flags"
 QWEN3_8B_CONFIG = DATA / "calibration" / "configs" / "Qwen--Qwen3-8B-FP8.RECONSTRUCTED.json"

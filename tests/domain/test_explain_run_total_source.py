@@ -11,11 +11,11 @@ from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
+from kvtop.domain.wording import GIB
 from kvtop.sources.engine_logs import read_engine_log
 from kvtop.sources.hub import load_model
 from tests.conftest import CASES, CONFIGS
 
-GIB = 1 << 30
 RAY_CASE = CASES / "vllm/lws-v083-deepseek-v25-pp2-tp8-a100-40g/engine.log"
 DEEPSEEK = CONFIGS / "cases/deepseek-ai--DeepSeek-V2.json"
 

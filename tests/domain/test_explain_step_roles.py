@@ -30,12 +30,12 @@ from kvtop.domain.explanation import (
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.ledger_values import Ledger
+from kvtop.domain.wording import GIB
 from kvtop.sources.engine_logs import read_engine_log
 from kvtop.sources.hub import load_model
 from tests.conftest import CASES, CONFIGS, DATA
 from tests.explain_cli import explain_json
 
-GIB = 2**30
 MIB = 2**20
 STAND_IN = "GPU memory (a stand-in: pass --gpu)"
 LLAMA2_7B = str(CONFIGS / "meta-llama--Llama-2-7b-hf.json")

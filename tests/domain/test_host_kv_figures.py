@@ -11,8 +11,7 @@ from pydantic import ValidationError
 from kvtop.domain.deployment import HostKvRequest, HostTier
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.launch import LaunchSettings
-
-GIB = 1 << 30
+from kvtop.domain.wording import GIB
 
 
 def _host_kv(engine: str, flags: dict[str, object], tp: int = 1, pp: int = 1):  # type: ignore[no-untyped-def]

@@ -10,8 +10,8 @@ from kvtop.domain.engines.versions import NOT_STATED
 from kvtop.domain.headroom import Headroom, HeadroomNeed
 from kvtop.domain.host_tier_fit import HostTierState, host_origin, host_tier_fit
 from kvtop.domain.observe import HostMemory
+from kvtop.domain.wording import GIB
 
-GIB = 1 << 30
 HOST_2_TIB = HostMemory(total_bytes=2048 * GIB, available_bytes=1500 * GIB)
 
 

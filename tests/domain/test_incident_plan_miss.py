@@ -14,8 +14,7 @@ from kvtop.commands.node_source import DemoSource
 from kvtop.domain.capacity import CapacityCause
 from kvtop.domain.diagnose import diagnose
 from kvtop.domain.incident import ALL_CLEAR, PLAN_MISS_FRACTION, incident
-
-GIB = 1 << 30
+from kvtop.domain.wording import GIB
 
 
 @pytest.mark.parametrize("scenario", ["llama70b-tp8-trtllm", "dsv3-dp-attention-vllm"])

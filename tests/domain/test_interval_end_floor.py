@@ -13,10 +13,9 @@ from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.terms import RUNTIME_TERMS, PreloadEstimate, Term, TermEstimate
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.conftest import CONFIGS
-
-GIB = 1 << 30
 
 
 def _term(term: Term, gib: float, error_gib: float, more_is_more_kv: bool = False) -> TermEstimate:

@@ -24,9 +24,9 @@ from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.domain.model import LayerKind, StateKind
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 from tests.data_paths import CONFIGS
 
-GIB = 1 << 30
 BUDGET = MeasuredInputs(free_before_load_bytes=80 * GIB, free_after_load_bytes=60 * GIB)
 BF16, FP32 = 2, 4
 

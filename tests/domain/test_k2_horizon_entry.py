@@ -22,10 +22,10 @@ from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.domain.model import MlpKind
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 from tests.conftest import CONFIGS
 
 CONFIG = CONFIGS / "heldout" / "IFM--K2-Horizon-375B-A23B.json"
-GIB = 1 << 30
 BUDGET = MeasuredInputs(free_before_load_bytes=140 * GIB, free_after_load_bytes=120 * GIB)
 H, V, LAYERS = 6144, 250_624, 61
 

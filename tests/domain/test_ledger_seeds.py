@@ -10,9 +10,9 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 from tests.conftest import CONFIGS
 
-GIB = 1 << 30
 H100 = 81559 << 20
 
 

@@ -15,8 +15,7 @@ from kvtop.domain.ledger_words import COMPONENT_WORDS, FEATURE_WORDS, component_
 from kvtop.domain.model_config import model_from_config
 from kvtop.domain.node import REPORTED_WEIGHTS_ROW
 from kvtop.domain.weights import COMPONENT_ORDER
-
-GIB = 1 << 30
+from kvtop.domain.wording import GIB
 
 
 def test_every_generic_row_and_the_ledgers_own_rows_read_in_words() -> None:

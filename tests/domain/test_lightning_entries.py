@@ -25,9 +25,9 @@ from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.domain.model import LayerKind, StateKind
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 
 CONFIG = Path(__file__).resolve().parents[1] / "data" / "configs" / "recon" / "recon--inclusionAI--Ring-V2.5-class.json"
-GIB = 1 << 30
 BUDGET = MeasuredInputs(free_before_load_bytes=80 * GIB, free_after_load_bytes=60 * GIB)
 VERSIONS = {"vllm": "0.33.0", "sglang": "0.5.23"}
 

@@ -22,6 +22,7 @@ from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.domain.model import StateKind
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 from tests.conftest import CONFIGS
 from tests.data_paths import DATA
 
@@ -30,7 +31,6 @@ TINY = "recon--inclusionAI--Ling-3.0-tiny"
 FLOAT_BOUND = f"{TINY}-float-bound"  # kda_lower_bound -5.0 (vLLM's strict class takes it)
 LOADABLE = f"{TINY}-float-bound-no-bias"  # … and use_bias false, which vLLM's BailingMoeV3MLP reads
 LORA = f"{TINY}-kda-lora"  # LOADABLE with no_kda_lora false (use_kda_lora true): a variant, not a published config
-GIB = 1 << 30
 BUDGET = MeasuredInputs(free_before_load_bytes=80 * GIB, free_after_load_bytes=60 * GIB)
 H, V, HEADS = 1536, 157_184, 16
 

@@ -22,13 +22,13 @@ from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 from tests.conftest import CONFIGS
 from tests.data_paths import DATA
 
 NAME = "recon--inclusionAI--Ling-3-VL-class"
 CONFIG = CONFIGS / "recon" / f"{NAME}.json"
 INT_BOUND = f"{NAME}-int-bound"  # kda_lower_bound -5 as Ling-3.0-tiny's config states it (an int)
-GIB = 1 << 30
 BUDGET = MeasuredInputs(free_before_load_bytes=80 * GIB, free_after_load_bytes=60 * GIB)
 W, MLP, DEPTH, H = 1152, 4304, 27, 1536  # the ViT's width, MLP, blocks; the text model's hidden size
 MERGED = W * 2**2  # spatial_merge_size 2: the merger's output, linear_proj's input

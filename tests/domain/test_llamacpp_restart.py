@@ -22,11 +22,11 @@ from kvtop.domain.observe import (
     NodeObservation,
     ProcessRole,
 )
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.data_paths import CONFIGS
 from tests.diagnose_node import H100, RESERVED, co_tenant, only
 
-GIB = 1 << 30
 SERVER = 4400
 CELLS = 131_072
 

@@ -12,13 +12,13 @@ from kvtop.domain.engines.lmdeploy.eras import resolve_version
 from kvtop.domain.engines.versions import VersionSource
 from kvtop.domain.explain import Explanation, explain
 from kvtop.domain.explain_request import ExplainRequest
+from kvtop.domain.wording import GIB
 from kvtop.sources.engine_logs import parse_engine_log, read_engine_log
 from kvtop.sources.hub import load_model
 from tests.cli_in_process import run_kvtop
 from tests.conftest import CASES, CONFIGS
 
 MIB = 1 << 20
-GIB = 1 << 30
 CASE_1703 = "lmdeploy-1703-internlm-chat-20b-w4-3090-v042"
 CASE_3411 = "lmdeploy-3411-internvl25-8b-a100-80g"
 CASE_3950 = "lmdeploy-3950-gptoss20b-int4kv-2080maxq"

@@ -6,10 +6,9 @@ from kvtop.domain.diagnose import diagnose_ledger
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.conftest import CONFIGS
-
-GIB = 1 << 30
 
 
 def test_a_truncated_session_length_names_the_share_that_holds_it() -> None:

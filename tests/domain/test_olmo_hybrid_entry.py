@@ -17,9 +17,9 @@ from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.domain.model import LayerKind
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 
 DEFAULT = Path(__file__).resolve().parents[1] / "data" / "engine_diff" / "registry" / "configs"
-GIB = 1 << 30
 BUDGET = MeasuredInputs(free_before_load_bytes=80 * GIB, free_after_load_bytes=60 * GIB)
 
 

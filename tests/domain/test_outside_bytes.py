@@ -4,8 +4,7 @@ memory bar's driver segment, the no-findings note)."""
 from __future__ import annotations
 
 from kvtop.domain.node import OutsideBytes, RankObserved
-
-GIB = 1 << 30
+from kvtop.domain.wording import GIB
 
 
 def test_used_by_no_process() -> None:

@@ -4,8 +4,8 @@ ledger's planned figure for a fill) and the allocation rate both probe views sho
 from __future__ import annotations
 
 from kvtop.domain.probe import ProbeOutcome, ProbeResult
+from kvtop.domain.wording import GIB
 
-GIB = 1 << 30
 # Llama-3-8B's KV per token in BF16: 32 layers × 8 KV heads × 128 dims × (K + V) × 2 B (its config.json)
 LLAMA3_8B_BYTES_PER_TOKEN = 32 * 8 * 128 * 2 * 2
 

@@ -19,11 +19,11 @@ from kvtop.domain.probe_plan import (
     tokens_within,
     tui_probe_request,
 )
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.data_paths import CONFIGS
 
 MIB = 2**20
-GIB = 2**30
 H100_TOTAL_BYTES = 81_559 * MIB
 
 

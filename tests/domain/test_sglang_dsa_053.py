@@ -18,10 +18,10 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.data_paths import CONFIGS
 
-GIB = 1 << 30
 BUDGET = MeasuredInputs(free_before_load_bytes=80 * GIB, free_after_load_bytes=60 * GIB)
 DSV32 = load_model(str(CONFIGS / "deepseek-ai--DeepSeek-V3.2.json"))
 

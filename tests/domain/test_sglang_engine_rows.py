@@ -21,10 +21,10 @@ from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.data_paths import CONFIGS, DATA
 
-GIB = 1 << 30
 GPU = {"sm80": "A100-80GB", "sm90": "H100", "sm100": "B200"}  # the harness's --gpu per generation
 BUDGET = MeasuredInputs(free_before_load_bytes=80 * GIB, free_after_load_bytes=60 * GIB)
 DSV32, QWEN3_NEXT = "deepseek-ai--DeepSeek-V3.2", "Qwen--Qwen3-Next-80B-A3B-Thinking"

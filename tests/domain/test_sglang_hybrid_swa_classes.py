@@ -17,10 +17,10 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.data_paths import DATA
 
-GIB = 1 << 30
 REGISTRY = DATA / "engine_diff" / "registry"
 BUDGET = MeasuredInputs(free_before_load_bytes=80 * GIB, free_after_load_bytes=60 * GIB)
 

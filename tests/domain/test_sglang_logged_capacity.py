@@ -19,6 +19,7 @@ from kvtop.domain.explain import explain
 from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.logged_capacity import logged_token_capacity
+from kvtop.domain.wording import GIB
 from kvtop.sources.engine_logs import parse_engine_log, read_engine_log
 from kvtop.sources.hub import load_model
 from kvtop.sources.scenario import scenario_dir
@@ -27,7 +28,6 @@ from tests.conftest import CASES, CONFIGS
 C04 = CASES / "sglang/C04/engine.log"
 LLAMA_70B = CONFIGS / "meta-llama--Llama-3.1-70B-Instruct.json"
 TP8 = parse_flags("sglang", ["--tp", "8"])
-GIB = 1 << 30
 
 # A start with SGLANG_ENABLE_POST_CAPTURE_KV_SIZING, in the engine's own wording: the pool line is
 # memory_pool.py's, the resize model_runner_kv_cache_mixin.py's `post_capture_resize_kv_pool`

@@ -24,10 +24,10 @@ from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 from tests.data_paths import DATA
 
 KEYE, KEYE_1_5 = "KeyeForConditionalGeneration", "KeyeVL1_5ForConditionalGeneration"
-GIB = 1 << 30
 BUDGET = MeasuredInputs(free_before_load_bytes=120 * GIB, free_after_load_bytes=60 * GIB)
 W, M, BLOCKS, T, V, LAYERS, FF = 768, 3072, 12, 4096, 151_936, 32, 22_016
 LANGUAGE_MODEL = {1: 24_098_922_496, 2: 12_049_735_680}  # qwen3.py arithmetic: tests/domain/test_towers_rvl.py

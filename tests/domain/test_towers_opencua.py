@@ -24,11 +24,11 @@ from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 from tests.data_paths import DATA
 
 NAME = "OpenCUAForConditionalGeneration"
 CONFIG = json.loads((DATA / "engine_diff" / "registry" / "configs" / f"{NAME}.json").read_text())
-GIB = 1 << 30
 BUDGET = MeasuredInputs(free_before_load_bytes=120 * GIB, free_after_load_bytes=60 * GIB)
 W, M, DEPTH, OUT, T, V, LAYERS, FF = 3584, 3420, 32, 3584, 4096, 151_936, 32, 22_016
 

@@ -16,6 +16,9 @@ def test_cap_leaves_a_smaller_request() -> None:
     assert engine_max_num_tokens(LaunchSettings(engine="trtllm", max_num_batched_tokens=1024), 2048, 2048, ResolvedVersion(text="0.19.0")) == 1024
 
 
-def test_v08_is_not_capped() -> None:
-    # v0.8 Triton engine at max_batch_size 1 holds 12,288 tokens' logits
-    assert engine_max_num_tokens(LaunchSettings(engine="trtllm", max_num_batched_tokens=12288), 1, 8192, ResolvedVersion(text="0.8.0")) == 12288
+def test_v08_triton_engine_is_under_its_input_cap() -> None:
+    # guide 69112122406's v0.8 engine: `trtllm-build --max_batch_size 64 --max_input_len 1024 --max_num_tokens 12288`;
+    # check_max_num_tokens of 0.8 (_common.py at e06f537e, lines 215-216) caps at 64 × 1,024 = 65,536: 12,288 stays
+    # (the Triton start's execution context holds 12,288 tokens' logits, trtllm.jsonl)
+    settings = LaunchSettings(engine="trtllm", max_num_batched_tokens=12288, max_input_len=1024)
+    assert engine_max_num_tokens(settings, 64, 8192, ResolvedVersion(text="0.8.0")) == 12288

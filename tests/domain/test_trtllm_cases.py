@@ -10,11 +10,10 @@ from kvtop.domain.engines.versions import VersionSource
 from kvtop.domain.explain import Explanation, explain
 from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.launch import parse_flags
+from kvtop.domain.wording import GIB
 from kvtop.sources.engine_logs import parse_engine_log, read_engine_log
 from kvtop.sources.hub import load_model
 from tests.conftest import CASES, CONFIGS
-
-GIB = 1 << 30
 
 
 def _explain(case: str, config: str, *flags: str) -> tuple[Explanation, EngineLog]:

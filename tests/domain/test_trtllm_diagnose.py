@@ -25,11 +25,11 @@ from kvtop.domain.observe import (
     NodeObservation,
     ProcessRole,
 )
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.conftest import CONFIGS
 from tests.diagnose_node import CLEAN, CONTEXT, H100, LLAMA_70B, RESERVED, co_tenant, only, problems
 
-GIB = 1 << 30
 SERVER = 4300
 F32_09 = struct.unpack("f", struct.pack("f", 0.9))[0]
 

@@ -32,10 +32,10 @@ from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import Ledger, layout_from_settings, predict
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.conftest import CONFIGS
 
-GIB = 1 << 30
 MIB = 1 << 20
 H100_BYTES = 81_559 * MIB
 F32_09 = struct.unpack("f", struct.pack("f", 0.9))[0]  # 0.8999999761581421, as the 1.1.0rc3 log prints it

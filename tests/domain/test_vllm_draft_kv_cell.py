@@ -16,9 +16,9 @@ from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 from tests.data_paths import CONFIGS, DATA
 
-GIB = 2**30
 SPEC = '{"method": "draft_model", "model": "Qwen/Qwen2.5-0.5B-Instruct", "num_speculative_tokens": 3}'
 FLAGS = ["--speculative-config", SPEC, "--dtype", "half", "--gpu-memory-utilization", "0.85", "--max-model-len", "4096",
          "--engine-version", "0.17.1"]  # fmt: skip

@@ -20,9 +20,9 @@ from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 from tests.data_paths import CONFIGS
 
-GIB = 2**30
 LOGGED_WEIGHTS_GIB, LOGGED_TOKENS = 64.69, 209088
 LAUNCH = ["--enforce-eager", "--gpu-memory-utilization", "0.90", "--max-model-len", "4096", "--llm-class"]
 RTX_PRO_6000_MIB = 97887  # nvidia-smi's total of the card (kvtop/domain/gpus.py)

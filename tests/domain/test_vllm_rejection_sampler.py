@@ -20,9 +20,9 @@ from kvtop.domain.engines.vllm.rejection_sampler import rejection_extra_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 from tests.data_paths import CONFIGS
 
-GIB = 2**30
 NGRAM = '{"method": "ngram", "num_speculative_tokens": 5, "prompt_lookup_max": 4, "prompt_lookup_min": 2}'
 BASE = [
     "--dtype",

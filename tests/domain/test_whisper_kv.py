@@ -23,10 +23,10 @@ from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import predict
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 from tests.cli_in_process import run_kvtop
 from tests.data_paths import CASES, DATA
 
-GIB = 1 << 30
 FAMILIES, RECON = DATA / "configs" / "families", DATA / "configs" / "recon"
 LARGE_V3 = FAMILIES / "openai--whisper-large-v3.json"
 # (d_model, heads, encoder layers, decoder layers) of each config

@@ -24,10 +24,10 @@ from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
 from kvtop.domain.weights import weights_book
+from kvtop.domain.wording import GIB
 from tests.conftest import CONFIGS
 from tests.data_paths import DATA
 
-GIB = 1 << 30
 LEGACY = "Zyphra--ZAYA1-8B-legacy"
 DEFAULT = "default--ZayaForCausalLM"
 # SGLang 0.5.23 configs/zaya.py 43-93: the ZayaConfig defaults the default config's native field names leave in place

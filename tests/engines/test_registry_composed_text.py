@@ -36,10 +36,10 @@ from kvtop.domain.launch_check import launch_refusals
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import LayerKind
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 
 BF16, FP32 = 2, 4
 VERSIONS = {"vllm": "0.33.0", "sglang": "0.5.23"}
-GIB = 1 << 30
 
 
 def _config(name: str) -> dict[str, Any]:

@@ -29,10 +29,10 @@ from benchmarks.engine_diff.registry_judge import configs_by_name, judge, kvtop_
 from benchmarks.engine_diff.registry_sweep import load_rows, row_of
 from kvtop.domain.model import LayerKind
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 
 VERSIONS = {"vllm": "0.33.0", "sglang": "0.5.23"}
 CONFIGS = {2048: "default--SolarForCausalLM", 4096: "default--SolarForCausalLM--positions-4096"}
-GIB = 1 << 30
 BF16, BLOCK, LAYERS, WINDOW = 2, 16, 32, 2047
 # vLLM 0.33.0 on sm90: async scheduling's 2 batches × max_num_batched_tokens, 8,192 (docs/engines/vllm.md §3)
 IN_FLIGHT = 2 * 8192

@@ -17,6 +17,7 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.observe import EndpointState, EngineRank, GpuState, ProcessRole
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from kvtop.sources.scenario import (
     DEFAULT_SCENARIO,
@@ -34,7 +35,6 @@ from tests.calibrated_figures import (
 )
 from tests.corpus_records import logged_bytes, logged_gib
 
-GIB = 1 << 30
 MIB = 1 << 20
 HEALTHY = ("llama70b-tp8-sglang", "dsv3-dp-attention-vllm", "orphan-vllm-worker", "gpu5-lost")
 # The clean prediction's pre-load terms on an H100 come from the committed fits, by hand in tests/calibrated_figures.py

@@ -14,6 +14,7 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.pressure import pressure_of
+from kvtop.domain.wording import GIB
 from kvtop.sources.demo_plan import NodePlan
 from kvtop.sources.hub import load_model
 from kvtop.sources.scenario import load_scenario
@@ -27,7 +28,6 @@ from tests.calibrated_figures import (
 from tests.corpus_records import logged_bytes, logged_gib
 
 TICK = 600  # ten minutes in: the counters have a minute of history
-GIB = 1 << 30
 MIB = 1 << 20
 # What the node's engines measured (examples/measured/starts.json), from the corpus: CUDA's H200 total
 # 139.81 GiB (file20903468563-deepseek-r1-h200-tp8); a TP 4 group's 1.55 GiB before the weights (79.19 − 77.64 GiB,

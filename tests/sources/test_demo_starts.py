@@ -28,11 +28,11 @@ from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.node import NodeSnapshot
+from kvtop.domain.wording import GIB
 from kvtop.sources.demo_starts import StartFigure, start_table
 from kvtop.sources.scenario import load_scenario, scenario_names
 from tests.corpus_records import RECORDS, logged_gib
 
-GIB = 1 << 30
 MIB = 1 << 20
 VLLM_STARTS = {record.id: record for record in load("vllm")}
 TP4 = "llmd-v019-llama-3.3-70b-fp8dyn-tp4"

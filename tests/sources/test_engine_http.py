@@ -13,12 +13,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 
 from kvtop.domain.observe import EndpointState
+from kvtop.domain.wording import GIB
 from kvtop.sources.engine_http import fetch_engine_live, with_live_state
 from kvtop.sources.processes import attribute_node
 from tests.data_paths import SAMPLES
 from tests.fakes.fake_process_table import SGLANG_SERVER_PID, VLLM_SERVER_PID, two_engine_node
-
-GIB = 1 << 30
 
 
 def sample(relative: str) -> str:

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from kvtop.domain.engine_log import (
-    GIB_BYTES,
     EngineLog,
     Measured,
     RankKey,
@@ -28,6 +27,7 @@ from kvtop.domain.engines.registry import ENGINE_IDS
 from kvtop.domain.engines.sglang.log_records import SglangRankLog
 from kvtop.domain.engines.trtllm.log_records import TrtllmRankLog
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
+from kvtop.domain.wording import GIB
 from kvtop.sources.engine_logs import (
     parse_engine_log,
     read_engine_log,
@@ -252,7 +252,7 @@ def _same_as_printed(found: Any, expected: Any) -> bool:
     if isinstance(found, Measured):
         quantum = Decimal(1).scaleb(-found.decimals)
         same_text = Decimal(found.text).quantize(quantum) == Decimal(str(expected)).quantize(quantum)
-        scale = 1 << 20 if found.unit == "MiB" else GIB_BYTES  # LMDeploy prints MiB ("MB"), the others GiB
+        scale = 1 << 20 if found.unit == "MiB" else GIB  # LMDeploy prints MiB ("MB"), the others GiB
         return same_text and found.contains(round(Decimal(str(expected)) * scale))
     if isinstance(found, Rounded):
         return Decimal(found.text) == Decimal(str(expected))
@@ -455,12 +455,12 @@ def test_format_gib_without_trailing_zero_keeps_the_two_decimal_interval() -> No
         full.low_bytes,
         full.high_bytes,
     )
-    assert short.low_bytes == int(22.495 * GIB_BYTES) and short.decimals == 2
+    assert short.low_bytes == int(22.495 * GIB) and short.decimals == 2
 
 
 def test_sglang_gb_is_gib_with_a_half_hundredth_interval() -> None:
     kv = parse_engine_log("KV Cache is allocated. #tokens: 367404, K size: 8.23 GB, V size: 8.23 GB")
     k_size = kv.ranks(SglangRankLog)[0].kv_allocations[0].k_size
     assert k_size is not None and k_size.unit == "GB"
-    assert k_size.value_bytes == round(Decimal("8.23") * GIB_BYTES)
-    assert k_size.contains(round(8.2349 * GIB_BYTES)) and not k_size.contains(round(8.2351 * GIB_BYTES))
+    assert k_size.value_bytes == round(Decimal("8.23") * GIB)
+    assert k_size.contains(round(8.2349 * GIB)) and not k_size.contains(round(8.2351 * GIB))

@@ -18,6 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import InputError
+from kvtop.domain.wording import GIB
 from kvtop.sources.exporter import Exporter, SnapshotCollector, parse_listen
 from tests.ui.fakes import (
     CO_TENANT_BYTES,
@@ -29,7 +30,6 @@ from tests.ui.fakes import (
 )
 
 MIB = 1 << 20
-GIB = 1 << 30
 
 
 @dataclass(frozen=True)

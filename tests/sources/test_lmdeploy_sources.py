@@ -27,8 +27,6 @@ from tests.conftest import CONFIGS
 from tests.fakes.fake_process_table import FakeProcessTable, launched
 from tests.fakes.fake_pynvml import MIB, FakePynvml, gpu_from_mib
 
-GIB = 1 << 30
-
 # --- launch commands --------------------------------------------------------------------------------
 
 

@@ -30,10 +30,10 @@ from kvtop.domain.probe import (
     ProbeResult,
     mha_buffers,
 )
+from kvtop.domain.wording import GIB
 from kvtop.sources.probe import WORKER_MODULE, _Ending, _parse, run_probe
 from tests.data_paths import CONFIGS
 
-GIB = 2**30
 MIB = 2**20
 
 

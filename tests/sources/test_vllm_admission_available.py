@@ -8,9 +8,9 @@ it quotes M × bytes per block instead, which is no measure of the memory the wo
 from __future__ import annotations
 
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
+from kvtop.domain.wording import GIB
 from kvtop.sources.engine_logs import parse_engine_log
 
-GIB = 1 << 30
 # v0.33.0 kv_cache_planning._check_enough_kv_cache_memory's message, figures by format_gib
 ERROR = (
     "ValueError: To serve at least one request with the model's max seq len (131072), (16.0 GiB KV cache is needed, "

@@ -29,6 +29,7 @@ from kvtop.domain.observe import (
     ProcessRole,
 )
 from kvtop.domain.process_identity import ProcessIdentity
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.calibrated_figures import sglang_context_bytes
 from tests.data_paths import CONFIGS
@@ -39,7 +40,6 @@ LLAMA_70B_CONFIG = CONFIGS / "meta-llama--Meta-Llama-3-70B.json"
 LLAMA_70B_REF = "llama-3-70b"
 
 MIB = 1 << 20
-GIB = 1 << 30
 H100_TOTAL_BYTES = 81559 * MIB  # what the driver reports for an H100 80GB HBM3
 H100_NAME = "NVIDIA H100 80GB HBM3"
 DRIVER_RESERVED_BYTES = 512 * MIB  # NVML v2 `reserved`

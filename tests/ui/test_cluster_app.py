@@ -14,6 +14,7 @@ import pytest
 
 from kvtop.commands.tui_cluster import run_cluster_tui
 from kvtop.domain.errors import InputError
+from kvtop.domain.wording import GIB
 from kvtop.sources.prometheus import PrometheusClient, PrometheusError, PrometheusState
 from kvtop.sources.prometheus_node import NodeSeriesMissing, PrometheusNodeSource
 from kvtop.ui.cluster_app import ClusterApp
@@ -28,8 +29,6 @@ from tests.sources.test_prometheus_node import answer
 from tests.ui.conftest import wait_for
 from tests.ui.fakes import H100_TOTAL_BYTES, FakeSource, llama_snapshot
 from tests.ui.helpers import URL, Factory, FakeReader, header, make_cluster_app, rows, three_nodes
-
-GIB = 1 << 30
 
 
 def findings_text(app: ClusterApp) -> str:

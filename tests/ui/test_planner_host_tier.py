@@ -14,9 +14,9 @@ from __future__ import annotations
 from textual.widgets import Input
 
 from kvtop.domain.observe import HostMemory
+from kvtop.domain.wording import GIB
 from tests.ui.helpers import open_planner, retype, shown
 
-GIB = 1 << 30
 HOST = HostMemory(total_bytes=2048 * GIB, available_bytes=1500 * GIB)
 
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 import pytest
 
 from kvtop.domain.errors import InputError
+from kvtop.domain.wording import GIB
 from kvtop.ui.planning import apply_edits, engine_flags, field_texts, plan
 from tests.ui.fakes import H100_TOTAL_BYTES, llama_settings
-
-GIB = 1 << 30
 
 
 def test_the_deployment_fields_start_from_the_launch() -> None:

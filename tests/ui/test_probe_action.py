@@ -15,6 +15,7 @@ import threading
 from kvtop.commands.node_source import DemoSource
 from kvtop.domain.probe import ProbeOutcome, ProbeRequest, ProbeResult
 from kvtop.domain.probe_plan import tokens_within, tui_probe_request
+from kvtop.domain.wording import GIB
 from kvtop.sources.probe import run_probe
 from kvtop.ui.keys import KEYS
 from kvtop.ui.screens.dashboard import DashboardScreen
@@ -32,7 +33,6 @@ from tests.ui.helpers import (
 )
 
 MIB = 2**20
-GIB = 2**30
 
 
 def no_cuda(request: ProbeRequest) -> ProbeResult:

@@ -20,7 +20,7 @@ from kvtop.ui.widgets.memory_bar import (
     sparkline,
 )
 from kvtop.ui.widgets.row_parts import GpuRowData, rank_label, render_row, short_gpu_name
-from kvtop.units import fmt_gib
+from kvtop.units import GIB, fmt_gib
 from tests.ui.fakes import (
     CO_TENANT_BYTES,
     DRIVER_RESERVED_BYTES,
@@ -28,8 +28,6 @@ from tests.ui.fakes import (
     LOST_MESSAGE,
     llama_snapshot,
 )
-
-GIB = 1 << 30
 
 KV_BYTES_PER_TOKEN = 40_960  # Llama-3-70B, bf16, TP8: 80 layers × 2 × 1 KV head × 128 × 2 bytes
 

@@ -50,6 +50,7 @@ def calibration_inputs(ledger: Ledger) -> CalibrationInputs:
         model=ledger.model, settings=ledger.settings, layout=ledger.layout, gpu_name=ledger.gpu_name,
         gpu_total_bytes=ledger.gpu_total_bytes, version=ledger.version, weights_bytes=ledger.weights_bytes,
         context_length=ledger.context_length, wsl2=ledger.measured.wsl2,
+        compile_cache_warm=ledger.measured.compile_cache == "warm",
     )  # fmt: skip
 
 

@@ -33,6 +33,8 @@ class CalibrationInputs(BaseModel):
     context_length: int
     # a WSL2 host (`MeasuredInputs.wsl2`, the total's origin `GpuTotalOrigin.WSL2`): CUDA's total is the whole card
     wsl2: bool = False
+    # the operator says torch.compile's cache is warm (`MeasuredInputs.compile_cache`): vLLM's V2 profile compiles nothing
+    compile_cache_warm: bool = False
 
 
 class EngineCalibration(Protocol):

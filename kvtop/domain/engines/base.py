@@ -78,6 +78,9 @@ class MeasuredInputs(BaseModel):
     # the total the engines size from (CUDA's), measured on a live GPU: NVML v2's total less its reserved
     # (`gpu_total_origin.engine_visible_total`); None where not measured (NVML v1, a plan away from the GPU): the fit stands in
     cuda_total_bytes: int | None = None
+    # torch.compile's cache as the operator says it (`plan --compile-cache`): "warm" where an earlier start of the launch
+    # on this node left its compiled graphs, "cold" a first start; None: not said (vLLM: a cold start is charged)
+    compile_cache: Literal["warm", "cold"] | None = None
 
     def engine_total_given(self) -> tuple[int, str] | None:
         """CUDA's total where something measured or gave it, and what: the operator's --gpu-memory (the GPU's total

@@ -271,8 +271,9 @@ class EngineRules(Protocol):
         ...
 
     def vocab_split(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> VocabSplit:
-        """Which of the embedding and LM head this release's class builds whole on every rank (LMDeploy's PyTorch
-        engine); `VocabSplit()` where both split over TP. The layout carries it to the weights book."""
+        """Over which group (`SplitGroup`: whole, attention TP, TP) this release's class splits the embedding and the
+        LM head (LMDeploy's PyTorch engine, SGLang's DP-attention classes); `VocabSplit()` where both split over
+        TP. The layout carries it to the weights book."""
         ...
 
     def world_ranks(self, model: ModelSpec | None, settings: LaunchSettings, version: ResolvedVersion) -> int | None:

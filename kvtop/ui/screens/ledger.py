@@ -21,7 +21,7 @@ from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.node_header import NodeHeader
 from kvtop.ui.widgets.row_data import rank_label, short_gpu_name
-from kvtop.units import GB, GIB, fmt_both, fmt_bytes, fmt_gib, fmt_tokens
+from kvtop.units import fmt_both_legible, fmt_bytes, fmt_gib, fmt_tokens
 
 _ROW_STYLES = {"total": "bold", "gap": "bold $warning", "gpu": "$text-muted", "item": ""}
 LABEL_WIDTH = 23  # the least: "unattributed (hidden)"; a longer label widens the column where it fits
@@ -32,16 +32,10 @@ _FIGURES_WIDTH = 1 + BYTES_WIDTH + 1 + BYTES_WIDTH + 1 + TOKENS_WIDTH + 3
 PROBE_LABEL_WIDTH = 27  # "probe: bytes/token measured"
 
 
-def bytes_digits(value: int) -> int:
-    """Decimals that keep a small figure from reading 0: 1 from 1 GB, 2 from 0.1 GB, else 3 (7 MB: 0.007 GB)."""
-    size = abs(value)
-    return 1 if size >= GB or size == 0 else 2 if size >= GB // 10 else 3
-
-
 def _bytes_cell(value: int | None, style: str) -> Content:
     if value is None:
         return Content.styled(f"{'—':>{BYTES_WIDTH}}", "$text-muted")
-    return Content.styled(f"{fmt_both(value, bytes_digits(value)):>{BYTES_WIDTH}}", style)
+    return Content.styled(f"{fmt_both_legible(value):>{BYTES_WIDTH}}", style)
 
 
 def title_line(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
@@ -100,10 +94,11 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
         ))  # fmt: skip
     if rank.capacity is not None and rank.capacity.terms:
         lines.append(Content.assemble(("tokens         ", "bold"), rank.capacity.describe()))
-    if view.kv_bytes_per_token and view.tokens_per_gib:
+    per_gib, per_gb = view.tokens_per_gib, view.tokens_per_gb  # the rank's rates, as the domain has them
+    if view.kv_bytes_per_token and per_gib and per_gb:
         lines.append(Content.assemble(
             ("exchange rate  ", "bold"),
-            f"{view.tokens_per_gib:,.0f} tokens/GiB · {view.tokens_per_gib * GB / GIB:,.0f} tokens/GB · "
+            f"{per_gib:,.0f} tokens/GiB · {per_gb:,.0f} tokens/GB · "
             f"{fmt_bytes(view.kv_bytes_per_token)} {view.kv_unit}",
         ))  # fmt: skip
     if engine.ledger is not None:

@@ -31,7 +31,7 @@ from rich.text import Text
 
 from kvtop.domain.cluster import ADVICE, SEVERITY_WEIGHT, ClusterNode, ClusterView, GpuSource, TargetHealth
 from kvtop.ui.widgets.keyed_rows import KeyedRowsTable, ToneCell
-from kvtop.units import fmt_gib, fmt_tokens, in_gib
+from kvtop.units import fmt_gib, fmt_gib_figure, fmt_tokens
 
 COLUMNS = ("node", "health", "tokens per rank now / clean", "findings", "engine", "unexplained", "GPUs", "used / total")
 _RIGHT = {"GPUs", "used / total", "unexplained"}
@@ -81,7 +81,7 @@ def memory_cell(node: ClusterNode) -> Cell:
     gpus = node.gpu_summary
     if gpus is None or gpus.used_bytes is None or gpus.total_bytes is None:
         return Cell(NONE, "muted")
-    return Cell(f"{in_gib(gpus.used_bytes):,.1f} / {fmt_gib(gpus.total_bytes, 1)}")
+    return Cell(f"{fmt_gib_figure(gpus.used_bytes, 1)} / {fmt_gib(gpus.total_bytes, 1)}")
 
 
 def has_kvtop(node: ClusterNode) -> bool:

@@ -54,10 +54,9 @@ def engine_cells(engine: JoinedEngine, groups: Sequence[DisaggregatedGroup] = ()
     elif engine.tightest_unknown:
         tight = Cell("not known from metrics", "muted")
     tokens = Cell(NONE, "muted") if actual is None else Cell(f"{actual[0]:,} {_source_word(engine)}")
-    losses = [t for t in engine.terms if t.tokens < 0]
     cause = Cell(NONE, "muted")
-    if losses:
-        worst = min(losses, key=lambda t: t.tokens)
+    worst = engine.largest_loss
+    if worst is not None:
         cause = Cell(worst.describe(), "error" if worst.cause is not CapacityCause.ENGINE_VS_PREDICTION else "warning")
     finding = next((g.finding for g in groups if engine in g.decode and g.finding is not None), None)
     if finding is not None:

@@ -8,7 +8,7 @@ from textual.content import Content
 
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
 from kvtop.domain.capacity import CapacitySource, capacity_said
-from kvtop.domain.deployment import CHARGE_WORDS, Charge, gpu_bytes_beside, gpu_terms_beside
+from kvtop.domain.deployment import CHARGE_WORDS, Charge, gpu_terms_beside
 from kvtop.domain.host_tier_fit import HostTierFit, HostTierState
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.domain.observe import EngineLive
@@ -90,10 +90,10 @@ def _row_label(label: str, before: Ledger | None, after: Ledger | None) -> str:
 
 def _beside(ledger: Ledger) -> str:
     """What the tightest rank's deployment holds on the GPU beside the model, however the engine charges it (before
-    the pool, its reserve, after the pool: `gpu_bytes_beside`, each term under the table as `plan` lists it; '—':
+    the pool, its reserve, after the pool: `Ledger.gpu_bytes_beside`, each term under the table as `plan` lists it; '—':
     none). A term kvtop cannot price (an EAGLE-3 draft named by no config) is `plan`'s named state, never '—': 'not
     modelled', or '≥' the priced ones beside it (`unpriced_lines` says which and why)."""
-    held = max((gpu_bytes_beside(rank.terms) for rank in ledger.ranks), default=0)
+    held = ledger.gpu_bytes_beside
     if any(t.charge is Charge.RESIDENT and not t.modelled for t in ledger.terms):
         return f"≥ {fmt_gib(held)}" if held else "not modelled"
     return fmt_gib(held) if held else "—"

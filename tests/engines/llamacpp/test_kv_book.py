@@ -11,12 +11,12 @@ import pytest
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.data_paths import CONFIGS
 from tests.engines.llamacpp.gguf_files import GEMMA3_27B, LLAMA_31_8B, QWEN3_8B, write_gguf
 
 MIB = 1 << 20
-GIB = 1 << 30
 
 
 def ledger(model_ref: str, flags: str, gpu: int = 80 * GIB):  # type: ignore[no-untyped-def]

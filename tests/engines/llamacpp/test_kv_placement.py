@@ -18,13 +18,13 @@ from kvtop.cli import main
 from kvtop.domain.engines.llamacpp.log_records import LlamacppRankLog
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
+from kvtop.domain.wording import GIB
 from kvtop.sources.engine_logs import read_engine_log
 from kvtop.sources.hub import load_model
 from tests.data_paths import CASES, CONFIGS
 from tests.engines.llamacpp.gguf_files import GEMMA2_2B, write_gguf
 
 MIB = 1 << 20
-GIB = 1 << 30
 LOGS = CASES / "llamacpp"
 HERMES = LOGS / "ollama-hermes3-llama31-8b-q4_0-rtx2060" / "engine.log"
 GEMMA2 = LOGS / "gemma2-2b-it-q4_k_m-np-auto-unified" / "engine.log"

@@ -13,10 +13,10 @@ from kvtop.domain.engines.llamacpp.placement import cpu_layers, host_bytes, plan
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.domain.model import LayerKind
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.data_paths import CONFIGS
 
-GIB = 1 << 30
 MODEL = load_model(str(CONFIGS / "meta-llama--Llama-3.1-8B.json"))
 CELLS = {LayerKind.FULL: 32768, LayerKind.SLIDING: 0}
 

@@ -9,10 +9,10 @@ import pytest
 
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.data_paths import CONFIGS
 
-GIB = 1 << 30
 LLAMA_31_8B = str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")  # max_position_embeddings 131072
 
 

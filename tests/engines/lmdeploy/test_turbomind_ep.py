@@ -26,9 +26,9 @@ from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 from tests.data_paths import DATA
 
-GIB = 1 << 30
 CONFIGS = DATA / "configs"
 H100_BYTES = 80 * GIB
 GLM_FLASH = CONFIGS / "heldout" / "wave5" / "zai-org--GLM-4.7-Flash.json"

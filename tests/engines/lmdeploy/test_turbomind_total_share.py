@@ -16,9 +16,9 @@ import re
 import pytest
 
 from kvtop.cli import main
+from kvtop.domain.wording import GIB
 from tests.conftest import CASES, CONFIGS
 
-GIB = 1 << 30
 MIB = 1 << 20
 LLAMA2_7B = str(CONFIGS / "meta-llama--Llama-2-7b-hf.json")  # 32 layers × 32 KV heads × 128: 524,288 B a token
 TUTORIAL = CASES / "lmdeploy" / "lmdeploy-tutorial-v010-internlm-chat-7b-vgpu" / "engine.log"

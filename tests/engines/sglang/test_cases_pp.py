@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 
+from kvtop.domain.wording import GIB
 from tests.cli_in_process import run_kvtop
 from tests.conftest import CASES, CONFIGS
 
 CASE = CASES / "sglang" / "sglang-pr14254-mistral-small31-pp4"
 CONFIG = CONFIGS / "heldout" / "mistralai--Mistral-Small-3.1-24B-Instruct-2503.json"
-GIB = 1 << 30
 K_BYTES_PER_TOKEN = 40 * 8 * 128 * 2  # every one of the 40 layers, FP16: not a stage's 10
 
 

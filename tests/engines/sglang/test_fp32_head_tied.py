@@ -16,9 +16,9 @@ from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 
 CONFIG = Path(__file__).resolve().parents[2] / "data" / "configs" / "recon" / "recon--inclusionAI--Ring-V2.5-class.json"
-GIB = 1 << 30
 # the untied build at TP 1 (test_lightning_entries: SGLang 0.5.23's meta build): `model` 32,249,220,096 B and an fp32
 # lm_head of 157,184 × 2,048 × 4 = 1,287,651,328 B; tied, the head is the embedding already in `model`
 MODEL_BYTES, UNTIED_HEAD_BYTES = 32_249_220_096, 157_184 * 2_048 * 4

@@ -8,10 +8,10 @@ from __future__ import annotations
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import predict
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.data_paths import CONFIGS
 
-GIB = 1 << 30
 LLAMA_8B = str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")
 
 

@@ -14,12 +14,12 @@ from kvtop.domain.calibration.plan_fits import committed_fits
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.trtllm.calibration import FITS, fit_offset, terms
 from kvtop.domain.engines.trtllm.import_contexts import stray_contexts
+from kvtop.domain.wording import GIB
 
 TRTLLM = {record.id: record for record in load_all()["trtllm"]}
 TP4_EP4 = "zufayu-e2eperf-dsr1-0528-nvfp4-b200-tp4-ep4-trtllm-130rc10"
 OSS_TP1 = "zufayu-e2eperf-gpt-oss-120b-b200-tp1-trtllm-130rc10"
 L40S_TRT = "helian2s-model-optimization-qwen3-1.7b-l40s-trtllm-130rc19-bench"  # a TensorRT engine at 1.3.0rc19
-GIB = 1 << 30
 
 
 def _raw(record_id: str, **changes: object) -> dict[str, object]:

@@ -48,14 +48,15 @@ def test_the_context_before_the_model_holds_no_nccl_and_holds_issue_5872() -> No
     (NVLink, one node) under 1.0.0rc1, before PR #9145, plugin.py's `max_workspace_size_auto` is 8,000,000 B above
     TP 2, and a rank cudaMallocs its IPC buffer, barriers and Lamport triple buffer each rounded up to 2 MiB
     (`align_size(size, 1 << 21)`): 8,000,000 × 8 = 64,000,000 B → 31 × 2 MiB; 256 × 8 B → 1 × 2 MiB; 3 × 8,000,000
-    × 8 = 192,000,000 B → 92 × 2 MiB: 124 × 2 MiB = 260,046,848 B (0.24 GiB)."""
+    × 8 = 192,000,000 B → 92 × 2 MiB: 124 × 2 MiB = 260,046,848 B (0.24 GiB), twice at EP 8 (§31: the model's
+    Mapping carries moe_ep_size 8, the attention's own Mapping none, and `get_allreduce_workspace` caches by Mapping)."""
     taken = round((140.06 - 139.55) * GIB)  # the log's total less its free memory before 'Model'
     (context, error), (non_torch, _) = _by_term(TP8)[Term.CONTEXT], _by_term(TP8)[Term.NON_TORCH]
     assert context - error <= taken <= context + error
     # the TP group's NCCL, 0.75 GiB per doubling (log2 8 = 3), and its fusion workspace are charged with the profiled
     # non-torch term; the context is charged once (the rest read off faradawn is 2.52 GiB less the H200's context)
     besides_read = (2.52 - 0.13 + 0.10 + 0.03) * GIB
-    fusion_workspace = (31 + 1 + 92) * (2 << 20)
+    fusion_workspace = 2 * (31 + 1 + 92) * (2 << 20)
     assert abs(context + non_torch - (besides_read + 0.75 * 3 * GIB + fusion_workspace)) <= 1
 
 

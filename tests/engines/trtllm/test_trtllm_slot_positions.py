@@ -13,10 +13,10 @@ from benchmarks.calibration.corpus import load_all
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.trtllm.calibration import terms
 from kvtop.domain.engines.trtllm.slot_positions import slot_position_bytes
+from kvtop.domain.wording import GIB
 
 CORPUS = load_all()
 TRTLLM = {record.id: record for record in CORPUS["trtllm"]}
-GIB = 1 << 30
 SHAAMIL = "shaamil-etched-llama-3.1-70b-fp8-8xh100-tp8-trtllm-0160-bench"  # 0.16.0, 2048 slots, max_seq_len 25,000
 GPT_J_2024 = "file6161481015-trtllm-bench-gpt-j-6b-fp8-h100"  # 0.12.0.dev2024073000: the 2024 form
 

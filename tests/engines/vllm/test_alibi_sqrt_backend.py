@@ -22,11 +22,11 @@ from kvtop.domain.launch import parse_flags
 from kvtop.domain.launch_check import launch_refusals
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 from tests.data_paths import DATA
 
 NAME = "Step1ForCausalLM"
 CONFIG = DATA / "engine_diff" / "registry" / "configs" / f"{NAME}.json"
-GIB = 1 << 30
 BUDGET = MeasuredInputs(free_before_load_bytes=80 * GIB, free_after_load_bytes=60 * GIB)
 
 

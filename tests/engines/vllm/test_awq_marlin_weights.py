@@ -19,8 +19,8 @@ import pytest
 
 from benchmarks.calibration.corpus import Record, load
 from benchmarks.calibration.evaluate import weights_term
+from kvtop.domain.wording import GIB
 
-GIB = 1 << 30
 L20_72B = "file55204797650-qwen2.5-72b-awq-l20-v085"
 
 

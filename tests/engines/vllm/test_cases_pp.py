@@ -14,11 +14,11 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.ledger import predict
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.cli_in_process import run_kvtop
 from tests.conftest import CASES, CONFIGS
 
-GIB = 1 << 30
 QWEN = "vllm/isambard-v0101dev-qwen3-30b-a3b-pp2-tp4-gh200"
 DEEPSEEK = "vllm/lws-v083-deepseek-v25-pp2-tp8-a100-40g"
 # Qwen3-30B-A3B at TP 4, PP 2: a stage's 24 of 48 layers × (4 KV heads / 4) × 128 × (K + V) × 2 B

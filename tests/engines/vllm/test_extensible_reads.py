@@ -11,10 +11,10 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.data_paths import CONFIGS
 
-GIB = 1 << 30
 TOTAL, NON_KV = 80 * GIB, 3 * GIB
 MISTRAL = load_model(str(CONFIGS / "mistralai--Mistral-7B-v0.1.json"))
 

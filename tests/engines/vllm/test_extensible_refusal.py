@@ -16,10 +16,10 @@ from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.domain.refusals import Refusal
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.data_paths import CONFIGS
 
-GIB = 1 << 30
 MISTRAL = load_model(str(CONFIGS / "mistralai--Mistral-7B-v0.1.json"))
 FLAG = "--enable-extensible-kv-cache"
 LMCACHE_MP = '{"kv_connector": "LMCacheMPConnector", "kv_role": "kv_both"}'

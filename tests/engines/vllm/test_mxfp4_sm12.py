@@ -23,8 +23,8 @@ from kvtop.domain.engines.vllm import calibration as vllm
 from kvtop.domain.engines.vllm.mxfp4_backend import MARLIN, MARLIN_ENV, MEASURED_KEY, mxfp4_backend
 from kvtop.domain.engines.vllm.weights_built import mxfp4_experts
 from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.wording import GIB
 
-GIB = 1 << 30
 RECORDS = {record.id: record for record in load("vllm")}
 RTX_PRO = "file56696032727-gpt-oss-120b-rtxpro6000-v0171-marlin"
 

@@ -25,13 +25,13 @@ from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import predict
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 from kvtop.ui.planning import PlanOutcome
 from kvtop.ui.widgets.plan_result import outcome_table
 from tests.data_paths import DATA
 
 GPT_OSS = DATA.parent.parent / "examples" / "models" / "gpt-oss-120b.json"
 MODEL = model_from_config(json.loads(GPT_OSS.read_text()), source="gpt-oss-120b")
-GIB = 1 << 30
 # vllm#51590's launch: TP 8 on the RTX PRO 4500 at v0.28.0, 0.95, max_num_seqs 256
 PR51590 = ("--model", str(GPT_OSS), "--engine", "vllm", "--engine-version", "0.28.0", "--gpu", "RTXPRO4500",
            "--tensor-parallel-size", "8", "--gpu-memory-utilization", "0.95", "--max-num-seqs", "256")  # fmt: skip

@@ -15,9 +15,9 @@ from kvtop.domain.engines.vllm import mla_absorbed as mla
 from kvtop.domain.engines.vllm import nvls_buffers as nvls
 from kvtop.domain.engines.vllm.weights_held import held_beside
 from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.wording import GIB
 
 MIB = 1 << 20
-GIB = 1 << 30
 RECORDS = {record.id: record for record in load("vllm")}
 R1 = "file20903468563-deepseek-r1-h200-tp8"
 

@@ -34,10 +34,9 @@ from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings, parse_flags
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.data_paths import CONFIGS
-
-GIB = 1 << 30
 
 
 def _case(config: str, tp: int, gpu: str, kv: str = "auto", flags: tuple[str, ...] = ()) -> dict[str, Any]:

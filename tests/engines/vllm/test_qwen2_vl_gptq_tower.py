@@ -16,10 +16,10 @@ import json
 
 import pytest
 
+from kvtop.domain.wording import GIB
 from tests.cli_in_process import run_kvtop
 from tests.data_paths import CONFIGS
 
-GIB = 1 << 30
 LOGGED_WEIGHTS_GIB = 6.4643
 FLAGS = ["--quantization", "gptq_marlin", "--dtype", "half", "--trust-remote-code", "--max-model-len", "4096",
          "--limit-mm-per-prompt", '{"image":1}', "--gpu-memory-utilization", "0.9", "--no-enable-prefix-caching"]  # fmt: skip

@@ -23,10 +23,10 @@ from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.data_paths import CONFIGS
 
-GIB = 1 << 30
 V033, V034 = ResolvedVersion(text="0.33.0"), ResolvedVersion(text="0.34.0")
 MISTRAL = load_model(str(CONFIGS / "mistralai--Mistral-7B-v0.1.json"))
 

@@ -20,10 +20,10 @@ from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.spec_methods import detected_method, stated_method
 from kvtop.domain.launch import LaunchSettings, parse_flags
 from kvtop.domain.ledger import predict
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.data_paths import CONFIGS
 
-GIB = 1 << 30
 MISTRAL = load_model(str(CONFIGS / "mistralai--Mistral-7B-v0.1.json"))  # dense: V2 from v0.25.0 without a method
 
 

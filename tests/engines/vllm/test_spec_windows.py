@@ -22,8 +22,8 @@ import pytest
 from benchmarks.engine_diff.architectures import window_differences
 from benchmarks.engine_diff.registry_judge import judge, kvtop_answer
 from benchmarks.engine_diff.registry_sweep import row_of
+from kvtop.domain.wording import GIB
 
-GIB = 1 << 30
 BLOCK = 16
 COHERE2 = ("default--Cohere2ForCausalLM", "default--Cohere2MoeForCausalLM", "default--Cohere2VisionForConditionalGeneration")
 

@@ -20,6 +20,7 @@ from kvtop.domain.engines.vllm.weights_held import held_beside, rope_cache
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_config_file
 from tests.data_paths import CONFIGS
 
@@ -30,7 +31,6 @@ QWEN3_VL_2B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-2B-Instruct.json"
 QWEN3_VL_235B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-235B-A22B-Instruct.json"
 QWEN25_VL_7B = CONFIGS / "heldout" / "Qwen--Qwen2.5-VL-7B-Instruct.json"
 QWEN3_32B = CONFIGS / "Qwen--Qwen3-32B.json"
-GIB = 2**30
 
 
 def _inputs(config: Path, version: str, *flags: str, tp: int = 1, gpu: str = "H100") -> CalibrationInputs:

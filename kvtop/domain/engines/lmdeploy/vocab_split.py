@@ -17,7 +17,7 @@ Read in the wheels 0.9.0, 0.10.2, 0.11.0, 0.12.0, 0.14.0, 0.16.0 and 0.18.0 (PyP
 from __future__ import annotations
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.layout import VocabSplit
+from kvtop.domain.layout import SplitGroup, VocabSplit
 from kvtop.domain.model import ModelSpec
 
 _DEEPSEEK_V2 = frozenset({"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "Glm4MoeLiteForCausalLM"})
@@ -42,20 +42,23 @@ SPLIT_CLASSES_ERAS: Eras[tuple[frozenset[str], frozenset[str]] | None] = Eras((
 
 
 def pytorch_vocab_split(model: ModelSpec, version: ResolvedVersion) -> VocabSplit:
-    """Which of the model's embedding and LM head the PyTorch engine at `version` builds whole on every rank."""
+    """Over which group the PyTorch engine at `version` splits the model's embedding and LM head: whole on every
+    rank, or over attention TP where the class builds a ParallelEmbedding / ParallelLMHead."""
     era = SPLIT_CLASSES_ERAS.era(version)
     if era.value is None:
         return VocabSplit()
+    # those it splits go over attention TP (ParallelEmbedding / ParallelLMHead take layer_type 'attn': world ÷ dp
+    # in its DP world, `ParallelLayout.attn_tp`)
     embedding_split, head_split = era.value
-    embedding_whole = model.architecture not in embedding_split
-    head_whole = model.architecture not in head_split
+    embedding = SplitGroup.ATTENTION_TP if model.architecture in embedding_split else SplitGroup.WHOLE
+    head = SplitGroup.ATTENTION_TP if model.architecture in head_split else SplitGroup.WHOLE
     note = (f"LMDeploy {version.label}'s PyTorch engine builds it without TP (nn.Embedding, build_embedding and "
             "build_lm_head at is_tp False: models/utils/model.py 0.18.0:139-225; vocab_split.py)")  # fmt: skip
-    if not (embedding_whole and head_whole):
-        note = (f"LMDeploy {version.label}'s PyTorch engine builds the embedding {_how(embedding_whole)} and the LM "
-                f"head {_how(head_whole)} (vocab_split.py)")  # fmt: skip
-    return VocabSplit(embedding_whole=embedding_whole, lm_head_whole=head_whole, over_attention_tp=True, note=note)
+    if embedding is not SplitGroup.WHOLE or head is not SplitGroup.WHOLE:
+        note = (f"LMDeploy {version.label}'s PyTorch engine builds the embedding {_how(embedding)} and the LM "
+                f"head {_how(head)} (vocab_split.py)")  # fmt: skip
+    return VocabSplit(embedding=embedding, lm_head=head, note=note)
 
 
-def _how(whole: bool) -> str:
-    return "whole" if whole else "over attention TP (ParallelEmbedding layer_type 'attn', nn/embedding.py)"
+def _how(group: SplitGroup) -> str:
+    return "whole" if group is SplitGroup.WHOLE else "over attention TP (ParallelEmbedding layer_type 'attn', nn/embedding.py)"

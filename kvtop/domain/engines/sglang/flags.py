@@ -21,7 +21,7 @@ from kvtop.domain.engines.sglang.flags_neutral import NEUTRAL_GROUPS
 from kvtop.domain.engines.sglang.flags_table import merged, spellings
 from kvtop.domain.engines.sglang.flags_unmodelled import UNMODELLED
 from kvtop.domain.engines.sglang.model_override import FLAG as OVERRIDE_FLAG
-from kvtop.domain.engines.sglang.multimodal import MULTIMODAL_FLAG, TOWER_UNBUILT_ERAS
+from kvtop.domain.engines.sglang.multimodal import TOWERS
 from kvtop.domain.engines.sglang.prefill_graphs_off import PREFILL
 from kvtop.domain.engines.sglang.prefill_graphs_optin import ENABLE_FLAG as PCG_ENABLE_FLAG
 from kvtop.domain.engines.sglang.span import FLAGS as SPAN_FLAGS
@@ -84,12 +84,11 @@ KV_CACHE_DTYPES = ("auto", "bf16", "bfloat16", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1
 # `--dtype` (server_args.py choices; ModelConfig._get_and_verify_dtype, "float" is float32) builds the model in
 # that dtype; `--quantization fp8` on an unquantized checkpoint quantizes each linear matrix at load
 # (srt/layers/quantization/fp8.py Fp8LinearMethod.process_weights_after_loading, per tensor); Llama-4 served
-# text-only builds no vision tower without --enable-multimodal (multimodal.py TOWER_UNBUILT_ERAS, §4.4)
+# text-only builds no vision tower without --enable-multimodal (multimodal.py TOWERS, §4.4)
 LOAD_CASTS = LoadCasts(
     dtypes=(("auto", None), ("half", 2), ("float16", 2), ("bfloat16", 2), ("float", 4), ("float32", 4)),
     online_quant=(("fp8", ONLINE_FP8),),
-    towers_unbuilt=TOWER_UNBUILT_ERAS,
-    multimodal_flag=MULTIMODAL_FLAG,
+    towers=TOWERS,
     releases="every release kvtop models (before srt/layers/quantization/fp8.py, vLLM's Fp8LinearMethod: online alike)",
     source="python/sglang/srt/configs/model_config.py, srt/layers/quantization/fp8.py, srt/models/mllama4.py",
 )

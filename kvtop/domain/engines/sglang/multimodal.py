@@ -12,7 +12,9 @@ from kvtop.domain.engines.sglang.vlm_vision import vision_reading
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, parse_release
 from kvtop.domain.gpus import gpu_capability
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.load_casts import TowerSwitch
 from kvtop.domain.model import ModelSpec, VisionSpec
+from kvtop.domain.served_model import tower_unbuilt
 from kvtop.domain.wording import MIB
 
 VLM_CACHE_MIB = 100  # SGLANG_VLM_CACHE_SIZE_MB
@@ -49,15 +51,17 @@ MM_DISABLED_ERAS: Eras[frozenset[str]] = Eras((
 ))
 
 
-# Of those, the classes that then build no vision tower at all (the model served text-only: served_model.py reads
-# this through flags.py's LoadCasts). Gemma-3 and Step3-VL still build theirs (gemma3_mm.py, step3_vl.py do not
-# ask); engine-diff's meta-built Llama-4 at 0.5.23 holds the language model alone (reading A11 before this rule).
+# Of those, the classes that then build no vision tower at all (the model served text-only: `TOWERS`, which
+# served_model.tower_unbuilt reads through flags.py's LoadCasts). Gemma-3 and Step3-VL still build theirs
+# (gemma3_mm.py, step3_vl.py do not ask); engine-diff's meta-built Llama-4 at 0.5.23 holds the language model alone
+# (reading A11 before this rule).
 TOWER_UNBUILT_ERAS: Eras[frozenset[str]] = Eras((
     Era("", frozenset(), "not checked before 0.5.23: the tower is counted"),
     Era("0.5.23", frozenset({"Llama4ForConditionalGeneration"}),
         "models/mllama4.py Llama4ForConditionalGeneration: has_vision = has_vision_weights and enable_multimodal"),
 ))  # fmt: skip
 MULTIMODAL_FLAG = "enable-multimodal"  # the `LaunchSettings.flags` key of --enable-multimodal
+TOWERS = TowerSwitch(classes=TOWER_UNBUILT_ERAS, flag=MULTIMODAL_FLAG, unbuilt_when_set=False)  # unless it is set
 
 # §5: adjust_mem_fraction_for_vlm reads `getattr(model_config.hf_config, "vision_config", None)` and leaves the
 # fraction as it is where that is None (0.5.6.post2 server_args.py ServerArgs.adjust_mem_fraction_for_vlm, 0.5.23
@@ -94,10 +98,9 @@ VISION_CONFIG_FILLED_ERAS: Eras[frozenset[str]] = Eras((
 
 
 def tower_unbuilt_note(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
-    """The plan's line for a model this release serves without its vision tower (`TOWER_UNBUILT_ERAS`)."""
-    if not model.multimodal or settings.flags.get(MULTIMODAL_FLAG) not in (None, False):
-        return None
-    if model.architecture not in TOWER_UNBUILT_ERAS.at(version):
+    """The plan's line for a model this release serves without its vision tower (`TOWERS`, the one rule
+    `served_model.tower_unbuilt`)."""
+    if not tower_unbuilt(model, settings, version):
         return None
     return (f"vision tower not loaded: SGLang serves {model.architecture} text-only without --enable-multimodal "
             "(configs/model_config.py mm_disabled_models; models/mllama4.py builds no tower)")  # fmt: skip

@@ -41,21 +41,12 @@ not this table's.
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import NamedTuple
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.layout import VocabSplit
+from kvtop.domain.layout import SplitGroup, VocabSplit
 from kvtop.domain.model import ModelSpec
-
-
-class EmbeddingGroup(str, Enum):
-    """Over which ranks a class's embedding splits under DP attention (a class not listed: over TP)."""
-
-    WHOLE = "whole"  # enable_tp=False: every rank holds the table, its rows padded to 64
-    ATTENTION_TP = "attention_tp"  # use_attn_tp_group=True: rows padded to 64, ÷ attention TP
-    TP = "tp"  # a release before the class read DP attention: the book's split over TP
 
 
 class DpAttentionEmbedding(NamedTuple):
@@ -67,9 +58,12 @@ class DpAttentionEmbedding(NamedTuple):
     source: str  # where the class builds that model code
 
 
-_WHOLE, _ATTN_TP, _TP = EmbeddingGroup.WHOLE, EmbeddingGroup.ATTENTION_TP, EmbeddingGroup.TP
+# a class's embedding under DP attention (a class not listed: over TP): WHOLE, enable_tp=False (every rank holds the
+# table, its rows padded to 64); ATTENTION_TP, use_attn_tp_group=True (rows padded to 64, ÷ attention TP); TP, a
+# release before the class read DP attention (the book's split over TP)
+_WHOLE, _ATTN_TP, _TP = SplitGroup.WHOLE, SplitGroup.ATTENTION_TP, SplitGroup.TP
 # each model code's embedding under DP attention by release (release file:line of the VocabParallelEmbedding call)
-GROUP_ERAS: dict[str, Eras[EmbeddingGroup]] = {
+GROUP_ERAS: dict[str, Eras[SplitGroup]] = {
     "DeepseekV2Model": Eras((
         Era("", _WHOLE, "deepseek_v2.py 0.4.0:692, 0.4.6.post5:1343 `enable_tp=not global_server_args_dict"
                         "['enable_dp_attention']`; 0.5.1:1981 … 0.5.7:3042 `enable_tp=not is_dp_attention_enabled()`"),
@@ -253,9 +247,9 @@ def sglang_vocab_split(model: ModelSpec, settings: LaunchSettings, version: Reso
         return VocabSplit()
     where = f"SGLang {version.label}'s {entry.built_by}, vocab_split.py"
     group = GROUP_ERAS[entry.built_by].at(version)
-    if group is EmbeddingGroup.TP:
+    if group is SplitGroup.TP:
         return VocabSplit()
-    if group is EmbeddingGroup.WHOLE:
-        return VocabSplit(embedding_whole=True, embedding_rows_padded=True,
+    if group is SplitGroup.WHOLE:
+        return VocabSplit(embedding=group, embedding_rows_padded=True,
                           note=f"SGLang builds it without TP under DP attention ({where})")  # fmt: skip
-    return VocabSplit(embedding_over_attention_tp=True, note=f"SGLang splits it over attention TP under DP attention ({where})")
+    return VocabSplit(embedding=group, note=f"SGLang splits it over attention TP under DP attention ({where})")

@@ -22,6 +22,15 @@ workspace size to 64MB" after the 8 MB hung; _torch/distributed/allreduce_helper
 (67,108,864 = 64 MiB)", "lamport_size = 3 * size * tp_size (per GPU)"). The first release with 64 MiB is not read in
 a release tree: 1.2.0rc3, the first cut after the PR, is assumed. A rank holds 4 × size × TP + 2 MiB (the barriers
 rounded up), 0.50 GiB at TP 2, 1.00 at TP 4, 2.00 at TP 8 in the 64 MiB era; 0.12–0.24 GiB before it.
+
+How many (§31). `get_allreduce_workspace` caches one workspace per `Mapping`, and `MappingBase.__eq__` compares
+moe_tp_size and moe_ep_size (mapping.py, id 61759801786). The attention builds its output projection's AllReduce on
+a Mapping of its own with no MoE sizes (`mapping_o` in MLA and Attention, modules/attention.py ids 57454759589,
+55090639134; an older copy, id 38582874, builds the whole attention on such a Mapping), so moe_tp = TP and moe_ep = 1
+there; the model's Mapping matches it unless the MoE runs expert parallel. At EP > 1 each rank holds two workspaces
+(with attention DP the attention's Mapping has TP 1 and allocates none: one). Measured: the zufayu B200 harness's
+nvidia-smi log (`gpu_*.csv` at f655ecbe) holds each worker at 2,926–2,930 MiB at TP 4 / EP 4 and 4,976 MiB at
+TP 8 / EP 8 before the weights are allocated: 2,050 MiB apart, two workspaces' growth of 2,048 (one: 1,024).
 """
 
 from __future__ import annotations
@@ -87,14 +96,24 @@ def fusion_workspace(inputs: CalibrationInputs) -> FusionWorkspace | None:
                                   "(can_access_peer, _ipc_utils.py; assumed where the driver reports P2P)")  # fmt: skip
     small, large = WORKSPACE_SIZE_ERAS.at(inputs.version)
     size = small if tp <= 2 else large
-    total = (round_up(size * tp, IPC_ALIGNMENT) + round_up(BARRIER_BYTES_PER_RANK * tp, IPC_ALIGNMENT)
-             + round_up(LAMPORT_COPIES * size * tp, IPC_ALIGNMENT))
+    one = (round_up(size * tp, IPC_ALIGNMENT) + round_up(BARRIER_BYTES_PER_RANK * tp, IPC_ALIGNMENT)
+           + round_up(LAMPORT_COPIES * size * tp, IPC_ALIGNMENT))
+    count = workspace_count(inputs)
     said_size, era = (("64 MiB", "64 MiB from PR #9145, 1.2.0rc3 assumed") if size == 64 << 20
                       else (f"{size:,} B", "plugin.py's size before PR #9145"))  # fmt: skip
     peers = "; no GPU named: NVLink assumed" if inputs.gpu_name is None else ""
-    return FusionWorkspace(total, f"{gib(total)} all-reduce fusion workspace outside torch: 4 × {said_size} "
-                                  f"× TP {tp} in IpcMemory buffers rounded up to 2 MiB, + 2 MiB of barriers "
-                                  f"(allreduce_helper.py; {era}{peers}; §24)")  # fmt: skip
+    two = (f"two workspaces of {gib(one)}, the model's Mapping and the attention output's (EP {inputs.layout.ep}: "
+           "the Mappings differ in moe_ep_size, §31), each " if count == 2 else "")  # fmt: skip
+    return FusionWorkspace(count * one, f"{gib(count * one)} all-reduce fusion workspace outside torch: {two}"
+                                        f"4 × {said_size} × TP {tp} in IpcMemory buffers rounded up to 2 MiB, + 2 MiB "
+                                        f"of barriers (allreduce_helper.py; {era}{peers}; §24)")  # fmt: skip
+
+
+def workspace_count(inputs: CalibrationInputs) -> int:
+    """How many fusion workspaces a rank holds at TP > 1: one per distinct Mapping its AllReduce modules are built on,
+    two where the MoE runs expert parallel (the model's Mapping carries moe_ep_size > 1, the attention output's
+    `mapping_o` moe_ep 1) without attention DP (whose attention Mapping has TP 1 and allocates none), else one (§31)."""
+    return 2 if inputs.layout.ep > 1 and not inputs.layout.dp_attention else 1
 
 
 def fusion_workspace_bytes(inputs: CalibrationInputs) -> int:

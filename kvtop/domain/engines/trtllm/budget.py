@@ -56,6 +56,18 @@ def launch_max_num_tokens(settings: LaunchSettings) -> int:
     return settings.max_num_batched_tokens or DEFAULT_MAX_NUM_TOKENS
 
 
+def executor_max_num_tokens(settings: LaunchSettings, max_seq_len: int) -> int:
+    """The PyTorch backend's max_num_tokens: the launch's (else 8,192) lowered to max_batch_size × max_seq_len by
+    `PyTorchModelEngine._init_max_num_tokens` ("modified from check_max_num_tokens"; every stored pyexecutor
+    model_engine.py read, search-index ids 5661567389, 1034563403, 707893322, 3514536498, 69471950776, 70433821559);
+    py_executor_creator hands it on as the executor's (ids 6348368652, 2399938814, 3245286861, 1083207948), so the
+    profiling run's dummy requests and its forward use it (§3 step 1, §6)."""
+    tokens = launch_max_num_tokens(settings)
+    if max_seq_len <= 0:
+        return tokens
+    return min(tokens, (settings.max_running_requests or DEFAULT_MAX_BATCH_SIZE) * max_seq_len)
+
+
 def runtime(settings: LaunchSettings, version: ResolvedVersion) -> Backend:
     """`--backend` as the engine reads it ('trt' is 'tensorrt'), else the release's default."""
     backend = settings.backend
@@ -120,13 +132,13 @@ def estimation_tokens(
 ) -> int:
     """Tokens of the temporary pool the profiling run gets (§3 step 1).
 
-    Dummy context requests of min(max_num_tokens, max_seq_len − 1) tokens until max_num_tokens are
-    used, each rounded up to whole blocks with one generated token (two with the overlap scheduler
+    Dummy context requests of min(max_num_tokens, max_seq_len − 1) tokens until max_num_tokens
+    (`executor_max_num_tokens`) are used, each rounded up to whole blocks with one generated token (two with the overlap scheduler
     before 2026); the 2026 tree also keeps the CUDA-graph warm-up and max_batch_size blocks (an unset
     cuda_graph_config.max_batch_size is read as max_batch_size: its derived default was not read). Only
     the first `Allocated` line and the spring-2025 budget depend on it.
     """
-    budget_tokens = launch_max_num_tokens(settings)
+    budget_tokens = executor_max_num_tokens(settings, context_length)
     overlap = not settings.flags.get("disable_overlap_scheduler")
     rule = estimation_rule(version)
     extra = 1 + (1 if overlap and rule == "dummy_requests" else 0)

@@ -16,7 +16,7 @@ from kvtop.domain.engines.cause_search import changed, geometry_candidates
 from kvtop.domain.engines.trtllm.budget import (
     estimation_tokens,
     estimator_bytes_per_token,
-    launch_max_num_tokens,
+    executor_max_num_tokens,
     round_blocks,
     runtime,
     tokens_per_block,
@@ -244,7 +244,7 @@ def _profile_notes(log: EngineLog, model: ModelSpec, settings: LaunchSettings, v
         same = "=" if predicted == pools[0][1] else "≠"
         notes.append(
             f"temporary pool of the profiling run: logged {pools[0][1]:,} tokens {same} kvtop's {predicted:,} "
-            f"(max_num_tokens {launch_max_num_tokens(settings):,}, {tpb} per block); the capacity is the last line"
+            f"(max_num_tokens {executor_max_num_tokens(settings, ledger.context_length):,}, {tpb} per block); the capacity is the last line"
         )
     exact = _exact_max_tokens(log)
     if exact is not None:
@@ -410,7 +410,7 @@ def pool_size_checks(
     legacy = [
         (
             Measured(
-                value_bytes=b, low_bytes=b, high_bytes=b, decimals=0, text=f"{b / (1 << 30):.2f}", unit="GiB"
+                value_bytes=b, low_bytes=b, high_bytes=b, decimals=0, text=f"{b / GIB:.2f}", unit="GiB"
             ),
             t,
         )

@@ -9,6 +9,8 @@ figure since session 54: 0.50 / 1.00 / 2.00 GiB at TP 2 / 4 / 8), what is left u
 (B200, B300; 2.25 pool) −0.56 and −0.72 (nothing), DeepSeek-R1 at TP 2 (B300; 2.14 pool) 0.80, TP 8 / EP 1 (FP8; 0.27)
 0.37, TP 4 / EP 4 (2.14) 2.51, TP 8 / EP 8 (0.27, with piecewise CUDA graphs and user buffers the plan does not model)
 5.40. Session 53 read the same lines without the pool, so it sized 1.5–1.7 GiB at TP 1 that is the pool itself.
+Session 63 (§31): at EP > 1 a rank holds a second fusion workspace, now charged, so TP 4 / EP 4 leaves 1.51 and
+TP 8 / EP 8 3.40 (0.38 and 0.57 per doubling, under the 0.80 of TP 2 that sizes the rule).
 
 What is left is not read per release: NCCL's buffers for the EP group, the MoE backend's kernels and workspaces
 outside torch (the MoE GEMM profiler's `cudaMalloc`'d workspace, §26), the TP 8 / EP 8 start's graph pool and user

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
-from kvtop.domain.engines.trtllm.budget import launch_max_num_tokens
+from kvtop.domain.engines.trtllm.budget import executor_max_num_tokens
 from kvtop.domain.engines.trtllm.moe_weights import (
     CUTLASS,
     WEIGHT_ALIGNMENT,
@@ -103,7 +103,7 @@ def _cached(model: ModelSpec | None, inputs: CalibrationInputs) -> tuple[ModelSp
     found = moe_backend(inputs.settings)
     if found is None or found[0] != CUTLASS:
         return None
-    return model, launch_max_num_tokens(inputs.settings), found[1]
+    return model, executor_max_num_tokens(inputs.settings, inputs.context_length), found[1]
 
 
 def held_in_torch(model: ModelSpec | None, inputs: CalibrationInputs) -> tuple[int, str] | None:

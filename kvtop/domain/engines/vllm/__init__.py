@@ -167,7 +167,8 @@ class VllmRules(VllmBudget, EngineBase):
         whatever the config says, and q/k LayerNorm biases (attention_biases.py)."""
         from kvtop.domain.engines.vllm.attention_biases import attention_bias_rows, qk_norm_bias_rows
 
-        return (built_rows(model, layout, layers, gpu_name, version) + attention_bias_rows(model, layout, layers)
+        return (built_rows(model, layout, layers, gpu_name, version, quantization)
+                + attention_bias_rows(model, layout, layers)
                 + qk_norm_bias_rows(model, layers))  # fmt: skip
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:

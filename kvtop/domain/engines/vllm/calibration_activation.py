@@ -58,9 +58,9 @@ def activation_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) 
     the sampler's path, floored by the forward's MLP transient and the sampler as the code counts it; else the
     unfitted estimate, said why. A pooling runner's has no sampler (`_pooling_activation`)."""
     refuse_unmodelled(inputs)  # --runner draft, a pooling launch kvtop does not plan (pooling.py)
-    refuse_unmodelled_limits(inputs)  # every modality off: text-only, the tower dropped (mm_limits.py)
+    refuse_unmodelled_limits(inputs)  # every modality off with the tower still built (mm_limits.py, tower_limits.py)
     if inputs.model is not None:  # --language-model-only on a class or release not read (text_only.py)
-        refuse_unread(inputs.model, inputs.settings.flags, inputs.version)
+        refuse_unread(inputs.model, inputs.settings, inputs.version)
     if runs_opt_in_v1(inputs):  # VLLM_USE_V1=1 at v0.6.5–v0.7.3: no sampler profiled
         return _opt_in_activation(inputs, fits.get(activation_key(inputs)))
     if pooling_runner(inputs.settings.flags, inputs.model, inputs.version):
@@ -398,4 +398,4 @@ def activation_features(inputs: CalibrationInputs, model: ModelSpec) -> tuple[fl
 def _encoder_runs(inputs: CalibrationInputs) -> bool:
     """Whether the profile runs an encoder before the text model: a multimodal model not served text-only
     (`--language-model-only` on a class read: text_only.py), whose peak is then a text model's."""
-    return profiles_encoder(inputs.model, inputs.settings.flags, inputs.version)
+    return profiles_encoder(inputs.model, inputs.settings, inputs.version)

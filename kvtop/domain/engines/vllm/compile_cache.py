@@ -26,6 +26,11 @@ NONE: config/vllm.py:440-444 at v0.11.1, the 'Enforce eager set, disabling torch
 where no mode is stated, :1272-1276 at v0.27.1), no compilation-config mode/level 0 or NONE, no backend 'eager'
 (:1243-1251 at v0.27.1: 'Inductor compilation was disabled'). Where a log names the state, `explain` says it measured
 and its ledger, solved from the log's KV memory, carries no such line.
+
+Said warm (`plan --compile-cache warm`, `MeasuredInputs.compile_cache`; session 63): where V2 runs, the figure kvtop
+keeps beside V2's profile stands for the cold compile (v2_graphs.py), so a warm start is charged none of it
+(`WARM_CACHE_UNCHARGED`, the figure moved into its error) and no cold-start note is made; on the V1 runner nothing is charged apart for
+the compile, so the said state changes nothing there and the note stays. Said cold, or not said: a cold start's plan.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.vllm.batching import ENGINE_ERAS, engine_era
 from kvtop.domain.engines.vllm.compilation import compilation_level, config_fields, level
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
+from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.start_cache import StartCacheCharge
 from kvtop.domain.wording import GIB
 
@@ -113,8 +119,12 @@ def compiles(inputs: EngineInputs) -> bool:
 def cold_compile_charge(inputs: EngineInputs) -> StartCacheCharge | None:
     """What a cold compile may charge beyond a compiled plan whose budget rests on the profile's estimate
     (`COLD_COMPILE_CHARGE`); None where the launch does not compile, or the KV memory, the non-KV figure or the
-    pool is given (the log's or the operator's figure holds whatever the start paid)."""
+    pool is given (the log's or the operator's figure holds whatever the start paid), or the operator says the cache
+    is warm where V2 runs (`plan --compile-cache warm`: its plan charges no compile)."""
     s, meas = inputs.settings, inputs.measured
     given = s.kv_cache_memory_bytes is not None or s.num_gpu_blocks_override is not None
     given = given or meas.available_kv_bytes is not None or meas.non_kv_bytes is not None
-    return None if given or not compiles(inputs) else COLD_COMPILE_CHARGE
+    # said warm where V2 runs: the figure kept beside its profile, the compile's, is not charged (v2_graphs.py
+    # WARM_CACHE_UNCHARGED), so the plan is a warm start's, not one between the two
+    said_warm = meas.compile_cache == "warm" and runs_v2(inputs.version, inputs.model, s)
+    return None if given or said_warm or not compiles(inputs) else COLD_COMPILE_CHARGE

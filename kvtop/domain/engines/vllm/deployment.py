@@ -76,10 +76,10 @@ from kvtop.domain.engines.vllm.spec_methods import (
     is_mtp,
     stated_method,
 )
-from kvtop.domain.engines.vllm.text_only import served_text_only
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.served_model import tower_unbuilt
 from kvtop.domain.spec_methods import check_method
 from kvtop.domain.wording import GIB, counted, gib_setting
 
@@ -255,8 +255,8 @@ def terms(inputs: TermInputs) -> tuple[BudgetTerm, ...]:
         found.append(gathered)
     if setup.lora:
         found.append(_lora(inputs))
-    if (inputs.model.multimodal or inputs.model.vision is not None) and not served_text_only(
-        inputs.model, inputs.settings.flags, inputs.version
+    if (inputs.model.multimodal or inputs.model.vision is not None) and not tower_unbuilt(
+        inputs.model, inputs.settings, inputs.version
     ):  # served text-only (--language-model-only, text_only.py): no tower built, no encoder profiled
         found.append(_encoder(inputs))
     return tuple(found)

@@ -66,6 +66,7 @@ from kvtop.domain.engines.vllm.mm_limits import MMLimits, read_limits, refuse_te
 from kvtop.domain.engines.vllm.profile_run import batch_limits, engine_era
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import ceil_div
+from kvtop.domain.served_model import tower_unbuilt
 from kvtop.domain.wording import gib
 
 QWEN3_VL_TOWERS = frozenset({"Qwen3VLVisionConfig", "Qwen3VLMoeVisionConfig"})
@@ -199,11 +200,12 @@ def family_of(model: ModelSpec) -> str | None:
 
 
 def refuse_unmodelled_limits(inputs: CalibrationInputs) -> None:
-    """A multimodal launch whose `--limit-mm-per-prompt` turns every modality off (text-only, the tower dropped:
-    mm_limits.py) is not modelled: decided where kvtop knows the family's modalities and reads the flag at the
-    release (`refuse_text_only`, `read_limits`); elsewhere the encoder term names it as not modelled."""
+    """A multimodal launch whose `--limit-mm-per-prompt` turns every modality off runs text-only, no encoder
+    profiled: modelled where the class then builds no tower (tower_limits.py, `tower_unbuilt`), refused where its
+    tower is still built (Gemma-3 before v0.15.0): decided where kvtop knows the family's modalities and reads the
+    flag's form at the release (`refuse_text_only`, `read_limits`); elsewhere the encoder term names it."""
     model = inputs.model
-    if model is not None and model.multimodal:
+    if model is not None and model.multimodal and not tower_unbuilt(model, inputs.settings, inputs.version):
         family = family_of(model)
         refuse_text_only(read_limits(inputs.settings.flags, inputs.version).limits,
                          FAMILY_MODALITIES[family] if family is not None else None)

@@ -50,9 +50,8 @@ from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.engines.vllm.span import NODE_FLAGS, NODE_SPANS, check_node_rank
 from kvtop.domain.engines.vllm.text_only import FLAG as TEXT_ONLY_FLAG
 from kvtop.domain.engines.vllm.text_only import FLAGS as TEXT_ONLY_FLAGS
-from kvtop.domain.engines.vllm.text_only import KEY as TEXT_ONLY_KEY
 from kvtop.domain.engines.vllm.text_only import SPAN as TEXT_ONLY_SPAN
-from kvtop.domain.engines.vllm.text_only import TOWERS_UNBUILT_ERAS
+from kvtop.domain.engines.vllm.tower_limits import TOWERS
 from kvtop.domain.engines.vllm.v0_backends import ATTENTION_BACKEND_ENV
 from kvtop.domain.engines.vllm.v1_opt_in import USE_V1_ENV
 from kvtop.domain.errors import InputError
@@ -166,11 +165,11 @@ LOAD_CASTS = LoadCasts(
     online_quant=(("fp8", ONLINE_FP8),),
     ignores_unclaimed_modelopt=UNCLAIMED_MODELOPT,
     state_width_from_rope=STATE_WIDTH_FROM_ROPE_ERAS,
-    towers_unbuilt_text_only=TOWERS_UNBUILT_ERAS,
-    text_only_flag=TEXT_ONLY_KEY,
+    towers=TOWERS,
     releases="--dtype: every release kvtop models; online fp8: v0.4.0 on (Fp8LinearMethod, activation_scheme dynamic); "
     "unclaimed ModelOpt fields: v0.13.0 and v0.33.0 (both wheels read; earlier releases not read); the lightning "
-    "width from qk_rope_head_dim: v0.33.0; --language-model-only's unbuilt towers: v0.19.0, v0.33.0, v0.34.0 (text_only.py)",
+    "width from qk_rope_head_dim: v0.33.0; --language-model-only's unbuilt towers: v0.19.0, v0.33.0, v0.34.0 "
+    "(text_only.py); every modality's limit at 0: v0.10.2 – v0.34.0 (tower_limits.py)",
     source="vllm/config/model.py (_get_and_verify_dtype), model_executor/layers/quantization/fp8.py, "
     "transformers 5.20.2 models/bailing_hybrid/configuration_bailing_hybrid.py",
 )

@@ -12,8 +12,9 @@ v0.10.2, v0.11.1 and v0.14.0 wheels (`LIMIT_ERAS`):
   (`get_max_tokens_per_item_by_modality`, v0.11.0 multimodal/registry.py:124-149), and the budget keeps only those
   (`get_max_tokens_per_item_by_nonzero_modality`, :151-176), so the encoder profile takes the largest of the others
   (`MultiModalBudget.get_modality_with_max_tokens`, v1/worker/utils.py:75-79). Every supported modality at 0 runs the
-  model text-only (`supports_multimodal_inputs`, registry.py:98-122) and Qwen3-VL drops its tower
-  (models/qwen3_vl.py:1129-1131; Qwen2-VL :1270-1280): kvtop's weights book still charges it, so not modelled.
+  model text-only (`supports_multimodal_inputs`, registry.py:98-122), no encoder profiled; the classes kvtop read
+  then build no tower (tower_limits.py: served text-only, as under `--language-model-only`); a class whose tower is
+  still built (Gemma-3 before v0.15.0) or not read is refused where its modalities are known (`refuse_text_only`).
 - The count caps the items a prompt holds: max(1, min(count, max_model_len ÷ the item's tokens))
   (`MultiModalBudget.get_max_items`, v0.11.0 v1/worker/utils.py:104-109; v0.12.0 :101-106; v0.13.0 :105-110); the
   items profiled are the fewer of that × max_num_seqs and the encoder budget ÷ the item's tokens. Without chunked
@@ -65,6 +66,16 @@ LIMIT_ERAS: Eras[str | None] = Eras((
                              "v0.14.0 alike"),
     Era("0.14.1", None, "not read from v0.14.1"),
 ))  # fmt: skip
+# the value's form alone (its counts, which decide whether the tower is built: tower_limits.py), read further than the
+# budget: v0.14.1, v0.15.0, v0.16.0, v0.19.0, v0.33.0 and v0.34.0 take v0.12.0's (int or {"count", sizes}, count ≥ 0,
+# a modality left out 999): config/multimodal.py:156-180 `_validate_limit_per_prompt`, :226-239 `get_limit_per_prompt`
+# at v0.16.0; :182-205, :259-273 at v0.19.0; :471-497, :696-710 at v0.33.0
+FORM_ERAS: Eras[str | None] = Eras((
+    Era("", None, "not read before v0.10.2"),
+    Era("0.10.2", "counts", "v0.11.0 engine/arg_utils.py:379 (dict[str, int]); v0.10.2 :366 alike"),
+    Era("0.11.1", "options", "v0.12.0 config/multimodal.py:14-60, 144-233; v0.16.0 :156-180, v0.19.0 :182-205, "
+                             "v0.33.0 :471-497 alike"),
+))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -101,8 +112,9 @@ def _count(modality: str, value: object, options: bool) -> tuple[int, bool]:
 
 @dataclass(frozen=True)
 class LimitsReading:
-    """The launch's `--limit-mm-per-prompt` as the release reads it: `limits` where given and read, `unread` (why, in
-    words) where given at a release whose reading was not read (never an error: a log that prints it still gets its
+    """The launch's `--limit-mm-per-prompt` as the release reads it: `limits` where given at a release whose form was
+    read (`FORM_ERAS`: the counts, which decide the tower, tower_limits.py), `unread` (why, in words) where given at a
+    release whose encoder budget was not read (`LIMIT_ERAS`; never an error: a log that prints it still gets its
     verdict); both None where not given."""
 
     limits: MMLimits | None
@@ -119,12 +131,17 @@ def read_limits(flags: Mapping[str, object], version: ResolvedVersion) -> Limits
     raw = flags.get(FLAG.lstrip("-"))
     if raw is None:
         return NOT_GIVEN
+    unread = None
     if LIMIT_ERAS.at(version) is None:
-        return LimitsReading(None, f"vLLM {version.label}'s {FLAG} is not modelled ({LIMIT_ERAS.era(version).source}: "
-                                   "its code read at v0.11.0 – v0.13.0, checked at v0.10.2 and v0.14.0)")  # fmt: skip
+        unread = (f"vLLM {version.label}'s {FLAG} is not modelled in the encoder profile "
+                  f"({LIMIT_ERAS.era(version).source}: its budget read at v0.11.0 – v0.13.0, checked at v0.10.2 and "
+                  "v0.14.0)")  # fmt: skip
+    form = FORM_ERAS.at(version)
+    if form is None:
+        return LimitsReading(None, unread)
     if not isinstance(raw, str):
         raise InputError("needs a JSON object", field=FLAG)
-    return LimitsReading(_parsed(raw, LIMIT_ERAS.at(version) == "options"), None)
+    return LimitsReading(_parsed(raw, form == "options"), unread)
 
 
 @lru_cache(maxsize=256)
@@ -139,14 +156,15 @@ def _parsed(raw: str, options: bool) -> MMLimits:
 
 
 def refuse_text_only(limits: MMLimits | None, modalities: tuple[str, ...] | None) -> None:
-    """Every modality off runs the model text-only and drops its tower (module docstring), which kvtop's weights
-    book still charges: not modelled. Decided only where `modalities` (every one the model supports) is known:
-    vLLM's `supports_multimodal_inputs` (multimodal/registry.py:98-122 at v0.11.0) asks each supported modality, so
-    zeros on the modalities a flag names say nothing of one it leaves out (999); None (a family kvtop does not
-    count, whose modalities it does not know) is not decided here."""
+    """Every modality off runs the model text-only, no encoder profiled (module docstring); called where the tower
+    is still built (`served_model.tower_unbuilt` False: Gemma-3 before v0.15.0, a class tower_limits.py did not
+    read), a text run beside a built tower kvtop does not model. Decided only where `modalities` (every one the model
+    supports) is known: vLLM's `supports_multimodal_inputs` (multimodal/registry.py:98-122 at v0.11.0) asks each
+    supported modality, so zeros on the modalities a flag names say nothing of one it leaves out (999); None (a
+    family kvtop does not count, whose modalities it does not know) is not decided here."""
     if limits is None or modalities is None:
         return
     if not limits.on(modalities):
-        raise UnsupportedModelError("every modality at 0 runs vLLM text-only and drops the vision tower "
-                                    "(multimodal/registry.py:98-122, models/qwen3_vl.py:1129-1131 at v0.11.0), which "
-                                    "kvtop's weights book still charges: not modelled", field=FLAG)  # fmt: skip
+        raise UnsupportedModelError("every modality at 0 runs vLLM text-only, no encoder profiled "
+                                    "(multimodal/registry.py:98-122 at v0.11.0), while this class's tower is still "
+                                    "built at this release (tower_limits.py): not modelled", field=FLAG)  # fmt: skip

@@ -5,9 +5,10 @@ The flag sets `MultiModalConfig.language_model_only`, whose `get_limit_per_promp
 class that builds its tower inside `_mark_tower_model(vllm_config, modalities)` builds it as `StageMissingLayer`
 (`no_init_weights`) where every one of those modalities is at 0 (v0.19.0 model_executor/models/interfaces.py:285;
 v0.27.1 :305; v0.33.0 :390; v0.34.0 :391): its weights are neither allocated nor loaded, so the tower and its
-projector leave the weights book (`LoadCasts.towers_unbuilt_text_only`, served_model.tower_unbuilt). With no modality
-on, `supports_multimodal_inputs` is False and `profile_run` runs no encoder profile: nothing of the encoder is kept
-through the text run (the encoder term says so, deployment.py).
+projector leave the weights book. With no modality on, `supports_multimodal_inputs` is False and `profile_run` runs
+no encoder profile: nothing of the encoder is kept through the text run (the encoder term says so, deployment.py).
+Both read the one rule, `served_model.tower_unbuilt`, through tower_limits.py's `TOWERS` (flags.py's
+`LoadCasts`), which adds every modality's `--limit-mm-per-prompt` at 0 (the same test).
 
 Checked class by class (`TOWERS_UNBUILT_ERAS`): the whole tower kvtop counts (its `vision_config` section and the
 projector) sits inside the marked block at v0.19.0, v0.33.0 and v0.34.0 (the lines below). Another multimodal class
@@ -25,7 +26,10 @@ from collections.abc import Mapping
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.flags_table import FlagSpan
 from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.load_casts import TowerSwitch
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.served_model import tower_unbuilt
 
 FLAG = "--language-model-only"
 KEY = FLAG[2:]  # its key in LaunchSettings.flags
@@ -47,6 +51,8 @@ TOWERS_UNBUILT_ERAS: Eras[frozenset[str]] = Eras((
         "tower and multi_modal_projector); v0.33.0 qwen2_vl.py:1412, qwen2_5_vl.py:1434, qwen3_vl.py:2010, "
         "qwen3_vl_moe.py:255, qwen3_5.py:513, :736, gemma3_mm.py:552-558, mistral3.py:478-486; v0.34.0 alike"),
 ))  # fmt: skip
+# the flag set: those classes build no tower (flags.py's LoadCasts.towers; served_model.tower_unbuilt reads it)
+TOWERS = TowerSwitch(classes=TOWERS_UNBUILT_ERAS, flag=KEY, unbuilt_when_set=True)
 
 
 def asked(flags: Mapping[str, object]) -> bool:
@@ -54,22 +60,16 @@ def asked(flags: Mapping[str, object]) -> bool:
     return flags.get(KEY) not in (None, False)
 
 
-def served_text_only(model: ModelSpec, flags: Mapping[str, object], version: ResolvedVersion) -> bool:
-    """Whether vLLM serves this multimodal model text-only: `--language-model-only` on a class read
-    (`TOWERS_UNBUILT_ERAS`). Its tower is then not built (served_model.py drops it from every book) and `profile_run`
-    profiles no encoder, so its peak is a text model's."""
-    return asked(flags) and model.multimodal and model.architecture in TOWERS_UNBUILT_ERAS.at(version)
+def profiles_encoder(model: ModelSpec | None, settings: LaunchSettings, version: ResolvedVersion) -> bool:
+    """Whether vLLM's `profile_run` runs this model's encoder first: a multimodal model whose tower is built
+    (`served_model.tower_unbuilt`); one served text-only profiles none, so its peak is a text model's."""
+    return model is not None and model.multimodal and not tower_unbuilt(model, settings, version)
 
 
-def profiles_encoder(model: ModelSpec | None, flags: Mapping[str, object], version: ResolvedVersion) -> bool:
-    """Whether vLLM's `profile_run` runs this model's encoder first: a multimodal model not served text-only."""
-    return model is not None and model.multimodal and not served_text_only(model, flags, version)
-
-
-def refuse_unread(model: ModelSpec, flags: Mapping[str, object], version: ResolvedVersion) -> None:
+def refuse_unread(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> None:
     """A multimodal model launched `--language-model-only` whose class (or release) kvtop did not read
     (`TOWERS_UNBUILT_ERAS`): refused by name, its tower possibly still partly built."""
-    if not asked(flags) or not model.multimodal or served_text_only(model, flags, version):
+    if not asked(settings.flags) or not model.multimodal or tower_unbuilt(model, settings, version):
         return
     read = TOWERS_UNBUILT_ERAS[-1]  # the classes read and their first release, as the table says
     raise UnsupportedModelError(

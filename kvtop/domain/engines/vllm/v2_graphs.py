@@ -125,6 +125,22 @@ def stand_in(inputs: CalibrationInputs) -> tuple[CalibrationInputs, str]:
                    f"does not grow with max_num_seqs{after}")  # fmt: skip
 
 
+# A start whose torch.compile cache is warm (the operator's `plan --compile-cache warm`, `CalibrationInputs.compile_cache_warm`)
+# compiles nothing in the profile's first forward: the model loads its saved artifact and runs it (v0.30.0
+# compilation/decorators.py:566-576, `_try_load_aot_compiled_fn`, 'Directly load AOT compilation from path' :314), where a
+# cold one runs `aot_compile` (Dynamo, Inductor and its autotuning, compiler_interface.py:757-758) and saves it (:667-678)
+# inside `memory_profiling` (gpu_worker.py:568). The figure kept beside V2's profile stands for that compile (module
+# docstring), so a warm start is charged none of it; the figure joins its error, so the interval still holds a cold start
+# (or one whose cache key the launch changed: the AOT path is a hash of the config, decorators.py:539-548). Measured
+# on the corpus's V2 starts whose lines say warm (`compile_cache: warm`): 0.30.0 L4 -19.6 % -> -0.3 %, 0.27.1 RTX 4090
+# -13.5 % -> -1.3 % (tests/test_vllm_warm_compile_cache.py).
+WARM_CACHE_UNCHARGED = (
+    "torch.compile's cache said warm (--compile-cache warm): the profile loads the compiled graphs and compiles nothing "
+    "(compilation/decorators.py:566-576 at v0.30.0), so nothing of that figure is charged; it joins the term's error "
+    "instead (a cold start, or a cache the launch's config no longer matches: the path is its hash, :539-548)"
+)
+
+
 def v2_placeholder(inputs: CalibrationInputs) -> str | None:
     """Why the release charges no CUDA-graph estimate (the V2 runner runs and its estimate is the placeholder 0), and
     what kvtop charges instead; None where the estimate is measured (the V1 runner, or V2 from v0.29.0) or the model,
@@ -209,6 +225,15 @@ def forward_side(figure_bytes: int, inputs: CalibrationInputs) -> tuple[int, str
     )
 
 
+def said_warm(charged: int, side: str, inputs: CalibrationInputs) -> tuple[int, str, int]:
+    """(bytes charged, why, error added) of the figure beside V2's profile: where the operator says the compile cache
+    is warm, none of it charged and all of it added to the term's error (`WARM_CACHE_UNCHARGED`: a cold start, or a
+    cache whose key the launch changed, stays inside the interval); else as `forward_side` gave it, nothing added."""
+    if not inputs.compile_cache_warm:
+        return charged, side, 0
+    return 0, WARM_CACHE_UNCHARGED, charged
+
+
 def with_v2_beside(
     graphs: TermEstimate, inputs: CalibrationInputs, figure: TermEstimate | None, grid: str = ""
 ) -> TermEstimate:
@@ -219,12 +244,13 @@ def with_v2_beside(
     `grid` says so where the launch's differs), on the forward's side as before. Both are the one fit, so where it
     errs, both err alike: the errors add, not the root of their squares, which holds for independent errors only."""
     if v2_placeholder(inputs) is not None:
-        charged, side = forward_side(graphs.bytes, inputs)
-        return graphs.model_copy(update={"bytes": charged, "basis": f"{graphs.basis}; {side}" if side else graphs.basis})
+        charged, side, widened = said_warm(*forward_side(graphs.bytes, inputs), inputs)
+        return graphs.model_copy(update={"bytes": charged, "error_bytes": graphs.error_bytes + widened,
+                                         "basis": f"{graphs.basis}; {side}" if side else graphs.basis})  # fmt: skip
     why = v2_beside_kept(inputs)
     if why is None or figure is None:
         return graphs
-    charged, side = forward_side(figure.bytes, inputs)
+    charged, side, widened = said_warm(*forward_side(figure.bytes, inputs), inputs)
     workspace = flashinfer_workspace(inputs)
     inside = (f"; V2's estimate holds {workspace[1]}: its capture into the throwaway pool builds fresh metadata "
               "builders on a minimal KV cache (cudagraph_utils.py `_init_minimal_kv_cache_for_profiling`, v0.29.0:756, "
@@ -232,7 +258,7 @@ def with_v2_beside(
     return graphs.model_copy(update={
         "label": "vLLM V2's CUDA-graph estimate and the memory beside its profile",
         "bytes": graphs.bytes + charged + (workspace[0] if workspace else 0),
-        "error_bytes": graphs.error_bytes + figure.error_bytes,
+        "error_bytes": graphs.error_bytes + figure.error_bytes + widened,
         "basis": f"{graphs.basis}; V2's estimate extrapolates its FULL graphs only (cudagraph_utils.py:823-831 at "
                  f"v0.29.0){inside}; {why}{'; ' + grid if grid else ''}{'; ' + side if side else ''}",
     })  # fmt: skip

@@ -80,7 +80,7 @@ def v2_counted(inputs: CalibrationInputs) -> bool:
     default pass, a text model (a multimodal model's encoder profile runs first on the first stage, not counted; one
     served text-only runs none: text_only.py)."""
     model = inputs.model
-    if model is None or profiles_encoder(model, inputs.settings.flags, inputs.version) or not runs_v2(
+    if model is None or profiles_encoder(model, inputs.settings, inputs.version) or not runs_v2(
         inputs.version, model, inputs.settings
     ):
         return False

@@ -92,17 +92,21 @@ def padding_bytes(model: ModelSpec, layers: range, built: Mxfp4Experts | None) -
 
 
 def built_rows(
-    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion
+    model: ModelSpec, layout: ParallelLayout, layers: range, gpu_name: str | None, version: ResolvedVersion,
+    quantization: str | None = None,
 ) -> tuple[WeightRow, ...]:
     """The rows vLLM's classes add to the book on one rank of the stage holding `layers` (the GPU's default backend:
     a launch's own is the calibration's, mxfp4_backend.py), and the GPTQ zero points the kernels keep and
-    scales of whole groups (gptq_linear.py), and GPTQ experts Marlin MoE refuses (gptq_moe_fallback.py)."""
+    scales of whole groups (gptq_linear.py), GPTQ experts Marlin MoE refuses (gptq_moe_fallback.py), and AWQ's
+    zero points Machete keeps in 16 bits (awq_linear.py, which reads the launch's `quantization`)."""
+    from kvtop.domain.engines.vllm.awq_linear import awq_linear_rows
     from kvtop.domain.engines.vllm.gptq_linear import gptq_linear_rows
     from kvtop.domain.engines.vllm.gptq_moe_fallback import gptq_moe_fallback_row
 
     wna16 = gptq_moe_fallback_row(model, layout, layers, version)
     gptq = gptq_linear_rows(model, layout, layers, gpu_name, version) + ((wna16,) if wna16 is not None else ())
-    return _padding_rows(model, layout, layers, gpu_name, version) + gptq
+    awq = awq_linear_rows(model, layout, layers, gpu_name, version, quantization)
+    return _padding_rows(model, layout, layers, gpu_name, version) + gptq + awq
 
 
 def _padding_rows(

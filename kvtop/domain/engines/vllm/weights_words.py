@@ -14,6 +14,8 @@ WEIGHT_ROW_WORDS: Mapping[str, str] = {
     "qk_norm_bias": "QK norm bias",
     # weights_built.py
     "expert_padding": "expert padding",
+    # awq_linear.py
+    "awq_zero_points": "AWQ zero points (Machete)",
     # gptq_linear.py
     "gptq_scale_groups": "GPTQ scale groups",
     "gptq_zero_points": "GPTQ zero points",
