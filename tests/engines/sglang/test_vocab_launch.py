@@ -82,8 +82,9 @@ def test_dp_lm_head_splits_deepseek_v3_head_over_attention_tp() -> None:
 def test_dp_lm_head_by_class_and_release() -> None:
     """Qwen3-32B (vocab 151,936 = 2,374 × 64, hidden 5,120): qwen3.py's ParallelLMHead takes use_attn_tp_group=
     enable_dp_lm_head from 0.5.8 (0.5.7's does not): over attention TP 4, 37,984 rows, at 0.5.23; over TP 8, 18,992
-    rows, at 0.5.7. Qwen2.5-7B (qwen2.py: never): the flag changes nothing. Llama-3.1-8B (llama.py takes it; LlamaModel's
-    embedding under DP attention not read): refused by name."""
+    rows, at 0.5.7. Qwen2.5-7B (qwen2.py: never): the flag changes nothing. Llama-3.1-8B (vocab 128,256 = 2,004 × 64,
+    hidden 4,096, untied): llama.py's ParallelLMHead takes it (0.4.6.post5:424, 0.5.23:578), its VocabParallelEmbedding
+    nothing: head over attention TP 4 (32,064 rows), embedding over TP 8 (16,032 rows)."""
     flags = ["--tp", "8", "--dp", "2", "--enable-dp-attention", "--enable-dp-lm-head", "--engine-version"]
     assert _rows(_ledger([*flags, "0.5.23"], None, str(QWEN3)))["lm_head"] == (37_984 * 5_120 * 2, 4) == (388_956_160, 4)
     assert _rows(_ledger([*flags, "0.5.7"], None, str(QWEN3)))["lm_head"] == (18_992 * 5_120 * 2, 8) == (194_478_080, 8)
@@ -92,8 +93,15 @@ def test_dp_lm_head_by_class_and_release() -> None:
     assert not [r for r in launch_refusals(with_flag) if r.field == "--enable-dp-lm-head"]
     assert _rows(with_flag)["lm_head"] == _rows(_ledger([*flags[:5], *flags[6:], "0.5.23"], None, qwen25))["lm_head"]
     llama = _ledger([*flags, "0.5.23"], None, str(DATA / "configs" / "meta-llama--Llama-3.1-8B-Instruct.json"))
-    (refusal,) = [r for r in launch_refusals(llama) if r.field == "--enable-dp-lm-head"]
-    assert "LlamaForCausalLM" in refusal.message and "not modelled" in refusal.message
+    assert not [r for r in launch_refusals(llama) if r.field == "--enable-dp-lm-head"]
+    rows = _rows(llama)
+    assert (rows["embedding"], rows["lm_head"]) == ((16_032 * 4_096 * 2, 8), (32_064 * 4_096 * 2, 4))
+    assert rows["lm_head"] == (262_668_288, 4)
+    for release in ("0.4.6.post5", "0.5.8"):
+        assert _rows(_ledger([*flags, release], None, str(DATA / "configs" / "meta-llama--Llama-3.1-8B.json")))[
+            "lm_head"] == (262_668_288, 4)  # fmt: skip
+    no_flag = _ledger([*flags[:5], *flags[6:], "0.5.23"], None, str(DATA / "configs" / "meta-llama--Llama-3.1-8B.json"))
+    assert _rows(no_flag)["lm_head"] == (131_334_144, 8)
 
 
 def test_dp_lm_head_refusals() -> None:
