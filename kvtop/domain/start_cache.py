@@ -26,6 +26,9 @@ class StartCacheCharge(BaseModel):
     most_bytes: int
     pairs: int  # the cold and warm pairs the figures are measured on
     source: str  # "docs/engines/vllm.md §2.6"
+    # the cache's state where the operator said it ('cold, as said (--compile-cache cold), not modelled'); None: not
+    # known before a start
+    state: str | None = None
 
     def median_tokens(self, tokens_per_gib: float) -> int:
         """The median excess in tokens at the plan's exchange rate (0 where the plan has none: no KV tokens)."""
@@ -42,11 +45,11 @@ class StartCacheCharge(BaseModel):
     def words(self, tokens_per_gib: float) -> str:
         """'torch.compile's cache: not known before a start (not modelled); a first (cold) start on a node charged
         0.46–2.60 GiB a GPU more than a warm one on 9 pairs of kvtop's corpus (median 0.98 GiB, ≈ 36,700 tokens of this
-        plan), …'."""
+        plan), …'; where said, its `state` in place of 'not known before a start (not modelled)'."""
         tokens = self.median_tokens(tokens_per_gib)
         cost = f", ≈ {tokens:,} tokens of this plan" if tokens else ""
         return (
-            f"{self.cache}: not known before a start (not modelled); a first (cold) start on a node charged "
+            f"{self.cache}: {self.state or 'not known before a start (not modelled)'}; a first (cold) start on a node charged "
             f"{self.spread()} more than a warm one on "
             f"{self.pairs} pairs of kvtop's corpus (median {self.median()}{cost}), or nothing where "
             f"its kernels were cached; the plan sits between the two, a cold start towards the interval's low end "

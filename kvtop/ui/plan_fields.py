@@ -17,12 +17,12 @@ class PlanField:
 
     key: str  # input id suffix and key in the values mapping
     label: str
-    kind: str  # "int", "int?", "int0", "slots?", "float?", "gib?", "bool", "dtype", "text", "text?"
+    kind: str  # "int", "int?", "int0", "slots?", "float?", "gib?", "bool", "dtype", "cache", "text", "text?"
 
     @property
     def is_number(self) -> bool:
         """Whether its text is a number (a count, a share, a size; '32K', 'x2', 'auto' at most): no P or c in it."""
-        return self.kind not in ("text", "text?", "bool", "dtype")
+        return self.kind not in ("text", "text?", "bool", "dtype", "cache")
 
 
 FIELDS: tuple[PlanField, ...] = (
@@ -47,11 +47,15 @@ FIELDS: tuple[PlanField, ...] = (
     PlanField("host_kv_gib", "host KV GiB", "gib?"),  # per rank, or "x2": twice the GPU pool (HiCache)
     # what shares the GPU beside the engine, as `plan --desktop` says it (`MeasuredInputs.desktop`)
     PlanField("desktop", "desktop", "bool"),
+    # torch.compile's cache on the node, as `plan --compile-cache` says it (`MeasuredInputs.compile_cache`): a what-if
+    PlanField("compile_cache", "compile cache", "cache"),
 )
 #: Planner keys that are deployment settings (each engine's `deployment.with_setup` writes them as flags).
 DEPLOYMENT_KEYS = frozenset({"spec_method", "redundant_experts", "lora_slots", "lora_rank", "host_kv_gib"})
 #: Planner keys that are what the GPU holds beside the engine (`MeasuredInputs` fields of the same name), not flags.
-MEASURED_KEYS = frozenset({"desktop"})
+MEASURED_KEYS = frozenset({"desktop", "compile_cache"})
+#: The compile cache field's choices: "unsaid" is `plan` without --compile-cache (the domain plans a cold start)
+CACHE_STATES = ("unsaid", "cold", "warm")
 FIELD_BY_KEY = {field.key: field for field in FIELDS}
 
 

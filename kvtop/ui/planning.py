@@ -27,6 +27,7 @@ from kvtop.domain.span import NodeLaunch
 from kvtop.domain.wording import GIB, gib_setting
 from kvtop.ui.plan_errors import FieldErrors, field_error
 from kvtop.ui.plan_fields import (
+    CACHE_STATES,
     DEPLOYMENT_KEYS,
     FIELD_BY_KEY,
     FIELDS,
@@ -157,8 +158,9 @@ def field_texts(settings: LaunchSettings, measured: MeasuredInputs | None = None
     """The text each input starts with (blank: the engine's default; `measured`: what the GPU holds beside the
     engine, as the live plan has it)."""
     texts: dict[str, str] = _deployment_texts(settings)
-    for key in MEASURED_KEYS:
-        texts[key] = "on" if getattr(measured or MeasuredInputs(), key) else "off"
+    for key in MEASURED_KEYS:  # the desktop on or off, the compile cache's state ("unsaid" where not said)
+        value = getattr(measured or MeasuredInputs(), key)
+        texts[key] = ("on" if value else "off") if FIELD_BY_KEY[key].kind == "bool" else value or CACHE_STATES[0]
     for field in FIELDS:
         if field.key in DEPLOYMENT_KEYS or field.key in MEASURED_KEYS:
             continue
@@ -180,6 +182,10 @@ def _parse(field: PlanField, text: str) -> object:
         return raw
     if field.kind == "bool":
         return raw.lower() in ("on", "true", "yes", "1")
+    if field.kind == "cache":  # "unsaid" (or blank): not said, as `plan` without --compile-cache
+        if raw.lower() not in CACHE_STATES and raw:
+            raise InputError(f"needs one of {', '.join(CACHE_STATES)}, got {raw!r}", field=field.label)
+        return None if raw.lower() in ("", CACHE_STATES[0]) else raw.lower()
     if field.kind == "dtype":  # the engine's own list is checked when the settings are built
         return raw
     if field.kind == "text?":
@@ -272,8 +278,8 @@ def _expert_switch(base: LaunchSettings, update: dict[str, object]) -> dict[str,
 
 
 def measured_edits(measured: MeasuredInputs | None, texts: Mapping[str, str]) -> MeasuredInputs | None:
-    """`measured` with what the fields say shares the GPU beside the engine (the desktop), as `plan --desktop`
-    sets it; unchanged where no such field is given."""
+    """`measured` with what the fields say of the node beside the engine (the desktop, torch.compile's cache), as
+    `plan --desktop` / `--compile-cache` set them; unchanged where no such field is given."""
     update = {key: _parse(FIELD_BY_KEY[key], texts[key]) for key in MEASURED_KEYS if key in texts}
     if not update:
         return measured

@@ -34,7 +34,7 @@ from kvtop.domain.model import ModelSpec
 from kvtop.domain.ports import ModelLoader
 from kvtop.domain.refusals import Refusal
 from kvtop.ui.plan_errors import model_load_error
-from kvtop.ui.plan_fields import DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS
+from kvtop.ui.plan_fields import CACHE_STATES, DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS
 from kvtop.ui.plan_nodes import copied_lines, copied_words, node_shortfall
 from kvtop.ui.planning import (
     PlanOutcome,
@@ -155,9 +155,9 @@ class PlannerScreen(NodeScreen):
                                 disabled=field.key == "enable_dp_attention"
                                 and "enable_dp_attention" not in flags_of_engine(basis.settings.engine).spellings.values(),
                             )
-                        elif field.kind == "dtype":
+                        elif field.kind in ("dtype", "cache"):
                             yield Select(
-                                self._kv_options,
+                                self._kv_options if field.kind == "dtype" else [(s, s) for s in CACHE_STATES],
                                 value=texts[field.key],
                                 allow_blank=False,
                                 compact=True,

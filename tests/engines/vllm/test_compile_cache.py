@@ -22,6 +22,7 @@ from kvtop.domain.engines.vllm.compilation import level
 from kvtop.domain.engines.vllm.compile_cache import (
     COLD_COMPILE,
     COLD_COMPILE_CHARGE,
+    DISABLED_LOGGED,
     WARM_COMPILE_CACHE,
     compile_cache_state,
 )
@@ -188,3 +189,18 @@ def test_explain_on_a_logged_state_says_measured_not_the_plans_line() -> None:
         assert said in result.notes and said.startswith("torch.compile's cache: measured")
         assert not any(CACHE_LINE in note for note in result.notes)
         assert result.ledger is not None and result.ledger.engine.start_cache is None
+
+
+# v0.30.0's line where the cache is off (compilation/backends.py:1091-1092: `logger.info_once("vLLM's torch.compile cache
+# is disabled.")`), in the T4 start's prefix, before its compile
+DISABLED_LINE = "(EngineCore pid=691) INFO 10-01 22:41:20 [backends.py:1092] vLLM's torch.compile cache is disabled."
+
+
+def test_explain_names_a_disabled_cache_beside_the_cold_compile() -> None:
+    """A log whose line says the cache is off: `explain`'s compile note is the cold one with what turns the cache off
+    (VLLM_DISABLE_COMPILE_CACHE=1, by release); the same log without the line says the cold note alone."""
+    disabled = COMPILED.replace(RANGE_LINE, f"{DISABLED_LINE}\n{RANGE_LINE}", 1)
+    assert f"{COLD_COMPILE}; {DISABLED_LOGGED}" in _explain(disabled).notes
+    assert "VLLM_DISABLE_COMPILE_CACHE=1" in DISABLED_LOGGED and "backends.py" in DISABLED_LOGGED
+    plain = _explain(COMPILED).notes
+    assert COLD_COMPILE in plain and not any(DISABLED_LOGGED in note for note in plain)

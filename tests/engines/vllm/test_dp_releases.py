@@ -131,8 +131,8 @@ def test_from_v0140_async_scheduling_by_default_pads_a_moe_on_gloo() -> None:
     """A MoE's DP ranks still share a DP group; v0.14.0's VllmConfig sets disable_nccl_for_dp_synchronization to async
     scheduling's value, on by default (config/vllm.py:635-644): the unpriced MoE line names no DP communicator; with
     --no-async-scheduling the padding all-reduces on the DP device group again (v1/worker/dp_utils.py:23/29) and the
-    line names torch's communicator (v0.20.0: its MoE batch not read, so the line is there to say it)."""
-    flags = ["-dp", "2", "--enable-expert-parallel", "--engine-version", "0.20.0"]
+    line names torch's communicator (v0.25.0: its MoE batch not read, so the line is there to say it)."""
+    flags = ["-dp", "2", "--enable-expert-parallel", "--engine-version", "0.25.0"]
     default = dp_lines(capacity(QWEN3_30B, flags))
     assert len(default) == 1 and "no DP group's NCCL communicator is made" in default[0]
     sync = dp_lines(capacity(QWEN3_30B, [*flags, "--no-async-scheduling"]))
@@ -205,7 +205,8 @@ def test_v0111_and_v0130_read_as_v0120_and_v0140_moe_is_named() -> None:
     layer is v0.12.0's (all2all.py unchanged; unquantized apply still `fused_experts`, unquantized_fused_moe_method.py:
     324-325): priced with the padding's communicator alone. v0.14.x's modular kernel is priced (dp_workspace.py) with
     no communicator (async scheduling pads on Gloo), and so are v0.15.x's to v0.19.x's (the same layer:
-    dp_gather.PRICED_ERAS); v0.20.0 is named, not read."""
+    dp_gather.PRICED_ERAS), and v0.20.0-v0.24.x's kernel-gathered layer (dp_kernel_gather.py); v0.25.0 is named,
+    not read."""
     flags = ["-dp", "2", "--enable-expert-parallel"]
     for version in ("0.11.1", "0.12.0", "0.13.0"):
         plan = capacity(QWEN3_30B, [*flags, "--engine-version", version])
@@ -215,8 +216,8 @@ def test_v0111_and_v0130_read_as_v0120_and_v0140_moe_is_named() -> None:
         plan = capacity(QWEN3_30B, [*flags, "--engine-version", version])
         alone = capacity(QWEN3_30B, ["--enable-expert-parallel", "--engine-version", version])  # one replica
         assert not dp_lines(plan) and non_torch(plan) == non_torch(alone)  # no DP communicator charged
-    unread = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.20.0"]))
-    assert len(unread) == 1 and "not read from v0.20.0" in unread[0]
+    unread = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.25.0"]))
+    assert len(unread) == 1 and "not read from v0.25.0" in unread[0]
 
 
 def test_the_moe_line_words_the_communicator_as_the_dense_line_does() -> None:
@@ -303,11 +304,11 @@ def test_padding_on_gloo_off_one_nvlink_node_names_no_communicator() -> None:
 def test_a_removed_naive_backend_falls_back_to_allgather_reducescatter() -> None:
     """v0.19.0's ParallelConfig replaces --all2all-backend naive with 'allgather_reducescatter' ("The 'naive' all2all
     backend has been removed. Falling back to 'allgather_reducescatter'", config/parallel.py:344-350): no naive
-    broadcast, so with the padding on Gloo (async scheduling's default) the line names no communicator (v0.20.0, its
+    broadcast, so with the padding on Gloo (async scheduling's default) the line names no communicator (v0.25.0, its
     batch not read) and v0.19.0 prices the AgRs layer as without the flag; at v0.18.1 naive still broadcasts on the DP
     device group."""
     flags = ["-dp", "2", "--enable-expert-parallel", "--all2all-backend", "naive"]
-    removed = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.20.0"]))
+    removed = dp_lines(capacity(QWEN3_30B, [*flags, "--engine-version", "0.25.0"]))
     assert len(removed) == 1 and "no DP group's NCCL communicator is made" in removed[0]
     fell_back = capacity(QWEN3_30B, [*flags, "--engine-version", "0.19.0"])
     agrs = capacity(QWEN3_30B, [*flags[:3], "--engine-version", "0.19.0"])
@@ -391,5 +392,5 @@ def test_v015x_prices_the_gathered_modular_layer_by_its_code() -> None:
     for version in ("0.18.0", "0.18.1", "0.19.0", "0.19.1"):  # v0.19.x: the same bytes, runner helpers
         activation = capacity(QWEN3_30B, [*flags, "--engine-version", version]).estimate.term(Term.ACTIVATION)
         assert activation is not None and activation.bytes == unchunked
-    unread = capacity(QWEN3_30B, [*flags, "--engine-version", "0.20.0"]).estimate.term(Term.ACTIVATION)
+    unread = capacity(QWEN3_30B, [*flags, "--engine-version", "0.25.0"]).estimate.term(Term.ACTIVATION)
     assert unread is not None and "gathered over" not in unread.basis

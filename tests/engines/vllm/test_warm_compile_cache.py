@@ -10,6 +10,10 @@ logs printed them (tests/data/calibration/vllm.jsonl):
   compile range (1, 2048) takes 38.44 s'), 27,024 warm ('Directly load AOT compilation from path …').
 - file58522340114-qwen3-8b-rtx4090-runpod-v0271-{cold,warm}: Qwen3-8B on an RTX 4090, v0.27.1, `--max-model-len
   8192`: 35,792 tokens cold, 43,040 warm (the torch.compile cache kept).
+
+A said warm the launch cannot read (compile_cache.py `warm_unread`): `VLLM_DISABLE_COMPILE_CACHE=1` on the launch line
+turns vLLM's cache off (compilation/backends.py:1082-1092 and decorators.py:566 at v0.30.0), so the L4 launch with it
+starts as the cold log did, whatever is said; an eager launch compiles nothing to cache.
 """
 
 from __future__ import annotations
@@ -20,6 +24,13 @@ import pytest
 
 from benchmarks.calibration.corpus import load_all
 from kvtop.cli import main
+from kvtop.domain.engines.vllm.compile_cache import (
+    COLD_SAID,
+    DISABLE_ENV,
+    DISABLED_STATE,
+    UNREAD_WARM,
+    WARM_SAID_V1,
+)
 from tests.conftest import DATA
 
 QWEN3_8B = str(DATA / "configs" / "Qwen--Qwen3-8B.json")
@@ -54,13 +65,13 @@ def test_a_warm_cache_plans_the_warm_start(
 
 def test_said_warm_drops_the_cold_start_note_where_v2_runs(capsys: pytest.CaptureFixture[str]) -> None:
     """The plan's 'not known before a start' note (compile_cache.cold_compile_charge) goes where the warm state is said
-    and modelled (V2: Qwen3-8B at v0.30.0), and stays on the V1 runner (v0.20.1: Qwen3 joins V2 later, runner_eras.py), where nothing is charged apart for
+    and modelled (V2: Qwen3-8B at v0.30.0), and stays on the V1 runner, saying the state as said (v0.20.1: Qwen3 joins V2 later, runner_eras.py), where nothing is charged apart for
     the compile: the fits' centre sits between a warm and a cold start there (docs/engines/vllm.md §2.6)."""
     notes = _plan(capsys, L4, "--compile-cache", "warm")["start_notes"]
     assert isinstance(notes, list) and not any(CACHE_LINE in note for note in notes)
     v1 = ("--engine-version", "0.20.1", *L4[2:])
-    notes = _plan(capsys, v1, "--compile-cache", "warm")["start_notes"]
-    assert isinstance(notes, list) and any(CACHE_LINE in note for note in notes)
+    notes = _plan(capsys, v1, "--compile-cache", "warm")["start_notes"]  # the note stays, the state as said
+    assert isinstance(notes, list) and any(note.startswith(f"torch.compile's cache: {WARM_SAID_V1}; ") for note in notes)
     unsaid_v1, said_v1 = _plan(capsys, v1), _plan(capsys, v1, "--compile-cache", "warm")
     assert said_v1["token_capacity"] == unsaid_v1["token_capacity"]
 
@@ -72,3 +83,63 @@ def test_the_corpus_says_warm_where_the_start_did() -> None:
         assert vllm[f"{pair}-warm"].compile_cache == "warm"
         assert vllm[f"{pair}-cold"].compile_cache is None
         assert vllm[f"{pair}-warm"].host_measured().compile_cache == "warm"
+
+
+def _cmd(capsys: pytest.CaptureFixture[str], line: str, *said: str) -> dict[str, object]:
+    """`plan --cmd LINE` of the L4 pair's launch at v0.30.0 (its flags after the model)."""
+    args = ["plan", "--no-calibration-store", "--cmd", f"{line} {QWEN3_8B} {' '.join(L4[5:])}", "--engine-version",
+            "0.30.0", "--gpu", "L4", *said, "--json"]  # fmt: skip
+    assert main(args) == 0
+    out: dict[str, object] = json.loads(capsys.readouterr().out)
+    return out
+
+
+def _notes(plan: dict[str, object]) -> list[str]:
+    """The plan's notes (`EngineResult.notes`, the JSON's "notes")."""
+    notes = plan["notes"]
+    assert isinstance(notes, list)
+    return [str(note) for note in notes]
+
+
+def test_said_cold_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    """Said cold, the start note says 'cold, as said', not 'not known before a start'; the plan is the unsaid one,
+    between the pair's logs (19,760 cold < plan < 27,024 warm)."""
+    said = _plan(capsys, L4, "--compile-cache", "cold")
+    notes = said["start_notes"]
+    assert isinstance(notes, list) and len(notes) == 1
+    assert notes[0].startswith(f"torch.compile's cache: {COLD_SAID}; ") and CACHE_LINE not in notes[0]
+    assert 19_760 < int(str(said["token_capacity"])) < 27_024
+
+
+def test_the_launchs_disabled_cache_overrides_a_said_warm(capsys: pytest.CaptureFixture[str]) -> None:
+    """`VLLM_DISABLE_COMPILE_CACHE=1 vllm serve …` said warm plans the cold start's launch (the unsaid plan, between the
+    cold log's 19,760 and the warm log's 27,024, where a read warm plans within 2 % of 27,024), with the named note and
+    the start note saying cold; `=0` leaves the cache on, and the warm plan stands."""
+    unsaid = _cmd(capsys, "vllm serve")
+    disabled = _cmd(capsys, f"{DISABLE_ENV}=1 vllm serve", "--compile-cache", "warm")
+    assert disabled["token_capacity"] == unsaid["token_capacity"]
+    assert 19_760 < int(str(disabled["token_capacity"])) < 27_024
+    assert UNREAD_WARM["disabled"] in _notes(disabled)
+    notes = disabled["start_notes"]
+    assert isinstance(notes, list) and notes[0].startswith(f"torch.compile's cache: {DISABLED_STATE}; ")
+    kept = _cmd(capsys, f"{DISABLE_ENV}=0 vllm serve", "--compile-cache", "warm")
+    assert abs(int(str(kept["token_capacity"])) / 27_024 - 1) < 0.02
+    assert UNREAD_WARM["disabled"] not in _notes(kept)
+
+
+def test_an_eager_launch_reads_no_cache(capsys: pytest.CaptureFixture[str]) -> None:
+    """--enforce-eager compiles nothing (config/vllm.py, compile_cache.py `compiles`): said warm, the plan is the unsaid
+    eager one and the note says the said state is not read."""
+    eager = (*L4, "--enforce-eager")
+    said, unsaid = _plan(capsys, eager, "--compile-cache", "warm"), _plan(capsys, eager)
+    assert said["token_capacity"] == unsaid["token_capacity"]
+    assert UNREAD_WARM["uncompiled"] in _notes(said)
+    assert UNREAD_WARM["uncompiled"] not in _notes(unsaid)
+
+
+def test_a_value_vllm_cannot_read_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM reads the switch as `bool(int(os.getenv(...)))` (envs.py:364 at v0.30.0): 'yes' stops it at the read."""
+    args = ["plan", "--no-calibration-store", "--cmd", f"{DISABLE_ENV}=yes vllm serve {QWEN3_8B}", "--engine-version",
+            "0.30.0", "--gpu", "L4", "--compile-cache", "warm", "--json"]  # fmt: skip
+    assert main(args) != 0
+    assert DISABLE_ENV in capsys.readouterr().err

@@ -352,13 +352,16 @@ _WHISPER = ("WhisperForConditionalGeneration",)
 # (_resolve_vision_parallel_group, pos_embed VocabParallelEmbedding enable_tp=False) with qwen3_vl_moe.py and
 # qwen3_5.py (both Qwen3.5 classes call Qwen3VLForConditionalGeneration.__init__), glm4v.py
 # (_glm4v_vision_parallel_group) with glm4v_moe.py, bailing_mm_v3.py (Ling-3-VL: qwen3_vl.py's Qwen3VLMoeVisionModel
-# with use_data_parallel, its linear_proj nn.Linear whole either way); other classes ignore the flag. Others that read
-# it (internvl.py, kimi_vl.py, kimi_k25.py, minimax_vl_common.py, mimo_vl.py, bailing_mm.py (both Bailing-MM
+# with use_data_parallel, its linear_proj nn.Linear whole either way), mimo_v2.py (MiMo-V2.5: its MiMoVisionTransformer,
+# 0.5.12 … 0.5.23 mimo_vl.py :255/:262 `use_data_parallel = … mm_enable_dp_encoder`, hands it to every block's
+# VisionAttention and Qwen2_5_VLMLP and to the Qwen2_5_VisionPatchMerger; the audio encoder, mimo_audio.py, is plain
+# nn.Linear, whole either way; 0.5.10 builds no MiMo tower); other classes ignore the flag. Others that read
+# it (internvl.py, kimi_vl.py, kimi_k25.py, minimax_vl_common.py, bailing_mm.py (both Bailing-MM
 # classes), glm_ocr.py, glm5_next.py, glm_image_vl.py, muse_spark_omni.py — which turns it on by itself under attention DP, overrides.py) are not modelled data-parallel.
 DATA_PARALLEL_ENCODER = (
     "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration",
     "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration", "Glm4vForConditionalGeneration",
-    "Glm4vMoeForConditionalGeneration", "BailingMoeV3VLForConditionalGeneration",
+    "Glm4vMoeForConditionalGeneration", "BailingMoeV3VLForConditionalGeneration", "MiMoV2ForCausalLM",
 )  # fmt: skip
 # the other classes that read it (their EntryClass, or a subclass of a listed class: not read whether it keeps the
 # replicated build) — not modelled data-parallel
@@ -367,7 +370,7 @@ DATA_PARALLEL_UNMODELLED = (
     "Glm5NextForConditionalGeneration", "GlmImageForConditionalGeneration",
     "GlmOcrForConditionalGeneration", "InternVLChatModel", "KimiK25ForConditionalGeneration",
     "KimiVLForConditionalGeneration", "MiniMaxM3SparseForConditionalGeneration", "MuseSparkForConditionalGeneration",
-    "MiMoV2ForCausalLM", "MiMoV2FlashForCausalLM", "Cosmos3ForConditionalGeneration",
+    "MiMoV2FlashForCausalLM", "Cosmos3ForConditionalGeneration",
     "InternS1ProForConditionalGeneration",
     "Qwen3OmniMoeForConditionalGeneration", "Qwen4ExpForConditionalGeneration",
 )  # fmt: skip

@@ -37,7 +37,6 @@ from kvtop.domain.engines.sglang.dsa import (
 )
 from kvtop.domain.engines.sglang.dsv4 import DEFAULT_MAX_REQUESTS, dsv4_pool_bytes, dsv4_pools
 from kvtop.domain.engines.sglang.eras import (
-    MAMBA_SLOT_ERAS,
     auto_mem_fraction_static,
     dsa_cell_counts_index,
     dsa_cell_is_latent,
@@ -47,6 +46,7 @@ from kvtop.domain.engines.sglang.eras import (
 )
 from kvtop.domain.engines.sglang.flag_releases import check_neutral_flag_releases
 from kvtop.domain.engines.sglang.graph_phase_flags import check_phase_flags
+from kvtop.domain.engines.sglang.mamba_slots import mamba_slots
 from kvtop.domain.engines.sglang.moe_groups import moe_groups_note
 from kvtop.domain.engines.sglang.moe_runner_note import runner_default_not_modelled
 from kvtop.domain.engines.sglang.multimodal import (
@@ -74,7 +74,6 @@ from kvtop.domain.rounding import round_down
 from kvtop.domain.wording import GIB, MIB, a_gib, gib, mib
 
 DEFAULT_SWA_FULL_TOKENS_RATIO = 0.8
-DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9
 
 
 def resolve_max_num_reqs(tokens: int, context: int, requested: int | None, attn_dp: int) -> int:
@@ -186,7 +185,9 @@ class SglangBudget:
         state = kv.state_bytes_per_request
         if state and rest_gib > 0:
             state = most_stage_state(m, kv, lay.pp, inputs.version)  # §8.3.2: every stage's pool the fattest's
-            rest_gib, state_slots = self._mamba(rest_gib, state, s, lay.attn_dp, inputs.version, steps)
+            rest_gib, state_slots = self._mamba(
+                rest_gib, state, s, lay.attn_dp, inputs.version, mamba_ratio(m, s, inputs.version, page)[0], steps
+            )
         budget = int(rest_gib * GIB)
         steps.append(BudgetStep(label="KV budget", bytes=budget))
         swa_off = full_pool_reason(m, s, inputs.gpu_name, inputs.version)
@@ -241,21 +242,15 @@ class SglangBudget:
         s: LaunchSettings,
         attn_dp: int,
         version: ResolvedVersion,
+        ratio: int,
         steps: list[BudgetStep],
     ) -> tuple[float, int]:
-        """§4.2 `_handle_max_mamba_cache`, auto branch (or --max-running-requests with radix off); §4.2.1:
-        before v0.5.17 K = share // per_req charged K slots, since (share − per_req) // per_req charged K + 1."""
-        padding = MAMBA_SLOT_ERAS.at(version)
-        if s.disable_radix_cache and s.max_running_requests:
-            slots = s.max_running_requests // attn_dp
-        else:
-            ratio = DEFAULT_MAMBA_FULL_MEMORY_RATIO
-            state_budget = rest_gib * ratio / (1 + ratio) * GIB
-            slots = int((state_budget - per_req) // per_req) if padding else int(state_budget // per_req)
-        used = (slots + padding) * per_req
-        label = f"− linear-attention state ({slots} slots{' + 1' if padding else ''})"
-        steps.append(BudgetStep(label=label, bytes=-used))
-        return rest_gib - used / GIB, max(slots, 0)
+        """§4.2 `_handle_max_mamba_cache` (mamba_slots.py): the slots, and speculative decoding's intermediate
+        states beside them, off the rest."""
+        solved = mamba_slots(rest_gib, per_req, s, attn_dp, version, ratio)
+        steps.append(BudgetStep(label=f"− linear-attention state ({solved.label})",
+                                bytes=-round((solved.state_gib + solved.spec_gib) * GIB)))  # fmt: skip
+        return rest_gib - solved.state_gib - solved.spec_gib, solved.slots
 
     def _pools(
         self,

@@ -27,7 +27,7 @@ from kvtop.domain.engines.vllm.batching import (
 )
 from kvtop.domain.engines.vllm.batching_async import refuse_explicit_async
 from kvtop.domain.engines.vllm.compilation import graph_mode_not_modelled
-from kvtop.domain.engines.vllm.compile_cache import cold_compile_charge
+from kvtop.domain.engines.vllm.compile_cache import cold_compile_charge, unread_warm_note
 from kvtop.domain.engines.vllm.deployment import setup as vllm_setup
 from kvtop.domain.engines.vllm.dp_dispatch import dp_communicators_not_modelled, gathered_batch_not_modelled
 from kvtop.domain.engines.vllm.dp_flags import refuse_unread_backend
@@ -160,6 +160,7 @@ class VllmBudget:
             )
         ]
         notes: list[str] = [f"{m.quant.source}: {m.quant.ignored}"] if m.quant.ignored else []
+        notes.extend(n for n in (unread_warm_note(inputs),) if n)  # §2.6: a said warm the launch cannot read
         grows = extensible(s, inputs.version)  # v0.34.0 on: sized after warmup (extensible_kv.py)
         if s.gpu_memory_utilization is not None:
             util, util_source = s.gpu_memory_utilization, "--gpu-memory-utilization"

@@ -30,7 +30,15 @@ and its ledger, solved from the log's KV memory, carries no such line.
 Said warm (`plan --compile-cache warm`, `MeasuredInputs.compile_cache`; session 63): where V2 runs, the figure kvtop
 keeps beside V2's profile stands for the cold compile (v2_graphs.py), so a warm start is charged none of it
 (`WARM_CACHE_UNCHARGED`, the figure moved into its error) and no cold-start note is made; on the V1 runner nothing is charged apart for
-the compile, so the said state changes nothing there and the note stays. Said cold, or not said: a cold start's plan.
+the compile, so the said state changes nothing there and the note stays, saying the state as said. Said cold, or
+not said: a cold start's plan; said cold, the note says so ('cold, as said') rather than 'not known before a start'.
+
+A said warm that the start cannot find (session 63, `warm_unread`): the launch line's `VLLM_DISABLE_COMPILE_CACHE=1`
+(read as `bool(int(os.getenv(...)))`: envs.py:601-602 at v0.8.5, :854-855 at v0.10.2, :363-364 at v0.30.0) turns
+vLLM's cache off, so it neither loads nor saves the compiled graphs and every start compiles cold (`DISABLED_SOURCES`;
+read in the v0.8.5, v0.10.2, v0.11.0, v0.13.0-v0.19.0, v0.27.1, v0.30.0, v0.33.0 and v0.34.0 wheels, v0.8.0-v0.8.4 not
+read); a launch that compiles nothing (`compiles`: eager, -O0, mode or level 0, backend 'eager') reads no cache. Either
+way the plan is the unsaid one and a named note says why (`UNREAD_WARM`).
 """
 
 from __future__ import annotations
@@ -40,10 +48,13 @@ from typing import Literal
 
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineInputs
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.batching import ENGINE_ERAS, engine_era
 from kvtop.domain.engines.vllm.compilation import compilation_level, config_fields, level
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
+from kvtop.domain.errors import InputError
+from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.start_cache import StartCacheCharge
 from kvtop.domain.wording import GIB
 
@@ -67,6 +78,36 @@ COLD_COMPILE_CHARGE = StartCacheCharge(
     cache="torch.compile's cache", least_bytes=min(_EXCESS), median_bytes=round(median(_EXCESS)),
     most_bytes=max(_EXCESS), pairs=len(_EXCESS), source="docs/engines/vllm.md §2.6",
 )  # fmt: skip
+
+# the launch line's switch that turns vLLM's compile cache off (envs.py:601-602 at v0.8.5, :363-364 at v0.30.0), and
+# where the release reads it: the cache disabled ('vLLM's torch.compile cache is disabled.'), the AOT artifact not loaded
+DISABLE_ENV = "VLLM_DISABLE_COMPILE_CACHE"
+DISABLED_SOURCES = (
+    "compilation/backends.py:415-418 at v0.8.5, :534-537 at v0.10.2, :1039-1049 at v0.19.0, :1082-1092 at v0.30.0, "
+    ":1105-1108 at v0.34.0; the AOT load skipped, decorators.py:499 at v0.19.0, :566 at v0.30.0, :595 at v0.34.0"
+)
+# the start note's state where said (`StartCacheCharge.state`, `said_state`)
+COLD_SAID = "cold, as said (--compile-cache cold), not modelled"
+DISABLED_STATE = (f"cold: the launch's {DISABLE_ENV}=1 turns vLLM's cache off, which overrides the said warm (its "
+                  "note), not modelled")  # fmt: skip
+WARM_SAID_V1 = ("warm, as said (--compile-cache warm), not modelled on vLLM's V1 runner, which charges nothing apart for "
+                "the compile (the plan is an unsaid one's)")  # fmt: skip
+UNREAD_WARM = {
+    "disabled": (f"said warm (--compile-cache warm), but the launch sets {DISABLE_ENV}=1: vLLM neither loads nor saves "
+                 f"its compiled graphs ({DISABLED_SOURCES}), so every start compiles cold; planned as a cold start"),
+    "uncompiled": ("said warm (--compile-cache warm), but this launch compiles nothing (--enforce-eager, -O0, a "
+                   "compilation mode or level 0, backend 'eager'): no cache is read; planned as unsaid"),
+}  # fmt: skip
+
+# what a log's 'vLLM's torch.compile cache is disabled.' line earns in `explain` (`compile_cache_note`): what turns the
+# cache off, by release (backends.py's `disable_cache`)
+DISABLED_LOGGED = (
+    "torch.compile's cache: disabled, measured (the log's 'vLLM's torch.compile cache is disabled.' line, "
+    f"{DISABLED_SOURCES.split('; ')[0]}): {DISABLE_ENV}=1 (v0.11.0 reads it alone), at v0.13.0 on also the "
+    "compilation config's inductor_compile_config force_disable_caches (compiler_interface.py:167-181 at v0.13.0), "
+    "at v0.18.0-v0.30.0 n-gram GPU drafting (backends.py:979-983 at v0.18.0, :1085-1089 at v0.30.0; not at v0.17.1 "
+    "or v0.33.0); every start of this launch compiles cold"
+)
 
 # what a log's compile lines earn in `explain`, their figures the plan's (`COLD_COMPILE_CHARGE`: all the pairs)
 _PAIRS = (f"{COLD_COMPILE_CHARGE.spread()} on {COLD_COMPILE_CHARGE.pairs} pairs of one launch in kvtop's corpus, "
@@ -94,18 +135,27 @@ def compile_cache_state(log: EngineLog) -> CompileCacheState | None:
 
 
 def compile_cache_note(log: EngineLog) -> str | None:
-    """The note a log's compile lines earn (`WARM_COMPILE_CACHE`, `COLD_COMPILE`); None where no line says."""
+    """The note a log's compile lines earn (`WARM_COMPILE_CACHE`, `COLD_COMPILE`), with `DISABLED_LOGGED` where its
+    line says the cache is off; None where no line says."""
     state = compile_cache_state(log)
-    return None if state is None else WARM_COMPILE_CACHE if state == "warm" else COLD_COMPILE
+    said = None if state is None else WARM_COMPILE_CACHE if state == "warm" else COLD_COMPILE
+    if not log.first(VllmRankLog, lambda r: r.compile_cache_disabled or None):
+        return said
+    return DISABLED_LOGGED if said is None else f"{said}; {DISABLED_LOGGED}"
 
 
 def compiles(inputs: EngineInputs) -> bool:
-    """Whether the start runs vLLM's torch.compile (Inductor) inside its profile: V1 from v0.8.0, not eager, no -O0,
+    """Whether the start runs vLLM's torch.compile (Inductor) inside its profile (`compiles_launch`)."""
+    return compiles_launch(inputs.version, inputs.gpu_name, inputs.settings)
+
+
+def compiles_launch(version: ResolvedVersion, gpu_name: str | None, settings: LaunchSettings) -> bool:
+    """Whether the launch runs vLLM's torch.compile (Inductor) inside its profile: V1 from v0.8.0, not eager, no -O0,
     no compilation mode or level 0/NONE, no 'eager' backend (the module's docstring)."""
-    version, flags = inputs.version, inputs.settings.flags
-    if ENGINE_ERAS.at(version) != "v1" or engine_era(version, inputs.gpu_name, flags) != "v1":
+    flags = settings.flags
+    if ENGINE_ERAS.at(version) != "v1" or engine_era(version, gpu_name, flags) != "v1":
         return False
-    if inputs.settings.enforce_eager:
+    if settings.enforce_eager:
         return False
     fields = config_fields(flags, version)
     if fields.get("backend") == "eager":
@@ -116,15 +166,62 @@ def compiles(inputs: EngineInputs) -> bool:
     return level(flags, version) != 0
 
 
+def cache_disabled(settings: LaunchSettings) -> bool:
+    """Whether the launch line turns vLLM's compile cache off (`VLLM_DISABLE_COMPILE_CACHE`, read as
+    `bool(int(value))`: a value int() refuses stops vLLM at its first read of it, so kvtop refuses it too)."""
+    value = settings.flags.get(DISABLE_ENV)
+    if value is None:
+        return False
+    try:
+        return bool(int(str(value)))
+    except ValueError:
+        raise InputError(f"{value!r}: vLLM reads it as int(os.getenv(...)) (envs.py:602 at v0.8.5, :364 at v0.30.0) "
+                         "and stops there", field=DISABLE_ENV) from None  # fmt: skip
+
+
+def warm_unread(version: ResolvedVersion, gpu_name: str | None, settings: LaunchSettings) -> str | None:
+    """Why a said warm cache is not what the start finds (`UNREAD_WARM`): the launch compiles nothing
+    (`compiles_launch`), or its `VLLM_DISABLE_COMPILE_CACHE` turns the cache off; None where a warm cache is read."""
+    if not compiles_launch(version, gpu_name, settings):
+        return UNREAD_WARM["uncompiled"]
+    return UNREAD_WARM["disabled"] if cache_disabled(settings) else None
+
+
+def said_warm_read(inputs: EngineInputs) -> bool:
+    """Whether the operator says the cache is warm and the launch reads it (`warm_unread` None)."""
+    return inputs.measured.compile_cache == "warm" and warm_unread(inputs.version, inputs.gpu_name, inputs.settings) is None
+
+
+def said_state(inputs: EngineInputs) -> str | None:
+    """How the plan's start note says the cache's state (`StartCacheCharge.state`): cold as said, cold where the
+    launch's `VLLM_DISABLE_COMPILE_CACHE` overrides a said warm, warm as said where the runner charges nothing apart
+    for the compile; None where not said."""
+    said = inputs.measured.compile_cache
+    if said == "warm":
+        return DISABLED_STATE if cache_disabled(inputs.settings) else WARM_SAID_V1
+    return COLD_SAID if said == "cold" else None
+
+
+def unread_warm_note(inputs: EngineInputs) -> str | None:
+    """The plan's note where the operator says warm and the start cannot read it (`warm_unread`); else None."""
+    if inputs.measured.compile_cache != "warm":
+        return None
+    return warm_unread(inputs.version, inputs.gpu_name, inputs.settings)
+
+
 def cold_compile_charge(inputs: EngineInputs) -> StartCacheCharge | None:
     """What a cold compile may charge beyond a compiled plan whose budget rests on the profile's estimate
-    (`COLD_COMPILE_CHARGE`); None where the launch does not compile, or the KV memory, the non-KV figure or the
-    pool is given (the log's or the operator's figure holds whatever the start paid), or the operator says the cache
-    is warm where V2 runs (`plan --compile-cache warm`: its plan charges no compile)."""
+    (`COLD_COMPILE_CHARGE`, its state as said: `said_state`); None where the launch does not compile, or the KV
+    memory, the non-KV figure or the pool is given (the log's or the operator's figure holds whatever the start paid),
+    or the operator says the cache is warm where V2 runs and the launch reads it (`plan --compile-cache warm`: its plan
+    charges no compile)."""
     s, meas = inputs.settings, inputs.measured
     given = s.kv_cache_memory_bytes is not None or s.num_gpu_blocks_override is not None
     given = given or meas.available_kv_bytes is not None or meas.non_kv_bytes is not None
     # said warm where V2 runs: the figure kept beside its profile, the compile's, is not charged (v2_graphs.py
     # WARM_CACHE_UNCHARGED), so the plan is a warm start's, not one between the two
-    said_warm = meas.compile_cache == "warm" and runs_v2(inputs.version, inputs.model, s)
-    return None if given or said_warm or not compiles(inputs) else COLD_COMPILE_CHARGE
+    warm = said_warm_read(inputs) and runs_v2(inputs.version, inputs.model, s)
+    if given or warm or not compiles(inputs):
+        return None
+    state = said_state(inputs)
+    return COLD_COMPILE_CHARGE if state is None else COLD_COMPILE_CHARGE.model_copy(update={"state": state})

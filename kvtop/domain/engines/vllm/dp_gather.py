@@ -52,8 +52,9 @@ group, nothing padded; a MoE's default profile pads on Gloo. The V2 model runner
 v0.25.0, all from v0.29.0: `runner_eras.runs_v2`) pads on the Gloo CPU group always (v1/worker/gpu/dp_utils.py). The MoE
 layer at v0.13.0 is v0.12.0's (its apply's arguments now read off the layer); v0.14.x's unquantized experts run a
 modular kernel over the worker's workspace manager, priced in dp_workspace.py (FP8 experts there named), and so are
-v0.15.x's to v0.19.x's (the same layer, its code moved; unchunked from v0.18.0); it is not read from v0.20.0:
-`PRICED_ERAS` names where its code changed.
+v0.15.x's to v0.19.x's (the same layer, its code moved; unchunked from v0.18.0). At v0.20.0-v0.24.x the unquantized
+kernel gathers itself, routing the rank's own rows first (dp_kernel_gather.py, V1 runner); it is not read from
+v0.25.0: `PRICED_ERAS` names where its code changed.
 At v0.29.0-v0.32.x one path is read: MXFP4 experts on Marlin at TP 1 without EP (the modular kernel's naive DP prepare and
 MarlinExperts over the workspace manager, unchunked), priced in dp_marlin.py (`MARLIN_DP_ERAS`).
 The non-torch fit's TP > 1 part stands in for it, as above.
@@ -79,6 +80,11 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.batching_async import async_scheduling
 from kvtop.domain.engines.vllm.calibration_eras import non_torch_key
 from kvtop.domain.engines.vllm.dp_flags import padding_on_gloo
+from kvtop.domain.engines.vllm.dp_kernel_gather import (
+    KERNEL_GATHERS,
+    kernel_layer_bytes,
+    kernel_workspace_bytes,
+)
 from kvtop.domain.engines.vllm.dp_marlin import (
     MARLIN_DP_ERAS,
     SCATTER_INTO_OUTPUT,
@@ -87,7 +93,7 @@ from kvtop.domain.engines.vllm.dp_marlin import (
     marlin_workspace_bytes,
 )
 from kvtop.domain.engines.vllm.dp_workspace import HELD_ROWS, MODULAR_ERAS, TOPK_BYTES, modular_layer_bytes
-from kvtop.domain.engines.vllm.moe_workspace import CHUNK_ERAS, gate_up_width
+from kvtop.domain.engines.vllm.moe_workspace import CHUNK_ERAS, experts_workspace_bytes, gate_up_width
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.gpus import NVLINK_GPUS, compute_capability, gpu_model_key
@@ -165,9 +171,22 @@ PRICED_ERAS: Eras[frozenset[str]] = Eras((
         "gathered rows (:498), the combine (:617-620); modular_kernel.py, oracle/unquantized.py, the unquantized "
         "method, workspace.py and the AgRs manager as at v0.18.0; 'naive' (and 'pplx') fall back to "
         "'allgather_reducescatter' (config/parallel.py:344-348 at v0.19.0, :537-543 at v0.33.0)"),
-    Era("0.20.0", frozenset(), "not read from v0.20.0: the runner moved to runner/moe_runner.py, oracle/unquantized.py "
-                               "(484 diff lines against v0.19.0), the unquantized method (296) and v1/worker/"
-                               "workspace.py (60) rewritten; 'naive' (and 'pplx') fall back to "
+    Era("0.20.0", frozenset({"allgather_reducescatter"}),
+        "read at v0.20.0 and v0.20.2 (session 63, dp_kernel_gather.py): the unquantized method's kernel gathers "
+        "through the naive DP prepare (prepare_finalize/naive_dp_ep.py:103-167) after select_experts on the rank's "
+        "own rows (runner/moe_runner.py:462-476), TritonExperts over the workspace manager unchunked "
+        "(modular_kernel.py:1203-1243); 'naive' (and 'pplx') fall back to 'allgather_reducescatter' "
+        "(config/parallel.py:537-543 at v0.33.0)"),
+    Era("0.21.0", frozenset({"allgather_reducescatter"}),
+        "read at v0.21.0, v0.22.0, v0.22.1, v0.23.0 and v0.24.0 against v0.20.2 (session 63, dp_kernel_gather.py): "
+        "the same bytes, the code moved: TritonExperts into experts/triton_moe.py (workspace_shapes :129 at v0.21.0, "
+        ":144 v0.22.x, :141 v0.23.0, :181 v0.24.0), the runner's do_naive_dispatch_combine (runner/moe_runner.py:688 "
+        "/ :683 / :683 / :719) false for the unquantized kernel, naive_dp_ep.py's prepare (:112) and finalize "
+        "(:186-209) as at v0.20.x but for LoRA's mapping, the output empty_like (modular_kernel.py:1395 / :1400 / "
+        ":1385 / :1396, in place gone at v0.23.0; torch==2.11.0 at v0.22.1 and v0.24.0), AgRsAll2AllManager's "
+        "dispatch and combine byte-identical to v0.20.0's"),
+    Era("0.25.0", frozenset(), "not read from v0.25.0 (v0.26.0's runner/moe_runner.py, oracle/unquantized.py and "
+                               "experts/triton_moe.py differ from v0.24.0's); 'naive' (and 'pplx') fall back to "
                                "'allgather_reducescatter' (config/parallel.py:537-543 at v0.33.0)"),
 ))  # fmt: skip
 # Whether the combine leaves a second gathered tensor: the naive all-reduce's out-of-place output (dp × tokens rows,
@@ -280,6 +299,9 @@ def dp_gather(model: ModelSpec, layout: ParallelLayout, version: ResolvedVersion
     if quant.method != "none" and modular.value:
         return DpGather(priced=False, why=f"{quant.method} experts at vLLM {version.label}: only the unquantized "
                                           f"modular kernel is read ({modular.source}); {FP8_BACKEND_BY_INSTALL}")  # fmt: skip
+    if KERNEL_GATHERS.at(version) and runs_v2(version, model, settings):
+        return DpGather(priced=False, why=f"vLLM {version.label}'s V2 model runner with the kernel-gathered MoE layer: "
+                                          "its profile not read with it (dp_kernel_gather.py reads V1's)")  # fmt: skip
     if quant.method == "fp8" and capability < (8, 9):
         return DpGather(priced=False, why="FP8 experts below compute capability 8.9 run Marlin: not read")
     deep_gemm = DEEP_GEMM_DEFAULT.era(version)
@@ -350,6 +372,12 @@ def with_gathered_forward(activation: TermEstimate, inputs: CalibrationInputs) -
     backend = dispatch_backend(inputs.version, inputs.settings) or "naive"
     if marlin_dp_read(inputs.model, inputs.layout, inputs.version, inputs.gpu_name, inputs.settings, backend):
         return _with_marlin_layer(activation, inputs, tokens)
+    if KERNEL_GATHERS.at(inputs.version):  # the modular kernel gathers (v0.20.0-v0.24.x, dp_kernel_gather.py)
+        layer = kernel_layer_bytes(inputs.model, inputs.layout, tokens)
+        # the manager's one buffer grows from the one rank's rows the count holds (sampler_peak.py) to the gathered
+        grown = kernel_workspace_bytes(inputs.model, inputs.layout, tokens) - experts_workspace_bytes(
+            inputs.model, inputs.layout, tokens, CHUNK_ERAS.at(inputs.version))
+        return _with_kept_workspace(activation, inputs, tokens, layer, grown, "MoE layer", "dp_kernel_gather.py")
     chunk = CHUNK_ERAS.at(inputs.version)  # VLLM_FUSED_MOE_CHUNK_SIZE's default; None: unchunked (moe_workspace.py)
     if MODULAR_ERAS.at(inputs.version):
         layer = modular_layer_bytes(inputs.model, inputs.layout, tokens, chunk)
@@ -367,21 +395,31 @@ def with_gathered_forward(activation: TermEstimate, inputs: CalibrationInputs) -
 
 
 def _with_marlin_layer(activation: TermEstimate, inputs: CalibrationInputs, tokens: int) -> TermEstimate:
-    """The profile's peak with the MXFP4 Marlin experts' DP layer (dp_marlin.py): the layer itself, or the peak
-    counted without it plus the workspace it leaves, which stays through the rest of the profile, the larger."""
+    """The profile's peak with the MXFP4 Marlin experts' DP layer (dp_marlin.py)."""
     model, layout = inputs.model, inputs.layout
     assert model is not None
     layer = marlin_layer_bytes(model, layout, tokens, scatter_rows=not SCATTER_INTO_OUTPUT.at(inputs.version))
-    kept = activation.bytes + marlin_workspace_bytes(model, layout, layout.replicas * tokens)
+    kept = marlin_workspace_bytes(model, layout, layout.replicas * tokens)
+    return _with_kept_workspace(activation, inputs, tokens, layer, kept, "MXFP4 Marlin MoE layer", "dp_marlin.py")
+
+
+def _with_kept_workspace(activation: TermEstimate, inputs: CalibrationInputs, tokens: int, layer: int, grown: int,
+                         what: str, where: str) -> TermEstimate:  # fmt: skip
+    """The profile's peak with a modular kernel's DP layer over the workspace manager: the layer itself, or the peak
+    counted without it plus what the workspace it leaves adds to the count (`grown`: the buffer stays through the
+    rest of the profile), the larger."""
+    kept = activation.bytes + max(grown, 0)
     peak = max(layer, kept)
     if peak <= activation.bytes:
         return activation
     which = "the layer" if layer >= kept else "the peak counted without it plus the workspace it keeps"
+    replicas = inputs.layout.replicas
     return activation.model_copy(update={
         "bytes": peak,
-        "basis": f"{activation.basis}; the MXFP4 Marlin MoE layer on the batch gathered over {layout.replicas} DP "
-                 f"ranks ({layout.replicas} × {tokens:,} tokens: {gib(layer)}, its workspace "
-                 f"{gib(kept - activation.bytes)} kept; {which}, {gib(peak)}: dp_marlin.py)",
+        "basis": f"{activation.basis}; the {what} on the batch gathered over {replicas} DP ranks ({replicas} × "
+                 f"{tokens:,} tokens: {gib(layer)}, its workspace {gib(grown)} kept beyond the count's; {which}, "
+                 f"{gib(peak)}: "
+                 f"{where})",
     })  # fmt: skip
 
 

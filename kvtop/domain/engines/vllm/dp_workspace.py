@@ -48,7 +48,7 @@ method, workspace.py and all2all.py byte-identical, its wheel from PyPI): the sa
 chunk, one buffer of max(workspace13, output) beside workspace2, and no longer asks the worst chunk in the profile under
 DP + EP (moe_workspace.CHUNK_ERAS); the kernel's output `torch.empty_like` (:1350), the same bytes. v0.19.0 and v0.19.1
 (both wheels read, their path byte-identical) hold v0.18.x's bytes: only the runner's forward_impl is split into helpers
-(dp_gather.PRICED_ERAS).
+(dp_gather.PRICED_ERAS); from v0.20.0 the kernel gathers itself (dp_kernel_gather.py).
 """
 
 from __future__ import annotations
@@ -65,7 +65,8 @@ MODULAR_ERAS: Eras[bool] = Eras((
     Era("0.14.0", True, "unquantized_fused_moe_method.py:281-287 and modular_kernel.py:766-869 at v0.14.0 (v0.14.1 "
                         "byte-identical); oracle/unquantized.py:160-167 and modular_kernel.py:875-980 at v0.15.0 "
                         "(v0.15.1 byte-identical), :883 at v0.16.0, :1055 at v0.17.0, :1009 at v0.18.0 (unchunked); "
-                        "read to v0.19.x (dp_gather.PRICED_ERAS)"),
+                        "read to v0.19.x; at v0.20.0-v0.24.x the kernel gathers itself (dp_kernel_gather.py), from "
+                        "v0.25.0 not read (dp_gather.PRICED_ERAS)"),
 ))  # fmt: skip
 TOPK_BYTES = 8  # select_experts: a float32 weight and an int32 id per row and chosen expert (dp_gather's too)
 HELD_ROWS = 2  # the decoder layer's residual and normed input of the rank's own batch, held across its MoE

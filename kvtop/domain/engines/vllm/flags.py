@@ -15,6 +15,7 @@ from kvtop.domain.engines.vllm.backends import ATTENTION_BACKEND_FLAG
 from kvtop.domain.engines.vllm.batching_async import RAY_V2_ENV
 from kvtop.domain.engines.vllm.compilation import CONFIG_FLAG, SHORT_FLAG, SHORT_SPAN
 from kvtop.domain.engines.vllm.compilation import FLAGS as COMPILATION_FLAGS
+from kvtop.domain.engines.vllm.compile_cache import DISABLE_ENV as COMPILE_CACHE_ENV
 from kvtop.domain.engines.vllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.vllm.dp_flags import FLAGS as DP_FLAGS
 from kvtop.domain.engines.vllm.dp_flags import SPANS as DP_SPANS
@@ -264,7 +265,8 @@ class VllmFlags:
     # VLLM_ATTENTION_BACKEND outside V1's list: V0 in v0.8-v0.10, v0_backends.py; VLLM_PP_LAYER_PARTITION: named not
     # modelled, pp_split.py; VLLM_USE_RAY_V2_EXECUTOR_BACKEND: the `ray` executor's class, batching_async.py)
     env_read: frozenset[str] = frozenset({MARLIN_ENV, FLASHINFER_BF16_ENV, FLASHINFER_SAMPLER_ENV, USE_V1_ENV,
-                                          ATTENTION_BACKEND_ENV, PP_PARTITION_ENV, RAY_V2_ENV})  # fmt: skip
+                                          ATTENTION_BACKEND_ENV, PP_PARTITION_ENV, RAY_V2_ENV,
+                                          COMPILE_CACHE_ENV})  # fmt: skip
     # the official image (docker/Dockerfile's vllm-openai target) is tagged with the release it builds: v0.11.0
     release_images: frozenset[str] = frozenset({OFFICIAL_IMAGE})
     specials: Mapping[str, tuple[int, str]] = {}

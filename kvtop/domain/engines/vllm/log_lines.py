@@ -85,6 +85,7 @@ _INIT_ENGINE = re.compile(rf"warmup model\) took ({NUM})\s*s")
 _ENCODER_BUDGET = re.compile(r"Encoder cache will be initialized with a budget of (\d{1,12}) tokens")
 _COMPILE_CACHE = re.compile(r"(Directly load (?:the compiled graph|AOT compilation))")
 _COMPILE_MISS = re.compile(r"(Compiling a graph for (?:compile range|dynamic shape|general shape|shape))")
+_COMPILE_OFF = re.compile(r"(torch\.compile cache is disabled)")
 
 
 def _blocks(text: str, fields: Fields) -> bool:
@@ -238,6 +239,7 @@ HANDLERS: tuple[tuple[str, RankHandler], ...] = (
     ("x across cluster]", _ray_folded),
     ("Directly load ", single("compile_cache_loads", _COMPILE_CACHE, str)),
     ("Compiling a graph for ", single("compile_cache_misses", _COMPILE_MISS, str)),
+    ("torch.compile cache is disabled", single("compile_cache_disabled", _COMPILE_OFF, str)),
 )
 """(trigger substring, handler): a handler runs only on lines that contain its trigger."""
 

@@ -200,6 +200,9 @@ class VllmRankLog(RankLog):
     compile_cache_misses: tuple[str, ...] = ()
     """`Compiling a graph for compile range … takes …` (and the older `for dynamic shape` / `for shape` / `for general
     shape`): vLLM compiled the model's graph with Inductor in this start, its cache cold (`compile_cache.py`)."""
+    compile_cache_disabled: tuple[str, ...] = ()
+    """`vLLM's torch.compile cache is disabled.` (compilation/backends.py): this start neither loaded nor saved compiled
+    graphs, so every start of the launch compiles cold (`compile_cache.py` DISABLED_LOGGED)."""
     device_names: tuple[str, ...] = ()
     """The CUDA device name a line states (`…/fused_moe/configs/E=160,N=192,device_name=NVIDIA_A100-SXM4-40GB.json`)."""
     ray_folded_kv_figures: tuple[int, ...] = ()

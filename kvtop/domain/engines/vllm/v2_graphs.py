@@ -82,6 +82,7 @@ from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.deployment_flags import flag_json
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.attention_pick import flashinfer_workspace
+from kvtop.domain.engines.vllm.compile_cache import warm_unread
 from kvtop.domain.engines.vllm.graph_keys import V2_DECODE_KEYS, decode_query_len, spec_tokens
 from kvtop.domain.engines.vllm.profile_run import batch_limits, graph_counts, lora
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
@@ -227,9 +228,10 @@ def forward_side(figure_bytes: int, inputs: CalibrationInputs) -> tuple[int, str
 
 def said_warm(charged: int, side: str, inputs: CalibrationInputs) -> tuple[int, str, int]:
     """(bytes charged, why, error added) of the figure beside V2's profile: where the operator says the compile cache
-    is warm, none of it charged and all of it added to the term's error (`WARM_CACHE_UNCHARGED`: a cold start, or a
+    is warm and the launch reads it, none of it charged and all of it added to the term's error (`WARM_CACHE_UNCHARGED`: a cold start, or a
     cache whose key the launch changed, stays inside the interval); else as `forward_side` gave it, nothing added."""
-    if not inputs.compile_cache_warm:
+    # a said warm the launch cannot read (compile_cache.py `warm_unread`: VLLM_DISABLE_COMPILE_CACHE=1, or no compile)
+    if not inputs.compile_cache_warm or warm_unread(inputs.version, inputs.gpu_name, inputs.settings) is not None:
         return charged, side, 0
     return 0, WARM_CACHE_UNCHARGED, charged
 

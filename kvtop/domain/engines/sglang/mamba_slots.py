@@ -1,0 +1,110 @@
+"""SGLang's linear-attention (Mamba / GDN / KDA) state slots and the bytes they take from the rest, by release
+(docs/engines/sglang.md §4.2): `handle_max_mamba_cache` (model_runner_kv_cache_mixin.py), from v0.5.17
+`KVCacheConfigurator._handle_max_mamba_cache`.
+
+Speculative decoding keeps D (`--speculative-num-draft-tokens`) intermediate states a running request beside the
+slots, and how the release charges them changes the slot count: v0.5.10/v0.5.12 take
+`per_req × (max_running_requests ÷ attn_dp) × D` off the rest before sizing the slots; v0.5.13 … v0.5.16 solve the
+slots and the intermediates jointly from the Mamba share (`K = share // (per_req × (1 + D ÷ ratio))`, the
+intermediates for min(max_running_requests ÷ attn_dp, K ÷ ratio) requests); v0.5.17 on counts the pool's padding
+slot on both. Without speculation the slots fill the whole share (§4.2.1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvtop.domain.deployment import SpecKind
+from kvtop.domain.deployment_flags import flag_int
+from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
+from kvtop.domain.engines.sglang.eras import MAMBA_SLOT_ERAS
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.wording import GIB
+
+DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9  # ServerArgs.mamba_full_memory_ratio (v0.5.4 … v0.5.23)
+# every speculative method's hook sets --max-running-requests to 48 when it is not typed (0.5.10 server_args.py:2994,
+# 0.5.14 arg_groups/speculative_hook.py:270-271, 0.5.23 :1090); handle_max_mamba_cache asserts it is set
+SPEC_DEFAULT_MAX_REQUESTS = 48
+# NGRAM's D when not typed (0.5.10 server_args.py:3108, 0.5.14 arg_groups/speculative_hook.py:420-421, 0.5.23 :1318)
+NGRAM_DEFAULT_DRAFT_TOKENS = 12
+
+# How speculative decoding's intermediate Mamba states are charged, by release (the auto branch's slot solve).
+SPEC_STATE_ERAS: Eras[str] = Eras((
+    Era("", "first", "0.5.10 model_runner_kv_cache_mixin.py:184-198, 0.5.12 :83-97: rest −= per_req × (mrr ÷ "
+        "attn_dp) × D before the slots are sized"),
+    Era("0.5.13", "joint", "0.5.13 model_runner_kv_cache_mixin.py:144-159, 0.5.14 :184-199, 0.5.15 :203-218: "
+        "K = share // (per_req × (1 + D ÷ ratio)); rest −= per_req × min(mrr ÷ attn_dp, K ÷ ratio) × D"),
+    Era("0.5.17", "joint_padded", "0.5.17 mem_cache/kv_cache_configurator.py:1930-1948, 0.5.23 :3359-3377: "
+        "K = (share − per_req × (1 + D)) // (per_req × (1 + D ÷ ratio)); intermediates for min(…) + 1"),
+))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class MambaSlots:
+    """The slots SGLang sizes (`max_mamba_cache_size`, a rank), the bytes they and the intermediates take (GiB)."""
+
+    slots: int
+    state_gib: float  # the slots' bytes (with the padding slot from v0.5.17)
+    spec_gib: float  # speculative decoding's intermediate states (0 without)
+    label: str
+
+
+def draft_tokens(settings: LaunchSettings) -> int | None:
+    """D, the draft tokens a request verifies (None: no speculation). EAGLE-family top-1 drafting takes steps + 1
+    whatever was typed (0.5.10 server_args.py:3074-3080, 0.5.14 arg_groups/speculative_hook.py:383-390, 0.5.23 :1255-1262);
+    NGRAM's default is 12; else not typed, SGLang picks it (`_auto_choose_speculative_params`): refused, not guessed."""
+    spec = deployment_setup(settings)
+    if spec.spec_method is None:
+        return None
+    steps, topk = (
+        flag_int(settings, "speculative-num-steps", least=1),
+        flag_int(settings, "speculative-eagle-topk"),
+    )
+    if spec.spec_kind is not SpecKind.NGRAM and topk == 1 and steps is not None:
+        return steps + 1
+    if spec.spec_kind is SpecKind.NGRAM and spec.draft_tokens is None:
+        return NGRAM_DEFAULT_DRAFT_TOKENS
+    if spec.draft_tokens is None:
+        raise UnsupportedModelError("a hybrid linear-attention model's state pool holds D intermediate states a "
+                                    "request under speculative decoding, and SGLang picks D when "
+                                    "--speculative-num-draft-tokens is not typed: not modelled",
+                                    field="--speculative-num-draft-tokens")  # fmt: skip
+    return spec.draft_tokens
+
+
+def mamba_slots(
+    rest_gib: float,
+    per_req: int,
+    settings: LaunchSettings,
+    attn_dp: int,
+    version: ResolvedVersion,
+    ratio: int,
+) -> MambaSlots:
+    """§4.2: the auto branch (or --max-running-requests with the radix cache off); `ratio`: Mamba slots a running
+    request (`eras.mamba_ratio`), which the joint solve divides by."""
+    padded = int(MAMBA_SLOT_ERAS.at(version))  # the pool's padding slot charged
+    d = draft_tokens(settings)
+    era = SPEC_STATE_ERAS.at(version)
+    # under speculation SGLang has set --max-running-requests (48 where not typed) before it sizes the pool
+    asked = settings.max_running_requests or (SPEC_DEFAULT_MAX_REQUESTS if d is not None else None)
+    requests = (asked or 0) // attn_dp
+    spec = 0
+    if d is not None and era == "first":
+        spec = per_req * requests * d
+        rest_gib -= spec / GIB
+    share = rest_gib * DEFAULT_MAMBA_FULL_MEMORY_RATIO / (1 + DEFAULT_MAMBA_FULL_MEMORY_RATIO) * GIB
+    if settings.disable_radix_cache and asked:
+        slots = requests
+        if d is not None and era != "first":
+            spec = per_req * (slots + padded) * d
+    elif d is not None and era != "first":
+        slots = int((share - per_req * (1 + d) * padded) // (per_req * (1 + d / ratio)))
+        spec = per_req * (min(requests, slots // ratio) + padded) * d
+    else:
+        slots = int((share - per_req) // per_req) if padded else int(share // per_req)
+    state = (slots + padded) * per_req
+    label = f"{slots} slots{' + 1' if padded else ''}" + (
+        f", {d} draft tokens' intermediate states" if d else ""
+    )
+    return MambaSlots(slots=max(slots, 0), state_gib=state / GIB, spec_gib=spec / GIB, label=label)
