@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_architectures import ArchitectureCheck, RegistryRange, RegistryTable, names
+from kvtop.domain.engines.sglang.class_releases import first_release_check
 from kvtop.domain.tower_blocks import BlockSplit
 from kvtop.domain.tower_spec import TowerSplit
 
@@ -387,6 +388,14 @@ def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) 
     """SGLang's verdict on the model's class at `version`. Remote code rescues an unregistered class only through
     the auto_map's `AutoModel` key: resolve_transformers_arch (0.5.6.post2 and 0.5.23 srt/model_loader/utils.py)
     raises "'AutoModel' is not present in the model config's 'auto_map'" where transformers has no such class and
-    the auto_map names only AutoModelFor… classes (AIDC-AI/Ovis2.5-9B: AutoModelForCausalLM)."""
+    the auto_map names only AutoModelFor… classes (AIDC-AI/Ovis2.5-9B: AutoModelForCausalLM). A class that
+    class_releases.py reads in every wheel is judged there at the releases these lists do not cover, and a refused one
+    says which release added it."""
     custom_code = any(key == "AutoModel" for key, _ in model.auto_map_models)
-    return TABLE.check_class(model.architecture, version, custom_code=custom_code)
+    found = TABLE.check_class(model.architecture, version, custom_code=custom_code)
+    if found.state == "refused":  # a class added later: say which release (class_releases.py), in the list's words
+        added = first_release_check(model.architecture, version, custom_code=custom_code, words=found.engine_words)
+        return added if added is not None and added.refused else found
+    if found.state == "not_checked":  # a release no list covers: the classes read in every wheel decide
+        return first_release_check(model.architecture, version, custom_code=custom_code) or found
+    return found

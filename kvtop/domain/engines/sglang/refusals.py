@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT
 from kvtop.domain.engines.sglang.context_len import derived_context
 from kvtop.domain.engines.sglang.params_json import params_json_refusal
+from kvtop.domain.engines.sglang.vocab_launch import dp_head_refusal
 from kvtop.domain.engines.sglang.weights_built import CHECKED_ERAS
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.model import AttentionKind
@@ -217,7 +218,8 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
                  ledger.model, ledger.settings)), dsa_kv_refusal(ledger),
              dsv4_kv_refusal(ledger), bnb_tp_refusal(ledger), experts_refusal(ledger), audio_refusal(ledger),
              tower_blocks_refusal(ledger, TOWER_SPLIT.for_launch(ledger.settings.flags)),
-             mlp_width_refusal(ledger, TP_WIDTHS), params_json_refusal(ledger), pp_tied_head_refusal(ledger)]  # fmt: skip
+             mlp_width_refusal(ledger, TP_WIDTHS), params_json_refusal(ledger), pp_tied_head_refusal(ledger),
+             dp_head_refusal(ledger)]  # fmt: skip
     pp, model = ledger.settings.pp, ledger.model
     source = PP_REFUSED_ERAS.at(ledger.version).get(model.architecture)
     if pp > 1 and source is not None:
