@@ -19,11 +19,12 @@ LAPTOP_TOTAL_MIB: dict[str, int] = {
     # session 63: the 8 GB RTX 4070 laptop card (AD106; NVML 'NVIDIA GeForce RTX 4070 Laptop GPU'): '8,188 MiB reported by
     # `nvidia-smi`' (search-index id 63151070773), 'vram_total_mb' 8188 (Sanssssssssssssssss/vllm-infra-lab's rows)
     "RTX4070-LAPTOP": 8188,
-    # session 63: the 12 GB RTX 4080 laptop card (AD104): nvidia-smi's '|  0MiB / 12282MiB |' beside 'NVIDIA GeForce RTX
-    # 4080 Laptop GPU' in a vLLM host's logs (vllm.jsonl's rtx4080-laptop records, SOURCES.md session 63 helper a)
+    # session 63: the 12 GB RTX 4080 laptop card (AD104): 'NVIDIA GeForce RTX 4080 Laptop, 12,282 MiB' (a vLLM study's
+    # environment table, search-index ids 69415599131 / 69701526975) and vLLM's 'Free memory on device cuda:0
+    # (10.79/11.99 GiB)' there under WSL2 (the whole card: 12,282 MiB = 11.99 GiB)
     "RTX4080-LAPTOP": 12282,
-    # session 63: the 24 GB RTX 5090 laptop card (GB203): nvidia-smi's 'NVIDIA GeForce RTX 5090 Laptop GPU … 24463MiB'
-    # in a vLLM host's logs (vllm.jsonl's rtx5090-laptop records, SOURCES.md session 63 helper a)
+    # session 63: the 24 GB RTX 5090 laptop card (GB203): nvidia-smi's 'NVIDIA GeForce RTX 5090 ... | 766MiB / 24463MiB'
+    # under 'GPU Info: Nvidia 5090 laptop' beside a vLLM 0.18.1.dev0 start on a Lenovo Legion (search-index id 67306615881)
     "RTX5090-LAPTOP": 24463,
 }
 
@@ -33,8 +34,8 @@ LAPTOP_CAPABILITY: dict[str, tuple[int, int]] = {
     "RTX3050-LAPTOP": (8, 6),
     # 'NVIDIA GeForce RTX 4070 Laptop GPU, compute capability 8.9' (search-index ids 63151070773, 68711858341)
     "RTX4070-LAPTOP": (8, 9),
-    # the RTX 4080 laptop card's AD104 (Ada, 8.9) and the RTX 5090 laptop card's GB203 (12.0), as the hosts' vLLM logs
-    # of them pick kernels (FlashInfer / FP8 Marlin on 8.9, sm_120 builds on 12.0)
+    # the RTX 4080 laptop card's FP8 GEMM 'cutlass::Kernel2<enable_sm89_to_sm90<…>>' (vLLM 0.23.0's sm89 kernels,
+    # search-index id 69415599131); the RTX 5090 laptop card's GB203 is consumer Blackwell, 12.0 (NVIDIA's CUDA GPU list)
     "RTX4080-LAPTOP": (8, 9), "RTX5090-LAPTOP": (12, 0),
 }  # fmt: skip
 

@@ -4,9 +4,9 @@ by name, never planned as the desktop card its name starts with; the RTX 5090 an
 Why: `--gpu RTX5090-LAPTOP` and NVML's 'NVIDIA GeForce RTX 5090 Laptop GPU' read by prefix as the 32 GB desktop RTX 5090
 planned 221,440 KV tokens where the engine logged 161,280 (+37.3 %; search-index id 67306615881, #27, session 63).
 
-Expected values from the hosts' printouts, not from the table: nvidia-smi's 'NVIDIA GeForce RTX 5090 … 24463MiB' beside
-vLLM's 'NVIDIA GeForce RTX 5090 Laptop GPU' (search-index id 67306615881) and 'NVIDIA GeForce RTX 4080 Laptop, 12,282
-MiB' (search-index ids 69415599131 / 69701526975); the RTX 4090 laptop card is 16 GB (AD103), the desktop's row 24 GB
+Expected values from the hosts' printouts, not from the table: nvidia-smi's 'NVIDIA GeForce RTX 5090 ... 24463MiB' under
+'GPU Info: Nvidia 5090 laptop' (search-index id 67306615881; GB203, 12.0 in NVIDIA's CUDA GPU list) and 'NVIDIA GeForce RTX
+4080 Laptop, 12,282 MiB' with its sm89 FP8 kernels (search-index ids 69415599131 / 69701526975); the RTX 4090 laptop card is 16 GB (AD103), the desktop's row 24 GB
 (AD102), the A800 40GB half the A800 row's 80 GB (NVML's 'NVIDIA A800-SXM4-40GB'); the RTX PRO 6000 Max-Q prints the
 row's 97,887 MiB (search-index ids 56138566301, 65890345886).
 """
