@@ -32,6 +32,7 @@ from kvtop.domain.gpus import (
     is_larger_variant,
     is_listed_card,
     is_unified,
+    unlisted_board,
 )
 from kvtop.domain.wording import GIB, gib
 
@@ -289,10 +290,12 @@ def cuda_total_estimate(
                           f"nvidia-smi's total less {gib(gap_gib * GIB)} (the gap fitted over {gap.records} GPU models, "
                           f"growing with the total; {which}; ± the miss of each total a GPU model printed, that model "
                           "left out of the gap's fit)")  # fmt: skip
-        # no card named, or one the table lacks: a bare card's gap, or none on a limiter's slice (gpus.py
-        # `SLICE_RESERVED_BYTES`): the error reaches from the fitted gap up to the total itself
+        # no card named, or one the table lacks (named where it is an unlisted board of a listed model: a laptop card):
+        # a bare card's gap, or none on a limiter's slice (gpus.py `SLICE_RESERVED_BYTES`): from the gap up to the total
+        board = unlisted_board(gpu_name)
+        card = f"the {gpu_name} is {board}, which kvtop has no row of" if board else "a card kvtop has no model of"
         return _total(gpu_total_bytes - gap_bytes, max(gap.error_bytes, gap_bytes - SLICE_RESERVED_BYTES), "calibrated",
                       f"the total given less {gib(gap_gib * GIB)} (the gap fitted over {gap.records} GPU models); ± that "
-                      "gap: a card kvtop has no model of may be a slice whose limiter reports its limit as CUDA's "
-                      "total too (no driver reserve)")  # fmt: skip
+                      f"gap: {card}; it may be a slice whose limiter reports its limit as CUDA's total too (no driver "
+                      "reserve)")  # fmt: skip
     return _total(gpu_total_bytes, GIB // 2, "assumed", "nvidia-smi's total (no calibration)")
