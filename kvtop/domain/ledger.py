@@ -271,7 +271,10 @@ def _solve(
     tightest = min(results, key=lambda r: (r.token_capacity, r.num_blocks or 0))
     if len(results) > 1 and tightest.fits:  # every stage at the shared capacity
         capped = rules.at_shared_capacity(settings, tightest)
-        results = [solve(pp, w, kv, t, capped) for pp, (_, w, kv, t) in enumerate(stages)]
+        # the shared count is kvtop's, not an operator's override: what a cold start may charge beyond the plan
+        # (`EngineResult.start_cache`) stays each stage's own solve's, which a fixed count would drop
+        results = [solve(pp, w, kv, t, capped).model_copy(update={"start_cache": own.start_cache})
+                   for pp, ((_, w, kv, t), own) in enumerate(zip(stages, results, strict=True))]  # fmt: skip
     # CUDA context, NCCL and whatever was resident before the weights: measured, or the named estimate
     context_bytes = measured.context_before_load(gpu_total_bytes)
     ranks: list[RankLedger] = []

@@ -150,6 +150,17 @@ def test_a_compiled_plan_names_the_cold_compile_in_its_tokens(capsys: pytest.Cap
     assert not any(CACHE_LINE in note for note in out["not_modelled"])
 
 
+def test_a_pipeline_plan_keeps_the_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """PP 2 (v0.30.0, L4): every stage is re-solved at the least stage's block count (vLLM's §4 shared count, kvtop's
+    arithmetic, not the operator's --num-gpu-blocks-override), and the line stays, in the PP 2 plan's own tokens."""
+    text = _plan(capsys, "--engine-version", "0.30.0", "--pp", "2")
+    rate = float(next(line for line in text.splitlines() if line.startswith("Exchange rate")).split()[2].replace(",", ""))
+    said = [line for line in text.splitlines() if CACHE_LINE in line]
+    assert len(said) == 1 and f"median 0.98 GiB, ≈ {round(0.98 * rate):,} tokens of this plan" in said[0]
+    given = _plan(capsys, "--engine-version", "0.30.0", "--pp", "2", "--num-gpu-blocks-override", "2000")
+    assert CACHE_LINE not in given  # the operator's count holds whatever the start paid
+
+
 def test_an_eager_or_uncompiled_plan_does_not(capsys: pytest.CaptureFixture[str]) -> None:
     """--enforce-eager (mode NONE, config/vllm.py:1548 at v0.30.0), -O0 (v0.12.0 on: mode NONE where none is stated),
     a compilation config mode 0, a V0 release (v0.6.6: no V1 compile) and a given --kv-cache-memory-bytes (no

@@ -79,6 +79,10 @@ class SglangRules(SglangBudget, EngineBase):
     measured_not_read: Mapping[MeasuredField, str] = {
         "non_kv_bytes": "the pool is the free memory after the weights less pre-load × (1 − mem_fraction_static), "
         "with no profiled runtime figure to subtract (docs/engines/sglang.md §4)",
+        # torch_compile.py: `init_memory_pool` runs before the kernel warm-up and the graph runners that compile
+        "compile_cache": "the pool is sized before anything compiles (the kernel warm-up and the CUDA graph runners "
+        "that run torch.compile come after `init_memory_pool`, read at 0.5.10 … 0.5.23), so a warm or cold cache "
+        "moves no token (docs/engines/sglang.md §21)",
     }
     usage_metrics: tuple[str, ...] = ("sglang:token_usage",)
     capacity_metrics: tuple[str, ...] = ("sglang:max_total_num_tokens",)
