@@ -142,5 +142,8 @@ def mimo_v2_omni(vision_config: dict[str, Any], outer: dict[str, Any], source: s
     audio_section = outer.get("audio_config")
     if isinstance(audio_section, dict):
         whole += mimo_audio(validated(MiMoAudioFields, audio_section, source=source, prefix="audio_config."), source)
+    qkv = vision.num_heads * vision.qk_channels + vision.num_key_value_heads * (vision.qk_channels + vision.kv_channels)
+    attention = vision.depth * (vision.hidden_size * qkv + qkv + vision.num_heads * vision.kv_channels * vision.hidden_size)
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=CONFIG_CLASS, source=SOURCE,
-                     divided_heads=(vision.num_heads, vision.num_key_value_heads))
+                     divided_heads=(vision.num_heads, vision.num_key_value_heads),
+                     attention_split_params=attention)  # fmt: skip

@@ -373,6 +373,12 @@ DATA_PARALLEL_UNMODELLED = (
     "InternS1ProForConditionalGeneration",
     "Qwen3OmniMoeForConditionalGeneration", "Qwen4ExpForConditionalGeneration",
 )  # fmt: skip
+# The blocks' VisionAttention splits over the attention-TP group (srt/layers/attention/vision.py 0.5.0rc0:370
+# `attn_tp_size = get_attention_tp_size()`, 0.5.15:928 and 0.5.23:1123 `get_parallel().attn_tp_size`) where the MLPs
+# and merger split over TP (0.5.15 and 0.5.23 qwen2_5_vl.py Qwen2_5_VLMLP / Qwen2_5_VisionPatchMerger
+# `get_parallel().tp_size`); 0.4.10.post2's VisionAttention took the TP world size. From 0.5.22 most towers refuse
+# 1 < attention TP < TP (vision_tp_reduce.py).
+ATTENTION_TP_SINCE = "0.5.0rc0"
 TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector_whole=True, mlp_multiple=8,
                          block_mlp_whole=True, whole_embedding=_GEMMA3 + _GEMMA4 + _GEMMA3N + _WHISPER, k_eq_v_holds_v=_GEMMA4,
                          post_norm=True, float32_norms=True, per_layer_split=_GEMMA3N,
@@ -380,7 +386,8 @@ TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector
                          second_out_proj=("Step3VisionEncoderConfig",),
                          data_parallel_flag=("mm-enable-dp-encoder", True),
                          data_parallel=DATA_PARALLEL_ENCODER,
-                         data_parallel_unmodelled=DATA_PARALLEL_UNMODELLED)  # fmt: skip
+                         data_parallel_unmodelled=DATA_PARALLEL_UNMODELLED,
+                         attention_tp_since=ATTENTION_TP_SINCE)  # fmt: skip
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:
