@@ -379,6 +379,8 @@ DATA_PARALLEL_UNMODELLED = (
 # `get_parallel().tp_size`); 0.4.10.post2's VisionAttention took the TP world size. From 0.5.22 most towers refuse
 # 1 < attention TP < TP (vision_tp_reduce.py).
 ATTENTION_TP_SINCE = "0.5.0rc0"
+# MiMo-V2.5's merger (mimo_vl.py 0.5.12 :301 … 0.5.23 :308 builds qwen2_5_vl.py's Qwen2_5_VisionPatchMerger, its two
+# linears bias=True, 0.5.23 :330/:339) holds biases vLLM's build lacks: width × merge² split, out_hidden_size whole
 TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector_whole=True, mlp_multiple=8,
                          block_mlp_whole=True, whole_embedding=_GEMMA3 + _GEMMA4 + _GEMMA3N + _WHISPER, k_eq_v_holds_v=_GEMMA4,
                          post_norm=True, float32_norms=True, per_layer_split=_GEMMA3N,
@@ -387,7 +389,8 @@ TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector
                          data_parallel_flag=("mm-enable-dp-encoder", True),
                          data_parallel=DATA_PARALLEL_ENCODER,
                          data_parallel_unmodelled=DATA_PARALLEL_UNMODELLED,
-                         attention_tp_since=ATTENTION_TP_SINCE)  # fmt: skip
+                         attention_tp_since=ATTENTION_TP_SINCE,
+                         projector_bias=("Mimo_VLVisionConfig",))  # fmt: skip
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:
