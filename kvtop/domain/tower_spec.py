@@ -77,6 +77,10 @@ class TowerSplit(BaseModel):
     # the launch's attention-DP size where its release splits so (`for_launch`), else 1
     attention_tp_since: str | None = None
     attention_dp: int = 1
+    # (TowerSpec.config_class, first release) of towers whose MLPs and mergers split over the attention-TP group
+    # too (SGLang 0.5.9 qwen3_vl.py: `get_attention_tp_size()`); `attention_tp_towers` those of this launch's release
+    attention_tp_towers_since: tuple[tuple[str, str], ...] = ()
+    attention_tp_towers: tuple[str, ...] = ()
 
     def for_launch(
         self, flags: Mapping[str, str | bool], release: str | None = None, attention_dp: int = 1
@@ -93,12 +97,14 @@ class TowerSplit(BaseModel):
         tables = tuple(cls for cls, since in self.split_tables_before if before(since))
         attention_since = self.attention_tp_since
         dp = attention_dp if attention_since is not None and not before(attention_since) else 1
+        towers = tuple(cls for cls, since in self.attention_tp_towers_since if not before(since)) if dp > 1 else ()
+        update = {"split_tables": tables, "attention_dp": dp, "attention_tp_towers": towers}
         if self.data_parallel_flag is None:
-            return self.model_copy(update={"split_tables": tables, "attention_dp": dp}) if tables or dp > 1 else self
+            return self.model_copy(update=update) if tables or dp > 1 else self
         name, value = self.data_parallel_flag
         later = tuple(cls for cls, since in self.data_parallel_since if before(since))
-        return self.model_copy(update={"encoder_data_parallel": flags.get(name) == value, "attention_dp": dp,
-                                       "not_yet_data_parallel": later, "split_tables": tables})  # fmt: skip
+        return self.model_copy(update={**update, "encoder_data_parallel": flags.get(name) == value,
+                                       "not_yet_data_parallel": later})  # fmt: skip
 
     def of_class(self, architecture: str) -> TowerSplit:
         """This split for the tower of `architecture`: its position table split by rows where this launch's
@@ -218,10 +224,14 @@ class TowerSpec(BaseModel):
             whole += self.projector_bias_whole_params
         if self.mlp_width:  # padded MLP units join the split part
             shared += (round_up(self.mlp_width, how.mlp_multiple) - self.mlp_width) * self.mlp_unit_params
+        attention_tp = max(tp // how.attention_dp, 1)
+        over_attention_tp = attention_tp < tp and self.config_class in how.attention_tp_towers  # all of it
         if how.position_table and self.position_rows:  # rows padded to 64, then split (VocabParallelEmbedding)
             per_row = self.position_params // self.position_rows
-            whole += vocab_parallel_rows(self.position_rows, tp) * per_row - self.position_params
-        attention_tp = max(tp // how.attention_dp, 1)
+            rows = vocab_parallel_rows(self.position_rows, attention_tp if over_attention_tp else tp)
+            whole += rows * per_row - self.position_params
+        if over_attention_tp:
+            return whole + shared / attention_tp
         if attention_tp < tp:  # the blocks' attention over the attention-TP group, the rest over TP
             shared -= self.attention_split_params
             return whole + self.attention_split_params / attention_tp + shared / tp

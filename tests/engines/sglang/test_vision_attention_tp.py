@@ -51,3 +51,22 @@ def test_before_0_5_0_the_attention_splits_over_tp() -> None:
 def test_mimo_v25_without_the_dp_encoder() -> None:
     dp_attention = _tower(str(MIMO), "0.5.15.post1", 8, "--dp", "2", "--enable-dp-attention")
     assert dp_attention - _tower(str(MIMO), "0.5.15.post1", 8) == pytest.approx(22_948_352)
+
+
+QWEN3_VL = CONFIGS / "heldout" / "Qwen--Qwen3-VL-8B-Instruct.json"
+
+
+def test_qwen3_vl_splits_its_whole_tower_over_attention_tp_from_0_5_9() -> None:
+    """qwen3_vl.py 0.5.9:91 / :241 and 0.5.15:115 / :275 build the MLPs and mergers over `get_attention_tp_size()`,
+    and the pos_embed VocabParallelEmbedding `use_attn_tp_group=is_dp_attention_enabled()` (0.5.15:347): at TP 4
+    with attention TP 2 a rank holds what TP 2 holds."""
+    dp_attention = _tower(str(QWEN3_VL), "0.5.15", 4, "--dp", "2", "--enable-dp-attention")
+    assert dp_attention == pytest.approx(_tower(str(QWEN3_VL), "0.5.15", 2))
+
+
+def test_qwen3_vl_at_0_5_8_splits_only_its_attention_over_attention_tp() -> None:
+    """0.5.8 qwen3_vl.py :89 / :239 the MLPs and mergers over the TP world size; VisionAttention over attention TP.
+    Qwen3-VL-8B's vision_config: depth 27, hidden 1,152: per block qkv 1,152 × 3,456 + 3,456, proj 1,152²:
+    5,311,872, × 27 = 143,420,544; ÷ 2 − ÷ 4 = 35,855,136 more a rank than at TP 4 alone."""
+    dp_attention = _tower(str(QWEN3_VL), "0.5.8", 4, "--dp", "2", "--enable-dp-attention")
+    assert dp_attention - _tower(str(QWEN3_VL), "0.5.8", 4) == pytest.approx(35_855_136)
