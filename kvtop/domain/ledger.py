@@ -215,7 +215,7 @@ def _solve(
         is_first, is_last = pp_rank == 0, pp_rank == layout.pp - 1
         layers = pp_layer_range(model.num_layers, pp_rank, layout.pp, rules.pp_remainder_at(version))
         weights = weights_book(model, layout, layers, first_stage=is_first, last_stage=is_last, load_mtp=mtp,
-                               tower_split=rules.architectures.TOWER_SPLIT.for_launch(settings.flags, version.text),
+                               tower_split=rules.architectures.TOWER_SPLIT.for_launch(settings.flags, version.text, layout.attn_dp),
                                parts=rules.stage_parts(model, pp_rank, layout.pp, version))  # fmt: skip
         built = rules.weights_built(model, layout, layers, gpu_name, version,  # the engine's class builds more
                                     quantization=settings.quantization)

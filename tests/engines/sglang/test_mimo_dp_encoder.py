@@ -5,7 +5,9 @@ Oracle: SGLang's code. 0.5.12 … 0.5.23 mimo_vl.py (`MiMoVisionTransformer`: `u
 server_args.mm_enable_dp_encoder`, 0.5.15 :255, 0.5.23 :262) hands the flag to every block's VisionAttention and
 Qwen2_5_VLMLP and to the Qwen2_5_VisionPatchMerger, which then build "replicated", as at TP 1; mimo_audio.py's
 encoder is plain nn.Linear, whole on every rank either way. So with the flag each rank holds the TP-1 build, the
-tower's parameters × 2 B (bf16, the towers are left out of the FP8 quantization); and the engine's pool for the two
+tower's parameters, with the
+merger biases qwen2_5_vl.py's Qwen2_5_VisionPatchMerger builds (bias=True), × 2 B (bf16, the towers are left out of
+the FP8 quantization); and the engine's pool for the two
 DP-attention starts (tests/data/calibration/sglang.jsonl: 678,837 and 678,149 tokens).
 """
 
@@ -42,7 +44,8 @@ def test_the_flag_builds_the_towers_whole_on_every_rank() -> None:
     model = model_from_config(json.loads(MIMO.read_text()))
     assert model.tower is not None and model.architecture == "MiMoV2ForCausalLM"
     whole, shards = _tower([*LAUNCH, "--mm-enable-dp-encoder"])
-    assert (whole, shards) == (model.tower.params * 2, 1)
+    # the TP-1 build: the tower and the merger's two biases SGLang builds (width × merge² = 5,120, out_hidden 4,096)
+    assert (whole, shards) == ((model.tower.params + 5_120 + 4_096) * 2, 1) == (2_290_626_560, 1)
     split, shards = _tower(LAUNCH)
     assert shards == 8 and split < whole
 
