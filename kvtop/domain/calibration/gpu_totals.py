@@ -294,8 +294,10 @@ def cuda_total_estimate(
         # a bare card's gap, or none on a limiter's slice (gpus.py `SLICE_RESERVED_BYTES`): from the gap up to the total
         board = unlisted_board(gpu_name)
         card = f"the {gpu_name} is {board}, which kvtop has no row of" if board else "a card kvtop has no model of"
+        part = ("a MIG slice, whose total is its own (NVML's on the MIG device), the driver's reserve in it not logged"
+                if board and board.startswith("a MIG") else "it may be a slice whose limiter reports its limit as "
+                "CUDA's total too (no driver reserve)")  # fmt: skip
         return _total(gpu_total_bytes - gap_bytes, max(gap.error_bytes, gap_bytes - SLICE_RESERVED_BYTES), "calibrated",
                       f"the total given less {gib(gap_gib * GIB)} (the gap fitted over {gap.records} GPU models); ± that "
-                      f"gap: {card}; it may be a slice whose limiter reports its limit as CUDA's total too (no driver "
-                      "reserve)")  # fmt: skip
+                      f"gap: {card}; {part}")  # fmt: skip
     return _total(gpu_total_bytes, GIB // 2, "assumed", "nvidia-smi's total (no calibration)")
