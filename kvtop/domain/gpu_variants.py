@@ -129,3 +129,11 @@ def without_board(token: str) -> str:
         "", token
     )  # a MIG slice's card is the whole name before 'MIG' ('A100-SXM4-40GB', the 40 GB row)
     return card if card != token else _SIZE.sub("", _VARIANT_WORD.sub("", token))
+
+
+def is_mig_slice(name: str | None) -> bool:
+    """Whether a GPU name is NVML's name of a MIG device ('NVIDIA A100-SXM4-40GB MIG 3g.20gb'): a part of its card, whose
+    total is CUDA's own (as a limiter's slice, `gpus.SLICE_RESERVED_BYTES`), never the card's row."""
+    return (
+        bool(name) and _MIG.search("-" + (name or "").upper().replace(" ", "-").replace("_", "-")) is not None
+    )

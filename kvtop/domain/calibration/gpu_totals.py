@@ -26,6 +26,7 @@ from collections.abc import Mapping
 
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate, TermSource
+from kvtop.domain.gpu_variants import is_mig_slice
 from kvtop.domain.gpus import (
     SLICE_RESERVED_BYTES,
     gpu_model_key,
@@ -270,6 +271,11 @@ def cuda_total_estimate(
     whatever the fits; a unified device keeps its own."""
     if wsl2 and not is_unified(gpu_name):
         return wsl2_total_estimate(gpu_total_bytes)
+    if is_mig_slice(gpu_name):  # a part of a card: its total is CUDA's own, as a limiter's slice (`SLICE_RESERVED_BYTES`)
+        return _total(gpu_total_bytes - SLICE_RESERVED_BYTES, WSL2_TOTAL_ERROR_BYTES, "calibrated",
+                      f"the MIG slice's own total ({unlisted_board(gpu_name)}): CUDA's total on a MIG slice is its "
+                      "NVML total, no driver reserve taken from it (PyTorch's '39.25 GiB total capacity' on a 3g.40gb "
+                      "slice nvidia-smi sized 40,192 MiB, search-index id 67654601249; ± 0.01 GiB)")  # fmt: skip
     if is_unified(gpu_name):  # the table's figure is CUDA's own total there (the host's memory, as logs printed it)
         return _total(gpu_total_bytes, UNIFIED_TOTAL_ERROR_BYTES, "calibrated",
                       f"the host's memory as CUDA reports it on the {gpu_model_key(gpu_name)} (unified memory; "
@@ -294,10 +300,8 @@ def cuda_total_estimate(
         # a bare card's gap, or none on a limiter's slice (gpus.py `SLICE_RESERVED_BYTES`): from the gap up to the total
         board = unlisted_board(gpu_name)
         card = f"the {gpu_name} is {board}, which kvtop has no row of" if board else "a card kvtop has no model of"
-        part = ("a MIG slice, whose total is its own (NVML's on the MIG device), the driver's reserve in it not logged"
-                if board and board.startswith("a MIG") else "it may be a slice whose limiter reports its limit as "
-                "CUDA's total too (no driver reserve)")  # fmt: skip
         return _total(gpu_total_bytes - gap_bytes, max(gap.error_bytes, gap_bytes - SLICE_RESERVED_BYTES), "calibrated",
                       f"the total given less {gib(gap_gib * GIB)} (the gap fitted over {gap.records} GPU models); ± that "
-                      f"gap: {card}; {part}")  # fmt: skip
+                      f"gap: {card}; it may be a slice whose limiter reports its limit as CUDA's total too (no driver "
+                      "reserve)")  # fmt: skip
     return _total(gpu_total_bytes, GIB // 2, "assumed", "nvidia-smi's total (no calibration)")
