@@ -1,7 +1,7 @@
-"""The boards a card's model number also names (laptop cards, Max-Q designs, other memory sizes): their own rows where
-kvtop holds them, else a named refusal, never the desktop card's row read through the name's prefix. Why: NVML's
-'NVIDIA GeForce RTX 5090 Laptop GPU' (24 GB, GB203) read as the 32 GB desktop RTX 5090 planned 37 % too much KV (#27,
-session 63). Split from `gpus`, whose tables merge these rows.
+"""The boards a card's model number also names (laptop cards, Max-Q designs, other memory sizes, MIG slices): their own
+rows where kvtop holds them, else a named refusal, never the whole or desktop card's row read through the name's prefix.
+Why: NVML's 'NVIDIA GeForce RTX 5090 Laptop GPU' (24 GB, GB203) read as the 32 GB desktop RTX 5090 planned 37 % too
+much KV (#27, session 63). Split from `gpus`, whose tables merge these rows.
 """
 
 from __future__ import annotations
@@ -27,6 +27,16 @@ LAPTOP_TOTAL_MIB: dict[str, int] = {
     # under 'GPU Info: Nvidia 5090 laptop' beside a vLLM 0.18.1.dev0 start on a Lenovo Legion (search-index id 67306615881)
     "RTX5090-LAPTOP": 24463,
 }
+
+# Other boards of a data-centre model number, by nvidia-smi's total (MiB). The H20-3e is the H20's 141 GB HBM3e board (the
+# H20 row is the 96 GB HBM3 one, 97,871 MiB): nvidia-smi's 'NVIDIA H20-3e, 143771 MiB, 590.48.01' (search-index id
+# 56324297938), 'NVIDIA H20-3e, 143771 MiB, driver 570.133.20' (61437380984), '8 x NVIDIA H20-3e, 143771 MiB each |
+# ... SM90a, 78 SM per GPU' (60976242793)
+OTHER_TOTAL_MIB: dict[str, int] = {"H20-3E": 143771}
+# Its capability and SMs: 'SM90a, 78 SM per GPU' (60976242793), '"device": "NVIDIA H20-3e", "compute_capability": (9, 0),
+# "sm_count": 78' (65832400105): the H20's GH100 with its 78 SMs
+OTHER_CAPABILITY: dict[str, tuple[int, int]] = {"H20-3E": (9, 0)}
+OTHER_SMS: dict[str, int] = {"H20-3E": 78}
 
 # Their compute capability (NVIDIA's CUDA GPU list: GA10x 8.6, Ada 8.9, consumer Blackwell 12.0) as printouts state it
 LAPTOP_CAPABILITY: dict[str, tuple[int, int]] = {
@@ -67,6 +77,10 @@ LAPTOP_SPELLINGS: tuple[tuple[str, str], ...] = (
 # Words after a model number that name another board of it: NVML's 'Laptop GPU', the spec pages' 'Mobile', the
 # 'with Max-Q Design' of NVML's Turing laptop names ('NVIDIA GeForce RTX 2080 with Max-Q Design')
 _VARIANT_WORD = re.compile(r"-(LAPTOP|MOBILE|MAX-?Q)(?=-|$)")
+# NVML's name of a MIG device is its card's name and its profile: 'NVIDIA A100-SXM4-40GB MIG 3g.20gb', 'NVIDIA H100 80GB
+# HBM3 MIG 1g.10gb' (nvmlDeviceGetName on a MIG handle; search-index ids 7892059270, 61752392095). A slice has its own
+# memory (NVML's total on the MIG handle, `sources.nvml` `MigInstance`) and a part of the card's SMs: neither is the row's
+_MIG = re.compile(r"-MIG(?:-([^-]+))?(?=-|$)")
 # A memory size in a name ('A800-SXM4-40GB'), against the row's total: one card's sizes differ from its nvidia-smi
 # total by its marketing GB (< 10 %), a variant's by 1.5× or more
 _SIZE = re.compile(r"-(\d+)GB(?=-|$)")
@@ -90,22 +104,36 @@ def other_board(rest: str, model: str, rows: Mapping[str, int]) -> str | None:
     """What in a name's token after `model` ('LAPTOP-GPU' after 'RTX5090') names another board than the row's: a
     variant word the row does not hold ('Laptop', 'Mobile', 'Max-Q') or a memory size far from its total in `rows`
     (nvidia-smi's MiB: '40GB' on the 80 GB A800) that is no row of its own ('RTX4060-TI-16GB' is one, of the same chip);
-    None where the name is the row's card."""
+    None where the name is the row's card. A MIG profile ('MIG-3G.20GB') is a slice of it, said first."""
+    mig = _MIG.search("-" + rest)
+    if mig:
+        return f"MIG {(mig.group(1) or '').lower()} slice".replace("  ", " ")
     held = ROW_HOLDS.get(model, frozenset())
     words = sorted({match.group(1) for match in _VARIANT_WORD.finditer("-" + rest)} - held)
     if words:
-        return "Max-Q" if words[0].startswith("MAX") else words[0].title()
+        return ("Max-Q" if words[0].startswith("MAX") else words[0].title()) + " board"
     listed = rows.get(model)
     for size in (int(match.group(1)) for match in _SIZE.finditer("-" + rest)):
         ratio = size * 1024 / listed if listed else 1.0
         known = f"{model}-{size}GB" in rows or size in SIZE_NOT_THE_GPUS.get(model, frozenset())
         if not known and not _SAME_SIZE[0] <= ratio <= _SAME_SIZE[1]:
-            return f"{size} GB"
+            return f"{size} GB board"
     return None
 
 
 def without_board(token: str) -> str:
-    """A token less its board words and sizes ('RTX5090-LAPTOP-GPU' → 'RTX5090-GPU'): the model number, whose compute
-    capability every board of it shares (one architecture per model number: a laptop card's chip is of its desktop's
+    """A token less its board words, sizes and MIG profile ('RTX5090-LAPTOP-GPU' → 'RTX5090-GPU'): the model number,
+    whose compute capability every board and slice of it shares (one architecture per model number: a laptop card's chip is of its desktop's
     generation)."""
-    return _SIZE.sub("", _VARIANT_WORD.sub("", token))
+    card = _MIG.sub(
+        "", token
+    )  # a MIG slice's card is the whole name before 'MIG' ('A100-SXM4-40GB', the 40 GB row)
+    return card if card != token else _SIZE.sub("", _VARIANT_WORD.sub("", token))
+
+
+def is_mig_slice(name: str | None) -> bool:
+    """Whether a GPU name is NVML's name of a MIG device ('NVIDIA A100-SXM4-40GB MIG 3g.20gb'): a part of its card, whose
+    total is CUDA's own (as a limiter's slice, `gpus.SLICE_RESERVED_BYTES`), never the card's row."""
+    return (
+        bool(name) and _MIG.search("-" + (name or "").upper().replace(" ", "-").replace("_", "-")) is not None
+    )

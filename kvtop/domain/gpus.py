@@ -91,7 +91,7 @@ GPU_TOTAL_MIB: dict[str, int] = {
     # '1× NVIDIA RTX 6000D, 85,651 MiB' (69692609481, vllm.jsonl's 6000D start). Its SM count is printed nowhere
     # read: `GPU_SMS` leaves it out (the context term that reads SMs is assumed on it)
     "RTX6000D": 85651,
-    **variants.LAPTOP_TOTAL_MIB,  # the laptop cards (`gpu_variants`)
+    **variants.LAPTOP_TOTAL_MIB, **variants.OTHER_TOTAL_MIB,  # the laptop cards, the H20-3e (`gpu_variants`)
 }  # fmt: skip
 
 
@@ -135,7 +135,7 @@ def gpu_total_bytes(name: str) -> int:
         board = unlisted_board(name)
         if board is not None:
             raise InputError(f"no row for {name[:48]!r}: {board}; give --gpu-memory SIZE (nvidia-smi's total of "
-                             "this card)", field="--gpu")  # fmt: skip
+                             f"this {'slice' if board.startswith('a MIG') else 'card'})", field="--gpu")  # fmt: skip
         near = ", ".join(nearest_gpus(name))
         raise InputError(f"unknown GPU {name[:40]!r} (did you mean {near}? `{LIST_GPUS}` lists the {len(known_gpus())} "
                          "kvtop knows; or give --gpu-memory SIZE)", field="--gpu")  # fmt: skip
@@ -150,7 +150,7 @@ def unlisted_board(name: str | None) -> str | None:
         return None
     model = _known_model(variants.without_board(token), GPU_TOTAL_MIB)
     board = variants.other_board(token[len(model) + 1 :], model, GPU_TOTAL_MIB) if model else None
-    return None if model is None or board is None else f"a {board} board of the {model}, not its row's {GPU_TOTAL_MIB[model]:,} MiB card"
+    return None if model is None or board is None else f"a {board} of the {model}, not its row's {GPU_TOTAL_MIB[model]:,} MiB card"
 
 
 LIST_GPUS = "kvtop plan --list-gpus"  # the command that prints `known_gpus` (kvtop/commands/common.py)
@@ -283,7 +283,7 @@ SM100_AND_NEWER = CapabilityFamily("SM100+", 10, None)
 GRACE_TRAY_GPUS: dict[str, int] = {"GB200": 4, "GB300": 4}
 NVLINK_GPUS = frozenset({
     "H100", "H100-SXM", "H200", "H20", "H800", "GH200", "A100", "A100-80GB", "A100-40GB", "A800",
-    "B200", "GB200", "B300", "GB300",
+    "B200", "GB200", "B300", "GB300", "H20-3E",
 })  # fmt: skip
 
 # CUDA compute capability (major, minor) of GPU models by name: engines choose attention kernels, KV formats
@@ -328,7 +328,7 @@ GPU_CAPABILITY: dict[str, tuple[int, int]] = {
     "JETSON-AGX-ORIN-64GB": (8, 7), "JETSON-AGX-ORIN-32GB": (8, 7), "JETSON-AGX-ORIN": (8, 7),
     "JETSON-ORIN-NX": (8, 7), "JETSON-ORIN-NANO": (8, 7), "JETSON-THOR": (11, 0),
     "JETSON-AGX-THOR": (11, 0), "THOR": (11, 0), "ORIN": (8, 7), "GB10": (12, 1), "DGX-SPARK": (12, 1),
-    **variants.LAPTOP_CAPABILITY,  # the laptop cards (`gpu_variants`)
+    **variants.LAPTOP_CAPABILITY, **variants.OTHER_CAPABILITY,  # the laptop cards, the H20-3e (`gpu_variants`)
 }  # fmt: skip
 
 
@@ -365,7 +365,7 @@ GPU_SMS: dict[str, int] = {
     # session 61: 'Titan RTX (72 SMs, 24 GB, 672 GB/s)' and 'Full TU102 = 72 SMs' (search-index id 58289094730); its
     # 4,608 CUDA cores (a TU102 table, 49011248483) are 72 SMs of Turing's 64
     "TITAN-RTX": 72,
-    **variants.LAPTOP_SMS,  # the laptop cards (`gpu_variants`)
+    **variants.LAPTOP_SMS, **variants.OTHER_SMS,  # the laptop cards, the H20-3e (`gpu_variants`)
 }  # fmt: skip
 
 

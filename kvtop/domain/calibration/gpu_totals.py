@@ -26,6 +26,7 @@ from collections.abc import Mapping
 
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate, TermSource
+from kvtop.domain.gpu_variants import is_mig_slice
 from kvtop.domain.gpus import (
     SLICE_RESERVED_BYTES,
     gpu_model_key,
@@ -270,6 +271,11 @@ def cuda_total_estimate(
     whatever the fits; a unified device keeps its own."""
     if wsl2 and not is_unified(gpu_name):
         return wsl2_total_estimate(gpu_total_bytes)
+    if is_mig_slice(gpu_name):  # a part of a card: its total is CUDA's own, as a limiter's slice (`SLICE_RESERVED_BYTES`)
+        return _total(gpu_total_bytes - SLICE_RESERVED_BYTES, WSL2_TOTAL_ERROR_BYTES, "calibrated",
+                      f"the MIG slice's own total ({unlisted_board(gpu_name)}): CUDA's total on a MIG slice is its "
+                      "NVML total, no driver reserve taken from it (PyTorch's '39.25 GiB total capacity' on a 3g.40gb "
+                      "slice nvidia-smi sized 40,192 MiB, search-index id 67654601249; ± 0.01 GiB)")  # fmt: skip
     if is_unified(gpu_name):  # the table's figure is CUDA's own total there (the host's memory, as logs printed it)
         return _total(gpu_total_bytes, UNIFIED_TOTAL_ERROR_BYTES, "calibrated",
                       f"the host's memory as CUDA reports it on the {gpu_model_key(gpu_name)} (unified memory; "
