@@ -1,7 +1,8 @@
 """vLLM's data-parallel profile run, priced where its code was read: a MoE's batch gathered over the DP ranks and the
-DP group's NCCL communicators (vLLM 0.10.1-0.10.2 with the naive all-to-all and v0.11.0 with 'allgather_reducescatter',
-v0.11.1-v0.13.0 too, Triton fused experts, one node of NVLink GPUs), and a dense model's DP communicators
-(v0.10.1-v0.13.0; from v0.14.0 a dense model's DP ranks are independent engines: none).
+DP group's NCCL communicators (vLLM 0.10.1-0.10.2 with the naive all-to-all, v0.11.0-v0.34.x with
+'allgather_reducescatter', Triton experts, one node of NVLink GPUs: `dp_eras.PRICED_ERAS`; MXFP4 Marlin experts at
+v0.29.0-v0.34.x: dp_marlin.py), and a dense model's DP communicators (v0.10.1-v0.13.0; from v0.14.0 a dense model's
+DP ranks are independent engines: none).
 
 The gathered batch. Each DP rank's `profile_run` runs `_dummy_run(max_num_batched_tokens)` (v1/worker/
 gpu_model_runner.py at v0.10.1.1; `get_dp_padding` pads every rank to the largest, all equal here), and every MoE
