@@ -302,11 +302,14 @@ def with_gathered_forward(activation: TermEstimate, inputs: CalibrationInputs) -
         return activation
     tokens = batch_limits(inputs)[0]
     backend = dispatch_backend(inputs.version, inputs.settings) or "naive"
+    scatter_rows = not SCATTER_INTO_OUTPUT.at(inputs.version)  # the finalize's own-rows tensor (to v0.31.x)
     if marlin_dp_read(inputs.model, inputs.layout, inputs.version, inputs.gpu_name, inputs.settings, backend):
-        return _with_marlin_layer(activation, inputs, tokens)
+        layer = marlin_layer_bytes(inputs.model, inputs.layout, tokens, scatter_rows=scatter_rows)
+        # none of it in the count (a quantized MoE's workspace is not counted: sampler_peak.moe_workspace_bytes)
+        kept = marlin_workspace_bytes(inputs.model, inputs.layout, inputs.layout.replicas * tokens)
+        return _with_kept_workspace(activation, inputs, tokens, layer, kept, "MXFP4 Marlin MoE layer", "dp_marlin.py")
     if KERNEL_GATHERS.at(inputs.version):  # the modular kernel gathers (from v0.20.0, dp_kernel_gather.py)
-        layer = kernel_layer_bytes(inputs.model, inputs.layout, tokens,
-                                   scatter_rows=not SCATTER_INTO_OUTPUT.at(inputs.version))  # fmt: skip
+        layer = kernel_layer_bytes(inputs.model, inputs.layout, tokens, scatter_rows=scatter_rows)
         # the manager's one buffer grows from the one rank's rows the count holds (sampler_peak.py) to the gathered
         grown = kernel_workspace_bytes(inputs.model, inputs.layout, tokens) - experts_workspace_bytes(
             inputs.model, inputs.layout, tokens, CHUNK_ERAS.at(inputs.version))
@@ -325,15 +328,6 @@ def with_gathered_forward(activation: TermEstimate, inputs: CalibrationInputs) -
         "basis": f"{activation.basis}; the MoE layer on the batch gathered over {inputs.layout.replicas} DP ranks "
                  f"({inputs.layout.replicas} × {tokens:,} tokens: {gib(layer)}, dp_gather.py), larger",
     })  # fmt: skip
-
-
-def _with_marlin_layer(activation: TermEstimate, inputs: CalibrationInputs, tokens: int) -> TermEstimate:
-    """The profile's peak with the MXFP4 Marlin experts' DP layer (dp_marlin.py)."""
-    model, layout = inputs.model, inputs.layout
-    assert model is not None
-    layer = marlin_layer_bytes(model, layout, tokens, scatter_rows=not SCATTER_INTO_OUTPUT.at(inputs.version))
-    kept = marlin_workspace_bytes(model, layout, layout.replicas * tokens)
-    return _with_kept_workspace(activation, inputs, tokens, layer, kept, "MXFP4 Marlin MoE layer", "dp_marlin.py")
 
 
 def _with_kept_workspace(activation: TermEstimate, inputs: CalibrationInputs, tokens: int, layer: int, grown: int,
