@@ -85,7 +85,10 @@ def test_v2_runner_class_priced(release: str, layer: int) -> None:
     """Qwen2-MoE runs on the V2 model runner from v0.24.0 (runner_eras.runs_v2, config/vllm.py:68-77): its profile's
     DP dummy batch is V1's, so the kernel-gathered layer is priced on it too."""
     qwen2_moe = QWEN3_30B.model_copy(update={"architecture": "Qwen2MoeForCausalLM"})
-    assert priced_layer(qwen2_moe, [*FLAGS, "--engine-version", release]) == layer
+    flags = [*FLAGS, "--engine-version", release]
+    assert priced_layer(qwen2_moe, flags) == layer
+    activation = capacity(qwen2_moe, flags).estimate.term(Term.ACTIVATION)
+    assert activation is not None and f"vLLM {release}'s V2 model runner" in activation.basis  # not V1's count
 
 
 def test_fp8_experts_stay_named() -> None:
