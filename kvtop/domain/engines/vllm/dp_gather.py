@@ -335,7 +335,8 @@ def _with_kept_workspace(activation: TermEstimate, inputs: CalibrationInputs, to
     """The profile's peak with a modular kernel's DP layer over the workspace manager: the layer itself, or the peak
     counted without it plus what the workspace it leaves adds to the count (`grown`: the buffer stays through the
     rest of the profile), the larger."""
-    kept = activation.bytes + max(grown, 0)
+    grown = max(grown, 0)  # the buffer only grows (v1/worker/workspace.py)
+    kept = activation.bytes + grown
     peak = max(layer, kept)
     if peak <= activation.bytes:
         return activation
@@ -345,8 +346,7 @@ def _with_kept_workspace(activation: TermEstimate, inputs: CalibrationInputs, to
         "bytes": peak,
         "basis": f"{activation.basis}; the {what} on the batch gathered over {replicas} DP ranks ({replicas} × "
                  f"{tokens:,} tokens: {gib(layer)}, its workspace {gib(grown)} kept beyond the count's; {which}, "
-                 f"{gib(peak)}: "
-                 f"{where})",
+                 f"{gib(peak)}: {where})",
     })  # fmt: skip
 
 
