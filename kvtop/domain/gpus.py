@@ -135,7 +135,7 @@ def gpu_total_bytes(name: str) -> int:
         board = unlisted_board(name)
         if board is not None:
             raise InputError(f"no row for {name[:48]!r}: {board}; give --gpu-memory SIZE (nvidia-smi's total of "
-                             f"this {'slice' if board.startswith('a MIG') else 'card'})", field="--gpu")  # fmt: skip
+                             f"this {'slice' if variants.is_mig_slice(name) else 'card'})", field="--gpu")  # fmt: skip
         near = ", ".join(nearest_gpus(name))
         raise InputError(f"unknown GPU {name[:40]!r} (did you mean {near}? `{LIST_GPUS}` lists the {len(known_gpus())} "
                          "kvtop knows; or give --gpu-memory SIZE)", field="--gpu")  # fmt: skip
