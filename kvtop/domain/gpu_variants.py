@@ -81,6 +81,9 @@ _VARIANT_WORD = re.compile(r"-(LAPTOP|MOBILE|MAX-?Q)(?=-|$)")
 # HBM3 MIG 1g.10gb' (nvmlDeviceGetName on a MIG handle; search-index ids 7892059270, 61752392095). A slice has its own
 # memory (NVML's total on the MIG handle, `sources.nvml` `MigInstance`) and a part of the card's SMs: neither is the row's
 _MIG = re.compile(r"-MIG(?:-([^-]+))?(?=-|$)")
+# A model number's Ti and SUPER are other cards with rows of their own ('RTX2080-SUPER': 48 SMs to the RTX 2080's 46,
+# `gpus.GPU_SMS`): a name whose card has no row ('RTX 2080 Super Max-Q', 'RTX 5080 Super') is never the plain number's
+_NUMBER_VARIANT = re.compile(r"^(TI|SUPER)(?=-|$)")
 # A memory size in a name ('A800-SXM4-40GB'), against the row's total: one card's sizes differ from its nvidia-smi
 # total by its marketing GB (< 10 %), a variant's by 1.5× or more
 _SIZE = re.compile(r"-(\d+)GB(?=-|$)")
@@ -101,13 +104,17 @@ SIZE_NOT_THE_GPUS: dict[str, frozenset[int]] = {"GH200": frozenset({120, 480})}
 
 
 def other_board(rest: str, model: str, rows: Mapping[str, int]) -> str | None:
-    """What in a name's token after `model` ('LAPTOP-GPU' after 'RTX5090') names another board than the row's: a
-    variant word the row does not hold ('Laptop', 'Mobile', 'Max-Q') or a memory size far from its total in `rows`
-    (nvidia-smi's MiB: '40GB' on the 80 GB A800) that is no row of its own ('RTX4060-TI-16GB' is one, of the same chip);
-    None where the name is the row's card. A MIG profile ('MIG-3G.20GB') is a slice of it, said first."""
+    """What in a name's token after `model` ('LAPTOP-GPU' after 'RTX5090') names another board than the row's: a Ti
+    or SUPER card, a variant word the row does not hold ('Laptop', 'Mobile', 'Max-Q') or a memory size far from its
+    total in `rows` (nvidia-smi's MiB: '40GB' on the 80 GB A800) that is no row of its own ('RTX4060-TI-16GB' is one,
+    of the same chip); None where the name is the row's card. A MIG profile ('MIG-3G.20GB') is a slice of it, said
+    first."""
     mig = _MIG.search("-" + rest)
     if mig:
         return f"MIG {(mig.group(1) or '').lower()} slice".replace("  ", " ")
+    number = _NUMBER_VARIANT.match(rest)
+    if number:
+        return f"{number.group(1).title()} card"
     held = ROW_HOLDS.get(model, frozenset())
     words = sorted({match.group(1) for match in _VARIANT_WORD.finditer("-" + rest)} - held)
     if words:
