@@ -64,15 +64,9 @@ LAPTOP_SMS: dict[str, int] = {
 LAPTOP_SPELLINGS: tuple[tuple[str, str], ...] = (
     (r"^RTX3050-(4GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX3050-LAPTOP"),
     (r"^RTX4070-(8GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX4070-LAPTOP"),  # not the desktop RTX 4070 (12 GB, 46 SMs)
-    (
-        r"^RTX4080-(12GB-)?(LAPTOP|MOBILE)(?=-|$)",
-        "RTX4080-LAPTOP",
-    ),  # not the desktop RTX 4080 (16 GB, 76 SMs)
-    (
-        r"^RTX5090-(24GB-)?(LAPTOP|MOBILE)(?=-|$)",
-        "RTX5090-LAPTOP",
-    ),  # not the desktop RTX 5090 (32 GB, 170 SMs)
-)
+    (r"^RTX4080-(12GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX4080-LAPTOP"),  # not the desktop RTX 4080 (16 GB, 76 SMs)
+    (r"^RTX5090-(24GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX5090-LAPTOP"),  # not the desktop RTX 5090 (32 GB, 170 SMs)
+)  # fmt: skip
 
 # Words after a model number that name another board of it: NVML's 'Laptop GPU', the spec pages' 'Mobile', the
 # 'with Max-Q Design' of NVML's Turing laptop names ('NVIDIA GeForce RTX 2080 with Max-Q Design')
@@ -111,7 +105,7 @@ def other_board(rest: str, model: str, rows: Mapping[str, int]) -> str | None:
     first."""
     mig = _MIG.search("-" + rest)
     if mig:
-        return f"MIG {(mig.group(1) or '').lower()} slice".replace("  ", " ")
+        return f"MIG {mig.group(1).lower()} slice" if mig.group(1) else "MIG slice"
     number = _NUMBER_VARIANT.match(rest)
     if number:
         return f"{number.group(1).title()} card"
@@ -130,17 +124,13 @@ def other_board(rest: str, model: str, rows: Mapping[str, int]) -> str | None:
 
 def without_board(token: str) -> str:
     """A token less its board words, sizes and MIG profile ('RTX5090-LAPTOP-GPU' → 'RTX5090-GPU'): the model number,
-    whose compute capability every board and slice of it shares (one architecture per model number: a laptop card's chip is of its desktop's
-    generation)."""
-    card = _MIG.sub(
-        "", token
-    )  # a MIG slice's card is the whole name before 'MIG' ('A100-SXM4-40GB', the 40 GB row)
+    whose compute capability every board and slice of it shares (one architecture per model number: a laptop card's
+    chip is of its desktop's generation)."""
+    card = _MIG.sub("", token)  # a MIG slice's card is the whole name before 'MIG' ('A100-SXM4-40GB', the 40 GB row)
     return card if card != token else _SIZE.sub("", _VARIANT_WORD.sub("", token))
 
 
 def is_mig_slice(name: str | None) -> bool:
-    """Whether a GPU name is NVML's name of a MIG device ('NVIDIA A100-SXM4-40GB MIG 3g.20gb'): a part of its card, whose
-    total is CUDA's own (as a limiter's slice, `gpus.SLICE_RESERVED_BYTES`), never the card's row."""
-    return (
-        bool(name) and _MIG.search("-" + (name or "").upper().replace(" ", "-").replace("_", "-")) is not None
-    )
+    """Whether a GPU name is NVML's name of a MIG device ('NVIDIA A100-SXM4-40GB MIG 3g.20gb'): a part of its card,
+    whose total is CUDA's own (as a limiter's slice, `gpus.SLICE_RESERVED_BYTES`), never the card's row."""
+    return bool(name) and _MIG.search("-" + (name or "").upper().replace(" ", "-").replace("_", "-")) is not None

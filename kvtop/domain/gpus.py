@@ -150,7 +150,9 @@ def unlisted_board(name: str | None) -> str | None:
         return None
     model = _known_model(variants.without_board(token), GPU_TOTAL_MIB)
     board = variants.other_board(token[len(model) + 1 :], model, GPU_TOTAL_MIB) if model else None
-    return None if model is None or board is None else f"a {board} of the {model}, not its row's {GPU_TOTAL_MIB[model]:,} MiB card"
+    if model is None or board is None:
+        return None
+    return f"a {board} of the {model}, not its row's {GPU_TOTAL_MIB[model]:,} MiB card"
 
 
 LIST_GPUS = "kvtop plan --list-gpus"  # the command that prints `known_gpus` (kvtop/commands/common.py)

@@ -268,7 +268,8 @@ def cuda_total_estimate(
     """CUDA's total for this GPU model of nvidia-smi's total `gpu_total_bytes` (the table's, or one given for it: a
     memory variant): its fit, else nvidia-smi's total less the usual gap, else (no fit at all) nvidia-smi's total,
     said to be assumed. On a WSL2 host (`wsl2`: `MeasuredInputs.wsl2`) the whole card (`wsl2_total_estimate`),
-    whatever the fits; a unified device keeps its own; a MIG slice's NVML total is CUDA's (`gpu_variants.is_mig_slice`)."""
+    whatever the fits; a unified device keeps its own; a MIG slice's NVML total is CUDA's
+    (`gpu_variants.is_mig_slice`)."""
     if wsl2 and not is_unified(gpu_name):
         return wsl2_total_estimate(gpu_total_bytes)
     if is_mig_slice(gpu_name):  # a part of a card: its total is CUDA's own, as a limiter's slice (`SLICE_RESERVED_BYTES`)
