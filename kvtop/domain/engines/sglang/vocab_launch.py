@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 EMBED_ENV = "SGLANG_ENABLE_EMBED_REPLICATION"
 TRUE_WORDS = frozenset({"true", "1", "yes", "y"})  # srt/environ.py EnvBool.parse
 DP_HEAD_FLAG = "--enable-dp-lm-head"
-DP_HEAD_KEY = "enable-dp-lm-head"  # its LaunchSettings.flags key
+DP_HEAD_KEY = DP_HEAD_FLAG.removeprefix("--")  # its LaunchSettings.flags key
 _DSV2 = "DeepseekV2Model"
 
 # the model code (vocab_split.GROUP_ERAS's names) that builds the input embedding with **get_embedding_tp_kwargs()
@@ -164,7 +164,8 @@ def with_launch_switches(
         notes.append(f"{DP_HEAD_FLAG}: SGLang {version.label} splits the embedding over attention TP too "
                      "(bailing_moe.py use_attn_tp_group; vocab_launch.py)")  # fmt: skip
     if head:
-        where = _head_row(model) or DSV2_HEAD
+        where = _head_row(model)
+        assert where is not None  # dp_head is True only for a class one of the head tables names
         notes.append(f"{DP_HEAD_FLAG}: the LM head splits over attention TP ({where[0]} ParallelLMHead "
                      "use_attn_tp_group; vocab_launch.py)")  # fmt: skip
     return VocabSplit(
