@@ -17,8 +17,8 @@
   nemotron_h.py … pass it too, their embedding split under DP attention not read) is refused by name. Without DP
   attention SGLang turns it off where dp is 1 (server_args.py 0.5.12:3063-3065; 0.5.23 arg_groups/overrides.py
   `_data_parallelism_defaults`) and asserts otherwise ("Please enable dp attention when setting enable_dp_lm_head.",
-  0.4.6.post5 … 0.5.12 server_args.py; 0.5.23 `_dp_lm_head_validation`: "--enable-dp-lm-head requires attention DP
-  (--attn-dp-size).").
+  0.4.6.post5 … 0.5.14 server_args.py, 0.5.15 … 0.5.20 arg_groups/overrides.py `_dp_lm_head_validation`; 0.5.23
+  there: "--enable-dp-lm-head requires attention DP (--attn-dp-size).").
 """
 
 from __future__ import annotations
@@ -58,7 +58,10 @@ REPLICATING_ERAS: Eras[frozenset[str]] = Eras((
 # SGLang's assertion where the flag is set without DP attention at dp > 1: (its words, where)
 DP_HEAD_ASSERT_ERAS: Eras[tuple[str, str]] = Eras((
     Era("", ("Please enable dp attention when setting enable_dp_lm_head.", "server_args.py ServerArgs"),
-        "read at 0.4.6.post5, 0.5.12, 0.5.13 (server_args.py:3333), 0.5.17 and 0.5.20 (arg_groups/overrides.py:1485)"),
+        "read at 0.4.6.post5, 0.5.12, 0.5.13 (server_args.py:3333), 0.5.14 (:5061 _handle_data_parallelism)"),
+    Era("0.5.15", ("Please enable dp attention when setting enable_dp_lm_head.",
+                   "arg_groups/overrides.py _dp_lm_head_validation"),
+        "read at 0.5.15 (arg_groups/overrides.py:1792), 0.5.16 (:1953), 0.5.17 (:2316), 0.5.20 (:1485)"),
     Era("0.5.23", ("--enable-dp-lm-head requires attention DP (--attn-dp-size).",
                    "arg_groups/overrides.py _dp_lm_head_validation"), "read at 0.5.23 (0.5.21, 0.5.22 not read)"),
 ))  # fmt: skip
