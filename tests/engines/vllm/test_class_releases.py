@@ -114,3 +114,12 @@ def test_plan_between_the_read_lists_says_registered_and_before_the_backend_refu
     assert "vLLM 0.7.1 has no Qwen3ForCausalLM (added in 0.8.4)" in capsys.readouterr().err
     assert main([*args, "--engine-version", "0.30.0"]) == 0
     assert "registers Qwen3ForCausalLM is not checked" not in capsys.readouterr().out
+
+
+def test_a_log_that_ran_a_class_before_vllm_registered_it_ran_the_transformers_backend() -> None:
+    """file58653435936: Qwen3-32B on vLLM 0.7.3 ("Qwen3 falls back to the Transformers backend", the report's words); 0.7.3's
+    registry has no Qwen3ForCausalLM (0.8.4's first): not refused, said to be the backend's, not checked."""
+    (record,) = [r for r in load("vllm") if r.id == "file58653435936-qwen3-32b-80gb-v073-v0-u082-transformers-backend"]
+    assert record.model is not None
+    found = architectures.check(record.model, record.settings, record.version)
+    assert found.state == "not_checked" and "(added in 0.8.4): it hands it to its Transformers backend" in found.message
