@@ -64,15 +64,9 @@ LAPTOP_SMS: dict[str, int] = {
 LAPTOP_SPELLINGS: tuple[tuple[str, str], ...] = (
     (r"^RTX3050-(4GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX3050-LAPTOP"),
     (r"^RTX4070-(8GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX4070-LAPTOP"),  # not the desktop RTX 4070 (12 GB, 46 SMs)
-    (
-        r"^RTX4080-(12GB-)?(LAPTOP|MOBILE)(?=-|$)",
-        "RTX4080-LAPTOP",
-    ),  # not the desktop RTX 4080 (16 GB, 76 SMs)
-    (
-        r"^RTX5090-(24GB-)?(LAPTOP|MOBILE)(?=-|$)",
-        "RTX5090-LAPTOP",
-    ),  # not the desktop RTX 5090 (32 GB, 170 SMs)
-)
+    (r"^RTX4080-(12GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX4080-LAPTOP"),  # not the desktop RTX 4080 (16 GB, 76 SMs)
+    (r"^RTX5090-(24GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX5090-LAPTOP"),  # not the desktop RTX 5090 (32 GB, 170 SMs)
+)  # fmt: skip
 
 # Words after a model number that name another board of it: NVML's 'Laptop GPU', the spec pages' 'Mobile', the
 # 'with Max-Q Design' of NVML's Turing laptop names ('NVIDIA GeForce RTX 2080 with Max-Q Design')
@@ -81,6 +75,9 @@ _VARIANT_WORD = re.compile(r"-(LAPTOP|MOBILE|MAX-?Q)(?=-|$)")
 # HBM3 MIG 1g.10gb' (nvmlDeviceGetName on a MIG handle; search-index ids 7892059270, 61752392095). A slice has its own
 # memory (NVML's total on the MIG handle, `sources.nvml` `MigInstance`) and a part of the card's SMs: neither is the row's
 _MIG = re.compile(r"-MIG(?:-([^-]+))?(?=-|$)")
+# A model number's Ti and SUPER are other cards with rows of their own ('RTX2080-SUPER': 48 SMs to the RTX 2080's 46,
+# `gpus.GPU_SMS`): a name whose card has no row ('RTX 2080 Super Max-Q', 'RTX 5080 Super') is never the plain number's
+_NUMBER_VARIANT = re.compile(r"^(TI|SUPER)(?=-|$)")
 # A memory size in a name ('A800-SXM4-40GB'), against the row's total: one card's sizes differ from its nvidia-smi
 # total by its marketing GB (< 10 %), a variant's by 1.5× or more
 _SIZE = re.compile(r"-(\d+)GB(?=-|$)")
@@ -101,13 +98,17 @@ SIZE_NOT_THE_GPUS: dict[str, frozenset[int]] = {"GH200": frozenset({120, 480})}
 
 
 def other_board(rest: str, model: str, rows: Mapping[str, int]) -> str | None:
-    """What in a name's token after `model` ('LAPTOP-GPU' after 'RTX5090') names another board than the row's: a
-    variant word the row does not hold ('Laptop', 'Mobile', 'Max-Q') or a memory size far from its total in `rows`
-    (nvidia-smi's MiB: '40GB' on the 80 GB A800) that is no row of its own ('RTX4060-TI-16GB' is one, of the same chip);
-    None where the name is the row's card. A MIG profile ('MIG-3G.20GB') is a slice of it, said first."""
+    """What in a name's token after `model` ('LAPTOP-GPU' after 'RTX5090') names another board than the row's: a Ti
+    or SUPER card, a variant word the row does not hold ('Laptop', 'Mobile', 'Max-Q') or a memory size far from its
+    total in `rows` (nvidia-smi's MiB: '40GB' on the 80 GB A800) that is no row of its own ('RTX4060-TI-16GB' is one,
+    of the same chip); None where the name is the row's card. A MIG profile ('MIG-3G.20GB') is a slice of it, said
+    first."""
     mig = _MIG.search("-" + rest)
     if mig:
-        return f"MIG {(mig.group(1) or '').lower()} slice".replace("  ", " ")
+        return f"MIG {mig.group(1).lower()} slice" if mig.group(1) else "MIG slice"
+    number = _NUMBER_VARIANT.match(rest)
+    if number:
+        return f"{number.group(1).title()} card"
     held = ROW_HOLDS.get(model, frozenset())
     words = sorted({match.group(1) for match in _VARIANT_WORD.finditer("-" + rest)} - held)
     if words:
@@ -123,17 +124,13 @@ def other_board(rest: str, model: str, rows: Mapping[str, int]) -> str | None:
 
 def without_board(token: str) -> str:
     """A token less its board words, sizes and MIG profile ('RTX5090-LAPTOP-GPU' → 'RTX5090-GPU'): the model number,
-    whose compute capability every board and slice of it shares (one architecture per model number: a laptop card's chip is of its desktop's
-    generation)."""
-    card = _MIG.sub(
-        "", token
-    )  # a MIG slice's card is the whole name before 'MIG' ('A100-SXM4-40GB', the 40 GB row)
+    whose compute capability every board and slice of it shares (one architecture per model number: a laptop card's
+    chip is of its desktop's generation)."""
+    card = _MIG.sub("", token)  # a MIG slice's card is the whole name before 'MIG' ('A100-SXM4-40GB', the 40 GB row)
     return card if card != token else _SIZE.sub("", _VARIANT_WORD.sub("", token))
 
 
 def is_mig_slice(name: str | None) -> bool:
-    """Whether a GPU name is NVML's name of a MIG device ('NVIDIA A100-SXM4-40GB MIG 3g.20gb'): a part of its card, whose
-    total is CUDA's own (as a limiter's slice, `gpus.SLICE_RESERVED_BYTES`), never the card's row."""
-    return (
-        bool(name) and _MIG.search("-" + (name or "").upper().replace(" ", "-").replace("_", "-")) is not None
-    )
+    """Whether a GPU name is NVML's name of a MIG device ('NVIDIA A100-SXM4-40GB MIG 3g.20gb'): a part of its card,
+    whose total is CUDA's own (as a limiter's slice, `gpus.SLICE_RESERVED_BYTES`), never the card's row."""
+    return bool(name) and _MIG.search("-" + (name or "").upper().replace(" ", "-").replace("_", "-")) is not None

@@ -135,7 +135,7 @@ def gpu_total_bytes(name: str) -> int:
         board = unlisted_board(name)
         if board is not None:
             raise InputError(f"no row for {name[:48]!r}: {board}; give --gpu-memory SIZE (nvidia-smi's total of "
-                             f"this {'slice' if board.startswith('a MIG') else 'card'})", field="--gpu")  # fmt: skip
+                             f"this {'slice' if variants.is_mig_slice(name) else 'card'})", field="--gpu")  # fmt: skip
         near = ", ".join(nearest_gpus(name))
         raise InputError(f"unknown GPU {name[:40]!r} (did you mean {near}? `{LIST_GPUS}` lists the {len(known_gpus())} "
                          "kvtop knows; or give --gpu-memory SIZE)", field="--gpu")  # fmt: skip
@@ -150,7 +150,9 @@ def unlisted_board(name: str | None) -> str | None:
         return None
     model = _known_model(variants.without_board(token), GPU_TOTAL_MIB)
     board = variants.other_board(token[len(model) + 1 :], model, GPU_TOTAL_MIB) if model else None
-    return None if model is None or board is None else f"a {board} of the {model}, not its row's {GPU_TOTAL_MIB[model]:,} MiB card"
+    if model is None or board is None:
+        return None
+    return f"a {board} of the {model}, not its row's {GPU_TOTAL_MIB[model]:,} MiB card"
 
 
 LIST_GPUS = "kvtop plan --list-gpus"  # the command that prints `known_gpus` (kvtop/commands/common.py)

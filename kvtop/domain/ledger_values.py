@@ -169,8 +169,13 @@ class Ledger(BaseModel):
         return self.engine.token_capacity
 
     @property
+    def _tightest_kv_rank(self) -> RankLedger:
+        """The rank whose KV costs the most bytes per token: the one whose cell and rate the ledger's are."""
+        return max(self.ranks, key=lambda r: r.kv_bytes_per_token)
+
+    @property
     def kv_bytes_per_token(self) -> int:
-        return max(rank.kv_bytes_per_token for rank in self.ranks)
+        return self._tightest_kv_rank.kv_bytes_per_token
 
     @property
     def request_capacity(self) -> RequestCapacity | None:
@@ -191,12 +196,12 @@ class Ledger(BaseModel):
     @property
     def kv_cell(self) -> KvCell | None:
         """The engine's own cell of the tightest rank, where it has one (`RankLedger.kv_cell`)."""
-        return max(self.ranks, key=lambda r: r.kv_bytes_per_token).kv_cell if self.ranks else None
+        return self._tightest_kv_rank.kv_cell if self.ranks else None
 
     @property
     def kv_bytes_per_token_exact(self) -> float:
         """The tightest rank's bytes per token as the capacity divides by them (the engine's cell unrounded)."""
-        return max(self.ranks, key=lambda r: r.kv_bytes_per_token).kv_bytes_per_token_exact
+        return self._tightest_kv_rank.kv_bytes_per_token_exact
 
     @property
     def requests_at_context_length(self) -> float | None:

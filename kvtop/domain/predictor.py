@@ -132,8 +132,9 @@ def mig_slice(gpu: GpuObservation) -> GpuObservation | str:
         return (f"no prediction: GPU {gpu.index} is split into {len(gpu.mig_instances)} MIG slices and which one this "
                 "engine runs on is not read; plan it with `kvtop plan --gpu-memory SIZE`, its slice's total")  # fmt: skip
     one = gpu.mig_instances[0]
-    figures = ("name", "total_bytes", "used_bytes", "free_bytes", "reserved_bytes", "memory_api")
-    return gpu.model_copy(update={figure: getattr(one, figure) for figure in figures})
+    return gpu.model_copy(update={"name": one.name, "total_bytes": one.total_bytes, "used_bytes": one.used_bytes,
+                                  "free_bytes": one.free_bytes, "reserved_bytes": one.reserved_bytes,
+                                  "memory_api": one.memory_api})  # fmt: skip
 
 
 def gpu_inputs(gpu: GpuObservation, desktop: HostDesktop | None = None) -> MeasuredInputs:

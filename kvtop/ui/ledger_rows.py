@@ -27,7 +27,6 @@ from kvtop.domain.ledger_words import component_words
 from kvtop.domain.node import NodeSnapshot, RankView, WorkerPrediction, outside_bytes
 from kvtop.domain.observe import GpuObservation
 from kvtop.domain.probe import ProbeOutcome, ProbeResult
-from kvtop.units import fmt_percent
 
 #: Probe outcomes that allocated and measured (the others allocated nothing worth a figure).
 MEASURED_OUTCOMES = frozenset({ProbeOutcome.OK, ProbeOutcome.TARGET_NOT_MET, ProbeOutcome.OUT_OF_MEMORY})
@@ -224,8 +223,8 @@ def probe_rows(result: ProbeResult) -> tuple[ProbeRow, ...]:
         planned_tokens = "fill"
     per_token = "—"
     if result.measured is not None:
-        delta = result.measured_vs_predicted
-        per_token = f"{result.measured.bytes_per_token:,}" + ("" if delta is None else f" ({fmt_percent(delta, 2, sign=True)})")
+        delta = result.measured_vs_predicted_said
+        per_token = f"{result.measured.bytes_per_token:,}" + ("" if delta is None else f" ({delta})")
     return (
         ProbeRow("probe: tokens proven", planned_tokens, f"{result.tokens_allocated:,}" if measured else "—"),
         ProbeRow("probe: bytes/token measured", f"{predicted:,}" if predicted else "—", per_token),

@@ -69,11 +69,34 @@ def test_the_desktop_cards_keep_their_rows() -> None:
     ],
 )
 def test_an_unlisted_board_is_refused_by_name(name: str, said: str) -> None:
-    assert unlisted_board(name) is not None and unlisted_board(name).startswith(said)  # type: ignore[union-attr]
+    assert (unlisted_board(name) or "").startswith(said)
     assert not is_listed_card(name)
     assert sm_count(name) is None  # not the desktop card's
     with pytest.raises(InputError, match=r"no row for .*give --gpu-memory SIZE \(nvidia-smi's total of this card\)"):
         gpu_total_bytes(name)
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        # NVIDIA's GeForce RTX 20-series laptop specifications: the RTX 2080 SUPER Max-Q's 3,072 CUDA cores are 48
+        # Turing SMs of 64, not the RTX 2080 Max-Q's 2,944 (46): a board of the SUPER, never of the plain RTX 2080
+        ("RTX 2080 Super Max-Q", "a Max-Q board of the RTX2080-SUPER"),
+        ("RTX 2080 Ti Max-Q", "a Max-Q board of the RTX2080-TI"),
+    ],
+)
+def test_a_ti_or_super_board_is_never_the_plain_numbers_row(name: str, said: str) -> None:
+    assert (unlisted_board(name) or "").startswith(said)
+    assert sm_count(name) is None
+    with pytest.raises(InputError, match="no row for"):
+        gpu_total_bytes(name)
+
+
+def test_a_ti_or_super_card_kvtop_lacks_is_unknown_not_the_plain_number() -> None:
+    """No row holds an RTX 5080 SUPER: refused with the names kvtop knows, not read as the 16 GB RTX 5080."""
+    assert not is_listed_card("RTX 5080 Super")
+    with pytest.raises(InputError, match="unknown GPU 'RTX 5080 Super'"):
+        gpu_total_bytes("RTX 5080 Super")
 
 
 def test_an_unlisted_laptop_board_keeps_its_architecture() -> None:

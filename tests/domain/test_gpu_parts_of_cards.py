@@ -84,6 +84,15 @@ def test_cudas_total_of_a_mig_slice_says_mig_slice() -> None:
     assert term.bytes == round(39.25 * 2**30)
 
 
+def test_cudas_total_of_a_slice_of_a_card_kvtop_lacks_names_the_slice_not_none() -> None:
+    """A MIG slice of a card with no row keeps the one rule (NVML's total is CUDA's, as PyTorch's 39.25 GiB of 40,192
+    MiB above) and its basis names the GPU as NVML does, never 'None'."""
+    name = "NVIDIA A16 MIG 1g.4gb"  # a name of no row: the A16 is not in kvtop's table
+    term = cuda_total_estimate(name, 4096 * MIB, CUDA_TOTAL_FITS)
+    assert term.bytes == 4096 * MIB
+    assert "None" not in term.basis and name in term.basis
+
+
 def _a30(*free_mib: int) -> GpuObservation:
     """The A30 as NVML reads it through kvtop's source, its 1g.6gb slices with `free_mib` free each."""
     instances = [gpu_from_mib("NVIDIA A30 MIG 1g.6gb", 3 + i, total_mib=6144, reserved_mib=0, used_mib=6144 - free,

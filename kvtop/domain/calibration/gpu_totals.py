@@ -268,12 +268,13 @@ def cuda_total_estimate(
     """CUDA's total for this GPU model of nvidia-smi's total `gpu_total_bytes` (the table's, or one given for it: a
     memory variant): its fit, else nvidia-smi's total less the usual gap, else (no fit at all) nvidia-smi's total,
     said to be assumed. On a WSL2 host (`wsl2`: `MeasuredInputs.wsl2`) the whole card (`wsl2_total_estimate`),
-    whatever the fits; a unified device keeps its own."""
+    whatever the fits; a unified device keeps its own; a MIG slice's NVML total is CUDA's
+    (`gpu_variants.is_mig_slice`)."""
     if wsl2 and not is_unified(gpu_name):
         return wsl2_total_estimate(gpu_total_bytes)
     if is_mig_slice(gpu_name):  # a part of a card: its total is CUDA's own, as a limiter's slice (`SLICE_RESERVED_BYTES`)
         return _total(gpu_total_bytes - SLICE_RESERVED_BYTES, WSL2_TOTAL_ERROR_BYTES, "calibrated",
-                      f"the MIG slice's own total ({unlisted_board(gpu_name)}): CUDA's total on a MIG slice is its "
+                      f"the MIG slice's own total ({unlisted_board(gpu_name) or gpu_name}): CUDA's total on a MIG slice is its "
                       "NVML total, no driver reserve taken from it (PyTorch's '39.25 GiB total capacity' on a 3g.40gb "
                       "slice nvidia-smi sized 40,192 MiB, search-index id 67654601249; ± 0.01 GiB)")  # fmt: skip
     if is_unified(gpu_name):  # the table's figure is CUDA's own total there (the host's memory, as logs printed it)

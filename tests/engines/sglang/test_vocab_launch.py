@@ -106,11 +106,16 @@ def test_dp_lm_head_by_class_and_release() -> None:
 
 def test_dp_lm_head_refusals() -> None:
     """Without DP attention at dp > 1 SGLang asserts; at dp 1 SGLang turns it off (nothing refused, nothing changed)."""
-    for release, words in (("0.5.20", "Please enable dp attention when setting enable_dp_lm_head."),
-                           ("0.5.23", "--enable-dp-lm-head requires attention DP (--attn-dp-size).")):
+    old_words = "Please enable dp attention when setting enable_dp_lm_head."
+    # where each wheel asserts it: 0.5.14 server_args.py:5061, 0.5.15 arg_groups/overrides.py:1792, 0.5.20 :1485
+    for release, words, where in (("0.5.14", old_words, "server_args.py"),
+                                  ("0.5.15", old_words, "arg_groups/overrides.py _dp_lm_head_validation"),
+                                  ("0.5.20", old_words, "arg_groups/overrides.py _dp_lm_head_validation"),
+                                  ("0.5.23", "--enable-dp-lm-head requires attention DP (--attn-dp-size).",
+                                   "arg_groups/overrides.py _dp_lm_head_validation")):  # fmt: skip
         replicas = _ledger(["--tp", "8", "--dp", "2", "--enable-dp-lm-head", "--engine-version", release])
         (asserted,) = [r for r in launch_refusals(replicas) if r.field == "--enable-dp-lm-head"]
-        assert words in asserted.message  # arg_groups/overrides.py 0.5.20:1485; 0.5.23 _dp_lm_head_validation
+        assert words in asserted.message and asserted.source.startswith(where), (release, asserted.source)
     alone = _ledger(["--tp", "8", "--enable-dp-lm-head", "--engine-version", "0.5.23"])
     assert not [r for r in launch_refusals(alone) if r.field == "--enable-dp-lm-head"]
     assert _rows(alone)["lm_head"] == (OVER_8, 8)

@@ -224,7 +224,8 @@ TRANSFORMERS_SPANS: dict[str, tuple[str, str]] = {
 }
 
 
-def _key(text: str) -> Release:
+def _release(text: str) -> Release:
+    """A release text of the tables above, parsed (each parses: the wheels' own versions)."""
     found = parse_release(text)
     assert found is not None, text
     return found
@@ -232,18 +233,18 @@ def _key(text: str) -> Release:
 
 def pinned_transformers(release: Release) -> str | None:
     """The transformers the wheel of `release` pins (None before the Transformers backend)."""
-    pins = [pin for since, pin in PINS if _key(since) <= release]
+    pins = [pin for since, pin in PINS if _release(since) <= release]
     return pins[-1] if pins else None
 
 
 def _in_transformers(architecture: str, release: Release) -> bool:
     span = TRANSFORMERS_SPANS.get(architecture)
-    return span is not None and _key(span[0]) <= release <= _key(span[1])
+    return span is not None and _release(span[0]) <= release <= _release(span[1])
 
 
-def _words(architecture: str, release: Release) -> str:
+def _engine_words(architecture: str, release: Release) -> str:
     """SGLang's own error for a class it does not register (and that transformers has not got), at `release`."""
-    if release < _key(BACKEND_FIRST):
+    if release < _release(BACKEND_FIRST):
         return f"Model architectures ['{architecture}'] are not supported for now."
     return f"Cannot find model module. '{architecture}' is not a registered model in the Transformers library"
 
@@ -256,11 +257,11 @@ def first_release_check(
     None where the table does not decide (a class it does not name, no release stated, a release not read).
     `words`: the engine's error as a registry list read at that very release words it (architectures.py)."""
     row, release = FIRST.get(architecture), version.release
-    if row is None or release is None or not _key(READ_FIRST) <= release <= _key(READ_LAST):
+    if row is None or release is None or not _release(READ_FIRST) <= release <= _release(READ_LAST):
         return None
     source = f"python/sglang/srt/models/{row.file} EntryClass, SGLang {row.first} wheel ({SOURCE})"
     label, added = version.label, f"added in {row.first}"
-    if release >= _key(row.first):
+    if release >= _release(row.first):
         return ArchitectureCheck(state="registered", architecture=architecture, source=source,
                                  message=f"SGLang {label} registers {architecture} ({added})")  # fmt: skip
     if version.approximate:  # a release inferred from a log's dates or fields: a log that ran the class is later
@@ -277,7 +278,7 @@ def first_release_check(
         return ArchitectureCheck(state="custom_code", architecture=architecture, source=source,
                                  message=f"SGLang {label} has no {architecture} ({added}); the config's auto_map names "
                                  "remote code, which it may load with --trust-remote-code (not checked)")  # fmt: skip
-    words = words or _words(architecture, release)
+    words = words or _engine_words(architecture, release)
     with_transformers = f" (with transformers {pin}, as its wheel pins)" if pin else ""
     return ArchitectureCheck(state="refused", architecture=architecture, source=source, engine_words=words,
                              message=f"SGLang {label} has no {architecture} ({added}): pick a later --engine-version; "

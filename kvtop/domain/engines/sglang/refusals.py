@@ -40,6 +40,10 @@
 - From 0.5.22, a multimodal encoder whose VisionAttention splits over attention TP but all-reduces over TP, where
   1 < attention TP < TP (attention DP) and no `--mm-enable-dp-encoder` builds it data-parallel: ValueError
   (`vision_tp_reduce`, srt/layers/dp_attention.py reject_attn_tp_shard_with_tp_reduce).
+- `--enable-dp-lm-head` at dp > 1 without DP attention: server_args.py asserts "Please enable dp attention when
+  setting enable_dp_lm_head." (0.4.6.post5 … 0.5.20; 0.5.23 arg_groups/overrides.py `_dp_lm_head_validation`:
+  "--enable-dp-lm-head requires attention DP (--attn-dp-size)."); under DP attention on a class whose head split
+  kvtop has not read, refused as not modelled (`vocab_launch.dp_head_refusal`).
 """
 
 from __future__ import annotations

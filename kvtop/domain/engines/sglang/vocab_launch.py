@@ -17,8 +17,8 @@
   nemotron_h.py … pass it too, their embedding split under DP attention not read) is refused by name. Without DP
   attention SGLang turns it off where dp is 1 (server_args.py 0.5.12:3063-3065; 0.5.23 arg_groups/overrides.py
   `_data_parallelism_defaults`) and asserts otherwise ("Please enable dp attention when setting enable_dp_lm_head.",
-  0.4.6.post5 … 0.5.12 server_args.py; 0.5.23 `_dp_lm_head_validation`: "--enable-dp-lm-head requires attention DP
-  (--attn-dp-size).").
+  0.4.6.post5 … 0.5.14 server_args.py, 0.5.15 … 0.5.20 arg_groups/overrides.py `_dp_lm_head_validation`; 0.5.23
+  there: "--enable-dp-lm-head requires attention DP (--attn-dp-size).").
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 EMBED_ENV = "SGLANG_ENABLE_EMBED_REPLICATION"
 TRUE_WORDS = frozenset({"true", "1", "yes", "y"})  # srt/environ.py EnvBool.parse
 DP_HEAD_FLAG = "--enable-dp-lm-head"
-DP_HEAD_KEY = "enable-dp-lm-head"  # its LaunchSettings.flags key
+DP_HEAD_KEY = DP_HEAD_FLAG.removeprefix("--")  # its LaunchSettings.flags key
 _DSV2 = "DeepseekV2Model"
 
 # the model code (vocab_split.GROUP_ERAS's names) that builds the input embedding with **get_embedding_tp_kwargs()
@@ -58,7 +58,10 @@ REPLICATING_ERAS: Eras[frozenset[str]] = Eras((
 # SGLang's assertion where the flag is set without DP attention at dp > 1: (its words, where)
 DP_HEAD_ASSERT_ERAS: Eras[tuple[str, str]] = Eras((
     Era("", ("Please enable dp attention when setting enable_dp_lm_head.", "server_args.py ServerArgs"),
-        "read at 0.4.6.post5, 0.5.12, 0.5.13 (server_args.py:3333), 0.5.17 and 0.5.20 (arg_groups/overrides.py:1485)"),
+        "read at 0.4.6.post5, 0.5.12, 0.5.13 (server_args.py:3333), 0.5.14 (:5061 _handle_data_parallelism)"),
+    Era("0.5.15", ("Please enable dp attention when setting enable_dp_lm_head.",
+                   "arg_groups/overrides.py _dp_lm_head_validation"),
+        "read at 0.5.15 (arg_groups/overrides.py:1792), 0.5.16 (:1953), 0.5.17 (:2316), 0.5.20 (:1485)"),
     Era("0.5.23", ("--enable-dp-lm-head requires attention DP (--attn-dp-size).",
                    "arg_groups/overrides.py _dp_lm_head_validation"), "read at 0.5.23 (0.5.21, 0.5.22 not read)"),
 ))  # fmt: skip
@@ -164,7 +167,8 @@ def with_launch_switches(
         notes.append(f"{DP_HEAD_FLAG}: SGLang {version.label} splits the embedding over attention TP too "
                      "(bailing_moe.py use_attn_tp_group; vocab_launch.py)")  # fmt: skip
     if head:
-        where = _head_row(model) or DSV2_HEAD
+        where = _head_row(model)
+        assert where is not None  # dp_head is True only for a class one of the head tables names
         notes.append(f"{DP_HEAD_FLAG}: the LM head splits over attention TP ({where[0]} ParallelLMHead "
                      "use_attn_tp_group; vocab_launch.py)")  # fmt: skip
     return VocabSplit(
