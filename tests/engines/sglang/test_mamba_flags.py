@@ -20,7 +20,6 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import gpu_key
 from kvtop.domain.launch import parse_flags
-from kvtop.domain.wording import GIB
 
 PER_REQ = 153_944_064
 EAGLE = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
@@ -33,7 +32,7 @@ def test_the_ratio_sets_the_share() -> None:
     153,944,064 = 132 (0.5.14 model_runner_kv_cache_mixin.py:190-199)."""
     settings = parse_flags("sglang", ["--mamba-full-memory-ratio", "0.5"])
     solved = mamba_slots(57.0, PER_REQ, settings, 1, ResolvedVersion(text="0.5.14"), 5)
-    assert (solved.slots, round(solved.state_gib * GIB), solved.spec_gib) == (132, 132 * PER_REQ, 0.0)
+    assert (solved.slots, solved.state_bytes, solved.spec_bytes) == (132, 132 * PER_REQ, 0)
 
 
 @pytest.mark.parametrize(
@@ -51,7 +50,7 @@ def test_the_ratio_sets_the_share() -> None:
 )
 def test_a_typed_cache_size_sets_the_slots(release: str, attn_dp: int, slots: int, state: int, spec: int) -> None:
     solved = mamba_slots(57.0, PER_REQ, parse_flags("sglang", [*EAGLE, *SIZE]), attn_dp, ResolvedVersion(text=release), 5)
-    assert (solved.slots, round(solved.state_gib * GIB), round(solved.spec_gib * GIB)) == (slots, state, spec)
+    assert (solved.slots, solved.state_bytes, solved.spec_bytes) == (slots, state, spec)
 
 
 def test_a_typed_cache_size_before_057_is_refused() -> None:

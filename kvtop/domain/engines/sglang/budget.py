@@ -259,8 +259,8 @@ class SglangBudget:
         states beside them, off the rest."""
         solved = mamba_slots(rest_gib, per_req, s, attn_dp, version, ratio)
         steps.append(BudgetStep(label=f"− linear-attention state ({solved.label})",
-                                bytes=-round((solved.state_gib + solved.spec_gib) * GIB)))  # fmt: skip
-        return rest_gib - solved.state_gib - solved.spec_gib, solved.slots
+                                bytes=-(solved.state_bytes + solved.spec_bytes)))  # fmt: skip
+        return rest_gib - solved.state_bytes / GIB - solved.spec_bytes / GIB, solved.slots
 
     def _pools(
         self,

@@ -54,11 +54,11 @@ SPEC_STATE_ERAS: Eras[str] = Eras((
 
 @dataclass(frozen=True)
 class MambaSlots:
-    """The slots SGLang sizes (`max_mamba_cache_size`, a rank), the bytes they and the intermediates take (GiB)."""
+    """The slots SGLang sizes (`max_mamba_cache_size`, a rank), the bytes they and the intermediates take."""
 
     slots: int
-    state_gib: float  # the slots' bytes (with the padding slot from v0.5.17)
-    spec_gib: float  # speculative decoding's intermediate states (0 without)
+    state_bytes: int  # the slots' (with the padding slot from v0.5.17)
+    spec_bytes: int  # speculative decoding's intermediate states' (0 without)
     label: str
 
 
@@ -143,4 +143,4 @@ def mamba_slots(
     label = f"{slots} slots{' + 1' if padded else ''}" + (f" ({SIZE_FLAG})" if size is not None else "") + (
         f", {d} draft tokens' intermediate states" if d else ""
     )
-    return MambaSlots(slots=max(slots, 0), state_gib=state / GIB, spec_gib=spec / GIB, label=label)
+    return MambaSlots(slots=max(slots, 0), state_bytes=state, spec_bytes=spec, label=label)
