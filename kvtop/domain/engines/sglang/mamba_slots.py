@@ -105,10 +105,10 @@ def mamba_slots(
     settings: LaunchSettings,
     attn_dp: int,
     version: ResolvedVersion,
-    ratio: int,
+    slots_per_request: int,
 ) -> MambaSlots:
-    """§4.2: the auto branch (or --max-running-requests with the radix cache off); `ratio`: Mamba slots a running
-    request (`eras.mamba_ratio`), which the joint solve divides by."""
+    """§4.2: the auto branch (or --max-running-requests with the radix cache off); `slots_per_request`: Mamba slots a
+    running request (`eras.mamba_ratio`, SGLang's `_calculate_mamba_ratio`), which the joint solve divides by."""
     padded = int(MAMBA_SLOT_ERAS.at(version))  # the pool's padding slot charged
     d = draft_tokens(settings)
     era = SPEC_STATE_ERAS.at(version)
@@ -129,14 +129,14 @@ def mamba_slots(
     if size is not None:
         slots = size // attn_dp
         if d is not None and era != "first":
-            spec = per_req * (min(requests, slots // ratio) + padded) * d
+            spec = per_req * (min(requests, slots // slots_per_request) + padded) * d
     elif settings.disable_radix_cache and asked:
         slots = requests
         if d is not None and era != "first":
             spec = per_req * (slots + padded) * d
     elif d is not None and era != "first":
-        slots = int((share - per_req * (1 + d) * padded) // (per_req * (1 + d / ratio)))
-        spec = per_req * (min(requests, slots // ratio) + padded) * d
+        slots = int((share - per_req * (1 + d) * padded) // (per_req * (1 + d / slots_per_request)))
+        spec = per_req * (min(requests, slots // slots_per_request) + padded) * d
     else:
         slots = int((share - per_req) // per_req) if padded else int(share // per_req)
     state = (slots + padded) * per_req
