@@ -46,7 +46,7 @@ from kvtop.domain.engines.sglang.eras import (
 )
 from kvtop.domain.engines.sglang.flag_releases import check_neutral_flag_releases
 from kvtop.domain.engines.sglang.graph_phase_flags import check_phase_flags
-from kvtop.domain.engines.sglang.mamba_slots import mamba_slots
+from kvtop.domain.engines.sglang.mamba_slots import mamba_slots, too_small_note
 from kvtop.domain.engines.sglang.mamba_spec_radix import check_spec_radix, radix_forced_off
 from kvtop.domain.engines.sglang.moe_groups import moe_groups_note
 from kvtop.domain.engines.sglang.moe_runner_note import runner_default_not_modelled
@@ -187,13 +187,15 @@ class SglangBudget:
                 BudgetStep(label="− multimodal reserve", bytes=-mm_reserve, note=f"{mib(mm_reserve)}: {what}")
             )
             rest_gib -= mm_reserve / GIB
-        state_slots, slots_per_request = 0, 1
+        state_slots, slots_per_request, too_small, state_short = 0, 1, None, 0
         state = kv.state_bytes_per_request
         if state and rest_gib > 0:
             state = most_stage_state(m, kv, lay.pp, inputs.version)  # §8.3.2: every stage's pool the fattest's
             per_request = mamba_ratio(m, s, inputs.version, page)[0]
             rest_gib, state_slots = self._mamba(rest_gib, state, s, lay.attn_dp, inputs.version, per_request, steps)
             slots_per_request = per_request if state_slots else 1
+            too_small = too_small_note(state_slots, per_request, inputs.version)  # no request served (mamba_slots.py)
+            state_short = (per_request - state_slots) * state  # at least the state of the slots one request lacks
         budget = int(rest_gib * GIB)
         steps.append(BudgetStep(label="KV budget", bytes=budget))
         swa_off = full_pool_reason(m, s, inputs.gpu_name, inputs.version)
@@ -210,6 +212,9 @@ class SglangBudget:
             )  # fmt: skip
         fits = budget > 0 and tokens > 0
         shortfall = 0 if fits else max(-budget, cell * page, 1)
+        if fits and too_small is not None:  # SGLang refuses it, or serves no request (mamba_slots.too_small_note)
+            notes.append(too_small)
+            fits, shortfall = False, max(state_short, 1)
         if not fits:
             tokens = swa_tokens = 0
             pool_bytes = 0

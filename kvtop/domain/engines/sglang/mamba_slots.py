@@ -139,8 +139,29 @@ def mamba_slots(
         spec = per_req * (min(requests, slots // slots_per_request) + padded) * d
     else:
         slots = int((share - per_req) // per_req) if padded else int(share // per_req)
+    slots = max(slots, 0)  # SGLang refuses K ≤ 0 (`too_small_note`): no negative bytes handed back to the rest
     state = (slots + padded) * per_req
     label = f"{slots} slots{' + 1' if padded else ''}" + (f" ({SIZE_FLAG})" if size is not None else "") + (
         f", {d} draft tokens' intermediate states" if d else ""
     )
-    return MambaSlots(slots=max(slots, 0), state_bytes=state, spec_bytes=spec, label=label)
+    return MambaSlots(slots=slots, state_bytes=state, spec_bytes=spec, label=label)
+
+
+# SGLang refuses a start whose state pool serves no request: K ≤ 0 ('Not enough GPU memory for hybrid
+# (mamba/linear-attention) state cache', 0.5.13 model_runner_kv_cache_mixin.py:167, 0.5.17
+# mem_cache/kv_cache_configurator.py:1962, 0.5.23 :3392) and K // ratio ≤ 0 ('… state cache is too small to serve any
+# requests', 0.5.13 :895, 0.5.17 :1752, 0.5.23 :3152); before v0.5.13 no check, its cap K // ratio gives 0 requests
+# (0.5.12 model_runner_kv_cache_mixin.py:830-834): no request served either way
+TOO_SMALL_SOURCE = "0.5.13 model_runner_kv_cache_mixin.py:167, :895; 0.5.23 mem_cache/kv_cache_configurator.py:3392, :3152"
+
+
+def too_small_note(slots: int, slots_per_request: int, version: ResolvedVersion) -> str | None:
+    """Why a hybrid's launch serves no request: fewer state slots (a rank) than one running request takes; None where
+    it serves one."""
+    if slots >= slots_per_request:
+        return None
+    return (f"the linear-attention state pool holds {slots} slots, fewer than the {slots_per_request} one running "
+            f"request takes, so SGLang {version.label} serves no request (from v0.5.13 it refuses the start: 'Not "
+            "enough GPU memory for hybrid (mamba/linear-attention) state cache' or '… too small to serve any "
+            f"requests', {TOO_SMALL_SOURCE}): raise --mem-fraction-static, lower --max-running-requests or "
+            "--speculative-num-draft-tokens, or use GPUs with more memory")  # fmt: skip
