@@ -69,7 +69,10 @@ def test_the_ratio_at_a_release_without_it_is_refused() -> None:
 @pytest.mark.parametrize(
     ("release", "method", "expected"),
     [
-        ("0.4.4", "EAGLE", None),  # server_args.py:280: EAGLE sets no count
+        ("0.4.3.post2", "EAGLE", None),  # server_args.py:266: EAGLE sets no count
+        ("0.4.3.post3", "EAGLE", 32),  # server_args.py:279-284
+        ("0.4.4", "EAGLE", 32),  # server_args.py:280-282
+        ("0.4.4.post4", "EAGLE", 48),  # server_args.py:329-334
         ("0.4.5", "EAGLE", 48),  # server_args.py:330-334
         ("0.4.5", "NEXTN", 48),  # read as EAGLE (:325-327)
         ("0.5.10", "NGRAM", 48),  # server_args.py:3098-3099
