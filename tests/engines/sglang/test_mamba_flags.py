@@ -75,6 +75,8 @@ def test_the_ratio_at_a_release_without_it_is_refused() -> None:
         ("0.4.4.post4", "EAGLE", 48),  # server_args.py:329-334
         ("0.4.5", "EAGLE", 48),  # server_args.py:330-334
         ("0.4.5", "NEXTN", 48),  # read as EAGLE (:325-327)
+        ("0.5.1", "STANDALONE", None),  # not in 0.5.1's choices (:1430) nor its hook (:618)
+        ("0.5.2", "STANDALONE", 48),  # server_args.py:723-730
         ("0.5.10", "NGRAM", 48),  # server_args.py:3098-3099
         ("0.5.23", "DFLASH", 48),  # arg_groups/speculative_hook.py:438-442
         ("0.5.23", "UNO", None),  # _handle_uno :449 sets none
