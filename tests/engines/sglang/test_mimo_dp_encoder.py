@@ -39,10 +39,12 @@ def _tower(flags: list[str]) -> tuple[int, int]:
 
 
 def test_the_flag_builds_the_towers_whole_on_every_rank() -> None:
+    """The TP-1 build worked by hand in test_mimo_audio_whole.py: audio 416,709,632 + vision whole 2,111,488 + vision
+    split 726,482,944 = 1,145,304,064 parameters, × 2 B = 2,290,608,128 B on every rank."""
     model = model_from_config(json.loads(MIMO.read_text()))
     assert model.tower is not None and model.architecture == "MiMoV2ForCausalLM"
     whole, shards = _tower([*LAUNCH, "--mm-enable-dp-encoder"])
-    assert (whole, shards) == (model.tower.params * 2, 1)
+    assert (whole, shards) == ((416_709_632 + 2_111_488 + 726_482_944) * 2, 1) == (2_290_608_128, 1)
     split, shards = _tower(LAUNCH)
     assert shards == 8 and split < whole
 
