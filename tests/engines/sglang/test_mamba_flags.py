@@ -101,3 +101,13 @@ def test_req_to_token_takes_the_48() -> None:
     plan = planned_capacity(record.model, settings, gpu_total_bytes=record.gpu_total_bytes,
                             gpu_name=gpu_key(record.gpu), measured=MeasuredInputs())  # fmt: skip
     assert plan.ledger.ranks[0].req_to_token_bytes == 49 * 32_772 * 4
+
+
+@pytest.mark.parametrize(("release", "attn_dp", "slots"), [("0.5.7", 1, 512), ("0.5.8", 2, 256), ("0.5.9", 1, 188)])
+def test_radix_off_without_a_count_takes_512_to_058(release: str, attn_dp: int, slots: int) -> None:
+    """--disable-radix-cache, no --max-running-requests, no draft: 0.5.7 model_runner_kv_cache_mixin.py:155-162 and
+    0.5.8 :173-180 take 512 slots ÷ attn_dp; 0.5.9 (:178-186) asks for the typed count, else the auto branch: the
+    57 GiB rest's share 28,991,029,248 // 153,944,064 = 188."""
+    settings = parse_flags("sglang", ["--disable-radix-cache"])
+    solved = mamba_slots(57.0, PER_REQ, settings, attn_dp, ResolvedVersion(text=release), 1)
+    assert (solved.slots, solved.state_bytes) == (slots, slots * PER_REQ)

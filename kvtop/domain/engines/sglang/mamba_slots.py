@@ -38,6 +38,14 @@ SIZE_FROM = Eras((
     Era("", False, "0.5.5 model_runner.py:1325-1343: M read only with the radix cache off"),
     Era("0.5.7", True, "0.5.7 model_runner_kv_cache_mixin.py:150-159: M // attn_dp"),
 ))  # fmt: skip
+# The slots with the radix cache off and --max-running-requests not typed, by release (None: the auto branch sizes
+# them). 0.5.5 … 0.5.8 take 512 (0.5.5 model_runner.py:1340-1344, ÷ attn_dp for a GDN hybrid alone :1362-1365; 0.5.7
+# model_runner_kv_cache_mixin.py:155-162, 0.5.8 :173-180, ÷ attn_dp); 0.5.9 on asks for the typed count (0.5.9
+# :178-186, 0.5.10 :206-214), else the auto branch.
+RADIX_OFF_DEFAULT_ERAS: Eras[int | None] = Eras((
+    Era("", 512, "0.5.5 model_runner.py:1340-1344, 0.5.7 model_runner_kv_cache_mixin.py:155-162, 0.5.8 :173-180"),
+    Era("0.5.9", None, "0.5.9 model_runner_kv_cache_mixin.py:178-186: the typed count, else the auto branch"),
+))  # fmt: skip
 # NGRAM's D when not typed (0.5.10 server_args.py:3108, 0.5.14 arg_groups/speculative_hook.py:420-421, 0.5.23 :1318)
 NGRAM_DEFAULT_DRAFT_TOKENS = 12
 
@@ -134,6 +142,8 @@ def mamba_slots(
         slots = requests
         if d is not None and era != "first":
             spec = per_req * (slots + padded) * d
+    elif settings.disable_radix_cache and (radix_off_slots := RADIX_OFF_DEFAULT_ERAS.at(version)) is not None:
+        slots = radix_off_slots // attn_dp
     elif d is not None and era != "first":
         slots = int((share - per_req * (1 + d) * padded) // (per_req * (1 + d / slots_per_request)))
         spec = per_req * (min(requests, slots // slots_per_request) + padded) * d
