@@ -106,3 +106,21 @@ def test_radix_off_under_speculation_takes_the_default_48() -> None:
     solved = mamba_slots(57.0, PER_REQ, settings, 1, ResolvedVersion(text="0.5.14"), 1)
     assert solved.slots == 48
     assert solved.spec_bytes == 48 * 4 * PER_REQ
+
+
+def test_057_charges_the_intermediates_in_the_auto_branch_alone() -> None:
+    """0.5.7 model_runner_kv_cache_mixin.py:163-177: the auto branch takes per_req × mrr × D (mrr not ÷ attn_dp) off
+    the rest first: at attn_dp 2, 153,944,064 × 4 × 4 = 2,463,105,024 B, then (57 GiB − that) × 0.9 ÷ 1.9 //
+    per_req = 180 slots; the radix-off branch (:150-162) takes mrr 4 as the slots and charges no intermediates."""
+    version = ResolvedVersion(text="0.5.7")
+    auto = mamba_slots(57.0, PER_REQ, parse_flags("sglang", EAGLE), 2, version, 3)
+    assert (auto.slots, auto.spec_bytes) == (180, 2_463_105_024)
+    radix_off = mamba_slots(57.0, PER_REQ, parse_flags("sglang", [*EAGLE, "--disable-radix-cache"]), 1, version, 1)
+    assert (radix_off.slots, radix_off.spec_bytes) == (4, 0)
+
+
+def test_before_057_the_per_slot_charge_is_refused() -> None:
+    """0.5.5 model_runner.py:1330-1372 sizes each slot with its D intermediates inside (per_req × (1 + D)): not
+    modelled, refused by name."""
+    with pytest.raises(UnsupportedModelError, match="intermediate states inside each"):
+        mamba_slots(57.0, PER_REQ, parse_flags("sglang", EAGLE), 1, ResolvedVersion(text="0.5.5"), 3)

@@ -3,11 +3,13 @@
 `KVCacheConfigurator._handle_max_mamba_cache`.
 
 Speculative decoding keeps D (`--speculative-num-draft-tokens`) intermediate states a running request beside the
-slots, and how the release charges them changes the slot count: v0.5.10/v0.5.12 take
-`per_req × (max_running_requests ÷ attn_dp) × D` off the rest before sizing the slots; v0.5.13 … v0.5.16 solve the
+slots, and how the release charges them changes the slot count: v0.5.7 takes `per_req × max_running_requests × D`
+off the rest in the auto branch alone; v0.5.8 … v0.5.12 take `per_req × (max_running_requests ÷ attn_dp) × D` off the
+rest before any branch sizes the slots; v0.5.13 … v0.5.16 solve the
 slots and the intermediates jointly from the Mamba share (`K = share // (per_req × (1 + D ÷ ratio))`, the
 intermediates for min(max_running_requests ÷ attn_dp, K ÷ ratio) requests); v0.5.17 on counts the pool's padding
-slot on both. Without speculation the slots fill the whole share (§4.2.1).
+slot on both; before v0.5.7 (0.5.5) each slot holds its intermediates: refused. Without speculation the slots fill the
+whole share (§4.2.1).
 
 `--mamba-full-memory-ratio` r sets the share, rest × r ÷ (1 + r) (default 0.9: 0.5.5 server_args.py:420, 0.5.10 :550,
 0.5.23 arg_groups/fields/schedule.py:220); `--max-mamba-cache-size` M sets the slots, M ÷ attn_dp, the intermediates
@@ -51,8 +53,11 @@ NGRAM_DEFAULT_DRAFT_TOKENS = 12
 
 # How speculative decoding's intermediate Mamba states are charged, by release (the auto branch's slot solve).
 SPEC_STATE_ERAS: Eras[str] = Eras((
-    Era("", "first", "0.5.10 model_runner_kv_cache_mixin.py:184-198, 0.5.12 :83-97: rest −= per_req × (mrr ÷ "
-        "attn_dp) × D before the slots are sized"),
+    Era("", "per_slot", "0.5.5 model_runner.py:1330-1372: each slot sized and charged per_req × (1 + D): not modelled"),
+    Era("0.5.7", "auto_first", "0.5.7 model_runner_kv_cache_mixin.py:163-177: rest −= per_req × mrr × D in the auto "
+        "branch alone (the radix-off and typed-size branch charges none)"),
+    Era("0.5.8", "first", "0.5.8 model_runner_kv_cache_mixin.py:151-166, 0.5.10 :184-198, 0.5.12 :83-97: rest −= "
+        "per_req × (mrr ÷ attn_dp) × D before the slots are sized"),
     Era("0.5.13", "joint", "0.5.13 model_runner_kv_cache_mixin.py:144-159, 0.5.14 :184-199, 0.5.15 :203-218: "
         "K = share // (per_req × (1 + D ÷ ratio)); rest −= per_req × min(mrr ÷ attn_dp, K ÷ ratio) × D"),
     Era("0.5.17", "joint_padded", "0.5.17 mem_cache/kv_cache_configurator.py:1930-1948, 0.5.23 :3359-3377: "
@@ -128,23 +133,29 @@ def mamba_slots(
         raise UnsupportedModelError("SGLang asserts --max-running-requests is set when it sizes a hybrid's state "
                                     "pool under speculative decoding, and this method's hook sets none (0.5.23 "
                                     "kv_cache_configurator.py:3301): type it", field="--max-running-requests")  # fmt: skip
+    if d is not None and era == "per_slot":
+        raise UnsupportedModelError(f"SGLang {version.label} sizes a hybrid's state slots with speculative decoding's "
+                                    f"intermediate states inside each ({SPEC_STATE_ERAS.era(version).source})",
+                                    field="--speculative-algorithm")  # fmt: skip
     requests = (asked or 0) // attn_dp
+    joint = era in ("joint", "joint_padded")
     spec = 0
-    if d is not None and era == "first":
-        spec = per_req * requests * d
+    auto = size is None and not settings.disable_radix_cache  # 0.5.7: the branch it charges in
+    if d is not None and (era == "first" or (era == "auto_first" and auto)):
+        spec = per_req * (asked or 0) * d if era == "auto_first" else per_req * requests * d  # 0.5.7: mrr not ÷ attn_dp
         rest_gib -= spec / GIB
     share = rest_gib * full_ratio / (1 + full_ratio) * GIB
     if size is not None:
         slots = size // attn_dp
-        if d is not None and era != "first":
+        if d is not None and joint:
             spec = per_req * (min(requests, slots // slots_per_request) + padded) * d
     elif settings.disable_radix_cache and asked:
         slots = requests
-        if d is not None and era != "first":
+        if d is not None and joint:
             spec = per_req * (slots + padded) * d
     elif settings.disable_radix_cache and (radix_off_slots := RADIX_OFF_DEFAULT_ERAS.at(version)) is not None:
         slots = radix_off_slots // attn_dp
-    elif d is not None and era != "first":
+    elif d is not None and joint:
         slots = int((share - per_req * (1 + d) * padded) // (per_req * (1 + d / slots_per_request)))
         spec = per_req * (min(requests, slots // slots_per_request) + padded) * d
     else:
