@@ -124,3 +124,15 @@ def test_before_057_the_per_slot_charge_is_refused() -> None:
     modelled, refused by name."""
     with pytest.raises(UnsupportedModelError, match="intermediate states inside each"):
         mamba_slots(57.0, PER_REQ, parse_flags("sglang", EAGLE), 1, ResolvedVersion(text="0.5.5"), 3)
+
+
+def test_a_pd_prefill_rank_keeps_no_intermediates_at_0523() -> None:
+    """0.5.23 kv_cache_configurator.py:172-181, :3294-3298: a prefill rank (`--disaggregation-mode prefill`) reserves no
+    speculative state, so its slots are sized as without a draft: (28,991,029,248 − 153,944,064) // 153,944,064 = 187;
+    0.5.17 (:1870-1872, :1930) reserves them there too (K = 101, as on a decode rank); 0.5.20 is not read: refused."""
+    settings = parse_flags("sglang", [*EAGLE, "--disaggregation-mode", "prefill"])
+    solved = mamba_slots(57.0, PER_REQ, settings, 1, ResolvedVersion(text="0.5.23"), 5)
+    assert (solved.slots, solved.spec_bytes) == (187, 0)
+    assert mamba_slots(57.0, PER_REQ, settings, 1, ResolvedVersion(text="0.5.17"), 5).slots == 101
+    with pytest.raises(UnsupportedModelError, match="PD prefill"):
+        mamba_slots(57.0, PER_REQ, settings, 1, ResolvedVersion(text="0.5.20"), 5)

@@ -31,6 +31,7 @@ from kvtop.domain.engines.sglang.spec_requests import spec_default_requests
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.span import flag_text
 from kvtop.domain.wording import GIB
 
 DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9  # ServerArgs.mamba_full_memory_ratio (v0.5.4 … v0.5.23)
@@ -47,6 +48,15 @@ SIZE_FROM = Eras((
 RADIX_OFF_DEFAULT_ERAS: Eras[int | None] = Eras((
     Era("", 512, "0.5.5 model_runner.py:1340-1344, 0.5.7 model_runner_kv_cache_mixin.py:155-162, 0.5.8 :173-180"),
     Era("0.5.9", None, "0.5.9 model_runner_kv_cache_mixin.py:178-186: the typed count, else the auto branch"),
+))  # fmt: skip
+# A PD prefill rank (`--disaggregation-mode prefill`) never verifies drafts: whether the release then keeps no
+# intermediate states, by release (None: not read). 0.5.17 reserves them on every rank (kv_cache_configurator.py
+# :1870-1872, :1930); 0.5.23 skips them there (:172-181 `_pd_prefill_skips_mamba_spec_state`, :3294-3298 `reserves_spec_state`;
+# its role-switch and unified-memory exceptions are flags kvtop refuses).
+PD_PREFILL_SKIP_ERAS: Eras[bool | None] = Eras((
+    Era("", False, "0.5.17 mem_cache/kv_cache_configurator.py:1870-1872, :1930: reserved on every rank"),
+    Era("0.5.18", None, "0.5.18 … 0.5.22 not read"),
+    Era("0.5.23", True, "0.5.23 mem_cache/kv_cache_configurator.py:172-181, :3294-3298"),
 ))  # fmt: skip
 # NGRAM's D when not typed (0.5.10 server_args.py:3108, 0.5.14 arg_groups/speculative_hook.py:420-421, 0.5.23 :1318)
 NGRAM_DEFAULT_DRAFT_TOKENS = 12
@@ -133,6 +143,13 @@ def mamba_slots(
         raise UnsupportedModelError("SGLang asserts --max-running-requests is set when it sizes a hybrid's state "
                                     "pool under speculative decoding, and this method's hook sets none (0.5.23 "
                                     "kv_cache_configurator.py:3301): type it", field="--max-running-requests")  # fmt: skip
+    if d is not None and flag_text(settings, "disaggregation-mode") == "prefill":
+        skip = PD_PREFILL_SKIP_ERAS.era(version)
+        if skip.value is None:
+            raise UnsupportedModelError(f"whether SGLang {version.label} keeps a hybrid's speculative intermediate "
+                                        f"states on a PD prefill rank was not read ({skip.source}): not modelled",
+                                        field="--disaggregation-mode")  # fmt: skip
+        d = None if skip.value else d  # a prefill rank verifies nothing: no intermediates
     if d is not None and era == "per_slot":
         raise UnsupportedModelError(f"SGLang {version.label} sizes a hybrid's state slots with speculative decoding's "
                                     f"intermediate states inside each ({SPEC_STATE_ERAS.era(version).source})",
