@@ -44,8 +44,11 @@ class RankLedger(BaseModel):
     layers: tuple[int, int]  # [first, last) layer held by this rank's stage
     weights: WeightsBook
     kv: KvBook
-    kv_bytes_per_token: int  # the cell the capacity is solved with (`kv_cell` rounded up where the engine has one)
+    # the cell in whole bytes: the book's per-token sum, or the engine's own `kv_cell` rounded up (an int figure to
+    # print); the capacity divides by `kv_bytes_per_token_exact`, which is `kv_cell` unrounded where there is one
+    kv_bytes_per_token: int
     kv_cell: KvCell | None = None  # the engine's own cell where it is not the book's per-token sum
+    page_size: int = 1  # the tokens of one block/page the engine hands out whole (`EngineResult.page_size`)
     kv_pool_bytes: int
     # the bytes this rank's stage's budget hands to KV (its own, where the pool is capped to the stages' shared
     # capacity: vLLM logs each stage's and pools the least of their blocks); 0 where not solved
@@ -94,11 +97,14 @@ class RankLedger(BaseModel):
         return tokens_per(GB, self.kv_bytes_per_token_exact)
 
     def tokens_in(self, num_bytes: int) -> int | None:
-        """`num_bytes` read as tokens of KV at this rank's rate, truncated toward zero (a negative gap reads as no
-        more tokens than it holds); None without a rate."""
-        if not self.kv_bytes_per_token:
+        """`num_bytes` read as tokens of KV as the engine counts them: whole pages of `page_size` tokens at the cell
+        the capacity is solved with (`kv_bytes_per_token_exact`), truncated toward zero (a negative gap reads as no
+        more tokens than it holds); None without a rate. The one rule every bytes-to-tokens figure reads."""
+        cell = self.kv_bytes_per_token_exact
+        if not cell:
             return None
-        whole = abs(num_bytes) // self.kv_bytes_per_token
+        page = max(1, self.page_size)
+        whole = int(abs(num_bytes) // (cell * page)) * page
         return whole if num_bytes >= 0 else -whole
 
 
@@ -212,6 +218,10 @@ class Ledger(BaseModel):
     def tokens_per_gib(self) -> float:
         """The exchange rate: how many tokens one GiB of KV budget buys on the tightest rank."""
         return tokens_per(GIB, self.kv_bytes_per_token_exact)
+
+    def tokens_in(self, num_bytes: int) -> int | None:
+        """`num_bytes` read as tokens on the tightest rank (`RankLedger.tokens_in`: whole pages of its cell)."""
+        return self._tightest_kv_rank.tokens_in(num_bytes) if self.ranks else None
 
 
 class WhatIf(Protocol):

@@ -50,3 +50,13 @@ def test_bytes_read_as_tokens_truncate_toward_zero() -> None:
     assert predicted is not None and predicted.kv_bytes_per_token == KV_BYTES_PER_TOKEN
     assert predicted.tokens_in(CO_TENANT_BYTES) == 157_286  # 6 GiB ÷ 40,960 B = 157,286.4
     assert [predicted.tokens_in(b) for b in (-40_961, -40_960, -40_959)] == [-1, -1, 0]
+
+
+def test_bytes_read_as_tokens_count_whole_pages() -> None:
+    """Where the engine hands out pages of 16 tokens (vLLM's block), bytes read as whole pages: 6 GiB ÷ (40,960 B × 16)
+    = 9,830.4 pages → 9,830 × 16 = 157,280 tokens; a gap one byte short of a page reads as none."""
+    predicted = _rank().predicted
+    assert predicted is not None
+    paged = predicted.model_copy(update={"page_size": 16})
+    assert paged.tokens_in(CO_TENANT_BYTES) == 157_280
+    assert [paged.tokens_in(b) for b in (-655_360, -655_359, 655_359)] == [-16, 0, 0]
