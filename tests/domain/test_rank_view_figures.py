@@ -60,3 +60,19 @@ def test_bytes_read_as_tokens_count_whole_pages() -> None:
     paged = predicted.model_copy(update={"page_size": 16})
     assert paged.tokens_in(CO_TENANT_BYTES) == 157_280
     assert [paged.tokens_in(b) for b in (-655_360, -655_359, 655_359)] == [-16, 0, 0]
+
+
+def test_the_predicted_split_is_the_gpu_the_free_figure_leaves() -> None:
+    """The predicted bar's figures (`RankView.predicted_split`): the co-tenant's 6 GiB as NVML counts it now, the
+    driver's reserved bytes apart, and the rest of the H100 the predicted free the ledger prints; the worker's three
+    parts sum to the predicted worker."""
+    rank = _rank()
+    split = rank.predicted_split(H100_TOTAL_BYTES)
+    worker = rank.worker_prediction.worker_bytes  # type: ignore[union-attr]
+    assert split is not None
+    assert split.weights_bytes == WEIGHTS_BYTES
+    assert split.weights_bytes + split.kv_pool_bytes + split.runtime_bytes == worker
+    assert (split.foreign_bytes, split.orphan_bytes, split.server_bytes) == (CO_TENANT_BYTES, 0, 0)
+    assert split.driver_bytes == DRIVER_RESERVED_BYTES
+    assert split.free_bytes == H100_TOTAL_BYTES - worker - CO_TENANT_BYTES - DRIVER_RESERVED_BYTES
+    assert sum(split) == H100_TOTAL_BYTES
