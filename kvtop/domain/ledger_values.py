@@ -8,12 +8,13 @@ names); the values sit below the engines' protocols, which name them, so that no
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol
+from enum import Enum
+from typing import NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.terms import TermSource
-from kvtop.domain.deployment import BudgetTerm, DeploymentSetup, HostTier, gpu_bytes_beside, resident_bytes
+from kvtop.domain.deployment import BudgetTerm, Charge, DeploymentSetup, HostTier, gpu_bytes_beside, resident_bytes
 from kvtop.domain.engines.base import EngineResult, KvCell, MeasuredInputs
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin
@@ -29,6 +30,23 @@ from kvtop.domain.wording import GB, GIB
 def tokens_per(unit_bytes: int, bytes_per_token: float) -> float:
     """An exchange rate: how many tokens `unit_bytes` of KV hold at `bytes_per_token` (0.0 without a rate)."""
     return unit_bytes / bytes_per_token if bytes_per_token else 0.0
+
+
+class BesideState(str, Enum):
+    """How 'beside the model' reads: nothing beside it; priced whole; at least the priced terms (one kvtop cannot
+    price beside them); or no priced term beside the one it cannot price (`plan`'s named state, never a 0)."""
+
+    NONE = "none"
+    PRICED = "priced"
+    AT_LEAST = "at_least"
+    NOT_MODELLED = "not_modelled"
+
+
+class BesideModel(NamedTuple):
+    """What the deployment holds on the GPU beside the model (`Ledger.beside_model`): its bytes and how they read."""
+
+    bytes: int
+    state: BesideState
 
 
 class RankLedger(BaseModel):
@@ -162,6 +180,21 @@ class Ledger(BaseModel):
         """What the deployment holds on the GPU beside the model, on the rank that holds the most, however the
         engine charges it (`deployment.gpu_bytes_beside`: the planner's 'beside the model'); 0: none."""
         return max((gpu_bytes_beside(rank.terms) for rank in self.ranks), default=0)
+
+    @property
+    def kv_cell_unpriced(self) -> bool:
+        """A term of the KV cell kvtop cannot price (an EAGLE-3 draft named by no config: its layers unknown): the
+        cell then reads '≥' its priced bytes."""
+        return any(t.charge is Charge.KV_CELL and not t.modelled for t in self.terms)
+
+    @property
+    def beside_model(self) -> BesideModel:
+        """`gpu_bytes_beside` with its state: a resident term kvtop cannot price (an EAGLE-3 draft named by no config)
+        makes it 'at least' the priced ones, or 'not modelled' where none is priced; never a silent 0."""
+        held = self.gpu_bytes_beside
+        if any(t.charge is Charge.RESIDENT and not t.modelled for t in self.terms):
+            return BesideModel(held, BesideState.AT_LEAST if held else BesideState.NOT_MODELLED)
+        return BesideModel(held, BesideState.PRICED if held else BesideState.NONE)
 
     @property
     def not_modelled(self) -> tuple[str, ...]:
