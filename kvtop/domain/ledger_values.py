@@ -14,7 +14,14 @@ from typing import NamedTuple, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.terms import TermSource
-from kvtop.domain.deployment import BudgetTerm, Charge, DeploymentSetup, HostTier, gpu_bytes_beside, resident_bytes
+from kvtop.domain.deployment import (
+    BudgetTerm,
+    Charge,
+    DeploymentSetup,
+    HostTier,
+    gpu_bytes_beside,
+    resident_bytes,
+)
 from kvtop.domain.engines.base import EngineResult, KvCell, MeasuredInputs
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin

@@ -41,7 +41,7 @@ class StartCacheCharge(BaseModel):
 
     def words(self, median_tokens: int | None) -> str:
         """'torch.compile's cache: not known before a start (not modelled); a first (cold) start on a node charged
-        0.46–2.60 GiB a GPU more than a warm one on 9 pairs of kvtop's corpus (median 0.98 GiB, ≈ 36,700 tokens of this
+        0.46–2.60 GiB a GPU more than a warm one on 9 pairs of kvtop's corpus (median 0.98 GiB, ≈ 36,688 tokens of this
         plan), …'; `median_tokens` the median read as the plan's tokens (`Ledger.tokens_in`; None or 0: no tokens to
         say); where said, its `state` in place of 'not known before a start (not modelled)'."""
         cost = f", ≈ {median_tokens:,} tokens of this plan" if median_tokens else ""
