@@ -61,8 +61,8 @@ _POWERS = {"K": 10, "M": 20, "G": 30, "T": 40, "P": 50, "E": 60}
 
 
 def in_gib(num_bytes: int | float) -> float:
-    """Bytes as a number of GiB (2**30), a float to write with its own digits (a table's '12.3 / 80.0 GiB'); a
-    figure with its unit is `fmt_gib`'s (kvtop/domain/wording.py's `gib`, text)."""
+    """Bytes as a number of GiB (2**30), a float to compute with (the process panel's sort key, rounded as its
+    column shows it); a figure is written by `fmt_gib` / `fmt_gib_figure` (kvtop/domain/wording.py's), never here."""
     return num_bytes / GIB
 
 

@@ -54,7 +54,8 @@ def test_a_step_against_its_labels_sign_keeps_its_own_sign() -> None:
 def test_a_step_prints_the_one_minus_and_the_one_small_figure_rule() -> None:
     # a label stating '+' over a negative size, and a signless label over a few negative bytes: the typographic
     # minus (U+2212) every figure of kvtop's prints, never ASCII '-'; under 0.01 GB the exact bytes
-    assert step_figure(BudgetStep(label="+ graphs", bytes=-(3 << 30))) == "−3.22 GB (3.00 GiB)"
+    # the sign on both units: 3 GiB = 3.22 GB, both below zero (was '−3.22 GB (3.00 GiB)': a GiB read as a gain)
+    assert step_figure(BudgetStep(label="+ graphs", bytes=-(3 << 30))) == "−3.22 GB (−3.00 GiB)"
     assert step_figure(BudgetStep(label="+ rounding", bytes=-4096)) == "−4,096 B"
     assert step_figure(BudgetStep(label="unused", bytes=-4096)) == "−4,096 B"
     assert step_figure(BudgetStep(label="− page rounding", bytes=4096)) == "+4,096 B"

@@ -266,7 +266,9 @@ def add_model_arguments(
                        help="torch.compile's cache on this node: warm where an earlier start of the same launch left "
                        "its compiled graphs (vLLM's V2 runner then compiles nothing in its profile), cold a first start "
                        "(what an unsaid cache is planned as); a --cmd that sets VLLM_DISABLE_COMPILE_CACHE=1, or a "
-                       "launch that compiles nothing (--enforce-eager, -O0), overrides warm, said in a note")  # fmt: skip
+                       "launch that compiles nothing (--enforce-eager, -O0), overrides warm, said in a note; read "
+                       "for vLLM only: SGLang, TensorRT-LLM, LMDeploy and llama.cpp plan as without it and say so in "
+                       "a note (no warm or cold difference is modelled there)")  # fmt: skip
     group.add_argument(
         "--load-mtp", action="store_true", help="count MTP/next-n layers (speculative decoding)"
     )

@@ -36,7 +36,7 @@ from kvtop.domain.rounding import round_up
 from kvtop.domain.terminal import safe_text
 from kvtop.domain.wording import counted
 from kvtop.sources.probe import run_probe
-from kvtop.units import fmt_both, fmt_bytes, fmt_gib, fmt_percent, fmt_tokens, parse_size
+from kvtop.units import fmt_both, fmt_bytes, fmt_gib, fmt_tokens, parse_size
 
 _EXIT_CODES = {
     ProbeOutcome.OK: 0,
@@ -276,8 +276,8 @@ def render_probe_result(result: ProbeResult) -> str:
     )
     rows.append(f"  bytes          {fmt_both(result.bytes_allocated)}")
     measured = result.describe_measured()
-    delta = result.measured_vs_predicted
-    delta_text = "" if delta is None else f" ({fmt_percent(delta, 2, sign=True)}, padding page included)"
+    delta = result.measured_vs_predicted_said
+    delta_text = "" if delta is None else f" ({delta}, padding page included)"
     rows.append(
         f"  bytes/token    measured {measured} · predicted {result.bytes_per_token_predicted:,} B{delta_text}"
     )

@@ -162,8 +162,10 @@ def step_figure(step: BudgetStep) -> str:
     if stated is None:
         return fmt_both_or_exact(size)
     against = size != 0 and (stated == "−") == (size > 0)  # '− x' of a positive size adds: said, not hidden
-    text = fmt_both_or_exact(abs(size))
-    return f"{'+' if size > 0 else '−'}{text}" if against else text
+    if not against:
+        return fmt_both_or_exact(abs(size))
+    # its own sign on both units ('−3.22 GB (−3.00 GiB)', as a signless label's), never on the GB alone
+    return f"+{fmt_both_or_exact(size)}" if size > 0 else fmt_both_or_exact(size)
 
 
 def capacity_lines(ledger: Ledger) -> list[str]:

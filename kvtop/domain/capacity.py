@@ -28,7 +28,9 @@ term is the engine "as measured": the planner's before, and the basis every fix 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import Enum
+from typing import Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -169,5 +171,18 @@ class CapacityWaterfall(BaseModel):
     @property
     def largest_loss(self) -> CapacityTerm | None:
         """The term that costs the most tokens (None when nothing costs any)."""
-        losses = [t for t in self.terms if t.tokens < 0]
-        return min(losses, key=lambda t: t.tokens) if losses else None
+        return largest_loss(self.terms)
+
+
+class _Priced(Protocol):
+    @property
+    def tokens(self) -> int: ...
+
+
+_PricedT = TypeVar("_PricedT", bound=_Priced)
+
+
+def largest_loss(terms: Iterable[_PricedT]) -> _PricedT | None:
+    """The step that costs the most tokens (None when none costs any): the one rule a rank's waterfall
+    (`CapacityWaterfall.largest_loss`) and an engine's across nodes (`JoinedEngine.largest_loss`) pick by."""
+    return min((t for t in terms if t.tokens < 0), key=lambda t: t.tokens, default=None)

@@ -13,7 +13,7 @@ from enum import Enum
 from pydantic import BaseModel, ConfigDict, computed_field
 
 from kvtop.domain.cluster_engines import DisaggregatedGroup, JoinedEngine
-from kvtop.domain.wording import signed
+from kvtop.domain.wording import percent, signed
 
 
 class _Frozen(BaseModel):
@@ -178,7 +178,7 @@ class ClusterEngine(_Frozen):
             return None
         if round(self.shortfall_fraction * 100, 1) == 0:
             return f"{signed(-short)} tokens"
-        return f"−{self.shortfall_fraction * 100:.1f}%"
+        return percent(-self.shortfall_fraction, 1)
 
 
 class ClusterNode(_Frozen):

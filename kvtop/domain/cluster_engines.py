@@ -18,7 +18,7 @@ from functools import cached_property
 
 from pydantic import ConfigDict
 
-from kvtop.domain.capacity import CapacityCause, CapacitySource
+from kvtop.domain.capacity import CapacityCause, CapacitySource, largest_loss
 from kvtop.domain.fresh_copy import FreshCopyModel
 from kvtop.domain.span import EngineSpan, ServingRole
 from kvtop.domain.wording import percent, signed
@@ -196,10 +196,9 @@ class JoinedEngine(_Frozen):
 
     @property
     def largest_loss(self) -> ClusterTerm | None:
-        """The step that costs the most tokens (None when none costs any), as `CapacityWaterfall.largest_loss`
-        picks a rank's: the engine table's 'largest cause'."""
-        losses = [t for t in self.terms if t.tokens < 0]
-        return min(losses, key=lambda t: t.tokens) if losses else None
+        """The step that costs the most tokens (None when none costs any; `capacity.largest_loss`, a rank's
+        rule): the engine table's 'largest cause'."""
+        return largest_loss(self.terms)
 
     def describe_waterfall(self) -> str:
         """'clean 1,255,785 → other processes −128,660 (node-b GPU 3) → 1,127,125 live'."""

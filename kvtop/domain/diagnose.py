@@ -22,7 +22,7 @@ from kvtop.domain.ledger import Ledger
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.observe import GpuProcess, GpuState, ProcessRole
 from kvtop.domain.waterfall import held_before_start
-from kvtop.domain.wording import counted, gib
+from kvtop.domain.wording import GIB, MIB, counted, gib, mib, percent
 
 __all__ = ["Finding", "Severity", "Thresholds", "diagnose", "diagnose_ledger", "sort_findings"]
 
@@ -204,7 +204,10 @@ def _weights(e: EngineOnNode, thresholds: Thresholds) -> Finding | None:
         gain_tokens=tokens,
         cause=CapacityCause.WEIGHTS,
         term_tokens=term.tokens if term else None,
-        summary=f"weights take {gib(observed)} per rank, {gib(excess)} (+{excess / predicted:.0%}) more than predicted",
+        summary=(
+            f"weights take {gib(observed)} per rank, {gib(excess)} ({percent(excess / predicted, sign=True)}) more "
+            "than predicted"
+        ),
         evidence=(
             f"engine reports {gib(observed)} of weights per rank; kvtop predicts {gib(predicted)} for {e.ledger.model.name}",
             cause,
@@ -304,9 +307,19 @@ def _idle_gpus(snapshot: NodeSnapshot) -> list[Finding]:
             rule=Rule.IDLE_GPU, severity=Severity.INFO, gpus=(gpu.index,), bytes=free, whole_gpus=1,
             summary=f"GPU {gpu.index} runs nothing: {gib(free)} free that none of {', '.join(engines)} uses",
             fix=f"serve on GPU {gpu.index} (another replica, or a layout over more GPUs), or lend it out",
-            evidence=(f"NVML lists no process on GPU {gpu.index}; {gib(gpu.used_bytes or 0)} used",),
+            evidence=(f"NVML lists no process on GPU {gpu.index}; {_in_use(gpu.used_bytes or 0)}",),
         ))  # fmt: skip
     return found
+
+
+def _in_use(used_bytes: int) -> str:
+    """'no memory in use', '3 MiB in use', '1.25 GiB in use': what an idle GPU holds, never '0.00 GiB' (an idle
+    GPU's NVML reads 0 B, or the few MiB a display or a persistence daemon keeps)."""
+    if not used_bytes:
+        return "no memory in use"
+    if used_bytes < MIB:
+        return f"{used_bytes:,} B in use"
+    return f"{mib(used_bytes) if used_bytes < GIB // 100 else gib(used_bytes)} in use"
 
 
 def _orphans(snapshot: NodeSnapshot, engines: list[EngineOnNode]) -> list[Finding]:

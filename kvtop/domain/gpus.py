@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from kvtop.domain import gpu_variants as variants
 from kvtop.domain.errors import InputError
 from kvtop.domain.wording import MIB, gib
 
@@ -79,14 +80,6 @@ GPU_TOTAL_MIB: dict[str, int] = {
     # --query-gpu; search-index ids 27636968701, 57510727102, 66686965076, 62036504885, 71642959660) and a vLLM host's
     # 'GPU: 21,291 MiB / 23,028 MiB' (59672764378)
     "A10G": 23028,
-    # session 58: the 4 GB RTX 3050 laptop card (GA107; NVML's 'NVIDIA GeForce RTX 3050 Laptop GPU', no size in the
-    # name): 'NVIDIA GeForce RTX 3050 Laptop GPU, 4096 MiB' (nvidia-smi --query-gpu; search-index ids 66301028439,
-    # 70940246336, 69398712653, 58578691390, 57442593401). Not the desktop RTX 3050 (8 GB, GA106), nor the 3050 Ti
-    # laptop card (20 SMs), nor the '6GB Laptop GPU' (RTX3050-6GB): each stays its own name
-    "RTX3050-LAPTOP": 4096,
-    # session 63: the 8 GB RTX 4070 laptop card (AD106; NVML 'NVIDIA GeForce RTX 4070 Laptop GPU'): '8,188 MiB reported by
-    # `nvidia-smi`' (search-index id 63151070773), 'vram_total_mb' 8188 (Sanssssssssssssssss/vllm-infra-lab's rows)
-    "RTX4070-LAPTOP": 8188,
     # session 61: 'NVIDIA TITAN RTX, 24576 MiB, 580.126.16' (nvidia-smi --query-gpu; search-index id 57512902144),
     # '24576MiB' in nvidia-smi's table (61675337436) and 'four NVIDIA TITAN RTX, 24,576 MiB each, compute capability
     # 7.5' (61502112780, driver 570). Drivers of 2019 – 2020 printed 24,189 – 24,219 MiB (18725637244, 850572632,
@@ -98,6 +91,7 @@ GPU_TOTAL_MIB: dict[str, int] = {
     # '1× NVIDIA RTX 6000D, 85,651 MiB' (69692609481, vllm.jsonl's 6000D start). Its SM count is printed nowhere
     # read: `GPU_SMS` leaves it out (the context term that reads SMs is assumed on it)
     "RTX6000D": 85651,
+    **variants.LAPTOP_TOTAL_MIB, **variants.OTHER_TOTAL_MIB,  # the laptop cards, the H20-3e (`gpu_variants`)
 }  # fmt: skip
 
 
@@ -138,10 +132,27 @@ def gpu_total_bytes(name: str) -> int:
             )
         return unified * MIB
     if key not in GPU_TOTAL_MIB:
+        board = unlisted_board(name)
+        if board is not None:
+            raise InputError(f"no row for {name[:48]!r}: {board}; give --gpu-memory SIZE (nvidia-smi's total of "
+                             f"this {'slice' if variants.is_mig_slice(name) else 'card'})", field="--gpu")  # fmt: skip
         near = ", ".join(nearest_gpus(name))
         raise InputError(f"unknown GPU {name[:40]!r} (did you mean {near}? `{LIST_GPUS}` lists the {len(known_gpus())} "
                          "kvtop knows; or give --gpu-memory SIZE)", field="--gpu")  # fmt: skip
     return GPU_TOTAL_MIB[key] * MIB
+
+
+def unlisted_board(name: str | None) -> str | None:
+    """What a name is where it names a board of a listed model that kvtop has no row for ('RTX 4090 Laptop GPU': 'a
+    Laptop board of the RTX4090, not its row's 24,564 MiB card'), said by name in place of that row; None otherwise."""
+    token = _model_token(name or "")
+    if not name or _known_model(token, (*GPU_TOTAL_MIB, *UNIFIED_TOTAL_MIB)) is not None:
+        return None
+    model = _known_model(variants.without_board(token), GPU_TOTAL_MIB)
+    board = variants.other_board(token[len(model) + 1 :], model, GPU_TOTAL_MIB) if model else None
+    if model is None or board is None:
+        return None
+    return f"a {board} of the {model}, not its row's {GPU_TOTAL_MIB[model]:,} MiB card"
 
 
 LIST_GPUS = "kvtop plan --list-gpus"  # the command that prints `known_gpus` (kvtop/commands/common.py)
@@ -274,7 +285,7 @@ SM100_AND_NEWER = CapabilityFamily("SM100+", 10, None)
 GRACE_TRAY_GPUS: dict[str, int] = {"GB200": 4, "GB300": 4}
 NVLINK_GPUS = frozenset({
     "H100", "H100-SXM", "H200", "H20", "H800", "GH200", "A100", "A100-80GB", "A100-40GB", "A800",
-    "B200", "GB200", "B300", "GB300",
+    "B200", "GB200", "B300", "GB300", "H20-3E",
 })  # fmt: skip
 
 # CUDA compute capability (major, minor) of GPU models by name: engines choose attention kernels, KV formats
@@ -315,15 +326,11 @@ GPU_CAPABILITY: dict[str, tuple[int, int]] = {
     "RTX3050-6GB": (8, 6),
     # session 57: the A10G's 'A10G (80 SMs, sm_86)' (search-index id 53246938969): GA102, as NVIDIA's CUDA GPU list has it
     "A10G": (8, 6),
-    # session 58: 'NVIDIA GeForce RTX 3050 Laptop GPU (16 SMs, compute capability 8.6)' (search-index id 54700343983)
-    # and '(sm_86, 16 SMs, …)' (56446325931): GA107, as NVIDIA's CUDA GPU list has the GA10x cards (8.6)
-    "RTX3050-LAPTOP": (8, 6),
-    # session 63: 'NVIDIA GeForce RTX 4070 Laptop GPU, compute capability 8.9' (search-index ids 63151070773, 68711858341)
-    "RTX4070-LAPTOP": (8, 9),
     # unified-memory devices, as vLLM v0.13.0's `MemorySnapshot.measure` lists them (Orin, Thor, Spark)
     "JETSON-AGX-ORIN-64GB": (8, 7), "JETSON-AGX-ORIN-32GB": (8, 7), "JETSON-AGX-ORIN": (8, 7),
     "JETSON-ORIN-NX": (8, 7), "JETSON-ORIN-NANO": (8, 7), "JETSON-THOR": (11, 0),
     "JETSON-AGX-THOR": (11, 0), "THOR": (11, 0), "ORIN": (8, 7), "GB10": (12, 1), "DGX-SPARK": (12, 1),
+    **variants.LAPTOP_CAPABILITY, **variants.OTHER_CAPABILITY,  # the laptop cards, the H20-3e (`gpu_variants`)
 }  # fmt: skip
 
 
@@ -357,15 +364,10 @@ GPU_SMS: dict[str, int] = {
     # session 57: 'A10G (80 SMs, 23.7 GiB) = the SAME GA102/80-SM arch' and 'A10G (80 SMs, sm_86)' (search-index ids
     # 55444537300, 53246938969, 57680581757)
     "A10G": 80,
-    # session 58: the 4 GB RTX 3050 laptop card's 16 SMs, as CUDA's device properties print them: 'NVIDIA GeForce RTX
-    # 3050 Laptop GPU (16 SMs, 4.0 GiB)' (search-index ids 68998871265, 69331096017), '(16 SMs, compute capability
-    # 8.6)' (54700343983); its 2,048 CUDA cores are 16 SMs of 128 (a spec listing of the GA107 laptop card,
-    # https://bithardware.top/nvidia-rtx-3050-mobile-its-specifications-revealed/: '16 … SM … a total of 2048')
-    "RTX3050-LAPTOP": 16,
-    "RTX4070-LAPTOP": 36,  # session 63: 'RTX 4070 Laptop GPU (36 SMs, sm_89)' (search-index id 60826839834)
     # session 61: 'Titan RTX (72 SMs, 24 GB, 672 GB/s)' and 'Full TU102 = 72 SMs' (search-index id 58289094730); its
     # 4,608 CUDA cores (a TU102 table, 49011248483) are 72 SMs of Turing's 64
     "TITAN-RTX": 72,
+    **variants.LAPTOP_SMS, **variants.OTHER_SMS,  # the laptop cards, the H20-3e (`gpu_variants`)
 }  # fmt: skip
 
 
@@ -396,15 +398,6 @@ _WORKSTATION_SPELLINGS: tuple[tuple[str, str], ...] = (
 )
 
 
-# The laptop card NVML names with no size ('NVIDIA GeForce RTX 3050 Laptop GPU', 4 GB) as operators and spec pages
-# write it: 'RTX 3050 Mobile' (TechPowerUp's and spec listings' name), 'RTX 3050 4GB Laptop GPU', read to its key; the
-# '6GB Laptop GPU' (its size first) and the 'RTX 3050 Ti Laptop GPU' (20 SMs) match nothing here and keep their own
-_LAPTOP_SPELLINGS: tuple[tuple[str, str], ...] = (
-    (r"^RTX3050-(4GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX3050-LAPTOP"),
-    (r"^RTX4070-(8GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX4070-LAPTOP"),  # not the desktop RTX 4070 (12 GB, 46 SMs)
-)
-
-
 # Cached (here and below): a pure function of a name (a str, hashable) and this module's constant tables, asked per
 # plan by every term that reads the GPU (≈ 25,000 times in a calibration judgement, each scanning a table).
 @lru_cache(maxsize=1024)
@@ -419,17 +412,22 @@ def _model_token(name: str) -> str:
     # a memory size as people write it, '32 GB' or '80G', is the tables' '32GB': read as a board word, 'V100 32 GB'
     # was the 16 GB V100 and 'A100-40G' the 80 GB A100 (lmdeploy cases '4x V100 32 GB', '8 x A800-80G')
     key = re.sub(r"(?<=-)(\d+)-?G(B)?(?=-|$)", r"\1GB", key)
-    for spelling, model in (*_WORKSTATION_SPELLINGS, *_LAPTOP_SPELLINGS):
+    for spelling, model in (*_WORKSTATION_SPELLINGS, *variants.LAPTOP_SPELLINGS):
         key = re.sub(spelling, model, key)
     # a variant written onto the number ('RTX5060Ti', '4070TiSuper', as records and operators write it): NVML's words
-    return re.sub(r"(?<=\d)(TI)?(SUPER)?(?=-|$)", lambda m: "".join(f"-{part}" for part in m.groups() if part), key)
+    return re.sub(
+        r"(?<=\d)(TI)?(SUPER)?(?=-|$)", lambda m: "".join(f"-{part}" for part in m.groups() if part), key
+    )
 
 
 def _names_model(key: str, model: str) -> bool:
     """Whether a name's token stands for a model of the tables: the model itself, the model with a board after
-    it ('H100-SXM5'), or a sized model with the board between ('A100-SXM4-80GB' is the 'A100-80GB')."""
-    if key == model or key.startswith(model + "-"):
+    it ('H100-SXM5'), or a sized model with the board between ('A100-SXM4-80GB' is the 'A100-80GB'); never through
+    words naming another board of it ('RTX5090-LAPTOP-GPU' is not the desktop 'RTX5090': `gpu_variants.other_board`)."""
+    if key == model:
         return True
+    if key.startswith(model + "-"):
+        return variants.other_board(key[len(model) + 1 :], model, GPU_TOTAL_MIB) is None
     base, _, size = model.rpartition("-")
     return bool(base) and size.endswith("GB") and key.startswith(base + "-") and key.endswith("-" + size)
 
@@ -444,7 +442,9 @@ def compute_capability(name: str | None) -> tuple[int, int] | None:
     """The compute capability of a GPU model by name ('A100-80GB' → (8, 0)); None when the name is unknown."""
     if not name:
         return None
-    known = _known_model(_model_token(name), GPU_CAPABILITY)
+    token = _model_token(name)
+    # an unlisted board of a model number ('RTX 4090 Laptop GPU') is of its architecture: read less its board words
+    known = _known_model(token, GPU_CAPABILITY) or _known_model(variants.without_board(token), GPU_CAPABILITY)
     return GPU_CAPABILITY[known] if known else None
 
 

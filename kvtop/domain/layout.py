@@ -183,8 +183,9 @@ class VocabSplit(BaseModel):
     on every rank, over attention TP, or over TP as the weights book otherwise takes them): LMDeploy's PyTorch
     engine builds most classes' as a plain `nn.Embedding` and a rowwise linear without TP, and its
     ParallelEmbedding / ParallelLMHead over attention TP (layer_type 'attn': world ÷ dp in its DP world); SGLang's
-    DP-attention classes build the embedding whole or over attention TP by release, the head over TP. Each engine
-    states it (`EngineRules.vocab_split`)."""
+    DP-attention classes build the embedding whole or over attention TP by release, the head over TP (over attention
+    TP under --enable-dp-lm-head, the embedding whole under SGLANG_ENABLE_EMBED_REPLICATION: sglang/vocab_launch.py).
+    Each engine states it (`EngineRules.vocab_split`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")  # a stale flag (embedding_whole=True) fails, never reads TP
 

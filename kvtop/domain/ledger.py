@@ -215,7 +215,7 @@ def _solve(
         is_first, is_last = pp_rank == 0, pp_rank == layout.pp - 1
         layers = pp_layer_range(model.num_layers, pp_rank, layout.pp, rules.pp_remainder_at(version))
         weights = weights_book(model, layout, layers, first_stage=is_first, last_stage=is_last, load_mtp=mtp,
-                               tower_split=rules.architectures.TOWER_SPLIT.for_launch(settings.flags, version.text),
+                               tower_split=rules.architectures.TOWER_SPLIT.for_launch(settings.flags, version.text, layout.attn_dp),
                                parts=rules.stage_parts(model, pp_rank, layout.pp, version))  # fmt: skip
         built = rules.weights_built(model, layout, layers, gpu_name, version,  # the engine's class builds more
                                     quantization=settings.quantization)
@@ -271,7 +271,10 @@ def _solve(
     tightest = min(results, key=lambda r: (r.token_capacity, r.num_blocks or 0))
     if len(results) > 1 and tightest.fits:  # every stage at the shared capacity
         capped = rules.at_shared_capacity(settings, tightest)
-        results = [solve(pp, w, kv, t, capped) for pp, (_, w, kv, t) in enumerate(stages)]
+        # the shared count is kvtop's, not an operator's override: what a cold start may charge beyond the plan
+        # (`EngineResult.start_cache`) stays each stage's own solve's, which a fixed count would drop
+        results = [solve(pp, w, kv, t, capped).model_copy(update={"start_cache": own.start_cache})
+                   for pp, ((_, w, kv, t), own) in enumerate(zip(stages, results, strict=True))]  # fmt: skip
     # CUDA context, NCCL and whatever was resident before the weights: measured, or the named estimate
     context_bytes = measured.context_before_load(gpu_total_bytes)
     ranks: list[RankLedger] = []
@@ -282,7 +285,7 @@ def _solve(
                 rank=len(ranks), gpu_index=len(ranks), dp_rank=dp_rank, pp_rank=pp_rank, tp_rank=0,
                 layers=(layers.start, layers.stop), weights=weights, kv=kv,
                 kv_bytes_per_token=result.cell.whole_bytes if result.cell else kv.full_bytes_per_token + kv.swa_bytes_per_token,
-                kv_cell=result.cell,
+                kv_cell=result.cell, page_size=result.page_size,
                 kv_pool_bytes=result.kv_pool_bytes, kv_budget_bytes=result.kv_budget_bytes,
                 state_pool_bytes=result.state_pool_bytes,
                 req_to_token_bytes=result.req_to_token_bytes, reserve_bytes=result.reserve_bytes,

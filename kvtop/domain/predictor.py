@@ -91,7 +91,11 @@ class EnginePredictor:
         ref = engine.model or settings.model
         if not ref:
             return "no prediction: the launch command names no model"
-        sized = [gpu for gpu in gpus if gpu.total_bytes]
+        sliced = [mig_slice(gpu) for gpu in gpus]
+        unread = next((gpu for gpu in sliced if isinstance(gpu, str)), None)
+        if unread is not None:
+            return unread
+        sized = [gpu for gpu in sliced if not isinstance(gpu, str) and gpu.total_bytes]
         if not sized:
             return "no prediction: the memory of this engine's GPUs could not be read"
         gpu = min(sized, key=lambda candidate: (candidate.total_bytes or 0) - (candidate.reserved_bytes or 0))
@@ -116,6 +120,21 @@ class EnginePredictor:
                                      draft=draft, version=version)  # fmt: skip
         except KvtopError as error:
             return f"no prediction for {ref}: {error}"
+
+
+def mig_slice(gpu: GpuObservation) -> GpuObservation | str:
+    """A GPU as its engine sees it: under MIG its one slice, with the MIG device's own NVML name and memory (NVML's
+    'NVIDIA A100-SXM4-40GB MIG 3g.20gb' and its total, `sources.nvml` `MigInstance`), never the whole card's; a card
+    split into several slices is a named state (which slice the engine runs on is not read), never the card's total."""
+    if not gpu.mig_instances:
+        return gpu
+    if len(gpu.mig_instances) > 1:
+        return (f"no prediction: GPU {gpu.index} is split into {len(gpu.mig_instances)} MIG slices and which one this "
+                "engine runs on is not read; plan it with `kvtop plan --gpu-memory SIZE`, its slice's total")  # fmt: skip
+    one = gpu.mig_instances[0]
+    return gpu.model_copy(update={"name": one.name, "total_bytes": one.total_bytes, "used_bytes": one.used_bytes,
+                                  "free_bytes": one.free_bytes, "reserved_bytes": one.reserved_bytes,
+                                  "memory_api": one.memory_api})  # fmt: skip
 
 
 def gpu_inputs(gpu: GpuObservation, desktop: HostDesktop | None = None) -> MeasuredInputs:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
 from kvtop.domain.rounding import round_down
-from kvtop.domain.wording import GIB
+from kvtop.domain.wording import GIB, percent
 
 #: Bytes per element for the torch dtype names a probe may allocate (fp8 is stored as uint8 by
 #: SGLang, the same bytes either way).
@@ -361,6 +361,13 @@ class ProbeResult(BaseModel):
         if self.measured is None or self.bytes_per_token_predicted <= 0:
             return None
         return self.measured.bytes_per_token / self.bytes_per_token_predicted - 1.0
+
+    @property
+    def measured_vs_predicted_said(self) -> str | None:
+        """'−0.37%', '+1.25%': `measured_vs_predicted` as `kvtop probe`, its screen and the rank ledger print it (two
+        decimals, its sign always shown); None where it is None."""
+        delta = self.measured_vs_predicted
+        return None if delta is None else percent(delta, 2, sign=True)
 
     def to_json_dict(self) -> dict[str, Any]:
         """The stable `--json` contract: every field, plus `schema`, `target_met`, `seconds_per_gib` and the flat

@@ -72,11 +72,22 @@ class TowerSplit(BaseModel):
     # whose table this launch's release splits (`for_launch`), read through `of_class`
     split_tables_before: tuple[tuple[str, str], ...] = ()
     split_tables: tuple[str, ...] = ()
+    # the first release whose block attention (TowerSpec.attention_split_params) splits over the attention-TP group
+    # while the rest splits over TP (SGLang VisionAttention: `get_attention_tp_size()`); None: over TP. `attention_dp`
+    # the launch's attention-DP size where its release splits so (`for_launch`), else 1
+    attention_tp_since: str | None = None
+    attention_dp: int = 1
+    # (TowerSpec.config_class, first release) of towers whose MLPs and mergers split over the attention-TP group
+    # too (SGLang 0.5.9 qwen3_vl.py: `get_attention_tp_size()`); `attention_tp_towers` those of this launch's release
+    attention_tp_towers_since: tuple[tuple[str, str], ...] = ()
+    attention_tp_towers: tuple[str, ...] = ()
 
-    def for_launch(self, flags: Mapping[str, str | bool], release: str | None = None) -> TowerSplit:
-        """This split as a launch with `flags` sets it at `release` (None: the newest read): the encoder
-        data-parallel where it passes the flag, for the classes that take it at that release, and the position
-        tables that release still splits."""
+    def for_launch(
+        self, flags: Mapping[str, str | bool], release: str | None = None, attention_dp: int = 1
+    ) -> TowerSplit:
+        """This split as a launch with `flags` and `attention_dp` attention-DP ranks sets it at `release` (None:
+        the newest read): the encoder data-parallel where it passes the flag, for the classes that take it at that
+        release, the position tables that release still splits, and the attention group its blocks split over."""
         at = parse_release(release)
 
         def before(since: str) -> bool:
@@ -84,12 +95,16 @@ class TowerSplit(BaseModel):
             return at is not None and first is not None and at < first
 
         tables = tuple(cls for cls, since in self.split_tables_before if before(since))
+        attention_since = self.attention_tp_since
+        dp = attention_dp if attention_since is not None and not before(attention_since) else 1
+        towers = tuple(cls for cls, since in self.attention_tp_towers_since if not before(since)) if dp > 1 else ()
+        update = {"split_tables": tables, "attention_dp": dp, "attention_tp_towers": towers}
         if self.data_parallel_flag is None:
-            return self.model_copy(update={"split_tables": tables}) if tables else self
+            return self.model_copy(update=update) if tables or dp > 1 else self
         name, value = self.data_parallel_flag
         later = tuple(cls for cls, since in self.data_parallel_since if before(since))
-        return self.model_copy(update={"encoder_data_parallel": flags.get(name) == value,
-                                       "not_yet_data_parallel": later, "split_tables": tables})  # fmt: skip
+        return self.model_copy(update={**update, "encoder_data_parallel": flags.get(name) == value,
+                                       "not_yet_data_parallel": later})  # fmt: skip
 
     def of_class(self, architecture: str) -> TowerSplit:
         """This split for the tower of `architecture`: its position table split by rows where this launch's
@@ -131,6 +146,9 @@ class TowerSpec(BaseModel):
     config_class: str
     source: str
     head_split_params: int = 0  # attention split over TP only where `heads` divides by TP
+    # of tp_split_params: the blocks' attention (qkv with its bias, proj), split over the attention-TP group where
+    # the engine's TowerSplit.attention_tp_since says (0: not told apart, all over TP)
+    attention_split_params: int = 0
     heads: int = 0
     divided_heads: tuple[int, ...] = ()  # head counts the tower's attention divides by TP, asserting (vLLM divide)
     position_params: int = 0  # a learned position table (whole, or split by rows: TowerSplit.position_table)
@@ -206,9 +224,17 @@ class TowerSpec(BaseModel):
             whole += self.projector_bias_whole_params
         if self.mlp_width:  # padded MLP units join the split part
             shared += (round_up(self.mlp_width, how.mlp_multiple) - self.mlp_width) * self.mlp_unit_params
+        attention_tp = max(tp // how.attention_dp, 1)
+        over_attention_tp = attention_tp < tp and self.config_class in how.attention_tp_towers  # all of it
         if how.position_table and self.position_rows:  # rows padded to 64, then split (VocabParallelEmbedding)
             per_row = self.position_params // self.position_rows
-            whole += vocab_parallel_rows(self.position_rows, tp) * per_row - self.position_params
+            rows = vocab_parallel_rows(self.position_rows, attention_tp if over_attention_tp else tp)
+            whole += rows * per_row - self.position_params
+        if over_attention_tp:
+            return whole + shared / attention_tp
+        if attention_tp < tp:  # the blocks' attention over the attention-TP group, the rest over TP
+            shared -= self.attention_split_params
+            return whole + self.attention_split_params / attention_tp + shared / tp
         return whole + shared / tp
 
 

@@ -45,7 +45,7 @@ from kvtop.domain.probe import (
     verdict,
 )
 from kvtop.domain.rounding import round_down, round_up
-from kvtop.domain.wording import counted
+from kvtop.domain.wording import counted, gib, mib
 
 TEST_SLEEP_ENV = "KVTOP_PROBE_TEST_SLEEP_S"
 TEST_HOLD_ENV = "KVTOP_PROBE_TEST_HOLD_S"
@@ -272,8 +272,8 @@ def _host_refusal(request: ProbeRequest) -> ProbeResult | None:
     return ProbeResult.unmeasured(
         request,
         ProbeOutcome.REFUSED,
-        f"the cpu probe would take {wanted:,} B but this host has {available:,} B available; "
-        "lower --memory-limit or --tokens",
+        f"the cpu probe would take {gib(wanted)} but this host has {gib(available)} available, of which "
+        f"{mib(HOST_KEEP_FREE_BYTES)} stays free; lower --memory-limit or --tokens",
     )
 
 

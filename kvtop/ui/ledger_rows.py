@@ -27,7 +27,6 @@ from kvtop.domain.ledger_words import component_words
 from kvtop.domain.node import NodeSnapshot, RankView, WorkerPrediction, outside_bytes
 from kvtop.domain.observe import GpuObservation
 from kvtop.domain.probe import ProbeOutcome, ProbeResult
-from kvtop.units import fmt_percent
 
 #: Probe outcomes that allocated and measured (the others allocated nothing worth a figure).
 MEASURED_OUTCOMES = frozenset({ProbeOutcome.OK, ProbeOutcome.TARGET_NOT_MET, ProbeOutcome.OUT_OF_MEMORY})
@@ -93,7 +92,7 @@ class RankLedgerView:
         return (predicted.tokens_per_gb or None) if predicted else None
 
     def tokens(self, num_bytes: int | None) -> int | None:
-        """Bytes read as tokens of KV on this rank (`RankLedger.tokens_in`: truncated toward zero)."""
+        """Bytes read as tokens of KV on this rank (`RankLedger.tokens_in`: whole pages, truncated toward zero)."""
         predicted = self.rank.predicted if self.rank else None
         return None if num_bytes is None or predicted is None else predicted.tokens_in(num_bytes)
 
@@ -224,8 +223,8 @@ def probe_rows(result: ProbeResult) -> tuple[ProbeRow, ...]:
         planned_tokens = "fill"
     per_token = "—"
     if result.measured is not None:
-        delta = result.measured_vs_predicted
-        per_token = f"{result.measured.bytes_per_token:,}" + ("" if delta is None else f" ({fmt_percent(delta, 2, sign=True)})")
+        delta = result.measured_vs_predicted_said
+        per_token = f"{result.measured.bytes_per_token:,}" + ("" if delta is None else f" ({delta})")
     return (
         ProbeRow("probe: tokens proven", planned_tokens, f"{result.tokens_allocated:,}" if measured else "—"),
         ProbeRow("probe: bytes/token measured", f"{predicted:,}" if predicted else "—", per_token),

@@ -286,6 +286,12 @@ def measured_edits(measured: MeasuredInputs | None, texts: Mapping[str, str]) ->
     return (measured or MeasuredInputs()).model_copy(update=update)
 
 
+def compile_cache_unread(engine: EngineId) -> str | None:
+    """Why the engine's rule does not read torch.compile's cache (its `measured_not_read`: the words `plan
+    --compile-cache` notes), or None where it does (vLLM): the planner's field is off where there is a why."""
+    return engine_rules(engine).measured_not_read.get("compile_cache")
+
+
 def desktop_fact_note(measured: MeasuredInputs | None) -> str:
     """' · Windows desktop under WSL2, read from /proc/version: 5.15.167.4-microsoft-standard-WSL2' (the domain's
     `HostDesktop.cited`) where the node itself showed the desktop the field starts with (`MeasuredInputs.desktop_seen`),

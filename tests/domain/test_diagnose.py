@@ -129,4 +129,19 @@ def test_a_lost_gpu_outside_every_engine_is_a_whole_gpu_lost_and_an_empty_gpu_is
     assert lost.bytes == snapshot.observation.gpu(0).total_bytes  # an H100 like its siblings
     assert (idle.gpus, idle.severity, idle.whole_gpus) == ((4,), Severity.INFO, 1)
     assert idle.bytes == snapshot.observation.gpu(4).free_bytes
+    # the demo's idle GPU reads 0 B used (NVML v2: used excludes the driver's reserve): said in words, not '0.00 GiB'
+    assert snapshot.observation.gpu(4).used_bytes == 0
+    assert idle.evidence == ("NVML lists no process on GPU 4; no memory in use",)
     assert found[0] is lost  # critical first; among equals, whole GPUs before token figures
+
+
+@pytest.mark.parametrize(("used", "said"), [
+    (0, "no memory in use"),
+    (524_288, "524,288 B in use"),  # under 1 MiB: the bytes themselves
+    (3 * 2**20, "3 MiB in use"),  # a persistence daemon's few MiB: not '0.00 GiB'
+    (5 * 2**30 // 4, "1.25 GiB in use"),
+])  # fmt: skip
+def test_an_idle_gpus_memory_in_use_never_reads_zero_gib(used: int, said: str) -> None:
+    from kvtop.domain.diagnose import _in_use
+
+    assert _in_use(used) == said

@@ -72,7 +72,7 @@ def test_without_the_free_memory_the_log_allows_no_match_and_says_what_the_count
     assert _block_check(result) == (text, block_bytes, True)
     assert result.verdict == "insufficient" and "--free-after-load" in result.missing[0]
     implied = next(note for note in result.notes if "imply" in note)
-    low, high = (float(part.split(" GiB")[0]) for part in implied.split("imply ")[1].split(" – "))
+    low, high = (float(part) for part in implied.split("imply ")[1].split(" GiB")[0].split("–"))
     assert free_mib[0] / 1024 - 0.005 <= low <= high <= free_mib[1] / 1024 + 0.005
 
 
@@ -170,3 +170,13 @@ def test_flags_read_from_the_printed_engine_config() -> None:
         "--backend", "turbomind", "--cache-max-entry-count", "0.8", "--max-batch-size", "128",
         "--cache-block-seq-len", "64", "--max-prefill-token-num", "8192", "--quant-policy", "4",
     ]  # fmt: skip
+
+
+def test_an_implied_free_memory_narrower_than_a_hundredth_of_a_gib_keeps_both_ends_apart() -> None:
+    """lmdeploy#4285 (case.json `implied_free`): 19,591 blocks of 2.5 MiB at 0.8 put the free memory in
+    [61,221.9, 61,225.0) MiB, i.e. 59.787–59.790 GiB: written with a third decimal, not '59.79 GiB – 59.79 GiB'."""
+    from kvtop.domain.engines.lmdeploy.explain import _implied_free
+
+    assert _implied_free(19_591, 2_621_440, 0.8) == (
+        "19,591 blocks of 2,621,440 B at ratio 0.8 imply 59.787–59.790 GiB free after the weights (least over the ranks)"
+    )

@@ -71,8 +71,9 @@ def test_every_record_whose_source_says_wsl_is_planned_as_wsl2() -> None:
     # file61585879089-*), the RTX 5060 Ti run note (file70376054105-*) and the RTX 3060 SGLang start (ghourimarti-*);
     # + 11 in session 61: an RTX 4090 class note (file61815222665-*) and one author's SLO lab, ten starts (kuotunyu-*);
     # + 5 in session 62: an RTX 5070 Ti's three starts (file56155919944-*), a GTX 1650 (luoaini-*) and TensorRT-LLM's
-    # GLM-4 on an RTX 4090 (tritonbackend-issue625-*)
-    assert len(said) == 7 + 9 + 11 + 5
+    # GLM-4 on an RTX 4090 (tritonbackend-issue625-*); + 16 in session 63: the RTX 4070 Laptop sweep (sanss-infra-lab-*,
+    # six) and the RTX 3050 Laptop project (damnkuldeep-*), the RTX 4080 Laptop study's nine (file69415599131-*)
+    assert len(said) == 7 + 9 + 11 + 5 + 16
 
 
 def test_the_wsl2_origin_is_a_cards_own_figure_never_the_operators() -> None:

@@ -187,6 +187,7 @@ def test_bytes_per_token_measured_are_whole_bytes_with_their_total() -> None:
     assert "bytes/token    measured 131,138 B (4,297,113,600 B ÷ 32,768 tokens) · predicted" in render_probe_result(result)
     # the delta reads the same whole figure: 131,138 ÷ 131,072 − 1 = 66 ÷ 131,072 = +0.0504 % (shown +0.05%)
     assert result.measured_vs_predicted == 66 / 131_072
+    assert result.measured_vs_predicted_said == "+0.05%" and "(+0.05%, padding page included)" in render_probe_result(result)
     assert result.to_json_dict()["measured"] == {
         "total_bytes": 4_297_113_600, "tokens": 32_768, "bytes_per_token": 131_138,
     }  # fmt: skip

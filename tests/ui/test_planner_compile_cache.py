@@ -23,7 +23,9 @@ from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.sources.hub import load_model
-from kvtop.ui.planning import field_texts, plan
+from kvtop.ui.planning import compile_cache_unread, field_texts, plan
+from kvtop.ui.screens.planner_lines import edit_notes
+from kvtop.ui.screens.planner_status import EditProblems, plan_status
 from tests.conftest import DATA
 from tests.ui.fakes import FakeSource
 from tests.ui.helpers import open_planner, shown
@@ -91,3 +93,36 @@ async def test_the_field_moves_the_planners_interval(make_app) -> None:
         expected.ledger.token_capacity, expected.token_capacity_min, expected.token_capacity_max)
     assert warm.ledger.token_capacity > unsaid.ledger.token_capacity
     assert cold is not None and cold.ledger.token_capacity == unsaid.ledger.token_capacity
+
+
+async def test_the_field_is_off_where_the_engines_rule_does_not_read_it(make_app) -> None:
+    """Under SGLang (whose pool is sized before anything compiles) the field is off, its tooltip the why `plan
+    --compile-cache` notes (`measured_not_read`); under vLLM it is on."""
+    for scenario, read in (("llama70b-tp8-sglang", False), (SCENARIO, True)):
+        node = DemoSource.open(scenario).collect_at(0)
+        app = make_app(FakeSource(node, label=f"demo:{scenario}"))
+        async with app.run_test(size=(140, 50)) as pilot:
+            screen = await open_planner(pilot)
+            field = screen.query_one("#plan-compile_cache", Select)
+            assert field.disabled is not read and field.value == "unsaid"
+            engine = screen.basis.settings.engine
+            assert field.tooltip == compile_cache_unread(engine)
+    assert engine == "vllm" and compile_cache_unread("sglang") is not None
+    assert "sized before anything compiles" in str(compile_cache_unread("sglang"))
+
+
+
+def test_a_said_warm_the_launch_cannot_read_is_the_planners_note(capsys: pytest.CaptureFixture[str]) -> None:
+    """The L4 launch run with --enforce-eager (vLLM 0.30.0: compilation mode NONE, config/vllm.py:1548), the field said
+    warm: the edit's plan carries the override note `plan --compile-cache warm --enforce-eager` prints, and the
+    planner's status line says it (`edit_notes`: the notes the edit adds to the live launch's)."""
+    settings = parse_flags("vllm", ["--model", QWEN3_8B, "--engine-version", "0.30.0", "--enforce-eager", *L4_FLAGS],
+                           strict=True)  # fmt: skip
+    outcome = plan(load_model(QWEN3_8B), settings, {**field_texts(settings), "compile_cache": "warm"},
+                   gpu_total_bytes=gpu_total_bytes("L4"), gpu_name="L4")  # fmt: skip
+    cli = _cli(capsys, "--compile-cache", "warm", "--enforce-eager")
+    said = [note for note in cli["notes"] if "--compile-cache" in note or "warm" in note]  # type: ignore[union-attr]
+    assert len(said) == 1 and "--enforce-eager" in said[0]
+    assert edit_notes(outcome) == (said[0],)
+    status = plan_status(outcome, EditProblems(), "Qwen3-8B")
+    assert status.text == f"✓ valid, planned with a note: {said[0]}"

@@ -393,7 +393,8 @@ def read_tower(
     unit = depth * (ups * (width + 1) + width) if tower.mlp_gated else 0  # SGLang pads Qwen2.5-VL's gated MLP
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=tower.config_class,
                      source=tower.source, position_params=rows * width, position_rows=rows,
-                     mlp_width=mlp if unit else 0, mlp_unit_params=unit)  # fmt: skip
+                     mlp_width=mlp if unit else 0, mlp_unit_params=unit,
+                     attention_split_params=depth * (width * qkv + qkv + width * width))  # fmt: skip
 
 
 def _read_audio(

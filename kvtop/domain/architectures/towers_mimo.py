@@ -11,7 +11,8 @@ so both are its default 64): a Conv3d patch embedding (in_channels × temporal_p
 qk_channels keys and × kv_channels values, biased), proj (RowParallelLinear num_heads × kv_channels → width,
 biased), a gated MLP (MergedColumnParallelLinear gate|up and RowParallelLinear down, biased: Qwen2_5_VisionMLP),
 and, where `use_sink` and the block is not in `fullatt_block_indexes`, `sinks` (num_heads, an nn.Parameter: whole);
-then the merger: an RMSNorm over width, width × merge² → the same (Column) and → out_hidden_size (Row), no biases.
+then the merger: an RMSNorm over width, width × merge² → the same (Column) and → out_hidden_size (Row), no biases in vLLM's
+build (SGLang 0.5.12 … 0.5.23 mimo_vl.py builds qwen2_5_vl.py's Qwen2_5_VisionPatchMerger, bias=True: TowerSplit.projector_bias).
 Column/Row layers split over TP (`--mm-encoder-tp-mode data` does not apply: the class has no
 `supports_encoder_tp_data`), a row-parallel bias, the norms, the patch
 embedding and the sinks whole. MiMoVisionAttention divides num_heads and num_key_value_heads by TP with
@@ -142,5 +143,10 @@ def mimo_v2_omni(vision_config: dict[str, Any], outer: dict[str, Any], source: s
     audio_section = outer.get("audio_config")
     if isinstance(audio_section, dict):
         whole += mimo_audio(validated(MiMoAudioFields, audio_section, source=source, prefix="audio_config."), source)
+    qkv = vision.num_heads * vision.qk_channels + vision.num_key_value_heads * (vision.qk_channels + vision.kv_channels)
+    attention = vision.depth * (vision.hidden_size * qkv + qkv + vision.num_heads * vision.kv_channels * vision.hidden_size)
     return TowerSpec(params=whole + split, tp_split_params=split, config_class=CONFIG_CLASS, source=SOURCE,
-                     divided_heads=(vision.num_heads, vision.num_key_value_heads))
+                     divided_heads=(vision.num_heads, vision.num_key_value_heads),
+                     attention_split_params=attention,
+                     projector_bias_split_params=vision.hidden_size * vision.spatial_merge_size**2,
+                     projector_bias_whole_params=vision.out_hidden_size)  # fmt: skip

@@ -26,12 +26,14 @@ from collections.abc import Mapping
 
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate, TermSource
+from kvtop.domain.gpu_variants import is_mig_slice
 from kvtop.domain.gpus import (
     SLICE_RESERVED_BYTES,
     gpu_model_key,
     is_larger_variant,
     is_listed_card,
     is_unified,
+    unlisted_board,
 )
 from kvtop.domain.wording import GIB, gib
 
@@ -266,9 +268,15 @@ def cuda_total_estimate(
     """CUDA's total for this GPU model of nvidia-smi's total `gpu_total_bytes` (the table's, or one given for it: a
     memory variant): its fit, else nvidia-smi's total less the usual gap, else (no fit at all) nvidia-smi's total,
     said to be assumed. On a WSL2 host (`wsl2`: `MeasuredInputs.wsl2`) the whole card (`wsl2_total_estimate`),
-    whatever the fits; a unified device keeps its own."""
+    whatever the fits; a unified device keeps its own; a MIG slice's NVML total is CUDA's
+    (`gpu_variants.is_mig_slice`)."""
     if wsl2 and not is_unified(gpu_name):
         return wsl2_total_estimate(gpu_total_bytes)
+    if is_mig_slice(gpu_name):  # a part of a card: its total is CUDA's own, as a limiter's slice (`SLICE_RESERVED_BYTES`)
+        return _total(gpu_total_bytes - SLICE_RESERVED_BYTES, WSL2_TOTAL_ERROR_BYTES, "calibrated",
+                      f"the MIG slice's own total ({unlisted_board(gpu_name) or gpu_name}): CUDA's total on a MIG slice is its "
+                      "NVML total, no driver reserve taken from it (PyTorch's '39.25 GiB total capacity' on a 3g.40gb "
+                      "slice nvidia-smi sized 40,192 MiB, search-index id 67654601249; ± 0.01 GiB)")  # fmt: skip
     if is_unified(gpu_name):  # the table's figure is CUDA's own total there (the host's memory, as logs printed it)
         return _total(gpu_total_bytes, UNIFIED_TOTAL_ERROR_BYTES, "calibrated",
                       f"the host's memory as CUDA reports it on the {gpu_model_key(gpu_name)} (unified memory; "
@@ -289,10 +297,12 @@ def cuda_total_estimate(
                           f"nvidia-smi's total less {gib(gap_gib * GIB)} (the gap fitted over {gap.records} GPU models, "
                           f"growing with the total; {which}; ± the miss of each total a GPU model printed, that model "
                           "left out of the gap's fit)")  # fmt: skip
-        # no card named, or one the table lacks: a bare card's gap, or none on a limiter's slice (gpus.py
-        # `SLICE_RESERVED_BYTES`): the error reaches from the fitted gap up to the total itself
+        # no card named, or one the table lacks (named where it is an unlisted board of a listed model: a laptop card):
+        # a bare card's gap, or none on a limiter's slice (gpus.py `SLICE_RESERVED_BYTES`): from the gap up to the total
+        board = unlisted_board(gpu_name)
+        card = f"the {gpu_name} is {board}, which kvtop has no row of" if board else "a card kvtop has no model of"
         return _total(gpu_total_bytes - gap_bytes, max(gap.error_bytes, gap_bytes - SLICE_RESERVED_BYTES), "calibrated",
                       f"the total given less {gib(gap_gib * GIB)} (the gap fitted over {gap.records} GPU models); ± that "
-                      "gap: a card kvtop has no model of may be a slice whose limiter reports its limit as CUDA's "
-                      "total too (no driver reserve)")  # fmt: skip
+                      f"gap: {card}; it may be a slice whose limiter reports its limit as CUDA's total too (no driver "
+                      "reserve)")  # fmt: skip
     return _total(gpu_total_bytes, GIB // 2, "assumed", "nvidia-smi's total (no calibration)")

@@ -1,6 +1,7 @@
 """Which measured inputs an engine's rule reads: a figure the operator (or a log, NVML) gave that the rule does not
 read is named in the plan, never dropped in silence (`--non-kv-memory` to SGLang, whose pool is free memory less a
-share of the total, not total less what a profile measured).
+share of the total, not total less what a profile measured; `--compile-cache` to SGLang, whose pool is sized before
+anything compiles).
 
 Each engine package declares what its rule leaves unread (`EngineBase.measured_not_read`, with why and source);
 this module holds no list of engines, only the flag each measured figure is given by."""
@@ -12,10 +13,11 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-# the figures of `MeasuredInputs` that a log, NVML or the operator may give, or an explanation may estimate
+# the figures of `MeasuredInputs` that a log, NVML or the operator may give, or an explanation may estimate; and
+# torch.compile's cache as the operator says it (`--compile-cache`), a state, never estimated
 MeasuredField = Literal[
     "gpu_total_bytes", "free_before_load_bytes", "free_after_load_bytes", "weights_bytes", "non_kv_bytes",
-    "available_kv_bytes",
+    "available_kv_bytes", "compile_cache",
 ]
 
 class MeasuredFigures(Protocol):
@@ -35,16 +37,20 @@ class MeasuredFigures(Protocol):
     def non_kv_bytes(self) -> int | None: ...
 
     @property
+    def compile_cache(self) -> str | None: ...
+
+    @property
     def estimated(self) -> Sequence[tuple[str, object]]: ...
 
 
-# each measured figure an operator may state: the `plan` flag that gives it (commands/common.py defines them) and
-# its typed field
-_GIVEN_BY: tuple[tuple[MeasuredField, str, Callable[[MeasuredFigures], int | None]], ...] = (
+# each measured figure (or said state) an operator may state: the `plan` flag that gives it (commands/common.py
+# defines them) and its typed field
+_GIVEN_BY: tuple[tuple[MeasuredField, str, Callable[[MeasuredFigures], object | None]], ...] = (
     ("free_before_load_bytes", "--free-memory", lambda measured: measured.free_before_load_bytes),
     ("free_after_load_bytes", "--free-after-load", lambda measured: measured.free_after_load_bytes),
     ("weights_bytes", "--weights-memory", lambda measured: measured.weights_bytes),
     ("non_kv_bytes", "--non-kv-memory", lambda measured: measured.non_kv_bytes),
+    ("compile_cache", "--compile-cache", lambda measured: measured.compile_cache),
 )
 MEASURED_FLAGS: Mapping[MeasuredField, str] = {field: flag for field, flag, _ in _GIVEN_BY}
 

@@ -249,6 +249,9 @@ def from_flag(text: str, calendar: Sequence[ReleaseDate] = ()) -> ResolvedVersio
         elif release < oldest:
             name = next(day.release for day in calendar if parse_release(day.release) == oldest)
             detail += f" (older than {name}, the oldest release kvtop models: the oldest rules apply)"
+        elif release[:2] not in {key[:2] for key in known}:
+            line = f"{release[0]}.{release[1]}"
+            detail += f" (no {line} release on the engine's calendar: the rules of the releases around it apply)"
     return ResolvedVersion(text=text, source=VersionSource.FLAG, detail=detail)
 
 

@@ -38,6 +38,7 @@ from kvtop.ui.plan_fields import CACHE_STATES, DEPLOYMENT_KEYS, FIELD_BY_KEY, FI
 from kvtop.ui.plan_nodes import copied_lines, copied_words, node_shortfall
 from kvtop.ui.planning import (
     PlanOutcome,
+    compile_cache_unread,
     decided_spec_method,
     desktop_fact_note,
     edited_host_fit,
@@ -156,12 +157,17 @@ class PlannerScreen(NodeScreen):
                                 and "enable_dp_attention" not in flags_of_engine(basis.settings.engine).spellings.values(),
                             )
                         elif field.kind in ("dtype", "cache"):
+                            # a compile cache the engine's rule does not read (SGLang's pool is sized before
+                            # anything compiles): off, its why the tooltip, as `plan --compile-cache` notes it
+                            unread = compile_cache_unread(basis.settings.engine) if field.kind == "cache" else None
                             yield Select(
                                 self._kv_options if field.kind == "dtype" else [(s, s) for s in CACHE_STATES],
                                 value=texts[field.key],
                                 allow_blank=False,
                                 compact=True,
                                 id=f"plan-{field.key}",
+                                disabled=unread is not None,
+                                tooltip=unread,
                             )
                         else:
                             placeholder = self._hints.get(field.key, "engine default" if field.kind.endswith("?") else "")

@@ -25,7 +25,7 @@ from textual.widgets import Button, ProgressBar, Static
 from kvtop.domain.probe import ProbeOutcome, ProbeRequest, ProbeResult
 from kvtop.ui.screens.probe_confirm import ProbePlan, confirmation_text
 from kvtop.ui.widgets.footer import Footer
-from kvtop.units import fmt_bytes, fmt_gib, fmt_percent, fmt_tokens
+from kvtop.units import fmt_bytes, fmt_gib, fmt_tokens
 
 #: Runs one probe to its end; must return (never hang) once the event is set.
 ProbeRunner = Callable[[ProbeRequest, threading.Event], ProbeResult]
@@ -75,11 +75,11 @@ def result_text(result: ProbeResult) -> Content:
             )
         )
         measured = result.describe_measured()
-        delta = result.measured_vs_predicted
+        delta = result.measured_vs_predicted_said
         lines.append(
             Content(
                 f"{'bytes/token':<12}measured {measured} · predicted {result.bytes_per_token_predicted:,} B"
-                + ("" if delta is None else f" ({fmt_percent(delta, 2, sign=True)}, padding page included)")
+                + ("" if delta is None else f" ({delta}, padding page included)")
             )
         )
         speed = "" if result.gib_per_second is None else f" · {result.gib_per_second:,.1f} GiB/s"

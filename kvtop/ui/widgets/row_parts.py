@@ -194,6 +194,12 @@ VITALS_MIN_WIDTH = 110
 KV_TEXT_NONE = " KV   —  "
 
 
+def kv_now_text(trend: GpuTrend) -> str:
+    """' KV  97% ': the latest KV usage of the trend, the row's and the compact row's; `KV_TEXT_NONE` without one."""
+    kv_now = trend.kv_usage[-1] if trend.kv_usage else None
+    return f" KV {fmt_percent(kv_now):>4} " if kv_now is not None else KV_TEXT_NONE
+
+
 def vitals_lines(gpu: GpuObservation, trend: GpuTrend, width: int) -> tuple[str, str]:
     """' GPU  64% ▃▄▅▆▆▇▆▅▄▃' over ' 56°C  372W 1980MHz': NVML's own figures, '—' where it has none."""
     util = "  —" if gpu.utilization_percent is None else f"{gpu.utilization_percent:>3}"
@@ -257,9 +263,7 @@ def row_parts(data: GpuRowData, width: int) -> RowParts:
         predicted=predicted_cells,
         predicted_figure=predicted_figure,
     )
-    kv_values = data.trend.kv_usage
-    kv_now = kv_values[-1] if kv_values else None
-    kv_text = f" KV {fmt_percent(kv_now):>4} " if kv_now is not None else KV_TEXT_NONE
+    kv_text = kv_now_text(data.trend)
     spark_width = at.trend - len(kv_text)
     trend = RowTrend(
         kv_text=kv_text,
@@ -418,9 +422,7 @@ def compact_row_parts(data: GpuRowData, width: int) -> RowParts:
         observed_figure=_figure(gpu.used_bytes or 0),
         state_width=at.state,
     )
-    kv_values = data.trend.kv_usage
-    kv_now = kv_values[-1] if kv_values else None
-    kv_text = f" KV {fmt_percent(kv_now):>4} " if kv_now is not None else KV_TEXT_NONE
+    kv_text = kv_now_text(data.trend)
     if at.util:
         util = COMPACT_UTIL_NONE if gpu.utilization_percent is None else f"GPU {gpu.utilization_percent:>3}% "
         kv_text += util

@@ -52,9 +52,14 @@ def test_each_class_pages_by_64_on_b200_from_the_release_it_joined(
     capsys: pytest.CaptureFixture[str], model: str, before: str, first: str
 ) -> None:
     """No --page-size: page 1 (MLA keeps SGLang's generic default) before the class joined the list, 64 after; an
-    SM120 card is not `is_sm100` and keeps page 1 at the later release too."""
+    SM120 card is not `is_sm100` and keeps page 1 at the later release too. Mistral-Large-3's class joined the list
+    with its first release (mistral_large_3.py, 0.5.6.post1: class_releases.py): at 0.5.6 the plan is refused."""
     launch = ("--model", model, "--tp", "8", "--trust-remote-code")
-    assert plan_json(capsys, SGLANG, *launch, "--gpu", "B200", "--engine-version", before)["page_size"] == 1
+    if model == MISTRAL_LARGE_3:
+        assert main(["plan", *SGLANG, *launch, "--gpu", "B200", "--engine-version", before]) == 2
+        assert "has no MistralLarge3ForCausalLM (added in 0.5.6.post1)" in capsys.readouterr().err
+    else:
+        assert plan_json(capsys, SGLANG, *launch, "--gpu", "B200", "--engine-version", before)["page_size"] == 1
     assert plan_json(capsys, SGLANG, *launch, "--gpu", "B200", "--engine-version", first)["page_size"] == 64
     assert plan_json(capsys, SGLANG, *launch, "--gpu", "RTX PRO 6000", "--engine-version", first)["page_size"] == 1
 
@@ -73,10 +78,12 @@ def test_the_kv_dtype_check_follows_the_default(capsys: pytest.CaptureFixture[st
 
 def test_a_listed_class_without_mla_is_not_modelled_on_sm100(capsys: pytest.CaptureFixture[str]) -> None:
     """Pixtral-12B's params.json reads as PixtralForConditionalGeneration over an MHA model; SGLang sets trtllm_mla
-    by the class all the same from 0.5.6.post1: refused by name. 0.5.6 (not on the list) and a named backend plan."""
+    by the class all the same from 0.5.6.post1: refused by name; a named backend plans. 0.5.6 has no such class
+    (pixtral.py's first release is 0.5.6.post1: class_releases.py): refused as such."""
     launch = ("--model", PIXTRAL_12B, "--gpu", "B200")
     assert main(["plan", *SGLANG, *launch, "--engine-version", "0.5.6.post1"]) != 0
     assert "sets --attention-backend trtllm_mla for PixtralForConditionalGeneration" in capsys.readouterr().err
-    assert plan_json(capsys, SGLANG, *launch, "--engine-version", "0.5.6")["page_size"] == 1
+    assert main(["plan", *SGLANG, *launch, "--engine-version", "0.5.6"]) == 2
+    assert "has no PixtralForConditionalGeneration (added in 0.5.6.post1)" in capsys.readouterr().err
     named = plan_json(capsys, SGLANG, *launch, "--engine-version", "0.5.6.post1", "--attention-backend", "triton")
     assert named["page_size"] == 1

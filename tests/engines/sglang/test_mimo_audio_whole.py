@@ -15,8 +15,9 @@ Expected figures: SGLang's build worked by hand from its code, never kvtop's. Mi
   5,120 × 4,096 = 47,185,920 split: 726,482,944 split. Whole: the Conv3d 3 × 2 × 16² × 1,280 = 1,966,080 (no bias),
   28 × (2 norms + proj's and down's biases) × 1,280 = 143,360, 24 windowed blocks' sinks × 32 = 768, ln_q 1,280:
   2,111,488.
-A rank: 416,709,632 + 2,111,488 + 726,482,944 ÷ 8 = 509,631,488. Not counted by kvtop (the tower is vLLM's reading):
-the merger's two biases SGLang builds (qwen2_5_vl.py Qwen2_5_VisionPatchMerger bias=True: 5,120 split, 4,096 whole).
+- the merger's two biases SGLang builds (qwen2_5_vl.py Qwen2_5_VisionPatchMerger bias=True; vLLM's build has none):
+  5,120 split, 4,096 whole.
+A rank: 416,709,632 + 2,111,488 + 4,096 + (726,482,944 + 5,120) ÷ 8 = 509,636,224.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.gpus import gpu_key
 
 AUDIO_WHOLE = 256_277_504 + 26_214_400 + 134_217_728
-VISION_WHOLE = 1_966_080 + 143_360 + 768 + 1_280
-VISION_SPLIT = 28 * 24_260_608 + 47_185_920
+VISION_WHOLE = 1_966_080 + 143_360 + 768 + 1_280 + 4_096
+VISION_SPLIT = 28 * 24_260_608 + 47_185_920 + 5_120
 
 
 def test_the_audio_encoder_is_whole_and_the_vision_matrices_split() -> None:
@@ -39,5 +40,5 @@ def test_the_audio_encoder_is_whole_and_the_vision_matrices_split() -> None:
     plan = planned_capacity(record.model, settings, gpu_total_bytes=record.gpu_total_bytes,
                             gpu_name=gpu_key(record.gpu), measured=MeasuredInputs())  # fmt: skip
     row = next(x for x in plan.ledger.ranks[0].weights.rows if x.component == "vision_audio")
-    assert VISION_SPLIT == 726_482_944
-    assert row.params == AUDIO_WHOLE + VISION_WHOLE + VISION_SPLIT // 8 == 509_631_488
+    assert VISION_SPLIT == 726_488_064
+    assert row.params == AUDIO_WHOLE + VISION_WHOLE + VISION_SPLIT // 8 == 509_636_224

@@ -5,7 +5,9 @@ Oracle: SGLang's code. 0.5.12 … 0.5.23 mimo_vl.py (`MiMoVisionTransformer`: `u
 server_args.mm_enable_dp_encoder`, 0.5.15 :255, 0.5.23 :262) hands the flag to every block's VisionAttention and
 Qwen2_5_VLMLP and to the Qwen2_5_VisionPatchMerger, which then build "replicated", as at TP 1; mimo_audio.py's
 encoder is plain nn.Linear, whole on every rank either way. So with the flag each rank holds the TP-1 build, the
-tower's parameters × 2 B (bf16, the towers are left out of the FP8 quantization); and the engine's pool for the two
+tower's parameters, with the
+merger biases qwen2_5_vl.py's Qwen2_5_VisionPatchMerger builds (bias=True), × 2 B (bf16, the towers are left out of
+the FP8 quantization); and the engine's pool for the two
 DP-attention starts (tests/data/calibration/sglang.jsonl: 678,837 and 678,149 tokens).
 """
 
@@ -40,11 +42,12 @@ def _tower(flags: list[str]) -> tuple[int, int]:
 
 def test_the_flag_builds_the_towers_whole_on_every_rank() -> None:
     """The TP-1 build worked by hand in test_mimo_audio_whole.py: audio 416,709,632 + vision whole 2,111,488 + vision
-    split 726,482,944 = 1,145,304,064 parameters, × 2 B = 2,290,608,128 B on every rank."""
+    split 726,482,944 + the merger's biases 9,216 = 1,145,313,280 parameters, × 2 B = 2,290,626,560 B on every rank."""
     model = model_from_config(json.loads(MIMO.read_text()))
     assert model.tower is not None and model.architecture == "MiMoV2ForCausalLM"
     whole, shards = _tower([*LAUNCH, "--mm-enable-dp-encoder"])
-    assert (whole, shards) == ((416_709_632 + 2_111_488 + 726_482_944) * 2, 1) == (2_290_608_128, 1)
+    # the merger's two biases SGLang builds: width × merge² = 5,120, out_hidden 4,096
+    assert (whole, shards) == ((416_709_632 + 2_111_488 + 726_482_944 + 5_120 + 4_096) * 2, 1) == (2_290_626_560, 1)
     split, shards = _tower(LAUNCH)
     assert shards == 8 and split < whole
 

@@ -125,7 +125,7 @@ def test_every_class_names_model_code_whose_eras_the_table_holds() -> None:
         "DeepseekV2Model", "Llama4Model", "Glm4MoeLiteModel", "HYV4Model", "DeepseekV4Model", "SarvamMLAModel",
         "Qwen2Model", "Qwen2MoeModel", "Glm4MoeModel", "GptOssModel", "Qwen3NextModel", "BailingMoEModel",
         "FalconH1Model", "Step3TextModel", "LongcatFlashModel", "LLaDA2MoeModel", "MiMoV2Model",
-        "BailingMoELinearModel",
+        "BailingMoELinearModel", "KimiK3LinearModel", "Glm5NextModel", "MuseSpark1xModel",
     }  # fmt: skip
 
 

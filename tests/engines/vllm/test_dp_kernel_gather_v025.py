@@ -14,8 +14,6 @@ rank's own count in the forward context (v1/worker/gpu/dp_utils.py), so the kern
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
@@ -25,17 +23,10 @@ from kvtop.domain.engines.vllm.dp_kernel_gather import kernel_layer_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.model_config import model_from_config
-from tests.data_paths import CONFIGS
+from tests.engines.vllm.test_dp_kernel_gather import FLAGS, GATHERED, H100, QWEN3_30B, WORKSPACE2, WORKSPACE13
 
-MIB = 1 << 20
-H100 = 81559 * MIB  # nvidia-smi's total of an H100 80GB HBM3
-QWEN3_30B = model_from_config(json.loads((CONFIGS / "Qwen--Qwen3-30B-A3B.json").read_text()),
-                              source="Qwen--Qwen3-30B-A3B.json")  # bf16, hidden 2,048, 128 experts, top-8, I 768
-FLAGS = ["-dp", "2", "--max-num-seqs", "8", "--max-num-batched-tokens", "8192"]
-# Qwen3-30B-A3B at DP 2, 8,192 tokens a rank: 16,384 gathered rows; K = 2,048 sets both workspace parts either way
-WORKSPACE = 16384 * 8 * max(768, 2048) * 2 + 16384 * 8 * max(1536, 2048) * 2  # 1 GiB, the output in the first
-GATHERED = 16384 * 2048 * 2 + 16384 * 8 * 8  # all_gatherv'd hidden states and top-k (float32 weights, int32 ids)
+# Qwen3-30B-A3B at DP 2, 8,192 tokens a rank (test_dp_kernel_gather.py): 16,384 gathered rows, the same workspace
+WORKSPACE = WORKSPACE13 + WORKSPACE2  # 1 GiB, the output in the first
 OWN_INPUTS = (2 * 8192 * 2048 * 2  # the decoder layer's residual and normed input (the MoE's input)
               + 8192 * 128 * 2  # the router logits of the own rows
               + 8192 * 8 * 8)  # select_experts' top-k of the own rows  # fmt: skip
@@ -85,7 +76,10 @@ def test_v2_runner_class_priced(release: str, layer: int) -> None:
     """Qwen2-MoE runs on the V2 model runner from v0.24.0 (runner_eras.runs_v2, config/vllm.py:68-77): its profile's
     DP dummy batch is V1's, so the kernel-gathered layer is priced on it too."""
     qwen2_moe = QWEN3_30B.model_copy(update={"architecture": "Qwen2MoeForCausalLM"})
-    assert priced_layer(qwen2_moe, [*FLAGS, "--engine-version", release]) == layer
+    flags = [*FLAGS, "--engine-version", release]
+    assert priced_layer(qwen2_moe, flags) == layer
+    activation = capacity(qwen2_moe, flags).estimate.term(Term.ACTIVATION)
+    assert activation is not None and f"vLLM {release}'s V2 model runner" in activation.basis  # not V1's count
 
 
 def test_fp8_experts_stay_named() -> None:

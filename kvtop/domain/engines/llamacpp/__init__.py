@@ -61,6 +61,8 @@ class LlamacppRules(EngineBase):
         "free_after_load_bytes": "-c sizes the cache; the fit is checked against the free memory before load less "
         "the weights (--free-memory, --weights-memory; docs/engines/llamacpp.md §1)",
         "non_kv_bytes": "-c sizes the cache, and its compute buffers are not in this plan (docs/engines/llamacpp.md §1)",
+        "compile_cache": "-c sizes the cache, and llama.cpp, a C++ engine on ggml, runs no torch.compile: there is "
+        "no such cache (docs/engines/llamacpp.md §1)",
     }
 
     def kv_storage_for(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> KvStorage:

@@ -80,6 +80,11 @@ class LmdeployRules(LmdeployBudget, EngineBase):
     measured_not_read: Mapping[MeasuredField, str] = {
         "non_kv_bytes": "the cache is cache_max_entry_count × the free memory once the weights are resident, with "
         "no profiled runtime figure to subtract (docs/engines/lmdeploy.md §2–§4)",
+        # TurboMind is C++; the PyTorch engine wraps a few functions in torch.compile (0.12.0
+        # pytorch/backends/default/rotary_embedding.py, backends/cuda/attention/mla.py), run in its forwards
+        "compile_cache": "TurboMind runs no torch.compile, and the PyTorch engine measures its free memory before "
+        "the graph runner and its warm-up, the forwards its few compiled functions first run in, so a warm or cold "
+        "cache moves no token (docs/engines/lmdeploy.md §4.2)",
     }
     usage_metrics: tuple[str, ...] = ("lmdeploy:gpu_cache_usage_perc",)  # /metrics, v0.9.2+
 

@@ -44,7 +44,7 @@ from kvtop.domain.explanation import (
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.wording import gib
+from kvtop.domain.wording import gib, gib_figure, gib_range
 
 record_type = LmdeployRankLog
 _FREE_MISSING = (
@@ -166,8 +166,9 @@ def _truncation_notes(log: EngineLog, logged: Logged) -> list[str]:
 def _implied_free(blocks: int, block_bytes: int, ratio: float) -> str:
     """TurboMind's `size_t(free × ratio) // block = N` read backwards: free ∈ [N·B/r, (N+1)·B/r)."""
     low, high = math.ceil(blocks * block_bytes / ratio), math.ceil((blocks + 1) * block_bytes / ratio)
-    return (f"{blocks:,} blocks of {block_bytes:,} B at ratio {ratio:g} imply {gib(low)} – {gib(high)} free after "
-            "the weights (least over the ranks)")  # fmt: skip
+    digits = 2 if gib_figure(low) != gib_figure(high) else 3  # a block under 0.01 GiB: not '59.79–59.79 GiB'
+    return (f"{blocks:,} blocks of {block_bytes:,} B at ratio {ratio:g} imply {gib_range(low, high, digits)} free "
+            "after the weights (least over the ranks)")  # fmt: skip
 
 
 def explain(request: ExplainRequest) -> Explanation:

@@ -55,10 +55,11 @@ def pytorch_vocab_split(model: ModelSpec, version: ResolvedVersion) -> VocabSpli
     note = (f"LMDeploy {version.label}'s PyTorch engine builds it without TP (nn.Embedding, build_embedding and "
             "build_lm_head at is_tp False: models/utils/model.py 0.18.0:139-225; vocab_split.py)")  # fmt: skip
     if embedding is not SplitGroup.WHOLE or head is not SplitGroup.WHOLE:
-        note = (f"LMDeploy {version.label}'s PyTorch engine builds the embedding {_how(embedding)} and the LM "
-                f"head {_how(head)} (vocab_split.py)")  # fmt: skip
+        note = (f"LMDeploy {version.label}'s PyTorch engine builds the embedding {_how(embedding, 'ParallelEmbedding')} "
+                f"and the LM head {_how(head, 'ParallelLMHead')} (vocab_split.py)")  # fmt: skip
     return VocabSplit(embedding=embedding, lm_head=head, note=note)
 
 
-def _how(group: SplitGroup) -> str:
-    return "whole" if group is SplitGroup.WHOLE else "over attention TP (ParallelEmbedding layer_type 'attn', nn/embedding.py)"
+def _how(group: SplitGroup, built_as: str) -> str:
+    """'whole', or over attention TP as the class that builds the table says (ParallelEmbedding, ParallelLMHead)."""
+    return "whole" if group is SplitGroup.WHOLE else f"over attention TP ({built_as} layer_type 'attn', nn/embedding.py)"

@@ -79,6 +79,10 @@ class SglangRules(SglangBudget, EngineBase):
     measured_not_read: Mapping[MeasuredField, str] = {
         "non_kv_bytes": "the pool is the free memory after the weights less pre-load × (1 − mem_fraction_static), "
         "with no profiled runtime figure to subtract (docs/engines/sglang.md §4)",
+        # torch_compile.py: `init_memory_pool` runs before the kernel warm-up and the graph runners that compile
+        "compile_cache": "the pool is sized before anything compiles (the kernel warm-up and the CUDA graph runners "
+        "that run torch.compile come after `init_memory_pool`, read at 0.5.10 … 0.5.23), so a warm or cold cache "
+        "moves no token (docs/engines/sglang.md §21)",
     }
     usage_metrics: tuple[str, ...] = ("sglang:token_usage",)
     capacity_metrics: tuple[str, ...] = ("sglang:max_total_num_tokens",)
@@ -147,10 +151,12 @@ class SglangRules(SglangBudget, EngineBase):
     def vocab_split(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> VocabSplit:
         """Under --enable-dp-attention the classes of vocab_split.DP_ATTENTION_EMBEDDING_CLASSES (DeepseekV2Model's
         users, Llama4Model's …) build the embedding whole on every rank or over the attention-TP group, by release;
-        the LM head over TP (vocab_split.py)."""
+        the LM head over TP (vocab_split.py); the launch's SGLANG_ENABLE_EMBED_REPLICATION and --enable-dp-lm-head
+        over that, where the class reads them (vocab_launch.py)."""
+        from kvtop.domain.engines.sglang.vocab_launch import with_launch_switches
         from kvtop.domain.engines.sglang.vocab_split import sglang_vocab_split
 
-        return sglang_vocab_split(model, settings, version)
+        return with_launch_switches(sglang_vocab_split(model, settings, version), model, settings, version)
 
     def expert_parallel_without_experts(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str:
         """--ep-size without experts: asserted before 0.4.10.post2, then held by the TP group at ep == tp (dense_ep.py);

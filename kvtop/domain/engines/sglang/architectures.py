@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_architectures import ArchitectureCheck, RegistryRange, RegistryTable, names
+from kvtop.domain.engines.sglang.class_releases import first_release_check
 from kvtop.domain.tower_blocks import BlockSplit
 from kvtop.domain.tower_spec import TowerSplit
 
@@ -373,6 +374,20 @@ DATA_PARALLEL_UNMODELLED = (
     "InternS1ProForConditionalGeneration",
     "Qwen3OmniMoeForConditionalGeneration", "Qwen4ExpForConditionalGeneration",
 )  # fmt: skip
+# The blocks' VisionAttention splits over the attention-TP group (srt/layers/attention/vision.py 0.5.0rc0:370
+# `attn_tp_size = get_attention_tp_size()`, 0.5.15:928 and 0.5.23:1123 `get_parallel().attn_tp_size`) where the MLPs
+# and merger split over TP (0.5.15 and 0.5.23 qwen2_5_vl.py Qwen2_5_VLMLP / Qwen2_5_VisionPatchMerger
+# `get_parallel().tp_size`); 0.4.10.post2's VisionAttention took the TP world size. From 0.5.22 most towers refuse
+# 1 < attention TP < TP (vision_tp_reduce.py).
+ATTENTION_TP_SINCE = "0.5.0rc0"
+# … and Qwen3-VL's whole tower (Qwen3.5's, which builds it, and Ling-3-VL's Qwen3VLMoeVisionModel alike): its
+# Qwen3_VisionMLP and the mergers over attention TP too from 0.5.9 (qwen3_vl.py 0.5.9:91/:241
+# `get_attention_tp_size()`, 0.5.15:115/:275 `attn_tp_size`, 0.5.23 `_resolve_vision_parallel_group` "attn_tp");
+# 0.5.8 :89/:239 the TP world size
+ATTENTION_TP_TOWERS = tuple((cls, "0.5.9") for cls in ("Qwen3VLVisionConfig", "Qwen3VLMoeVisionConfig",
+                                                        "Qwen3_5VisionConfig", "Qwen3_5MoeVisionConfig"))  # fmt: skip
+# MiMo-V2.5's merger (mimo_vl.py 0.5.12 :301 … 0.5.23 :308 builds qwen2_5_vl.py's Qwen2_5_VisionPatchMerger, its two
+# linears bias=True, 0.5.23 :330/:339) holds biases vLLM's build lacks: width × merge² split, out_hidden_size whole
 TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector_whole=True, mlp_multiple=8,
                          block_mlp_whole=True, whole_embedding=_GEMMA3 + _GEMMA4 + _GEMMA3N + _WHISPER, k_eq_v_holds_v=_GEMMA4,
                          post_norm=True, float32_norms=True, per_layer_split=_GEMMA3N,
@@ -380,13 +395,23 @@ TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector
                          second_out_proj=("Step3VisionEncoderConfig",),
                          data_parallel_flag=("mm-enable-dp-encoder", True),
                          data_parallel=DATA_PARALLEL_ENCODER,
-                         data_parallel_unmodelled=DATA_PARALLEL_UNMODELLED)  # fmt: skip
+                         data_parallel_unmodelled=DATA_PARALLEL_UNMODELLED,
+                         attention_tp_since=ATTENTION_TP_SINCE, attention_tp_towers_since=ATTENTION_TP_TOWERS,
+                         projector_bias=("Mimo_VLVisionConfig",))  # fmt: skip
 
 
 def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> ArchitectureCheck:
     """SGLang's verdict on the model's class at `version`. Remote code rescues an unregistered class only through
     the auto_map's `AutoModel` key: resolve_transformers_arch (0.5.6.post2 and 0.5.23 srt/model_loader/utils.py)
     raises "'AutoModel' is not present in the model config's 'auto_map'" where transformers has no such class and
-    the auto_map names only AutoModelFor… classes (AIDC-AI/Ovis2.5-9B: AutoModelForCausalLM)."""
+    the auto_map names only AutoModelFor… classes (AIDC-AI/Ovis2.5-9B: AutoModelForCausalLM). A class that
+    class_releases.py reads in every wheel is judged there at the releases these lists do not cover, and a refused one
+    says which release added it."""
     custom_code = any(key == "AutoModel" for key, _ in model.auto_map_models)
-    return TABLE.check_class(model.architecture, version, custom_code=custom_code)
+    found = TABLE.check_class(model.architecture, version, custom_code=custom_code)
+    if found.state == "refused":  # a class added later: say which release (class_releases.py), in the list's words
+        added = first_release_check(model.architecture, version, custom_code=custom_code, words=found.engine_words)
+        return added if added is not None and added.refused else found
+    if found.state == "not_checked":  # a release no list covers: the classes read in every wheel decide
+        return first_release_check(model.architecture, version, custom_code=custom_code) or found
+    return found

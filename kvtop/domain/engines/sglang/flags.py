@@ -28,6 +28,7 @@ from kvtop.domain.engines.sglang.prefill_graphs_off import PREFILL
 from kvtop.domain.engines.sglang.prefill_graphs_optin import ENABLE_FLAG as PCG_ENABLE_FLAG
 from kvtop.domain.engines.sglang.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.engines.sglang.torch_compile import FLAG as TORCH_COMPILE_FLAG
+from kvtop.domain.engines.sglang.vocab_launch import DP_HEAD_FLAG, EMBED_ENV
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
@@ -118,6 +119,7 @@ class SglangFlags:
     # which is refused from v0.5.20: flag_releases.READ)
     # and `--enable-torch-compile` (torch_compile.py: the prefill graphs off v0.5.10 … v0.5.14, kept on from v0.5.15;
     # v0.4.0 on, v0.5.23 srt/arg_groups/fields/exec_.py:691)
+    # and `--enable-dp-lm-head` (vocab_launch.py: the LM head over attention TP by model code and release; classes not read refused)
     # and `--disable-chunked-prefix-cache` (chunked_prefix.py: what SGLang sets itself without MLA; refused with MLA)
     # and `--disable-overlap-schedule` (eras.mamba_ratio: a hybrid Mamba model's slots per request; nothing else sized)
     # and `--mamba-full-memory-ratio`, `--max-mamba-cache-size` (mamba_slots.py: a hybrid's state share and slots)
@@ -130,12 +132,12 @@ class SglangFlags:
                                                 *ENCODER_DP_FLAGS, PCG_ENABLE_FLAG, CHUNKED_PREFIX_FLAG,
                                                 OVERLAP_OFF_FLAG, OVERRIDE_FLAG, *PREFILL.flags,
                                                 TORCH_COMPILE_FLAG, GRAPH_BS_FLAG, GRAPH_BS_DECODE_FLAG,
-                                                GRAPH_MAX_BS_DECODE_FLAG, *DECODE.flags,
+                                                GRAPH_MAX_BS_DECODE_FLAG, *DECODE.flags, DP_HEAD_FLAG,
                                                 MAMBA_RATIO_FLAG, MAMBA_SIZE_FLAG})
                                      | SPAN_FLAGS | DEPLOYMENT_FLAGS)  # fmt: skip
     # and `--trust-remote-code` (server_args.py, store_true): it lets the config's own code load, no memory of its own
     passthrough: frozenset[str] = read_by_rules | {"--trust-remote-code"} | NEUTRAL_SPELLINGS
-    env_read: frozenset[str] = frozenset()  # no rule reads an environment variable of the launch line
+    env_read: frozenset[str] = frozenset({EMBED_ENV})  # vocab_launch.py: the embedding whole on every rank
     release_images: frozenset[str] = frozenset()  # no container image whose tag kvtop reads as the release
     # of the pass-through flags, those that change nothing kvtop sizes, by kind (flags_neutral.NEUTRAL_GROUPS; read by
     # kvtop.domain.neutral_flags, listed by `--list-neutral-flags sglang`)

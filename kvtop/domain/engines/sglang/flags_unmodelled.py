@@ -139,7 +139,6 @@ EARLY: Mapping[str, FlagRow] = {
     "--enable-deterministic-inference": FlagRow("0.5.3", None, "srt/arg_groups/fields/exec_.py:1153 (v0.5.23)"),
     "--enable-double-sparsity": FlagRow("0.4.0", "0.5.10.post1", "srt/server_args.py:5258 (v0.5.10.post1)"),
     "--enable-dp-attention-local-control-broadcast": FlagRow("0.5.11", None, "srt/arg_groups/fields/parallel.py:195 (v0.5.23)"),
-    "--enable-dp-lm-head": FlagRow("0.4.6.post5", None, "srt/arg_groups/fields/parallel.py:199 (v0.5.23)"),
     "--enable-draft-weights-cpu-backup": FlagRow("0.5.5.post3", None, "srt/arg_groups/fields/exec_.py:66 (v0.5.23)"),
     "--enable-dsa-cache-layer-split": FlagRow("0.5.16", None, "srt/arg_groups/fields/parallel.py:176 (v0.5.23)"),
     "--enable-dsa-fused-indexer": FlagRow("0.5.22", None, "srt/arg_groups/fields/exec_.py:443 (v0.5.23)", True),

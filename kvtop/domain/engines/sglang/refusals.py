@@ -37,6 +37,13 @@
   `divide()`s a plain up projection ("X is not divisible by Y"); on a GPU nothing pads them (update_config.py's
   adjust_config_with_unaligned_cpu_tp pads heads and MLP widths only where the device is the CPU). Read in
   0.5.6.post2 and 0.5.23.
+- From 0.5.22, a multimodal encoder whose VisionAttention splits over attention TP but all-reduces over TP, where
+  1 < attention TP < TP (attention DP) and no `--mm-enable-dp-encoder` builds it data-parallel: ValueError
+  (`vision_tp_reduce`, srt/layers/dp_attention.py reject_attn_tp_shard_with_tp_reduce).
+- `--enable-dp-lm-head` at dp > 1 without DP attention: server_args.py asserts "Please enable dp attention when
+  setting enable_dp_lm_head." (0.4.6.post5 … 0.5.20; 0.5.23 arg_groups/overrides.py `_dp_lm_head_validation`:
+  "--enable-dp-lm-head requires attention DP (--attn-dp-size)."); under DP attention on a class whose head split
+  kvtop has not read, refused as not modelled (`vocab_launch.dp_head_refusal`).
 """
 
 from __future__ import annotations
@@ -46,6 +53,8 @@ from typing import TYPE_CHECKING
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT
 from kvtop.domain.engines.sglang.context_len import derived_context
 from kvtop.domain.engines.sglang.params_json import params_json_refusal
+from kvtop.domain.engines.sglang.vision_tp_reduce import vision_tp_reduce_refusal
+from kvtop.domain.engines.sglang.vocab_launch import dp_head_refusal
 from kvtop.domain.engines.sglang.weights_built import CHECKED_ERAS
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.model import AttentionKind
@@ -217,7 +226,8 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
                  ledger.model, ledger.settings)), dsa_kv_refusal(ledger),
              dsv4_kv_refusal(ledger), bnb_tp_refusal(ledger), experts_refusal(ledger), audio_refusal(ledger),
              tower_blocks_refusal(ledger, TOWER_SPLIT.for_launch(ledger.settings.flags)),
-             mlp_width_refusal(ledger, TP_WIDTHS), params_json_refusal(ledger), pp_tied_head_refusal(ledger)]  # fmt: skip
+             mlp_width_refusal(ledger, TP_WIDTHS), params_json_refusal(ledger), pp_tied_head_refusal(ledger),
+             dp_head_refusal(ledger), vision_tp_reduce_refusal(ledger)]  # fmt: skip
     pp, model = ledger.settings.pp, ledger.model
     source = PP_REFUSED_ERAS.at(ledger.version).get(model.architecture)
     if pp > 1 and source is not None:

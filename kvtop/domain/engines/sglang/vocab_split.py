@@ -1,30 +1,34 @@
 """SGLang's vocab embedding under --enable-dp-attention, by model class and release: whole on every rank (the class
 builds `VocabParallelEmbedding(..., enable_tp=not is_dp_attention_enabled())`, its rows still padded to 64), or split
 over the attention-TP group (`use_attn_tp_group=is_dp_attention_enabled()`, or `get_embedding_tp_kwargs()`: rows
-padded to 64, ÷ attention TP = tp ÷ dp); a class not listed splits it over TP (the book's split). The LM head stays
-split over TP in every row (`ParallelLMHead`; attention TP only with --enable-dp-lm-head, not modelled).
+padded to 64, ÷ attention TP = tp ÷ dp); a class not listed splits it over TP (the book's split). The LM head splits
+over TP (`ParallelLMHead`) here; the launch's --enable-dp-lm-head and SGLANG_ENABLE_EMBED_REPLICATION move the head and
+the embedding over that, where the class reads them (vocab_launch.py).
 
 What SGLang's code does, by class (the config's first architecture) and the model code it builds, read in the wheels
 0.4.0 … 0.5.23 (the sources below: release file:line), not a fact of the model family:
 - DeepseekV2Model (models/deepseek_v2.py; DeepSeek-V2/V3/V3.2, Kimi-K2/K2.5, GLM-5, Mistral-Large-3 and the
-  DeepSeek-V2-based VLMs build it): whole to 0.5.7, over attention TP from 0.5.8 — whole where dp == tp (attention
-  TP 1), as the DP-attention launches of the corpus read. From 0.5.13 through `get_embedding_tp_kwargs()`
-  (layers/vocab_parallel_embedding.py:166-185), whole again under SGLANG_ENABLE_EMBED_REPLICATION (an environment
-  variable kvtop does not read: not modelled);
+  DeepSeek-V2-based VLMs build it): whole to 0.5.7 (but over attention TP at 0.4.9 alone: `use_attn_tp_group=True`,
+  whole again from 0.4.9.post1), over attention TP from 0.5.8 — whole where dp == tp (attention TP 1), as the
+  DP-attention launches of the corpus read. From 0.5.13 through `get_embedding_tp_kwargs()`
+  (layers/vocab_parallel_embedding.py:166-185), whole under SGLANG_ENABLE_EMBED_REPLICATION (vocab_launch.py);
 - Llama4Model (models/llama4.py): whole to 0.5.8, over attention TP from 0.5.9;
 - Glm4MoeLiteModel (models/glm4_moe_lite.py, first in 0.5.8): whole at 0.5.8, over attention TP from 0.5.9;
-- HYV4Model (models/hunyuan_v4.py, first in 0.5.20): over attention TP (get_embedding_tp_kwargs());
+- HYV4Model (models/hunyuan_v4.py, first in 0.5.20), KimiK3LinearModel (models/kimi_k3.py, first in 0.5.17),
+  Glm5NextModel (models/glm5_next.py, first in 0.5.20), MuseSpark1xModel (models/muse_spark.py, first in 0.5.23):
+  over attention TP (get_embedding_tp_kwargs());
 - DeepseekV4Model (models/deepseek_v4.py, first in 0.5.12) and SarvamMLAModel (models/sarvam_moe.py, first in
   0.5.10): whole through 0.5.23;
 - AXK1ForCausalLM and PanguUltraMoEForCausalLM: no SGLang class at 0.5.23 (read as DeepseekV2Model's users);
-- Qwen2Model (models/qwen2.py; Qwen2, Qwen3): over TP to 0.4.6.post5, whole from 0.4.9.post6 (first read), over
-  attention TP from 0.5.9; Qwen2MoeModel (Qwen2-MoE, Qwen3-MoE): whole from 0.4.6.post5; Glm4MoeModel (GLM-4.5) and
+- Qwen2Model (models/qwen2.py; Qwen2, Qwen3): over TP to 0.4.8.post1, whole from 0.4.9, over attention TP from
+  0.5.9; Qwen2MoeModel (Qwen2-MoE, Qwen3-MoE): whole from 0.4.6.post5; Glm4MoeModel (GLM-4.5) and
   GptOssModel: whole, over attention TP from 0.5.9.
 - Qwen3NextModel (qwen3_next.py, first in 0.5.2), FalconH1Model (falcon_h1.py, first in 0.5.3), Step3TextModel
   (step3_vl.py, first in 0.4.10), LongcatFlashModel (longcat_flash.py, first in 0.5.2): whole, over attention TP
-  from 0.5.9; BailingMoEModel (bailing_moe.py; Ling, Ling-2.0): over TP at 0.5.1 … 0.5.2, whole from 0.5.3, over
-  attention TP from 0.5.9; the VLMs whose language model is Qwen2Model (qwen2_vl.py, qwen2_5_vl.py, qwen2_audio.py)
-  and LlavaQwenForCausalLM (llava.py, a fixed Qwen2ForCausalLM) take Qwen2Model's eras.
+  from 0.5.9; BailingMoEModel (bailing_moe.py; Ling, Ling-2.0): over TP at 0.5.1 … 0.5.3rc0 (0.5.3rc0's by
+  --enable-dp-lm-head: vocab_launch.py), whole from 0.5.3rc2, over attention TP from 0.5.9; the VLMs whose language
+  model is Qwen2Model (qwen2_vl.py, qwen2_5_vl.py, qwen2_audio.py) and LlavaQwenForCausalLM (llava.py, a fixed
+  Qwen2ForCausalLM) take Qwen2Model's eras.
 - LLaDA2MoeModel (llada2.py, first in 0.5.6), MiMoV2Model (mimo_v2_flash.py 0.5.7 … 0.5.10.post1, mimo_v2.py from
   0.5.11): whole, over attention TP from 0.5.9; BailingMoELinearModel (bailing_moe_linear.py, first in 0.5.9;
   BailingMoeV2_5ForCausalLM): whole through 0.5.23.
@@ -34,9 +38,8 @@ What SGLang's code does, by class (the config's first architecture) and the mode
   `_get_sgl_model_cls(text_config, AutoModelForCausalLM)`: the text config's causal-LM class from SGLang's registry).
   kvtop keeps no nested class name: it maps the text model's `model_type` (ModelSpec.model_type, the entry it read
   the text section as) to the causal-LM class transformers pairs with it (TEXT_TYPE_CLASS), then that class's row.
-A class planned at a release before its model code exists takes the code's first era here: SGLang would refuse to
-load it; that is the class registry's question (sglang/architectures.py, which reads 0.5.6.post2 and 0.5.23 only),
-not this table's.
+A class planned at a release before its model code exists is refused by the class registry (sglang/architectures.py
+and class_releases.py, each class's first release read in every wheel), before this table is read.
 """
 
 from __future__ import annotations
@@ -65,8 +68,12 @@ _WHOLE, _ATTN_TP, _TP = SplitGroup.WHOLE, SplitGroup.ATTENTION_TP, SplitGroup.TP
 # each model code's embedding under DP attention by release (release file:line of the VocabParallelEmbedding call)
 GROUP_ERAS: dict[str, Eras[SplitGroup]] = {
     "DeepseekV2Model": Eras((
-        Era("", _WHOLE, "deepseek_v2.py 0.4.0:692, 0.4.6.post5:1343 `enable_tp=not global_server_args_dict"
-                        "['enable_dp_attention']`; 0.5.1:1981 … 0.5.7:3042 `enable_tp=not is_dp_attention_enabled()`"),
+        Era("", _WHOLE, "deepseek_v2.py 0.4.0:692, 0.4.6.post5:1343 … 0.4.8.post1:1802 `enable_tp=not "
+                        "global_server_args_dict['enable_dp_attention']`"),
+        Era("0.4.9", _ATTN_TP, "deepseek_v2.py 0.4.9:1930-1934 `use_attn_tp_group=True` (0.4.9 alone)"),
+        Era("0.4.9.post1", _WHOLE, "deepseek_v2.py 0.4.9.post1:1938 … 0.5.0rc0 `enable_tp=not global_server_args_dict"
+                                   "['enable_dp_attention']`; 0.5.1:1981 … 0.5.7:3042 `enable_tp=not "
+                                   "is_dp_attention_enabled()`"),
         Era("0.5.8", _ATTN_TP, "deepseek_v2.py 0.5.8:2523 … 0.5.12:2088 `use_attn_tp_group=is_dp_attention_enabled()`; "
                                "0.5.13:2255 … 0.5.23:2946 `**get_embedding_tp_kwargs()` "
                                "(layers/vocab_parallel_embedding.py:166-185)"),
@@ -83,6 +90,16 @@ GROUP_ERAS: dict[str, Eras[SplitGroup]] = {
     "HYV4Model": Eras((
         Era("", _ATTN_TP, "hunyuan_v4.py 0.5.20:626 … 0.5.23:692 `**get_embedding_tp_kwargs()` (its first release 0.5.20)"),
     )),
+    "KimiK3LinearModel": Eras((
+        Era("", _ATTN_TP, "kimi_k3.py 0.5.17:2367, 0.5.20:2803 … 0.5.23:2751 `**get_embedding_tp_kwargs()` (its first "
+                          "release 0.5.17)"),
+    )),
+    "Glm5NextModel": Eras((
+        Era("", _ATTN_TP, "glm5_next.py 0.5.20:870 … 0.5.23:1030 `**get_embedding_tp_kwargs()` (its first release 0.5.20)"),
+    )),
+    "MuseSpark1xModel": Eras((
+        Era("", _ATTN_TP, "muse_spark.py 0.5.23:1082 `**get_embedding_tp_kwargs()` (its first release 0.5.23)"),
+    )),
     "DeepseekV4Model": Eras((
         Era("", _WHOLE, "deepseek_v4.py 0.5.12:885 … 0.5.23:3773 `enable_tp=not is_dp_attention_enabled()`"),
     )),
@@ -91,8 +108,9 @@ GROUP_ERAS: dict[str, Eras[SplitGroup]] = {
     )),
     # the MHA / MoE model code of the same pattern; a release between two reads takes the earlier era
     "Qwen2Model": Eras((
-        Era("", _TP, "qwen2.py 0.4.0 … 0.4.6.post5: VocabParallelEmbedding over TP"),
-        Era("0.4.9.post6", _WHOLE, "qwen2.py 0.4.9.post6:270 … 0.5.8:280 `enable_tp=not is_dp_attention_enabled()`"),
+        Era("", _TP, "qwen2.py 0.4.0 … 0.4.8.post1: VocabParallelEmbedding over TP"),
+        Era("0.4.9", _WHOLE, "qwen2.py 0.4.9:270 … 0.5.0rc0 `enable_tp=not global_server_args_dict"
+                             "['enable_dp_attention']`; 0.5.1:276 … 0.5.8:280 `enable_tp=not is_dp_attention_enabled()`"),
         Era("0.5.9", _ATTN_TP, "qwen2.py 0.5.9:281 … 0.5.23:374 `use_attn_tp_group=is_dp_attention_enabled()`"),
     )),
     "Qwen2MoeModel": Eras((
@@ -115,8 +133,10 @@ GROUP_ERAS: dict[str, Eras[SplitGroup]] = {
         Era("0.5.9", _ATTN_TP, "qwen3_next.py 0.5.9:818 … 0.5.23:922 `use_attn_tp_group=is_dp_attention_enabled()`"),
     )),
     "BailingMoEModel": Eras((
-        Era("", _TP, "bailing_moe.py 0.5.1:291 … 0.5.2:291 (its BailingMoeModel): VocabParallelEmbedding over TP"),
-        Era("0.5.3", _WHOLE, "bailing_moe.py 0.5.3:723 … 0.5.8:715 `enable_tp=not is_dp_attention_enabled()`"),
+        Era("", _TP, "bailing_moe.py 0.5.1:291 … 0.5.2:291 (its BailingMoeModel): VocabParallelEmbedding over TP; "
+                     "0.5.3rc0:700 `use_attn_tp_group=enable_dp_lm_head` (vocab_launch.py)"),
+        Era("0.5.3rc2", _WHOLE, "bailing_moe.py 0.5.3rc2:723, 0.5.3:723 … 0.5.8:715 `enable_tp=not "
+                                "is_dp_attention_enabled()`"),
         Era("0.5.9", _ATTN_TP, "bailing_moe.py 0.5.9:716 … 0.5.23:777 `use_attn_tp_group=is_dp_attention_enabled()`"),
     )),
     "FalconH1Model": Eras((
@@ -167,6 +187,13 @@ DP_ATTENTION_EMBEDDING_CLASSES: tuple[DpAttentionEmbedding, ...] = (
     DpAttentionEmbedding("PanguUltraMoEForCausalLM", _DSV2, "DeepSeek-V3's layout; no SGLang class at 0.5.23"),
     DpAttentionEmbedding("Glm4MoeLiteForCausalLM", "Glm4MoeLiteModel", "models/glm4_moe_lite.py Glm4MoeLiteModel"),
     DpAttentionEmbedding("HYV4ForCausalLM", "HYV4Model", "models/hunyuan_v4.py HYV4Model"),
+    DpAttentionEmbedding("KimiK3ForConditionalGeneration", "KimiK3LinearModel",
+                         "models/kimi_k3.py `self.language_model = KimiK3LinearForCausalLM(` (0.5.17:2971, 0.5.23:3515)"),
+    DpAttentionEmbedding("KimiK3LinearForCausalLM", "KimiK3LinearModel", "models/kimi_k3.py KimiK3LinearModel"),
+    DpAttentionEmbedding("Glm5NextForConditionalGeneration", "Glm5NextModel", "models/glm5_next.py Glm5NextModel"),
+    DpAttentionEmbedding("MuseSparkForConditionalGeneration", "MuseSpark1xModel",
+                         "models/muse_spark_omni.py:140 (EntryClass :474) a MuseSparkTextForCausalLM, muse_spark.py "
+                         "MuseSparkModel → MuseSpark1xModel (0.5.23)"),
     DpAttentionEmbedding("DeepseekV4ForCausalLM", "DeepseekV4Model", "models/deepseek_v4.py DeepseekV4Model"),
     DpAttentionEmbedding("SarvamMLAForCausalLM", "SarvamMLAModel", "models/sarvam_moe.py SarvamMLAModel"),
     DpAttentionEmbedding("Llama4ForCausalLM", "Llama4Model", "models/llama4.py Llama4Model"),

@@ -138,7 +138,8 @@ def stage_book(inputs: CalibrationInputs) -> WeightsBook:
     model, layers = inputs.model, range(inputs.model.num_layers)
     return weights_book(
         model, inputs.layout, layers, first_stage=True, last_stage=True,
-        tower_split=rules.architectures.TOWER_SPLIT.for_launch(inputs.settings.flags),
+        tower_split=rules.architectures.TOWER_SPLIT.for_launch(inputs.settings.flags, inputs.version.text,
+                                                                 inputs.layout.attn_dp),
         parts=rules.stage_parts(model, 0, 1, inputs.version),
     )  # fmt: skip
 

@@ -7,8 +7,11 @@ over every rank: one busy GPU shrinks every rank (docs/engines/trtllm.md §3–�
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineResult
+from kvtop.domain.engines.measured_reads import MeasuredField
 from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.trtllm.budget import TrtllmBudget, tokens_per_block
@@ -44,6 +47,14 @@ class TrtllmRules(TrtllmBudget, EngineBase):
     default_port = 8000  # trtllm-serve --port
     cap_fields: tuple[str, ...] = ("kv_cache_max_tokens",)  # kv_cache_config.max_tokens: min(it, the fraction's tokens) (§3)
     usage_metrics: tuple[str, ...] = ("trtllm_kv_cache_utilization",)  # /prometheus/metrics (return_perf_metrics)
+    # llmapi/llm_args.py TorchCompileConfig (torch_compile_config None by default; enable_inductor False); PyExecutor's
+    # constructor runs model_engine.warmup (_run_torch_compile_warmup) before configure_kv_cache_capacity's baseline
+    measured_not_read: Mapping[MeasuredField, str] = {
+        "compile_cache": "the PyTorch backend compiles only under torch_compile_config (off by default; Inductor, "
+        "whose kernels the cache keeps, only with its enable_inductor), in the warm-up before the profile's baseline, "
+        "and the TensorRT backend runs no torch.compile: no warm or cold difference is modelled "
+        "(docs/engines/trtllm.md §3)",
+    }
 
     def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
         return tokens_per_block(LaunchSettings(engine="trtllm"), version)

@@ -15,12 +15,12 @@ memory there too; from v0.11.0 the DP padding's all-reduce makes torch's communi
 profile unless async scheduling or --disable-nccl-for-dp-synchronization puts it on Gloo (dp_gather.py
 `communicators_made`: the one answer this line and the dense one word). `dp_gather.py` prices both where their code
 was read (v0.10.1-0.10.2 with the naive all-to-all, v0.11.0-v0.34.x with 'allgather_reducescatter', Triton fused
-experts, one node of NVLink GPUs; MXFP4 Marlin at v0.29.0-v0.32.x): there this line is not made. A dense model's DP communicators are priced
-(v0.10.1-v0.13.0; none from v0.14.0, whose dense DP ranks are independent engines) on one NVLink node, named
-elsewhere (`dp_communicators_not_modelled`). Elsewhere it says what is not priced and why: the corpus's one
-data-parallel start (vllm-project/recipes PR 12, Qwen3-Coder-480B-A35B-FP8 on 8 × H20 141 GB at DP 8 with expert
-parallelism, a v0.10.1 dev build) was planned 3.8 GiB above the KV it printed at both utilisations without them,
-1.9 GiB above with them.
+experts, one node of NVLink GPUs; MXFP4 Marlin at v0.29.0-v0.34.x): there this line is not made. A dense model's DP
+communicators are priced (v0.10.1-v0.13.0; none from v0.14.0, whose dense DP ranks are independent engines) on one
+NVLink node, named elsewhere (`dp_communicators_not_modelled`). Elsewhere it says what is not priced and why: the
+corpus's one data-parallel start (vllm-project/recipes PR 12, Qwen3-Coder-480B-A35B-FP8 on 8 × H20 141 GB at DP 8
+with expert parallelism, a v0.10.1 dev build) was planned 3.8 GiB above the KV it printed at both utilisations
+without them, 1.9 GiB above with them.
 """
 
 from __future__ import annotations

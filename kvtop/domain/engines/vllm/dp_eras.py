@@ -61,13 +61,13 @@ PRICED_ERAS: Eras[frozenset[str]] = Eras((
         "the shared experts on the rank's own rows (the layer's original input, :489) before select_experts on the "
         "gathered rows (:498), the combine (:617-620); modular_kernel.py, oracle/unquantized.py, the unquantized "
         "method, workspace.py and the AgRs manager as at v0.18.0; 'naive' (and 'pplx') fall back to "
-        "'allgather_reducescatter' (config/parallel.py:344-348 at v0.19.0, :537-543 at v0.33.0)"),
+        "'allgather_reducescatter' (dp_gather.REMOVED_BACKENDS)"),
     Era("0.20.0", frozenset({"allgather_reducescatter"}),
         "read at v0.20.0 and v0.20.2 (session 63, dp_kernel_gather.py): the unquantized method's kernel gathers "
         "through the naive DP prepare (prepare_finalize/naive_dp_ep.py:103-167) after select_experts on the rank's "
         "own rows (runner/moe_runner.py:462-476), TritonExperts over the workspace manager unchunked "
         "(modular_kernel.py:1203-1243); 'naive' (and 'pplx') fall back to 'allgather_reducescatter' "
-        "(config/parallel.py:537-543 at v0.33.0)"),
+        "(dp_gather.REMOVED_BACKENDS)"),
     Era("0.21.0", frozenset({"allgather_reducescatter"}),
         "read at v0.21.0, v0.22.0, v0.22.1, v0.23.0 and v0.24.0 against v0.20.2 (session 63, dp_kernel_gather.py): "
         "the same bytes, the code moved: TritonExperts into experts/triton_moe.py (workspace_shapes :129 at v0.21.0, "

@@ -1,7 +1,8 @@
 """vLLM's data-parallel profile run, priced where its code was read: a MoE's batch gathered over the DP ranks and the
-DP group's NCCL communicators (vLLM 0.10.1-0.10.2 with the naive all-to-all and v0.11.0 with 'allgather_reducescatter',
-v0.11.1-v0.13.0 too, Triton fused experts, one node of NVLink GPUs), and a dense model's DP communicators
-(v0.10.1-v0.13.0; from v0.14.0 a dense model's DP ranks are independent engines: none).
+DP group's NCCL communicators (vLLM 0.10.1-0.10.2 with the naive all-to-all, v0.11.0-v0.34.x with
+'allgather_reducescatter', Triton experts, one node of NVLink GPUs: `dp_eras.PRICED_ERAS`; MXFP4 Marlin experts at
+v0.29.0-v0.34.x: dp_marlin.py), and a dense model's DP communicators (v0.10.1-v0.13.0; from v0.14.0 a dense model's
+DP ranks are independent engines: none).
 
 The gathered batch. Each DP rank's `profile_run` runs `_dummy_run(max_num_batched_tokens)` (v1/worker/
 gpu_model_runner.py at v0.10.1.1; `get_dp_padding` pads every rank to the largest, all equal here), and every MoE
@@ -301,11 +302,14 @@ def with_gathered_forward(activation: TermEstimate, inputs: CalibrationInputs) -
         return activation
     tokens = batch_limits(inputs)[0]
     backend = dispatch_backend(inputs.version, inputs.settings) or "naive"
+    scatter_rows = not SCATTER_INTO_OUTPUT.at(inputs.version)  # the finalize's own-rows tensor (to v0.31.x)
     if marlin_dp_read(inputs.model, inputs.layout, inputs.version, inputs.gpu_name, inputs.settings, backend):
-        return _with_marlin_layer(activation, inputs, tokens)
+        layer = marlin_layer_bytes(inputs.model, inputs.layout, tokens, scatter_rows=scatter_rows)
+        # none of it in the count (a quantized MoE's workspace is not counted: sampler_peak.moe_workspace_bytes)
+        kept = marlin_workspace_bytes(inputs.model, inputs.layout, inputs.layout.replicas * tokens)
+        return _with_kept_workspace(activation, inputs, tokens, layer, kept, "MXFP4 Marlin MoE layer", "dp_marlin.py")
     if KERNEL_GATHERS.at(inputs.version):  # the modular kernel gathers (from v0.20.0, dp_kernel_gather.py)
-        layer = kernel_layer_bytes(inputs.model, inputs.layout, tokens,
-                                   scatter_rows=not SCATTER_INTO_OUTPUT.at(inputs.version))  # fmt: skip
+        layer = kernel_layer_bytes(inputs.model, inputs.layout, tokens, scatter_rows=scatter_rows)
         # the manager's one buffer grows from the one rank's rows the count holds (sampler_peak.py) to the gathered
         grown = kernel_workspace_bytes(inputs.model, inputs.layout, tokens) - experts_workspace_bytes(
             inputs.model, inputs.layout, tokens, CHUNK_ERAS.at(inputs.version))
@@ -326,21 +330,13 @@ def with_gathered_forward(activation: TermEstimate, inputs: CalibrationInputs) -
     })  # fmt: skip
 
 
-def _with_marlin_layer(activation: TermEstimate, inputs: CalibrationInputs, tokens: int) -> TermEstimate:
-    """The profile's peak with the MXFP4 Marlin experts' DP layer (dp_marlin.py)."""
-    model, layout = inputs.model, inputs.layout
-    assert model is not None
-    layer = marlin_layer_bytes(model, layout, tokens, scatter_rows=not SCATTER_INTO_OUTPUT.at(inputs.version))
-    kept = marlin_workspace_bytes(model, layout, layout.replicas * tokens)
-    return _with_kept_workspace(activation, inputs, tokens, layer, kept, "MXFP4 Marlin MoE layer", "dp_marlin.py")
-
-
 def _with_kept_workspace(activation: TermEstimate, inputs: CalibrationInputs, tokens: int, layer: int, grown: int,
                          what: str, where: str) -> TermEstimate:  # fmt: skip
     """The profile's peak with a modular kernel's DP layer over the workspace manager: the layer itself, or the peak
     counted without it plus what the workspace it leaves adds to the count (`grown`: the buffer stays through the
     rest of the profile), the larger."""
-    kept = activation.bytes + max(grown, 0)
+    grown = max(grown, 0)  # the buffer only grows (v1/worker/workspace.py)
+    kept = activation.bytes + grown
     peak = max(layer, kept)
     if peak <= activation.bytes:
         return activation
@@ -350,8 +346,7 @@ def _with_kept_workspace(activation: TermEstimate, inputs: CalibrationInputs, to
         "bytes": peak,
         "basis": f"{activation.basis}; the {what} on the batch gathered over {replicas} DP ranks ({replicas} × "
                  f"{tokens:,} tokens: {gib(layer)}, its workspace {gib(grown)} kept beyond the count's; {which}, "
-                 f"{gib(peak)}: "
-                 f"{where})",
+                 f"{gib(peak)}: {where})",
     })  # fmt: skip
 
 

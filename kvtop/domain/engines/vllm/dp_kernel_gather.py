@@ -85,7 +85,8 @@ def kernel_layer_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int, *,
     dtype, hidden, topk = model.dtype_bytes, model.hidden_size, moe.experts_per_token
     rows = layout.replicas * tokens
     shared = tokens * hidden * dtype if moe.shared_intermediate_size else 0
-    own = ((HELD_ROWS + OWN_OUTPUTS - (0 if scatter_rows else 1)) * tokens * hidden * dtype + tokens * moe.num_routed_experts * dtype
+    outputs = OWN_OUTPUTS if scatter_rows else OWN_OUTPUTS - 1  # no reduce-scatter tensor of its own from v0.32.0
+    own = ((HELD_ROWS + outputs) * tokens * hidden * dtype + tokens * moe.num_routed_experts * dtype
            + tokens * topk * TOPK_BYTES + shared)  # fmt: skip
     gathered = rows * hidden * dtype + rows * topk * TOPK_BYTES
     return own + gathered + kernel_workspace_bytes(model, layout, tokens)
