@@ -82,10 +82,12 @@ COLD_COMPILE_CHARGE = StartCacheCharge(
 # the launch line's switch that turns vLLM's compile cache off (envs.py:601-602 at v0.8.5, :363-364 at v0.30.0), and
 # where the release reads it: the cache disabled ('vLLM's torch.compile cache is disabled.'), the AOT artifact not loaded
 DISABLE_ENV = "VLLM_DISABLE_COMPILE_CACHE"
-DISABLED_SOURCES = (
+DISABLED_LINE_SOURCES = (
     "compilation/backends.py:415-418 at v0.8.5, :534-537 at v0.10.2, :1039-1049 at v0.19.0, :1082-1092 at v0.30.0, "
-    ":1105-1108 at v0.34.0; the AOT load skipped, decorators.py:499 at v0.19.0, :566 at v0.30.0, :595 at v0.34.0"
+    ":1105-1108 at v0.34.0"
 )
+DISABLED_SOURCES = (f"{DISABLED_LINE_SOURCES}; the AOT load skipped, decorators.py:499 at v0.19.0, :566 at v0.30.0, "
+                    ":595 at v0.34.0")  # fmt: skip
 # the start note's state where said (`StartCacheCharge.state`, `said_state`)
 COLD_SAID = "cold, as said (--compile-cache cold), not modelled"
 DISABLED_STATE = (f"cold: the launch's {DISABLE_ENV}=1 turns vLLM's cache off, which overrides the said warm (its "
@@ -103,7 +105,7 @@ UNREAD_WARM = {
 # cache off, by release (backends.py's `disable_cache`)
 DISABLED_LOGGED = (
     "torch.compile's cache: disabled, measured (the log's 'vLLM's torch.compile cache is disabled.' line, "
-    f"{DISABLED_SOURCES.split('; ')[0]}): {DISABLE_ENV}=1 (v0.11.0 reads it alone), at v0.13.0 on also the "
+    f"{DISABLED_LINE_SOURCES}): {DISABLE_ENV}=1 (v0.11.0 reads it alone), at v0.13.0 on also the "
     "compilation config's inductor_compile_config force_disable_caches (compiler_interface.py:167-181 at v0.13.0), "
     "at v0.18.0-v0.30.0 n-gram GPU drafting (backends.py:979-983 at v0.18.0, :1085-1089 at v0.30.0; not at v0.17.1 "
     "or v0.33.0); every start of this launch compiles cold"
