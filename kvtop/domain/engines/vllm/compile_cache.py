@@ -146,12 +146,7 @@ def compile_cache_note(log: EngineLog) -> str | None:
     return DISABLED_LOGGED if said is None else f"{said}; {DISABLED_LOGGED}"
 
 
-def compiles(inputs: EngineInputs) -> bool:
-    """Whether the start runs vLLM's torch.compile (Inductor) inside its profile (`compiles_launch`)."""
-    return compiles_launch(inputs.version, inputs.gpu_name, inputs.settings)
-
-
-def compiles_launch(version: ResolvedVersion, gpu_name: str | None, settings: LaunchSettings) -> bool:
+def compiles(version: ResolvedVersion, gpu_name: str | None, settings: LaunchSettings) -> bool:
     """Whether the launch runs vLLM's torch.compile (Inductor) inside its profile: V1 from v0.8.0, not eager, no -O0,
     no compilation mode or level 0/NONE, no 'eager' backend (the module's docstring)."""
     flags = settings.flags
@@ -183,15 +178,10 @@ def cache_disabled(settings: LaunchSettings) -> bool:
 
 def warm_unread(version: ResolvedVersion, gpu_name: str | None, settings: LaunchSettings) -> str | None:
     """Why a said warm cache is not what the start finds (`UNREAD_WARM`): the launch compiles nothing
-    (`compiles_launch`), or its `VLLM_DISABLE_COMPILE_CACHE` turns the cache off; None where a warm cache is read."""
-    if not compiles_launch(version, gpu_name, settings):
+    (`compiles`), or its `VLLM_DISABLE_COMPILE_CACHE` turns the cache off; None where a warm cache is read."""
+    if not compiles(version, gpu_name, settings):
         return UNREAD_WARM["uncompiled"]
     return UNREAD_WARM["disabled"] if cache_disabled(settings) else None
-
-
-def said_warm_read(inputs: EngineInputs) -> bool:
-    """Whether the operator says the cache is warm and the launch reads it (`warm_unread` None)."""
-    return inputs.measured.compile_cache == "warm" and warm_unread(inputs.version, inputs.gpu_name, inputs.settings) is None
 
 
 def said_state(inputs: EngineInputs) -> str | None:
@@ -222,8 +212,9 @@ def cold_compile_charge(inputs: EngineInputs) -> StartCacheCharge | None:
     given = given or meas.available_kv_bytes is not None or meas.non_kv_bytes is not None
     # said warm where V2 runs: the figure kept beside its profile, the compile's, is not charged (v2_graphs.py
     # WARM_CACHE_UNCHARGED), so the plan is a warm start's, not one between the two
-    warm = said_warm_read(inputs) and runs_v2(inputs.version, inputs.model, s)
-    if given or warm or not compiles(inputs):
+    said_warm_read = meas.compile_cache == "warm" and unread_warm_note(inputs) is None
+    warm = said_warm_read and runs_v2(inputs.version, inputs.model, s)
+    if given or warm or not compiles(inputs.version, inputs.gpu_name, s):
         return None
     state = said_state(inputs)
     return COLD_COMPILE_CHARGE if state is None else COLD_COMPILE_CHARGE.model_copy(update={"state": state})
