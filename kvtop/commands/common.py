@@ -22,7 +22,7 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin, given_total_origin, wsl2_total_origin
 from kvtop.domain.launch import FIELD_TYPES, KVTOP_SPELLINGS, LaunchSettings, check_parallel, parse_flags
 from kvtop.domain.launch_line import detect_engine, parse_launch_command
-from kvtop.domain.launch_notes import ignored_flags_note
+from kvtop.domain.launch_notes import ignored_flags_note, overridden_flags_note
 from kvtop.domain.launch_tokens import split_command
 from kvtop.sources.engines.registry import complete_settings
 from kvtop.units import GIB, fmt_gib, parse_size
@@ -308,9 +308,10 @@ def settings_from_args(args: argparse.Namespace, extra: Sequence[str]) -> Launch
         merged["model"] = args.model
     settings = complete_settings(LaunchSettings.model_validate(merged), Path.cwd(), strict=True)
     check_parallel(settings)
-    note = ignored_flags_note(base) if base is not None else None
-    if note is not None:  # on stderr: the plan (and its --json) on stdout stays as it is
-        print_error(note, prefix="kvtop: note: ")
+    notes = (ignored_flags_note(base), overridden_flags_note(base, direct)) if base is not None else ()
+    for note in notes:  # on stderr: the plan (and its --json) on stdout stays as it is
+        if note is not None:
+            print_error(note, prefix="kvtop: note: ")
     return settings
 
 
