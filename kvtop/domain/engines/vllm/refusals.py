@@ -65,6 +65,7 @@ from kvtop.domain.engines.vllm.backends import (
     refused_backend,
 )
 from kvtop.domain.engines.vllm.batching import chunked_prefill
+from kvtop.domain.engines.vllm.awq_bits import awq_bits_refusal
 from kvtop.domain.engines.vllm.block_sizes import block_size_refusal
 from kvtop.domain.engines.vllm.budget import start_request_bytes
 from kvtop.domain.engines.vllm.eras import backend_selection
@@ -183,6 +184,7 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     found += [_one_backend(ledger, feature) for feature in ONE_BACKEND_FEATURES]
     found.append(mlp_width_refusal(ledger, TP_WIDTHS))
     found.append(block_size_refusal(ledger))
+    found.append(awq_bits_refusal(ledger))
     found.append(experts_refusal(ledger))
     found.append(v1_backend_refusal(ledger))
     found.append(free_memory_refusal(ledger))
