@@ -22,11 +22,11 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin, given_total_origin, wsl2_total_origin
 from kvtop.domain.launch import FIELD_TYPES, KVTOP_SPELLINGS, LaunchSettings, check_parallel, parse_flags
 from kvtop.domain.launch_line import detect_engine, parse_launch_command
+from kvtop.domain.launch_notes import ignored_flags_note, overridden_flags_note
+from kvtop.domain.launch_tokens import split_command
 from kvtop.domain.launch_vocabulary import MAX_COUNT
 from kvtop.domain.units_parse import written_unit
 from kvtop.domain.wording import in_unit
-from kvtop.domain.launch_notes import ignored_flags_note, overridden_flags_note
-from kvtop.domain.launch_tokens import split_command
 from kvtop.sources.engines.registry import complete_settings
 from kvtop.units import GIB, fmt_gib, parse_size
 

@@ -46,8 +46,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kvtop.domain.engines.sglang.awq_bits import awq_bits_refusal
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT
+from kvtop.domain.engines.sglang.awq_bits import awq_bits_refusal
 from kvtop.domain.engines.sglang.context_len import derived_context
 from kvtop.domain.engines.sglang.params_json import params_json_refusal
 from kvtop.domain.engines.sglang.vision_tp_reduce import vision_tp_reduce_refusal

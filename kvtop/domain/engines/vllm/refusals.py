@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING
 
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.engines.vllm.architectures import MLP_SOURCE, TOWER_SPLIT
+from kvtop.domain.engines.vllm.awq_bits import awq_bits_refusal
 from kvtop.domain.engines.vllm.backends import (
     ATTENTION_BACKEND_FLAG,
     ONE_BACKEND_FEATURES,
@@ -65,7 +66,6 @@ from kvtop.domain.engines.vllm.backends import (
     refused_backend,
 )
 from kvtop.domain.engines.vllm.batching import chunked_prefill
-from kvtop.domain.engines.vllm.awq_bits import awq_bits_refusal
 from kvtop.domain.engines.vllm.block_sizes import block_size_refusal
 from kvtop.domain.engines.vllm.budget import start_request_bytes
 from kvtop.domain.engines.vllm.eras import backend_selection
