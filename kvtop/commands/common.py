@@ -332,12 +332,18 @@ def defaults_taken(args: argparse.Namespace, extra: Sequence[str]) -> tuple[str,
     return tuple(taken)
 
 
-def memory_size(text: str, flag: str, *, whole_gpu: bool, at_most: int | None = MAX_COUNT) -> int:
+#: The most GPU memory a size flag may say (`memory_size`): 1 TiB, the launch's own size bound (`MAX_COUNT`). The
+#: engine-diff harness lifts it (None) for its GPU-less stand-ins' 1 PiB, as it lifts `check_within_gpu`.
+MEMORY_AT_MOST: int | None = MAX_COUNT
+
+
+def memory_size(text: str, flag: str, *, whole_gpu: bool, host: bool = False) -> int:
     """A memory flag's bytes, within the one bound rule of the size flags. A unit is required: a bare `80` would
     read as 80 bytes.
 
     Every size of GPU memory is at most 1 TiB (`MAX_COUNT`, the launch's own size bound: `--kv-cache-memory-bytes`),
-    said in the unit typed (in TiB past it: '5PiB'); a host's memory (`--host-cache`) passes `at_most=None`. `whole_gpu` flags (--gpu-memory, --free-memory) describe a whole GPU and must reach 1 GiB;
+    said in the unit typed (in TiB past it: '5PiB'); a host's memory (`--host-cache`, `host`) has no such bound.
+    `whole_gpu` flags (--gpu-memory, --free-memory) describe a whole GPU and must reach 1 GiB;
     --weights-memory must be more than 0 (a loaded model holds its weights); a bare 0 is allowed for the other
     measured amounts (nothing free after the load, nothing besides the weights: zero in every unit).
     """
@@ -350,6 +356,7 @@ def memory_size(text: str, flag: str, *, whole_gpu: bool, at_most: int | None = 
         raise InputError(f"{raw!r} is too small for a GPU (under 1 GiB); write e.g. 80GiB", field=flag)
     if flag in ("--weights-memory", "--draft-weights") and size_bytes <= 0:
         raise InputError(f"must be more than 0 (got {raw}): a loaded model holds its weights", field=flag)
+    at_most = None if host else MEMORY_AT_MOST
     if at_most is not None and size_bytes > at_most:
         unit = written_unit(raw) or ("TiB", 1 << 40)  # a PiB or a byte count: said in TiB
         raise InputError(f"must be at most {in_unit(at_most, unit)} (got {in_unit(size_bytes, unit)})", field=flag)
