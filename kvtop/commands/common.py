@@ -11,12 +11,12 @@ import argparse
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from kvtop.cli_args import add_calibration_store as add_calibration_store  # the commands take it from here
 from kvtop.cli_args import positive_seconds
 from kvtop.commands.output import print_error
-from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.base import CompileCacheState, MeasuredInputs
 from kvtop.domain.engines.registry import DEFAULT_ENGINE, ENGINE_IDS, display_name, engine_flags
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin, given_total_origin, wsl2_total_origin
@@ -265,7 +265,7 @@ def add_model_arguments(
     group.add_argument("--wsl2", action="store_true",
                        help="the GPU is reached through WSL2 (Windows drives it; implies --desktop): CUDA's total is "
                        "the card's whole memory, with no Linux driver's reserve")  # fmt: skip
-    group.add_argument("--compile-cache", choices=("cold", "warm"), default=None,
+    group.add_argument("--compile-cache", choices=get_args(CompileCacheState), default=None,
                        help="torch.compile's cache on this node: warm where an earlier start of the same launch left "
                        "its compiled graphs (vLLM's V2 runner then compiles nothing in its profile), cold a first start "
                        "(what an unsaid cache is planned as); a --cmd that sets VLLM_DISABLE_COMPILE_CACHE=1, or a "
