@@ -55,3 +55,21 @@ def test_vllm_says_what_it_read_where_no_wheel_decides(tmp_path, capsys: pytest.
     out = " ".join(capsys.readouterr().out.split())
     assert "registers QuuxForCausalLM is not checked: kvtop read the registry of every vLLM wheel 0.6.0 … 0.34.0" in out
     assert "read its registry at" not in out
+
+
+def test_vllm_before_its_transformers_backend_refuses_a_class_no_wheel_registers(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """vLLM 0.7.1 has no Transformers backend (first in 0.7.2) and reads no auto_map (the 0.7.1 wheel): it stops
+    with "Model architectures ['QuuxForCausalLM'] are not supported for now." (registry.py _raise_for_unsupported)."""
+    config = json.loads((CONFIGS / "meta-llama--Llama-3.1-8B.json").read_text()) | {"architectures": ["QuuxForCausalLM"]}
+    args = ["--gpu", "H100", "--no-calibration-store", "--engine", "vllm", "--engine-version", "0.7.1"]
+    for name, text in (("quux", config), ("remote", config | {"auto_map": {"AutoModelForCausalLM": "m.Quux"}})):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(text))
+        assert main(["plan", "--model", str(path), *args]) == 2
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+        assert err.startswith("kvtop: error: --model: vLLM 0.7.1 has no QuuxForCausalLM (no vLLM wheel 0.6.0 … 0.34.0 ")
+        assert "it stops with \"Model architectures ['QuuxForCausalLM'] are not supported for now.\"" in err
+        assert ("auto_map remote code is not loaded" in err) == (name == "remote")

@@ -42,7 +42,7 @@ def deployment_from_args(
     architecture and its weights."""
     host = getattr(args, "host_cache", None)
     if host is not None:
-        settings = with_host_cache(settings, memory_size(host, "--host-cache", whole_gpu=False), model)
+        settings = with_host_cache(settings, memory_size(host, "--host-cache", whole_gpu=False, host=True), model)
     draft = None
     if getattr(args, "draft_model", None):
         from kvtop.sources.hub import load_model

@@ -22,7 +22,7 @@ from kvtop.domain.ledger import Ledger
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.observe import GpuProcess, GpuState, ProcessRole
 from kvtop.domain.waterfall import held_before_start
-from kvtop.domain.wording import GIB, MIB, counted, gib, mib, percent
+from kvtop.domain.wording import GIB, MIB, byte_count, counted, gib, mib, percent
 
 __all__ = ["Finding", "Severity", "Thresholds", "diagnose", "diagnose_ledger", "sort_findings"]
 
@@ -318,7 +318,7 @@ def _in_use(used_bytes: int) -> str:
     if not used_bytes:
         return "no memory in use"
     if used_bytes < MIB:
-        return f"{used_bytes:,} B in use"
+        return f"{byte_count(used_bytes)} in use"
     return f"{mib(used_bytes) if used_bytes < GIB // 100 else gib(used_bytes)} in use"
 
 

@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines.catalogue import display_name
 from kvtop.domain.engines.measured_reads import MeasuredNotRead
-from kvtop.domain.launch import LaunchSettings, alike_flag, engine_flags
+from kvtop.domain.launch import LaunchSettings, alike_flag, engine_flags, spelling_of
+from kvtop.domain.secret_names import masks_value
 from kvtop.domain.wording import counted
 
 
@@ -57,3 +58,30 @@ def ignored_flags_note(settings: LaunchSettings) -> str | None:
     parts = [f"{counted(len(unmodelled), 'flag')} of {name} whose effect on memory it does not model: {', '.join(unmodelled)}"] if unmodelled else []
     parts += [f"{counted(len(named), 'flag')} it does not know for {name}: {', '.join(named)}"] if named else []
     return f"--cmd: kvtop ignored {'; and '.join(parts)}"
+
+
+def overridden_flags_note(launched: LaunchSettings, direct: LaunchSettings) -> str | None:
+    """One line naming each setting both the `--cmd` and kvtop's own flags gave, at different values, and saying the
+    flag given to kvtop wins (`--cmd 'vllm serve m --tp 2' --tp 4` plans TP4, said, never in silence); None when
+    none differs. Fields by the engine's spelling; a pass-through flag by its own. kvtop's --model is not one of
+    them: it names where the --cmd's model's config is read (a local copy of a hub name's), not another model."""
+    said: list[str] = []
+    secrets: list[str] = []
+    for field in sorted(direct.model_fields_set & launched.model_fields_set - {"engine", "flags", "unknown_flags"}):
+        ours, theirs = getattr(direct, field), getattr(launched, field)
+        if ours != theirs:
+            said.append(f"{spelling_of(launched.engine, field)} {ours} over the --cmd's {theirs}")
+    for flag, value in direct.flags.items():
+        theirs = launched.flags.get(flag)
+        if theirs is None or theirs == value:
+            continue
+        typed = f"-{flag}" if f"-{flag}" in engine_flags(launched.engine).passthrough else f"--{flag}"  # kept undashed
+        if masks_value(typed, str(value)) or masks_value(typed, str(theirs)):  # a secret is never echoed
+            secrets.append(typed)
+        else:
+            said.append(f"{typed} {value} over the --cmd's {theirs}")
+    if secrets:  # last, the flags alone: a value after a secret's flag would be read as the secret (and masked)
+        said.append(f"kvtop's value wins at a secret (neither shown): {', '.join(secrets)}")
+    if not said:
+        return None
+    return f"the flag given to kvtop wins where the --cmd says otherwise: {'; '.join(said)}"

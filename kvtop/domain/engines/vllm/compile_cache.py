@@ -44,10 +44,9 @@ way the plan is the unsaid one and a named note says why (`UNREAD_WARM`).
 from __future__ import annotations
 
 from statistics import median
-from typing import Literal
 
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import EngineInputs
+from kvtop.domain.engines.base import CompileCacheState, EngineInputs
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.batching import ENGINE_ERAS, engine_era
 from kvtop.domain.engines.vllm.compilation import compilation_level, config_fields, level
@@ -57,8 +56,6 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.start_cache import StartCacheCharge
 from kvtop.domain.wording import GIB
-
-CompileCacheState = Literal["warm", "cold"]
 
 # cold less warm on one launch and host, GiB a GPU (docs/engines/vllm.md §2.6; each pair's records in
 # tests/data/calibration/vllm.jsonl, vllm#54383 the one from an issue's two starts)
