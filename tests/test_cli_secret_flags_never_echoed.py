@@ -59,3 +59,16 @@ def test_explain_never_echoes_one(capsys: pytest.CaptureFixture[str]) -> None:
     out, err = capsys.readouterr()
     _no_secret(out + err)
     assert out
+
+
+@pytest.mark.parametrize("cmd", [
+    f"HF_TOKEN=hf_ghiSECRET3 vllm serve {LLAMA} --api-key=sk-abcSECRET1",  # an env prefix, a flag=value
+    f"env HF_TOKEN=hf_ghiSECRET3 python3 -m sglang.launch_server --model-path {LLAMA} --api-key=sk-abcSECRET1",
+    f"llama-server -m {LLAMA} --hf-token=hf_ghiSECRET3 --api-key sk-abcSECRET1",
+])  # fmt: skip
+def test_an_env_prefix_or_a_glued_value_is_never_echoed(capsys: pytest.CaptureFixture[str], cmd: str) -> None:
+    for as_json in ([], ["--json"]):
+        assert main(["plan", "--cmd", cmd, "--gpu", "H100", *as_json]) == 0
+        out, err = capsys.readouterr()
+        _no_secret(out + err)
+        assert "does not know" not in err

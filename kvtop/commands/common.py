@@ -337,15 +337,16 @@ def defaults_taken(args: argparse.Namespace, extra: Sequence[str]) -> tuple[str,
 MEMORY_AT_MOST: int | None = MAX_COUNT
 
 
-def memory_size(text: str, flag: str, *, whole_gpu: bool, host: bool = False) -> int:
+def memory_size(text: str, flag: str, *, whole_gpu: bool, host: bool = False, weights: bool = False) -> int:
     """A memory flag's bytes, within the one bound rule of the size flags. A unit is required: a bare `80` would
     read as 80 bytes.
 
     Every size of GPU memory is at most 1 TiB (`MAX_COUNT`, the launch's own size bound: `--kv-cache-memory-bytes`),
     said in the unit typed (in TiB past it: '5PiB'); a host's memory (`--host-cache`, `host`) has no such bound.
     `whole_gpu` flags (--gpu-memory, --free-memory) describe a whole GPU and must reach 1 GiB;
-    --weights-memory must be more than 0 (a loaded model holds its weights); a bare 0 is allowed for the other
-    measured amounts (nothing free after the load, nothing besides the weights: zero in every unit).
+    `weights` (--weights-memory, --draft-weights) must be more than 0 (a loaded model holds its weights); a bare 0
+    is allowed for the other measured amounts (nothing free after the load, nothing besides the weights: zero in
+    every unit).
     """
     size_bytes = parse_size(text, field=flag)
     raw = str(text).strip()
@@ -354,7 +355,7 @@ def memory_size(text: str, flag: str, *, whole_gpu: bool, host: bool = False) ->
         raise InputError(f"{raw!r} has no unit (it would read as bytes); write e.g. 80GiB", field=flag)
     if whole_gpu and size_bytes < GIB:
         raise InputError(f"{raw!r} is too small for a GPU (under 1 GiB); write e.g. 80GiB", field=flag)
-    if flag in ("--weights-memory", "--draft-weights") and size_bytes <= 0:
+    if weights and size_bytes <= 0:
         raise InputError(f"must be more than 0 (got {raw}): a loaded model holds its weights", field=flag)
     at_most = None if host else MEMORY_AT_MOST
     if at_most is not None and size_bytes > at_most:
@@ -364,15 +365,15 @@ def memory_size(text: str, flag: str, *, whole_gpu: bool, host: bool = False) ->
 
 
 def measured_from_args(args: argparse.Namespace) -> MeasuredInputs:
-    def size(name: str, flag: str, whole_gpu: bool = False) -> int | None:
+    def size(name: str, flag: str, whole_gpu: bool = False, weights: bool = False) -> int | None:
         value = getattr(args, name, None)
-        return None if value is None else memory_size(value, flag, whole_gpu=whole_gpu)
+        return None if value is None else memory_size(value, flag, whole_gpu=whole_gpu, weights=weights)
 
     measured = MeasuredInputs(
         gpu_total_bytes=size("gpu_memory", "--gpu-memory", whole_gpu=True),
         free_before_load_bytes=size("free_memory", "--free-memory", whole_gpu=True),
         free_after_load_bytes=size("free_after_load", "--free-after-load"),
-        weights_bytes=size("weights_memory", "--weights-memory"),
+        weights_bytes=size("weights_memory", "--weights-memory", weights=True),
         non_kv_bytes=size("non_kv_memory", "--non-kv-memory"),
         desktop=bool(getattr(args, "desktop", False) or getattr(args, "wsl2", False)),  # --wsl2 implies --desktop
         compile_cache=getattr(args, "compile_cache", None),

@@ -132,13 +132,17 @@ BOARD_WORDS: dict[str, str] = {
     "SLICE": "the same",
 }  # fmt: skip
 _KNOWN_WORDS = (*BOARD_WORDS, "LAPTOP", "MOBILE", "MAX-Q", "TI", "SUPER", "D")
+# A chip's revision, no other board: NVML's 'NVIDIA GeForce RTX 2080 Ti Rev. A' (search-index id 37396047020), lspci's
+# 'TU102 [GeForce RTX 2080 Ti Rev. A] [10de:1e07]' (3497140311): the TU102-300A bin of the same card, its SMs and memory
+_REVISION = re.compile(r"-REV\.?-[A-Z](?=-|$)")
 
 
 def unknown_word(rest: str) -> str | None:
     """The first word of a name's token after its model ('LAPTP' in 'LAPTP-GPU' after 'RTX4090') that is no board word
-    kvtop knows (`BOARD_WORDS`; Ti/SUPER/D, variant words, sizes, a MIG profile are read by `other_board`); else None.
+    kvtop knows (`BOARD_WORDS`; Ti/SUPER/D, variant words, sizes, a MIG profile are read by `other_board`; a chip's
+    revision, 'Rev. A', names the same card); else None.
     An aside ends the name ('A10 (24 GB)', nvidia-smi -L's '(UUID: …)', a CSV's ', 81559 MiB'), as the corpus's cases write it."""
-    plain = _SIZE.sub("", _VARIANT_WORD.sub("", _MIG.sub("", "-" + re.split(r"[(,;]", rest)[0])))
+    plain = _SIZE.sub("", _VARIANT_WORD.sub("", _REVISION.sub("", _MIG.sub("", "-" + re.split(r"[(,;]", rest)[0]))))
     plain = re.sub(r"^(-(TI|SUPER|D))+(?=-|$)", "", plain)  # the number's own Ti, SUPER or D card (`other_board`)
     return next((word for word in plain.split("-") if word and word not in BOARD_WORDS), None)
 

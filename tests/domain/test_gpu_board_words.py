@@ -82,6 +82,9 @@ def test_a_d_card_kvtop_lacks_is_unknown_not_the_plain_number() -> None:
         ("NVIDIA GeForce RTX 2080 with Max-Q Design", "RTX2080"),
         ("NVIDIA GeForce RTX 3050 Laptop GPU", "RTX3050-LAPTOP"),
         ("A10 (24 GB)", "A10"),  # an aside in brackets ends the name
+        # a chip's revision: NVML's name of the TU102-300A RTX 2080 Ti (search-index id 37396047020; lspci's 'TU102
+        # [GeForce RTX 2080 Ti Rev. A] [10de:1e07]', 3497140311), read as that card before the board words (a2ea36b6)
+        ("NVIDIA GeForce RTX 2080 Ti Rev. A", "RTX2080-TI"),
     ],
 )
 def test_the_board_words_nvml_prints_keep_their_rows(name: str, key: str) -> None:

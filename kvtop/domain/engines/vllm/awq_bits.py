@@ -2,9 +2,10 @@
 
 v0.18.0: `AWQConfig.__init__` raises "Currently, only 4-bit weight quantization is supported for AWQ, but got 3
 bits." (model_executor/layers/quantization/awq.py:51) and `AWQMarlinConfig.TYPE_MAP` holds 4 only (awq_marlin.py:71),
-so the Marlin override does not take it either. v0.33.0: `quantization: awq` is `AutoAWQConfig`, whose TYPE_MAP holds
-4 only: "Unsupported num_bits = 3. Supported: 4." (auto_awq.py:204). Read off those two wheels; a release between
-is read as v0.18.0 (auto_awq.py's arrival is not dated): the same widths, in the older words.
+so the Marlin override does not take it either (awq.py:53 at v0.20.0). From v0.24.0 `quantization: awq` is
+`AutoAWQConfig` (quantization/__init__.py:141-142 at v0.24.0, as awq_linear.py reads it), whose TYPE_MAP holds 4 only:
+"Unsupported num_bits = 3. Supported: 4." (auto_awq.py:204 at v0.27.1 and v0.33.0). The widths are the same in
+every release read; only the words change.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ AWQ_SCHEMES = frozenset({"awq", "awq_marlin"})
 AWQ_BITS_ERAS: Eras[tuple[tuple[int, ...], str]] = Eras((
     Era("", ((4,), "Currently, only 4-bit weight quantization is supported for AWQ, but got {bits} bits."),
         "model_executor/layers/quantization/awq.py:51 AWQConfig (v0.18.0; awq_marlin.py:71 TYPE_MAP {4: uint4})"),
-    Era("0.33.0", ((4,), "Unsupported num_bits = {bits}. Supported: 4."),
-        "model_executor/layers/quantization/auto_awq.py:204 AutoAWQConfig TYPE_MAP {4: uint4} (v0.33.0)"),
+    Era("0.24.0", ((4,), "Unsupported num_bits = {bits}. Supported: 4."),
+        "model_executor/layers/quantization/auto_awq.py:204 AutoAWQConfig TYPE_MAP {4: uint4} (v0.27.1, v0.33.0; "
+        "the class from v0.24.0)"),
 ))  # fmt: skip
 
 
@@ -36,7 +38,7 @@ def awq_bits_refusal(ledger: Ledger) -> Refusal | None:
         return None
     return Refusal(
         field="quantization_config.bits",
-        message=f"vLLM {ledger.version.label} loads AWQ at 4 bits only, not {quant.weight_bits} "
-        f"('{said.format(bits=quant.weight_bits)}')",
+        message=f"vLLM {ledger.version.label} loads AWQ at {', '.join(map(str, taken))} bits only, "
+        f"not {quant.weight_bits} ('{said.format(bits=quant.weight_bits)}')",
         source=era.source,
     )

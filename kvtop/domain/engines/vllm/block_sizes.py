@@ -6,8 +6,8 @@ other size stops the launch before anything is sized ("argument --block-size: in
 16, 32, 64, 128, 256)", the harness's parser, run on the v0.13.0 wheel). v0.33.0 types it `int = Field(gt=0)`: its
 parser takes any whole number (the harness: 7 and 24 accepted), `CacheConfig` refuses below 1 (kvtop's own field
 check does too), but its model runner then refuses a size no NVIDIA attention backend's kernel blocks divide
-(`KERNEL_MULTIPLE_ERAS`: 7 raises 'No common block size for 7'). A release between is read as v0.13.0 (the change
-is not dated).
+(`KERNEL_MULTIPLE_ERAS`: 7 raises 'No common block size for 7'). The change is at v0.18.0 (`SkipValidation[int]`;
+v0.17.1 still the Literal): v0.14.0-v0.17.1 read as v0.13.0, v0.18.0 on as v0.33.0 (`CLI_BLOCK_SIZES_ERAS`).
 Before v0.13.0, read off the PyPI wheels: v0.6.3.post1 engine/arg_utils.py `'--block-size', type=int,
 choices=[8, 16, 32]`; v0.6.4 `[8, 16, 32, 64, 128]`; v0.6.5 `[8, 16, 32]` again; v0.6.6–v0.8.4 `[8, 16, 32, 64,
 128]`; v0.8.5 config.py `BlockSize = Literal[1, 8, 16, 32, 64, 128]` (the same get_kwargs Literal → choices, the
