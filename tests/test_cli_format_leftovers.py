@@ -83,8 +83,10 @@ def test_an_exbibyte_host_tier_keeps_its_columns(capsys: pytest.CaptureFixture[s
 
 
 def test_vllm_budget_labels_group_thousands(capsys: pytest.CaptureFixture[str]) -> None:
-    # Gemma-3-27B at 131,072 positions in blocks of 64: a request's blocks run past a thousand (131,072 ÷ 64 =
-    # 2,048 on the full layers alone); Nemotron-3-Nano's Mamba state 2,134,016 B in 64 × 1,024 B pages: 2,112 tokens
+    # Gemma-3-27B at 131,072 positions in blocks of 64 on an H200, 62 layers in groups of 10 (a 5,242,880 B block
+    # ÷ 64 tokens ÷ (K and V × 16 KV heads × 128 × 2 B) = 10 layers): the full group's 131,072 ÷ 64 = 2,048 blocks, and six
+    # sliding groups of cdiv(1,024 − 1 + 16,384 tokens in flight, 64) + 1 = 273 each: 2,048 + 6 × 273 = 3,686 a
+    # request; Nemotron-3-Nano's Mamba state 2,134,016 B in 64 × 1,024 B pages: 2,112 tokens
     gemma = _out(capsys, "plan", "--model", str(CONFIGS / "google--gemma-3-27b-it.json"), "--engine", "vllm",
                  "--gpu", "H200")  # fmt: skip
     assert _line(gemma, "tokens: int(blocks").startswith("tokens: int(blocks ÷ 3,686 × 131,072)")

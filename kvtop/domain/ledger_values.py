@@ -183,12 +183,6 @@ class Ledger(BaseModel):
         return max(self.ranks, key=lambda r: (r.resident_terms_bytes, len(r.terms))).terms if self.ranks else ()
 
     @property
-    def gpu_bytes_beside(self) -> int:
-        """What the deployment holds on the GPU beside the model, on the rank that holds the most, however the
-        engine charges it (`deployment.gpu_bytes_beside`: the planner's 'beside the model'); 0: none."""
-        return max((gpu_bytes_beside(rank.terms) for rank in self.ranks), default=0)
-
-    @property
     def kv_cell_unpriced(self) -> bool:
         """A term of the KV cell kvtop cannot price (an EAGLE-3 draft named by no config: its layers unknown): the
         cell then reads '≥' its priced bytes."""
@@ -196,9 +190,11 @@ class Ledger(BaseModel):
 
     @property
     def beside_model(self) -> BesideModel:
-        """`gpu_bytes_beside` with its state: a resident term kvtop cannot price (an EAGLE-3 draft named by no config)
-        makes it 'at least' the priced ones, or 'not modelled' where none is priced; never a silent 0."""
-        held = self.gpu_bytes_beside
+        """What the deployment holds on the GPU beside the model, on the rank that holds the most, however the engine
+        charges it (`deployment.gpu_bytes_beside`), with its state: a resident term kvtop cannot price (an EAGLE-3
+        draft named by no config) makes it 'at least' the priced ones, or 'not modelled' where none is priced; never a
+        silent 0."""
+        held = max((gpu_bytes_beside(rank.terms) for rank in self.ranks), default=0)
         if any(t.charge is Charge.RESIDENT and not t.modelled for t in self.terms):
             return BesideModel(held, BesideState.AT_LEAST if held else BesideState.NOT_MODELLED)
         return BesideModel(held, BesideState.PRICED if held else BesideState.NONE)

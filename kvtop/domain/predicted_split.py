@@ -15,6 +15,6 @@ class PredictedSplit(NamedTuple):
     runtime_bytes: int  # the worker's rest: runtime reserve and the context NVML counts in the process
     server_bytes: int  # engine servers' own memory
     driver_bytes: int  # driver reserved and memory no process holds (negative where the processes overcount)
-    foreign_bytes: int  # foreign and unattributed processes (`orphan_bytes`: workers whose server is gone)
-    orphan_bytes: int
+    foreign_bytes: int  # foreign and unattributed processes
+    orphan_bytes: int  # engine workers whose server is gone
     free_bytes: int

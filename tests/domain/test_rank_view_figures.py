@@ -64,14 +64,15 @@ def test_bytes_read_as_tokens_count_whole_pages() -> None:
 
 def test_the_predicted_split_is_the_gpu_the_free_figure_leaves() -> None:
     """The predicted bar's figures (`RankView.predicted_split`): the co-tenant's 6 GiB as NVML counts it now, the
-    driver's reserved bytes apart, and the rest of the H100 the predicted free the ledger prints; the worker's three
-    parts sum to the predicted worker."""
+    driver's reserved bytes apart, and the rest of the H100 the predicted free the ledger prints; the worker's rest is
+    the ledger's reserve and context less the driver's reserved bytes (SGLang's context, 'total − free before load',
+    holds them; NVML counts them apart from the process)."""
     rank = _rank()
-    split = rank.predicted_split(H100_TOTAL_BYTES)
-    worker = rank.worker_prediction.worker_bytes  # type: ignore[union-attr]
-    assert split is not None
+    split, predicted, prediction = rank.predicted_split(H100_TOTAL_BYTES), rank.predicted, rank.worker_prediction
+    assert split is not None and predicted is not None and prediction is not None
+    worker = prediction.worker_bytes
     assert split.weights_bytes == WEIGHTS_BYTES
-    assert split.weights_bytes + split.kv_pool_bytes + split.runtime_bytes == worker
+    assert split.runtime_bytes == predicted.reserve_bytes + predicted.context_bytes - DRIVER_RESERVED_BYTES
     assert (split.foreign_bytes, split.orphan_bytes, split.server_bytes) == (CO_TENANT_BYTES, 0, 0)
     assert split.driver_bytes == DRIVER_RESERVED_BYTES
     assert split.free_bytes == H100_TOTAL_BYTES - worker - CO_TENANT_BYTES - DRIVER_RESERVED_BYTES
