@@ -33,6 +33,20 @@ def _redacted(text: str) -> str:
     return error_line(text)
 
 
+def _glued_key_masked(message: str) -> str:
+    """argparse's `argument -h/--help: ignored explicit argument 'ftKEY'` for `-hftKEY` (llama.cpp's `-hft` with a key
+    glued to it, read as kvtop's `-h`): the rest of a short secret flag's word masked (`secret_names.glued_secret_flag`)."""
+    from kvtop.domain.secret_names import glued_secret_flag
+
+    glued = _EXPLICIT_ARGUMENT.search(message)
+    if glued is None or glued_secret_flag(glued[1] + glued[2]) is None:
+        return message
+    return f"{message[: glued.start(2)]}***'"
+
+
+_EXPLICIT_ARGUMENT = re.compile(r"argument (-[A-Za-z0-9])\b[^:]*: ignored explicit argument '(.*)'$")
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors: a person reads one clear line, never a usage dump.
 
@@ -49,7 +63,7 @@ class _Parser(argparse.ArgumentParser):
         return super().format_help()
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        print(f"{self.prog}: error: {_redacted(message)} (see {self.prog} --help)", file=sys.stderr)
+        print(f"{self.prog}: error: {_redacted(_glued_key_masked(message))} (see {self.prog} --help)", file=sys.stderr)
         raise SystemExit(2)
 
 

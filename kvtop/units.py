@@ -19,8 +19,11 @@ from kvtop.domain.wording import percent as fmt_percent  # one percent: a KV usa
 from kvtop.domain.wording import signed as fmt_signed  # one formatter for a signed token change
 from kvtop.domain.wording import spread as fmt_spread  # one formatter for an interval's ends about its centre
 
-#: The least size written in both GB and GiB: below 0.01 GB two decimals read '0.00 GB (0.00 GiB)' (fmt_both_or_binary).
+#: The least budget step written in both GB and GiB: below 0.01 GB two decimals read '0.00 GB (0.00 GiB)' (fmt_both_or_exact).
 BOTH_UNITS_FROM = GB // 100
+#: The least size `fmt_both_or_binary` writes in GB and GiB: below 0.1 GB two decimals keep one digit ('0.02 GB (0.02
+#: GiB)' for a KV block's 17.50 MiB gap), the binary figure keeps three or four
+LEGIBLE_BOTH_FROM = GB // 10
 MAX_SIZE = 1 << 60  # 1 EiB: a size beyond it is a typo or an overflow, never memory
 
 __all__ = ["BOTH_UNITS_FROM", "GB", "GIB", "MIB", "fmt_both", "fmt_both_legible", "fmt_both_or_binary", "fmt_both_or_exact", "fmt_bytes", "fmt_gb", "fmt_gib", "fmt_gib_figure", "fmt_percent", "fmt_signed", "fmt_spread", "fmt_tokens", "fmt_tokens_brief", "in_gib", "legible_digits", "parse_size"]
@@ -90,13 +93,14 @@ def fmt_both_legible(num_bytes: int | float) -> str:
 
 
 def fmt_both_or_binary(num_bytes: int | float) -> str:
-    """`fmt_both`, or a size under 0.01 GB (a norm, a rope cache, a KV block's gap) as `fmt_bytes` writes it ('2.52
-    MiB'), where two decimals of GB and GiB would read '0.00 GB (0.00 GiB)'; 0 B stays in both units."""
-    return fmt_both(num_bytes) if abs(num_bytes) >= BOTH_UNITS_FROM or not num_bytes else fmt_bytes(num_bytes)
+    """`fmt_both`, or a size under 0.1 GB (a norm, a rope cache, a KV block's gap) as `fmt_bytes` writes it ('2.52
+    MiB', '17.50 MiB'), where two decimals of GB and GiB would read '0.00 GB (0.00 GiB)' or '0.02 GB (0.02 GiB)';
+    0 B stays in both units."""
+    return fmt_both(num_bytes) if abs(num_bytes) >= LEGIBLE_BOTH_FROM or not num_bytes else fmt_bytes(num_bytes)
 
 
 def fmt_both_or_exact(num_bytes: int) -> str:
-    """`fmt_both`, or a size under 0.01 GB (`fmt_both_or_binary`'s bound), 0 B included, as its exact byte count
+    """`fmt_both`, or a size under 0.01 GB (`BOTH_UNITS_FROM`), 0 B included, as its exact byte count
     ('4,096 B', '−4,096 B'): a budget step's figure, where the steps' bytes are what adds up (`plan`, `explain`)."""
     return fmt_both(num_bytes) if abs(num_bytes) >= BOTH_UNITS_FROM else byte_count(num_bytes)
 

@@ -38,8 +38,9 @@ EXAMPLE = re.compile(r"e\.g\. (\S+?)[,;)]?(?:\s|$)")
 STATED_DEFAULT = re.compile(r"\(default ([^;)\s]+)")
 ERRORS = {"InputError", "KvtopError", "LayoutError", "UnsupportedModelError"}
 #: Flags an error message may name that are the engine's, not kvtop's: they reach kvtop only inside a
-#: launch command (--cmd, a live process, a log) and are kept verbatim in LaunchSettings.flags.
-ENGINE_ONLY = {"--async-scheduling", "--enable-prefix-caching", "--no-enable-prefix-caching"}
+#: launch command (--cmd, a live process, a log) and are kept verbatim in LaunchSettings.flags; and SGLang's own
+#: refusal text quoted verbatim (--mamba-scheduler-strategy, in the radix-cache refusal of 0.5.10-0.5.13).
+ENGINE_ONLY = {"--async-scheduling", "--enable-prefix-caching", "--no-enable-prefix-caching", "--mamba-scheduler-strategy"}
 
 PARSER = build_parser()
 SUBCOMMANDS: dict[str, argparse.ArgumentParser] = next(

@@ -423,8 +423,8 @@ def test_a_row_under_a_hundredth_of_a_gb_shows_its_bytes_not_zeros(capsys: pytes
     assert rows["norms"][1:] == ["1,318,912", "2.000", "1", f"{2_637_824 / (1 << 20):.2f}", "MiB"]  # 2.52 MiB
     beside = next(line for line in out if line.startswith("  held beyond the checkpoint (calibrated) "))
     # beside the book: the rope cache and the caching allocator's tails, 4,194,304 + 21,479,424 B = 25,673,728 B
-    # (tests/calibrated_figures.py), above a hundredth of a GB since SGLang's weights count the allocator's segments
-    assert beside.split()[5:11] == ["—", "—", "—", f"{25_673_728 / 1e9:.2f}", "GB", f"({25_673_728 / (1 << 30):.2f}"]
+    # (tests/calibrated_figures.py), under a tenth of a GB, where two decimals of GB keep one digit: in MiB (24.48)
+    assert beside.split()[5:10] == ["—", "—", "—", f"{25_673_728 / (1 << 20):.2f}", "MiB"]
 
 
 def test_a_field_typed_twice_at_one_value_is_one_setting(capsys: pytest.CaptureFixture[str]) -> None:

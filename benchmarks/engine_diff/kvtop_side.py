@@ -114,6 +114,7 @@ def _plan(engine: str, argv: tuple[str, ...]) -> dict[str, Any]:
     # SGLang stand-in reported) is no GPU's, so plan's guard against a typed amount above the GPU's memory
     # (check_within_gpu) is off here; the sizing it guards is the same code a person's plan runs.
     within_gpu, common.check_within_gpu = common.check_within_gpu, lambda *_, **__: None  # type: ignore[assignment]
+    at_most, common.MEMORY_AT_MOST = common.MEMORY_AT_MOST, None  # and the size flags' 1 TiB bound
     try:
         ledger = build_ledger(args, extra)
         # what `kvtop plan` refuses after building the ledger (exit 2): a class the release does not
@@ -128,6 +129,7 @@ def _plan(engine: str, argv: tuple[str, ...]) -> dict[str, Any]:
     finally:
         hub.load_model = load_model  # type: ignore[assignment]
         common.check_within_gpu = within_gpu  # type: ignore[assignment]
+        common.MEMORY_AT_MOST = at_most
     if not plan["fits"]:
         return {"status": "refused", "message": f"does not fit (shortfall {plan['shortfall_bytes']:,} B)"}
     cells = [
@@ -196,12 +198,14 @@ def kvtop_draft_plan(engine: str, version: str, case: dict[str, Any], draft: str
 
     args, extra = build_parser("plan").parse_known_args(argv)
     within_gpu, common.check_within_gpu = common.check_within_gpu, lambda *_, **__: None  # type: ignore[assignment]
+    at_most, common.MEMORY_AT_MOST = common.MEMORY_AT_MOST, None  # and the size flags' 1 TiB bound
     try:
         plan = ledger_json(build_ledger(args, extra))
     except KvtopError as err:
         return {"status": "refused", "message": str(err)}
     finally:
         common.check_within_gpu = within_gpu  # type: ignore[assignment]
+        common.MEMORY_AT_MOST = at_most
     first = next(r for r in plan["ranks"] if r["tp_rank"] == 0 and r["dp_rank"] == 0 and r["pp_rank"] == 0)
     terms = {
         term["label"].split(" ")[1].rstrip(":"): term

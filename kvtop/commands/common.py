@@ -11,19 +11,22 @@ import argparse
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from kvtop.cli_args import add_calibration_store as add_calibration_store  # the commands take it from here
 from kvtop.cli_args import positive_seconds
 from kvtop.commands.output import print_error
-from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.base import CompileCacheState, MeasuredInputs
 from kvtop.domain.engines.registry import DEFAULT_ENGINE, ENGINE_IDS, display_name, engine_flags
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin, given_total_origin, wsl2_total_origin
 from kvtop.domain.launch import FIELD_TYPES, KVTOP_SPELLINGS, LaunchSettings, check_parallel, parse_flags
 from kvtop.domain.launch_line import detect_engine, parse_launch_command
-from kvtop.domain.launch_notes import ignored_flags_note
+from kvtop.domain.launch_notes import ignored_flags_note, overridden_flags_note
 from kvtop.domain.launch_tokens import split_command
+from kvtop.domain.launch_vocabulary import MAX_COUNT
+from kvtop.domain.units_parse import written_unit
+from kvtop.domain.wording import in_unit
 from kvtop.sources.engines.registry import complete_settings
 from kvtop.units import GIB, fmt_gib, parse_size
 
@@ -262,7 +265,7 @@ def add_model_arguments(
     group.add_argument("--wsl2", action="store_true",
                        help="the GPU is reached through WSL2 (Windows drives it; implies --desktop): CUDA's total is "
                        "the card's whole memory, with no Linux driver's reserve")  # fmt: skip
-    group.add_argument("--compile-cache", choices=("cold", "warm"), default=None,
+    group.add_argument("--compile-cache", choices=get_args(CompileCacheState), default=None,
                        help="torch.compile's cache on this node: warm where an earlier start of the same launch left "
                        "its compiled graphs (vLLM's V2 runner then compiles nothing in its profile), cold a first start "
                        "(what an unsaid cache is planned as); a --cmd that sets VLLM_DISABLE_COMPILE_CACHE=1, or a "
@@ -308,9 +311,10 @@ def settings_from_args(args: argparse.Namespace, extra: Sequence[str]) -> Launch
         merged["model"] = args.model
     settings = complete_settings(LaunchSettings.model_validate(merged), Path.cwd(), strict=True)
     check_parallel(settings)
-    note = ignored_flags_note(base) if base is not None else None
-    if note is not None:  # on stderr: the plan (and its --json) on stdout stays as it is
-        print_error(note, prefix="kvtop: note: ")
+    notes = (ignored_flags_note(base), overridden_flags_note(base, direct)) if base is not None else ()
+    for note in notes:  # on stderr: the plan (and its --json) on stdout stays as it is
+        if note is not None:
+            print_error(note, prefix="kvtop: note: ")
     return settings
 
 
@@ -328,11 +332,21 @@ def defaults_taken(args: argparse.Namespace, extra: Sequence[str]) -> tuple[str,
     return tuple(taken)
 
 
-def memory_size(text: str, flag: str, *, whole_gpu: bool) -> int:
-    """A memory flag's bytes. A unit is required: a bare `80` would read as 80 bytes.
+#: The most GPU memory a size flag may say (`memory_size`): 1 TiB, the launch's own size bound (`MAX_COUNT`). The
+#: engine-diff harness lifts it (None) for its GPU-less stand-ins' 1 PiB, as it lifts `check_within_gpu`.
+MEMORY_AT_MOST: int | None = MAX_COUNT
 
-    `whole_gpu` flags (--gpu-memory, --free-memory) describe a whole GPU and must reach 1 GiB.
-    A bare 0 is allowed for the measured amounts (zero in every unit).
+
+def memory_size(text: str, flag: str, *, whole_gpu: bool, host: bool = False, weights: bool = False) -> int:
+    """A memory flag's bytes, within the one bound rule of the size flags. A unit is required: a bare `80` would
+    read as 80 bytes.
+
+    Every size of GPU memory is at most 1 TiB (`MAX_COUNT`, the launch's own size bound: `--kv-cache-memory-bytes`),
+    said in the unit typed (in TiB past it: '5PiB'); a host's memory (`--host-cache`, `host`) has no such bound.
+    `whole_gpu` flags (--gpu-memory, --free-memory) describe a whole GPU and must reach 1 GiB;
+    `weights` (--weights-memory, --draft-weights) must be more than 0 (a loaded model holds its weights); a bare 0
+    is allowed for the other measured amounts (nothing free after the load, nothing besides the weights: zero in
+    every unit).
     """
     size_bytes = parse_size(text, field=flag)
     raw = str(text).strip()
@@ -341,19 +355,25 @@ def memory_size(text: str, flag: str, *, whole_gpu: bool) -> int:
         raise InputError(f"{raw!r} has no unit (it would read as bytes); write e.g. 80GiB", field=flag)
     if whole_gpu and size_bytes < GIB:
         raise InputError(f"{raw!r} is too small for a GPU (under 1 GiB); write e.g. 80GiB", field=flag)
+    if weights and size_bytes <= 0:
+        raise InputError(f"must be more than 0 (got {raw}): a loaded model holds its weights", field=flag)
+    at_most = None if host else MEMORY_AT_MOST
+    if at_most is not None and size_bytes > at_most:
+        unit = written_unit(raw) or ("TiB", 1 << 40)  # a PiB or a byte count: said in TiB
+        raise InputError(f"must be at most {in_unit(at_most, unit)} (got {in_unit(size_bytes, unit)})", field=flag)
     return size_bytes
 
 
 def measured_from_args(args: argparse.Namespace) -> MeasuredInputs:
-    def size(name: str, flag: str, whole_gpu: bool = False) -> int | None:
+    def size(name: str, flag: str, whole_gpu: bool = False, weights: bool = False) -> int | None:
         value = getattr(args, name, None)
-        return None if value is None else memory_size(value, flag, whole_gpu=whole_gpu)
+        return None if value is None else memory_size(value, flag, whole_gpu=whole_gpu, weights=weights)
 
     measured = MeasuredInputs(
         gpu_total_bytes=size("gpu_memory", "--gpu-memory", whole_gpu=True),
         free_before_load_bytes=size("free_memory", "--free-memory", whole_gpu=True),
         free_after_load_bytes=size("free_after_load", "--free-after-load"),
-        weights_bytes=size("weights_memory", "--weights-memory"),
+        weights_bytes=size("weights_memory", "--weights-memory", weights=True),
         non_kv_bytes=size("non_kv_memory", "--non-kv-memory"),
         desktop=bool(getattr(args, "desktop", False) or getattr(args, "wsl2", False)),  # --wsl2 implies --desktop
         compile_cache=getattr(args, "compile_cache", None),

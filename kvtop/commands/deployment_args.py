@@ -42,7 +42,7 @@ def deployment_from_args(
     architecture and its weights."""
     host = getattr(args, "host_cache", None)
     if host is not None:
-        settings = with_host_cache(settings, memory_size(host, "--host-cache", whole_gpu=False), model)
+        settings = with_host_cache(settings, memory_size(host, "--host-cache", whole_gpu=False, host=True), model)
     draft = None
     if getattr(args, "draft_model", None):
         from kvtop.sources.hub import load_model
@@ -54,7 +54,7 @@ def deployment_from_args(
                              field="--draft-model") from None  # fmt: skip
         settings = _naming_the_draft(settings, args.draft_model)
     weights = getattr(args, "draft_weights", None)
-    measured = memory_size(weights, "--draft-weights", whole_gpu=False) if weights is not None else None
+    measured = memory_size(weights, "--draft-weights", whole_gpu=False, weights=True) if weights is not None else None
     return DeploymentArgs(settings=settings, draft=draft, draft_weights_bytes=measured)
 
 

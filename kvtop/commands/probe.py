@@ -272,7 +272,7 @@ def render_probe_result(result: ProbeResult) -> str:
     touched = ", every page touched" if result.touched else ", not touched"
     rows.append(
         f"  tokens         {fmt_tokens(result.tokens_allocated)} allocated"
-        f" (+{result.padding_rows} padding rows) in {result.chunks} chunks{touched}"
+        f" (+{counted(result.padding_rows, 'padding row')}) in {counted(result.chunks, 'chunk')}{touched}"
     )
     rows.append(f"  bytes          {fmt_both(result.bytes_allocated)}")
     measured = result.describe_measured()

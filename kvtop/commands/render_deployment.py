@@ -19,6 +19,7 @@ from kvtop.domain.host_tier_fit import host_tier_fit
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.ledger_words import FEATURE_WORDS
 from kvtop.domain.whatif import Replay
+from kvtop.domain.wording import counted
 from kvtop.units import fmt_both, fmt_signed, fmt_tokens
 
 
@@ -112,9 +113,11 @@ def host_tier_line(host: HostTier) -> str:
     if host.state is not TermState.MODELLED:
         return f"  {FEATURE_WORDS[Feature.HOST_KV]:<16}{host.connector:<54}{'not modelled':>30}"
     multiple = host.gpu_pool_multiple
-    scale = f" ({multiple:.1f}× the GPU pool)" if multiple is not None else ""
+    scale = f" ({multiple:,.1f}× the GPU pool)" if multiple is not None else ""
     label = f"{host.connector}: {fmt_tokens(host.tokens_per_rank)} tokens per rank{scale}"
+    # two spaces at least before a figure: a label or a figure wider than its column (a 1 EiB tier) ran into the next
+    per_rank, total = "  " + fmt_both(host.bytes_per_rank), "  " + fmt_both(host.total_bytes)
     return (
-        f"  {FEATURE_WORDS[Feature.HOST_KV]:<16}{label:<54}{fmt_both(host.bytes_per_rank):>30}  {'host, per rank':<17}{host.basis.value}"
-        f"\n  {'':<16}{'over ' + str(host.ranks) + ' ranks':<54}{fmt_both(host.total_bytes):>30}  host memory"
+        f"  {FEATURE_WORDS[Feature.HOST_KV]:<16}{label:<54}{per_rank:>30}  {'host, per rank':<17}{host.basis.value}"
+        f"\n  {'':<16}{'over ' + counted(host.ranks, 'rank'):<54}{total:>30}  host memory"
     )

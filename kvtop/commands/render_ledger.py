@@ -178,8 +178,10 @@ def capacity_lines(ledger: Ledger) -> list[str]:
         lines.append(f"Token capacity      {fmt_tokens(e.token_capacity)} tokens per rank"
                      + (f" (SWA pool {fmt_tokens(e.swa_token_capacity)})" if e.swa_token_capacity else ""))  # fmt: skip
         unused = e.unused_budget_bytes
+        # a zero reserve (LMDeploy, llama.cpp size the pool from free memory alone) is no step: not '0.00 GB (0.00 GiB)'
+        reserve = f"; runtime reserve {fmt_both_or_binary(e.reserve_bytes)}" if e.reserve_bytes else ""
         lines.append(
-            f"KV pool             {fmt_both(e.kv_pool_bytes)} per rank; runtime reserve {fmt_both(e.reserve_bytes)}"
+            f"KV pool             {fmt_both(e.kv_pool_bytes)} per rank{reserve}"
             + (f"; unused budget {fmt_both(unused)} (a cap or a fixed KV size leaves it)" if unused >= UNUSED_SHOWN else "")
         )
         lines.append(f"Max running reqs    {e.max_running_requests:,}")

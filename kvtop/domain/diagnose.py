@@ -22,7 +22,7 @@ from kvtop.domain.ledger import Ledger
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.observe import GpuProcess, GpuState, ProcessRole
 from kvtop.domain.waterfall import held_before_start
-from kvtop.domain.wording import GIB, MIB, counted, gib, mib
+from kvtop.domain.wording import GIB, MIB, byte_count, counted, gib, mib, percent
 
 __all__ = ["Finding", "Severity", "Thresholds", "diagnose", "diagnose_ledger", "sort_findings"]
 
@@ -204,7 +204,10 @@ def _weights(e: EngineOnNode, thresholds: Thresholds) -> Finding | None:
         gain_tokens=tokens,
         cause=CapacityCause.WEIGHTS,
         term_tokens=term.tokens if term else None,
-        summary=f"weights take {gib(observed)} per rank, {gib(excess)} (+{excess / predicted:.0%}) more than predicted",
+        summary=(
+            f"weights take {gib(observed)} per rank, {gib(excess)} ({percent(excess / predicted, sign=True)}) more "
+            "than predicted"
+        ),
         evidence=(
             f"engine reports {gib(observed)} of weights per rank; kvtop predicts {gib(predicted)} for {e.ledger.model.name}",
             cause,
@@ -315,7 +318,7 @@ def _in_use(used_bytes: int) -> str:
     if not used_bytes:
         return "no memory in use"
     if used_bytes < MIB:
-        return f"{used_bytes:,} B in use"
+        return f"{byte_count(used_bytes)} in use"
     return f"{mib(used_bytes) if used_bytes < GIB // 100 else gib(used_bytes)} in use"
 
 

@@ -1,11 +1,13 @@
-"""The boards a card's model number also names (laptop cards, Max-Q designs, other memory sizes, MIG slices): their own
-rows where kvtop holds them, else a named refusal, never the whole or desktop card's row read through the name's prefix.
+"""The boards a card's model number also names (laptop cards, Max-Q designs, D cards, other memory sizes, MIG slices) and
+the words after it kvtop knows: their own rows where kvtop holds them, else a named refusal (an unknown word too), never
+the whole or desktop card's row read through the name's prefix.
 Why: NVML's 'NVIDIA GeForce RTX 5090 Laptop GPU' (24 GB, GB203) read as the 32 GB desktop RTX 5090 planned 37 % too
 much KV (#27, session 63). Split from `gpus`, whose tables merge these rows.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 
@@ -32,11 +34,20 @@ LAPTOP_TOTAL_MIB: dict[str, int] = {
 # H20 row is the 96 GB HBM3 one, 97,871 MiB): nvidia-smi's 'NVIDIA H20-3e, 143771 MiB, 590.48.01' (search-index id
 # 56324297938), 'NVIDIA H20-3e, 143771 MiB, driver 570.133.20' (61437380984), '8 x NVIDIA H20-3e, 143771 MiB each |
 # ... SM90a, 78 SM per GPU' (60976242793)
-OTHER_TOTAL_MIB: dict[str, int] = {"H20-3E": 143771}
-# Its capability and SMs: 'SM90a, 78 SM per GPU' (60976242793), '"device": "NVIDIA H20-3e", "compute_capability": (9, 0),
-# "sm_count": 78' (65832400105): the H20's GH100 with its 78 SMs
-OTHER_CAPABILITY: dict[str, tuple[int, int]] = {"H20-3E": (9, 0)}
-OTHER_SMS: dict[str, int] = {"H20-3E": 78}
+# The China-market D cards (NVML 'NVIDIA GeForce RTX 4090 D', '... RTX 5090 D', '... RTX 5090 D v2'), by nvidia-smi's totals:
+# 'NVIDIA GeForce RTX 4090 D, 24564 MiB' (search-index ids 58195549105, 59730382140, 62204639427, 69390285414), 'NVIDIA
+# GeForce RTX 5090 D, 32607 MiB' (55792546225, 68370526251, 66628847283, 62314799480), 'RTX 5090 D v2, 24455 MiB'
+# (54662711865, 70525343611): the v2 is a 24 GB card, never the 32 GB RTX 5090's row
+OTHER_TOTAL_MIB: dict[str, int] = {"H20-3E": 143771, "RTX4090-D": 24564, "RTX5090-D": 32607, "RTX5090-D-V2": 24455}
+# Their capability and SMs: the H20-3e's 'SM90a, 78 SM per GPU' (60976242793), '"device": "NVIDIA H20-3e",
+# "compute_capability": (9, 0), "sm_count": 78' (65832400105): the H20's GH100 with its 78 SMs; the RTX 4090 D's '4090D
+# (114 SM)' (69448674091, 67239061647) of AD102 (Ada, 8.9, NVIDIA's CUDA GPU list); the 5090 D v2's device query 'NVIDIA
+# GeForce RTX 5090 D v2 ... Compute Capability: 12.0 ... SM数量: 170' (68901312139); the 5090 D's GB202 is consumer
+# Blackwell, 12.0 ('Blackwell SM 12.x' on it, 57488443734), its SMs printed nowhere read (left out: unknown)
+OTHER_CAPABILITY: dict[str, tuple[int, int]] = {
+    "H20-3E": (9, 0), "RTX4090-D": (8, 9), "RTX5090-D": (12, 0), "RTX5090-D-V2": (12, 0),
+}  # fmt: skip
+OTHER_SMS: dict[str, int] = {"H20-3E": 78, "RTX4090-D": 114, "RTX5090-D-V2": 170}
 
 # Their compute capability (NVIDIA's CUDA GPU list: GA10x 8.6, Ada 8.9, consumer Blackwell 12.0) as printouts state it
 LAPTOP_CAPABILITY: dict[str, tuple[int, int]] = {
@@ -58,14 +69,15 @@ LAPTOP_SMS: dict[str, int] = {
     "RTX4070-LAPTOP": 36,  # 'RTX 4070 Laptop GPU (36 SMs, sm_89)' (search-index id 60826839834)
 }
 
-# The laptop cards as operators and spec pages write them ('RTX 3050 Mobile', 'RTX 3050 4GB Laptop GPU'), read to
+# The laptop and D cards as operators and spec pages write them ('RTX 3050 Mobile', 'RTX 3050 4GB Laptop GPU'), read to
 # their keys (regex on the model token, as `gpus._WORKSTATION_SPELLINGS`); the '6GB Laptop GPU' (its size first) and
 # the 'RTX 3050 Ti Laptop GPU' (20 SMs) match nothing here and keep their own names
-LAPTOP_SPELLINGS: tuple[tuple[str, str], ...] = (
+SPELLINGS: tuple[tuple[str, str], ...] = (
     (r"^RTX3050-(4GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX3050-LAPTOP"),
     (r"^RTX4070-(8GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX4070-LAPTOP"),  # not the desktop RTX 4070 (12 GB, 46 SMs)
     (r"^RTX4080-(12GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX4080-LAPTOP"),  # not the desktop RTX 4080 (16 GB, 76 SMs)
     (r"^RTX5090-(24GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX5090-LAPTOP"),  # not the desktop RTX 5090 (32 GB, 170 SMs)
+    (r"^RTX(4090|5090)D(?=-|$)", r"RTX\1-D"),  # the D cards as operators write them ('4090D (114 SM)', 69448674091)
 )  # fmt: skip
 
 # Words after a model number that name another board of it: NVML's 'Laptop GPU', the spec pages' 'Mobile', the
@@ -75,9 +87,10 @@ _VARIANT_WORD = re.compile(r"-(LAPTOP|MOBILE|MAX-?Q)(?=-|$)")
 # HBM3 MIG 1g.10gb' (nvmlDeviceGetName on a MIG handle; search-index ids 7892059270, 61752392095). A slice has its own
 # memory (NVML's total on the MIG handle, `sources.nvml` `MigInstance`) and a part of the card's SMs: neither is the row's
 _MIG = re.compile(r"-MIG(?:-([^-]+))?(?=-|$)")
-# A model number's Ti and SUPER are other cards with rows of their own ('RTX2080-SUPER': 48 SMs to the RTX 2080's 46,
-# `gpus.GPU_SMS`): a name whose card has no row ('RTX 2080 Super Max-Q', 'RTX 5080 Super') is never the plain number's
-_NUMBER_VARIANT = re.compile(r"^(TI|SUPER)(?=-|$)")
+# A model number's Ti, SUPER and D are other cards with rows of their own ('RTX2080-SUPER': 48 SMs to the RTX 2080's 46,
+# `gpus.GPU_SMS`; 'RTX4090-D': 114 to the RTX 4090's 128): a name whose card has no row ('RTX 2080 Super Max-Q', 'RTX 5080
+# Super', 'RTX 4080 D') is never the plain number's
+_NUMBER_VARIANT = re.compile(r"^(TI|SUPER|D)(?=-|$)")
 # A memory size in a name ('A800-SXM4-40GB'), against the row's total: one card's sizes differ from its nvidia-smi
 # total by its marketing GB (< 10 %), a variant's by 1.5× or more
 _SIZE = re.compile(r"-(\d+)GB(?=-|$)")
@@ -95,6 +108,56 @@ ROW_HOLDS: dict[str, frozenset[str]] = {
 # are the Grace CPU's LPDDR5X beside the Hopper's 96 GB (nvidia-smi's 97,871 MiB: search-index ids 66196318461,
 # 63088167599; tests/data/cases/vllm/isambard-v0101dev-qwen3-30b-a3b-pp2-tp4-gh200)
 SIZE_NOT_THE_GPUS: dict[str, frozenset[int]] = {"GH200": frozenset({120, 480})}
+
+
+# The other words a name may carry after its model number, each naming no other board (a form factor, a memory type, a
+# product word NVML, nvidia-smi and DCGM print), with where it is printed: the words of every GPU name in tests/data. A
+# word outside them, the variant words, sizes and MIG profiles is one kvtop cannot read ('RTX 4090 Laptp'): refused by
+# name (`unknown_word`), never read as the row's card (#27, session 63: 'RTX 4090 D', 114 SMs, read as the RTX 4090's 128)
+BOARD_WORDS: dict[str, str] = {
+    "SXM": "the form factor as operators write it ('A100-SXM', 'H100 SXM'; `gpus.NVLINK_GPUS`)",
+    "SXM2": "NVML's 'Tesla V100-SXM2-16GB'", "SXM4": "NVML's 'NVIDIA A100-SXM4-80GB', 'NVIDIA A800-SXM4-80GB'",
+    "SXM5": "the H100's board as operators write it ('H100 SXM5')", "SXM6": "NVML's 'NVIDIA B300 SXM6 AC'",
+    "AC": "NVML's 'NVIDIA B300 SXM6 AC' (the B300 row's 275,040 MiB)",
+    "PCIE": "NVML's 'NVIDIA A100-PCIE-40GB', 'NVIDIA H100 PCIe'", "NVL": "NVML's 'NVIDIA H100 NVL', 'NVIDIA H200 NVL'",
+    "HBM3": "NVML's 'NVIDIA H100 80GB HBM3'", "HBM3E": "the GH200 144G's memory type ('NVIDIA GH200 144G HBM3e')",
+    "GPU": "NVML's 'Laptop GPU' ('NVIDIA GeForce RTX 3050 Laptop GPU')",
+    "BLACKWELL": "NVML's 'NVIDIA RTX PRO 6000 Blackwell Server Edition'", "SERVER": "the same",
+    "WORKSTATION": "NVML's 'NVIDIA RTX PRO 6000 Blackwell Workstation Edition'", "EDITION": "the same two",
+    "GENERATION": "NVML's 'NVIDIA RTX 6000 Ada Generation', 'NVIDIA RTX 2000 Ada Generation'",
+    "WITH": "NVML's Turing laptop names ('NVIDIA GeForce RTX 2080 with Max-Q Design')", "DESIGN": "the same",
+    "GB10": "the chip after its box ('DGX Spark GB10', case vllm/ngc2608-v0271-qwen3-0.6b-gb10)",
+    "DGX": "the DGX Station's own key, 'GB300-DGX-STATION' (a GB300 for capability and SMs)", "STATION": "the same",
+    "VGPU": "a case's 'NVIDIA A100-SXM vGPU slice' (lmdeploy tutorial; its record plans from its printed total)",
+    "SLICE": "the same",
+}  # fmt: skip
+_KNOWN_WORDS = (*BOARD_WORDS, "LAPTOP", "MOBILE", "MAX-Q", "TI", "SUPER", "D")
+# A chip's revision, no other board: NVML's 'NVIDIA GeForce RTX 2080 Ti Rev. A' (search-index id 37396047020), lspci's
+# 'TU102 [GeForce RTX 2080 Ti Rev. A] [10de:1e07]' (3497140311): the TU102-300A bin of the same card, its SMs and memory
+_REVISION = re.compile(r"-REV\.?-[A-Z](?=-|$)")
+
+
+def unknown_word(rest: str) -> str | None:
+    """The first word of a name's token after its model ('LAPTP' in 'LAPTP-GPU' after 'RTX4090') that is no board word
+    kvtop knows (`BOARD_WORDS`; Ti/SUPER/D, variant words, sizes, a MIG profile are read by `other_board`; a chip's
+    revision, 'Rev. A', names the same card); else None.
+    An aside ends the name ('A10 (24 GB)', nvidia-smi -L's '(UUID: …)', a CSV's ', 81559 MiB'), as the corpus's cases write it."""
+    plain = _SIZE.sub("", _VARIANT_WORD.sub("", _REVISION.sub("", _MIG.sub("", "-" + re.split(r"[(,;]", rest)[0]))))
+    plain = re.sub(r"^(-(TI|SUPER|D))+(?=-|$)", "", plain)  # the number's own Ti, SUPER or D card (`other_board`)
+    return next((word for word in plain.split("-") if word and word not in BOARD_WORDS), None)
+
+
+def unknown_word_said(name: str, token: str, rows: Mapping[str, int]) -> str | None:
+    """A name that is a listed model and a word kvtop cannot read ('RTX 4090 Laptp'), said with the words nearest it:
+    "the RTX4090 and 'Laptp', not a board word kvtop knows (did you mean 'LAPTOP'?)"; None for any other name."""
+    model = max((row for row in rows if token.startswith(row + "-")), key=len, default=None)
+    word = unknown_word(token[len(model) + 1 :]) if model else None
+    if word is None:
+        return None
+    typed = re.search(rf"(?<![A-Z0-9]){re.escape(word)}(?![A-Z0-9])", name, re.IGNORECASE)
+    near = " or ".join(repr(known) for known in difflib.get_close_matches(word, _KNOWN_WORDS, n=3))
+    return (f"the {model} and {typed.group(0) if typed else word!r}, not a board word kvtop knows"
+            + (f" (did you mean {near}?)" if near else ""))  # fmt: skip
 
 
 def other_board(rest: str, model: str, rows: Mapping[str, int]) -> str | None:
@@ -119,7 +182,8 @@ def other_board(rest: str, model: str, rows: Mapping[str, int]) -> str | None:
         known = f"{model}-{size}GB" in rows or size in SIZE_NOT_THE_GPUS.get(model, frozenset())
         if not known and not _SAME_SIZE[0] <= ratio <= _SAME_SIZE[1]:
             return f"{size} GB board"
-    return None
+    word = unknown_word(rest)
+    return None if word is None else f"board named {word!r}, not a board word kvtop knows"
 
 
 def without_board(token: str) -> str:

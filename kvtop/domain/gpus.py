@@ -151,7 +151,7 @@ def unlisted_board(name: str | None) -> str | None:
     model = _known_model(variants.without_board(token), GPU_TOTAL_MIB)
     board = variants.other_board(token[len(model) + 1 :], model, GPU_TOTAL_MIB) if model else None
     if model is None or board is None:
-        return None
+        return variants.unknown_word_said(name, token, GPU_TOTAL_MIB)  # 'RTX 4090 Laptp': the word it cannot read
     return f"a {board} of the {model}, not its row's {GPU_TOTAL_MIB[model]:,} MiB card"
 
 
@@ -412,7 +412,7 @@ def _model_token(name: str) -> str:
     # a memory size as people write it, '32 GB' or '80G', is the tables' '32GB': read as a board word, 'V100 32 GB'
     # was the 16 GB V100 and 'A100-40G' the 80 GB A100 (lmdeploy cases '4x V100 32 GB', '8 x A800-80G')
     key = re.sub(r"(?<=-)(\d+)-?G(B)?(?=-|$)", r"\1GB", key)
-    for spelling, model in (*_WORKSTATION_SPELLINGS, *variants.LAPTOP_SPELLINGS):
+    for spelling, model in (*_WORKSTATION_SPELLINGS, *variants.SPELLINGS):
         key = re.sub(spelling, model, key)
     # a variant written onto the number ('RTX5060Ti', '4070TiSuper', as records and operators write it): NVML's words
     return re.sub(
@@ -421,15 +421,16 @@ def _model_token(name: str) -> str:
 
 
 def _names_model(key: str, model: str) -> bool:
-    """Whether a name's token stands for a model of the tables: the model itself, the model with a board after
-    it ('H100-SXM5'), or a sized model with the board between ('A100-SXM4-80GB' is the 'A100-80GB'); never through
-    words naming another board of it ('RTX5090-LAPTOP-GPU' is not the desktop 'RTX5090': `gpu_variants.other_board`)."""
+    """Whether a name's token stands for a model of the tables: the model itself, the model with board words after it
+    ('H100-SXM5'), or a sized model with them between ('A100-SXM4-80GB' is the 'A100-80GB'); never through words of
+    another board or unknown ones ('RTX5090-LAPTOP-GPU', 'RTX4090-LAPTP': `gpu_variants.other_board`, `unknown_word`)."""
     if key == model:
         return True
     if key.startswith(model + "-"):
         return variants.other_board(key[len(model) + 1 :], model, GPU_TOTAL_MIB) is None
     base, _, size = model.rpartition("-")
-    return bool(base) and size.endswith("GB") and key.startswith(base + "-") and key.endswith("-" + size)
+    between = key.startswith(base + "-") and key.endswith("-" + size) and key[len(base) + 1 : -len(size) - 1]
+    return bool(base) and size.endswith("GB") and bool(between) and variants.unknown_word(str(between)) is None
 
 
 def _known_model(key: str, known: Iterable[str]) -> str | None:

@@ -25,7 +25,7 @@ from kvtop.domain.diagnose_findings import (
 )
 from kvtop.domain.node import EngineView, NodeSnapshot, RankView
 from kvtop.domain.observe import GpuProcess
-from kvtop.domain.wording import a_gib, gib, signed, whole_gpus
+from kvtop.domain.wording import a_gib, gib, percent, signed, whole_gpus
 
 #: What the sentence says when no finding is a fault (advice aside).
 ALL_CLEAR = "nothing lost to a fault: every rank holds what its plan predicts"
@@ -109,11 +109,11 @@ def _assumed(view: EngineView) -> str:
 
 def _miss_forms(view: EngineView, rank: RankView) -> tuple[str, ...]:
     """'nothing lost to a fault, but kvtop's plan is off: GPU 0 (trtllm:43000) holds 1,448,640 tokens, +97,664
-    (+7.2 %) against its plan, and no cause kvtop can name (engine vs prediction); its plan assumes …', then
+    (+7.2%) against its plan, and no cause kvtop can name (engine vs prediction); its plan assumes …', then
     shorter forms."""
     waterfall = rank.capacity
     assert waterfall is not None  # only a rank with a waterfall misses its plan
-    share = f"{waterfall.plan_miss_fraction:+.1%}".replace("-", "−").replace("%", " %")
+    share = percent(waterfall.plan_miss_fraction, 1, sign=True)
     gap = f"{signed(waterfall.actual_tokens - waterfall.explained_tokens)} ({share})"
     where = f"GPU {rank.gpu_index} ({rank.engine_id})"
     whole = (

@@ -40,7 +40,7 @@ from kvtop.domain.launch_vocabulary import NeutralGroup as NeutralGroup
 from kvtop.domain.launch_vocabulary import OwnFlag as OwnFlag
 from kvtop.domain.launch_vocabulary import written_flags as written_flags
 from kvtop.domain.load_casts import LoadCasts
-from kvtop.domain.redact import redact_argv
+from kvtop.domain.redact import masked_glued_flag, redact_argv
 from kvtop.domain.units_parse import written_size, written_unit
 from kvtop.domain.wording import in_unit
 
@@ -464,7 +464,8 @@ def parse_flags(
                     raise InputError(reason, field=typed)
                 raise UnknownFlagError(f"not a flag of {display_name(engine)} that kvtop knows", field=typed,
                                        engine_name=display_name(engine), alike=alike_flag(engine, typed))  # fmt: skip
-            extra[spelling.lstrip("-")] = raw
+            typed, raw = masked_glued_flag(typed, raw)  # `-hftKEY`: kept masked, never as typed
+            extra[typed.lstrip("-")] = raw
             unknown.append(typed)
             continue
         # a size typed to kvtop may be written with its unit ('20GiB'); the engine's own line holds what it reads

@@ -10,7 +10,10 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines.catalogue import display_name
 from kvtop.domain.engines.measured_reads import MeasuredNotRead
-from kvtop.domain.launch import LaunchSettings, alike_flag, engine_flags
+from kvtop.domain.launch import LaunchSettings, alike_flag, engine_flags, spelling_of
+from kvtop.domain.redact import RedactedStr
+from kvtop.domain.secret_names import masks_value
+from kvtop.domain.secret_text import redact_text
 from kvtop.domain.wording import counted
 
 
@@ -19,7 +22,7 @@ class IgnoredFlag(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    flag: str  # as spelled on the command line
+    flag: RedactedStr  # as spelled on the command line, a secret glued to it masked (`-hft***`)
     # unknown: neither the engine's (as kvtop knows it) nor kvtop's; not_modelled: the engine's, its effect on
     # memory not modelled (a memory-neutral flag only at a value whose effect was not read); not_read_by_rule: a
     # measured figure kvtop's own flag gave that the engine's rule does not read (`measured_reads`)
@@ -53,7 +56,41 @@ def ignored_flags_note(settings: LaunchSettings) -> str | None:
         return None
     name = display_name(settings.engine)
     unmodelled = [f.flag for f in ignored if f.why == "not_modelled"]
-    named = [f"{f.flag} (like {f.like}?)" if f.like else f.flag for f in ignored if f.why == "unknown"]
+    named = [_with_likeness(f.flag, f.like) if f.like else f.flag for f in ignored if f.why == "unknown"]
     parts = [f"{counted(len(unmodelled), 'flag')} of {name} whose effect on memory it does not model: {', '.join(unmodelled)}"] if unmodelled else []
     parts += [f"{counted(len(named), 'flag')} it does not know for {name}: {', '.join(named)}"] if named else []
     return f"--cmd: kvtop ignored {'; and '.join(parts)}"
+
+
+def _with_likeness(flag: str, like: str) -> str:
+    """`--max-totl-tokens (like --max-total-tokens?)`; where the redactor would read the words after a secret-named
+    flag as its value (`--apikey (like …` masks `(like`), `--apikey, like --api-key?`: the flag ends at a comma."""
+    said = f"{flag} (like {like}?)"
+    return said if redact_text(said) == said else f"{flag}, like {like}?"
+
+
+def overridden_flags_note(launched: LaunchSettings, direct: LaunchSettings) -> str | None:
+    """One line naming each setting both the `--cmd` and kvtop's own flags gave, at different values, and saying the
+    flag given to kvtop wins (`--cmd 'vllm serve m --tp 2' --tp 4` plans TP4, said, never in silence); None when
+    none differs. Fields by the engine's spelling; a pass-through flag by its own. kvtop's --model is not one of
+    them: it names where the --cmd's model's config is read (a local copy of a hub name's), not another model."""
+    said: list[str] = []
+    secrets: list[str] = []
+    for field in sorted(direct.model_fields_set & launched.model_fields_set - {"engine", "flags", "unknown_flags"}):
+        ours, theirs = getattr(direct, field), getattr(launched, field)
+        if ours != theirs:
+            said.append(f"{spelling_of(launched.engine, field)} {ours} over the --cmd's {theirs}")
+    for flag, value in direct.flags.items():
+        theirs = launched.flags.get(flag)
+        if theirs is None or theirs == value:
+            continue
+        typed = f"-{flag}" if f"-{flag}" in engine_flags(launched.engine).passthrough else f"--{flag}"  # kept undashed
+        if masks_value(typed, str(value)) or masks_value(typed, str(theirs)):  # a secret is never echoed
+            secrets.append(typed)
+        else:
+            said.append(f"{typed} {value} over the --cmd's {theirs}")
+    if secrets:  # last, the flags alone: a value after a secret's flag would be read as the secret (and masked)
+        said.append(f"kvtop's value wins at a secret (neither shown): {', '.join(secrets)}")
+    if not said:
+        return None
+    return f"the flag given to kvtop wins where the --cmd says otherwise: {'; '.join(said)}"

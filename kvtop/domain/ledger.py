@@ -285,7 +285,7 @@ def _solve(
                 rank=len(ranks), gpu_index=len(ranks), dp_rank=dp_rank, pp_rank=pp_rank, tp_rank=0,
                 layers=(layers.start, layers.stop), weights=weights, kv=kv,
                 kv_bytes_per_token=result.cell.whole_bytes if result.cell else kv.full_bytes_per_token + kv.swa_bytes_per_token,
-                kv_cell=result.cell,
+                kv_cell=result.cell, page_size=result.page_size,
                 kv_pool_bytes=result.kv_pool_bytes, kv_budget_bytes=result.kv_budget_bytes,
                 state_pool_bytes=result.state_pool_bytes,
                 req_to_token_bytes=result.req_to_token_bytes, reserve_bytes=result.reserve_bytes,

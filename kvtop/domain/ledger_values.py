@@ -8,12 +8,20 @@ names); the values sit below the engines' protocols, which name them, so that no
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol
+from enum import Enum
+from typing import NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.terms import TermSource
-from kvtop.domain.deployment import BudgetTerm, DeploymentSetup, HostTier, gpu_bytes_beside, resident_bytes
+from kvtop.domain.deployment import (
+    BudgetTerm,
+    Charge,
+    DeploymentSetup,
+    HostTier,
+    gpu_bytes_beside,
+    resident_bytes,
+)
 from kvtop.domain.engines.base import EngineResult, KvCell, MeasuredInputs
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin
@@ -31,6 +39,23 @@ def tokens_per(unit_bytes: int, bytes_per_token: float) -> float:
     return unit_bytes / bytes_per_token if bytes_per_token else 0.0
 
 
+class BesideState(str, Enum):
+    """How 'beside the model' reads: nothing beside it; priced whole; at least the priced terms (one kvtop cannot
+    price beside them); or no priced term beside the one it cannot price (`plan`'s named state, never a 0)."""
+
+    NONE = "none"
+    PRICED = "priced"
+    AT_LEAST = "at_least"
+    NOT_MODELLED = "not_modelled"
+
+
+class BesideModel(NamedTuple):
+    """What the deployment holds on the GPU beside the model (`Ledger.beside_model`): its bytes and how they read."""
+
+    bytes: int
+    state: BesideState
+
+
 class RankLedger(BaseModel):
     """What one GPU rank is predicted to hold."""
 
@@ -44,8 +69,11 @@ class RankLedger(BaseModel):
     layers: tuple[int, int]  # [first, last) layer held by this rank's stage
     weights: WeightsBook
     kv: KvBook
-    kv_bytes_per_token: int  # the cell the capacity is solved with (`kv_cell` rounded up where the engine has one)
+    # the cell in whole bytes: the book's per-token sum, or the engine's own `kv_cell` rounded up (an int figure to
+    # print); the capacity divides by `kv_bytes_per_token_exact`, which is `kv_cell` unrounded where there is one
+    kv_bytes_per_token: int
     kv_cell: KvCell | None = None  # the engine's own cell where it is not the book's per-token sum
+    page_size: int = 1  # the tokens of one block/page the engine hands out whole (`EngineResult.page_size`)
     kv_pool_bytes: int
     # the bytes this rank's stage's budget hands to KV (its own, where the pool is capped to the stages' shared
     # capacity: vLLM logs each stage's and pools the least of their blocks); 0 where not solved
@@ -94,11 +122,14 @@ class RankLedger(BaseModel):
         return tokens_per(GB, self.kv_bytes_per_token_exact)
 
     def tokens_in(self, num_bytes: int) -> int | None:
-        """`num_bytes` read as tokens of KV at this rank's rate, truncated toward zero (a negative gap reads as no
-        more tokens than it holds); None without a rate."""
-        if not self.kv_bytes_per_token:
+        """`num_bytes` read as tokens of KV as the engine counts them: whole pages of `page_size` tokens at the cell
+        the capacity is solved with (`kv_bytes_per_token_exact`), truncated toward zero (a negative gap reads as no
+        more tokens than it holds); None without a rate. The one rule every bytes-to-tokens figure reads."""
+        cell = self.kv_bytes_per_token_exact
+        if not cell:
             return None
-        whole = abs(num_bytes) // self.kv_bytes_per_token
+        page = max(1, self.page_size)
+        whole = int(abs(num_bytes) // (cell * page)) * page
         return whole if num_bytes >= 0 else -whole
 
 
@@ -152,10 +183,21 @@ class Ledger(BaseModel):
         return max(self.ranks, key=lambda r: (r.resident_terms_bytes, len(r.terms))).terms if self.ranks else ()
 
     @property
-    def gpu_bytes_beside(self) -> int:
-        """What the deployment holds on the GPU beside the model, on the rank that holds the most, however the
-        engine charges it (`deployment.gpu_bytes_beside`: the planner's 'beside the model'); 0: none."""
-        return max((gpu_bytes_beside(rank.terms) for rank in self.ranks), default=0)
+    def kv_cell_unpriced(self) -> bool:
+        """A term of the KV cell kvtop cannot price (an EAGLE-3 draft named by no config: its layers unknown): the
+        cell then reads '≥' its priced bytes."""
+        return any(t.charge is Charge.KV_CELL and not t.modelled for t in self.terms)
+
+    @property
+    def beside_model(self) -> BesideModel:
+        """What the deployment holds on the GPU beside the model, on the rank that holds the most, however the engine
+        charges it (`deployment.gpu_bytes_beside`), with its state: a resident term kvtop cannot price (an EAGLE-3
+        draft named by no config) makes it 'at least' the priced ones, or 'not modelled' where none is priced; never a
+        silent 0."""
+        held = max((gpu_bytes_beside(rank.terms) for rank in self.ranks), default=0)
+        if any(t.charge is Charge.RESIDENT and not t.modelled for t in self.terms):
+            return BesideModel(held, BesideState.AT_LEAST if held else BesideState.NOT_MODELLED)
+        return BesideModel(held, BesideState.PRICED if held else BesideState.NONE)
 
     @property
     def not_modelled(self) -> tuple[str, ...]:
@@ -212,6 +254,10 @@ class Ledger(BaseModel):
     def tokens_per_gib(self) -> float:
         """The exchange rate: how many tokens one GiB of KV budget buys on the tightest rank."""
         return tokens_per(GIB, self.kv_bytes_per_token_exact)
+
+    def tokens_in(self, num_bytes: int) -> int | None:
+        """`num_bytes` read as tokens on the tightest rank (`RankLedger.tokens_in`: whole pages of its cell)."""
+        return self._tightest_kv_rank.tokens_in(num_bytes) if self.ranks else None
 
 
 class WhatIf(Protocol):

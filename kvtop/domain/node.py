@@ -25,6 +25,7 @@ from kvtop.domain.observe import (
     NvmlState,
     ProcessRole,
 )
+from kvtop.domain.predicted_split import PredictedSplit
 from kvtop.domain.redact import RedactedModel, RedactedStr
 from kvtop.domain.waterfall import EngineCapacity, RankActual, engine_capacity
 from kvtop.domain.weights import WeightRow, WeightsBook
@@ -141,21 +142,41 @@ class RankView(BaseModel):
         prediction = self.worker_prediction
         if prediction is None:
             return None
+        outside = self.observed.outside
+        return prediction.worker_bytes + outside.others_bytes + outside.server + self._no_process_bytes
+
+    @property
+    def _no_process_bytes(self) -> int:
+        """NVML's `used` no listed process holds, taken as given (0 where NVML gave no `used`)."""
         observed = self.observed
-        outside = observed.outside
-        beyond = outside.others_bytes + outside.server
-        if observed.gpu_used_bytes is not None:
-            beyond += outside.used_by_no_process(observed.gpu_used_bytes, observed.process_bytes or 0)
-        return prediction.worker_bytes + beyond
+        used = observed.gpu_used_bytes
+        return 0 if used is None else observed.outside.used_by_no_process(used, observed.process_bytes or 0)
 
     def predicted_free_bytes(self, gpu_total_bytes: int) -> int | None:
         """What the prediction leaves free of `gpu_total_bytes` (the ledger's GPU total): less its `used` and the
         driver-reserved bytes NVML keeps apart."""
-        used, predicted = self.predicted_used_bytes, self.predicted
+        used = self.predicted_used_bytes
+        return None if used is None else gpu_total_bytes - used - self._reserved_bytes
+
+    @property
+    def _reserved_bytes(self) -> int:
+        """NVML's driver reserved; where NVML v1 says none, the ledger's split-out share stands in."""
         reserved = self.observed.gpu_reserved_bytes
-        if reserved is None and predicted is not None:  # NVML v1 says none: the ledger's split-out share stands in
-            reserved = predicted.driver_reserved_bytes
-        return None if used is None else gpu_total_bytes - used - (reserved or 0)
+        if reserved is None and self.predicted is not None:
+            reserved = self.predicted.driver_reserved_bytes
+        return reserved or 0
+
+    def predicted_split(self, gpu_total_bytes: int) -> PredictedSplit | None:
+        """`gpu_total_bytes` as the prediction splits it (the predicted memory bar's segments); None: no ledger."""
+        predicted, prediction, free = self.predicted, self.worker_prediction, self.predicted_free_bytes(gpu_total_bytes)
+        if predicted is None or prediction is None or free is None:
+            return None
+        weights = predicted.weights_bytes + predicted.resident_terms_bytes
+        outside = self.observed.outside
+        return PredictedSplit(
+            weights, predicted.kv_pool_bytes, prediction.worker_bytes - weights - predicted.kv_pool_bytes,
+            outside.server, self._reserved_bytes + self._no_process_bytes, outside.foreign + outside.unattributed, outside.orphan, free,
+        )  # fmt: skip
 
     @property
     def observed_kv_pool(self) -> ObservedPool:

@@ -17,8 +17,8 @@ from pydantic import AfterValidator, ConfigDict
 
 from kvtop.domain.fresh_copy import FreshCopyModel
 from kvtop.domain.secret_names import (
-    GLUED_SHORT_FLAG,
     KEYLIKE_NAME,
+    glued_secret_flag,
     is_secret_name,
     masks_value,
     several_valued_secret_flags,
@@ -75,8 +75,9 @@ def _redact_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
                 out.append(MASK if masked else redact_text(arg))
                 listing = flag if masked and flag in several_valued_secret_flags() else None
                 continue
-        if arg[:2] == GLUED_SHORT_FLAG and len(arg) > 2:  # `-kVALUE`
-            out.append(arg[:2] + MASK)
+        glued = glued_secret_flag(arg)
+        if glued is not None:  # `-hftVALUE`, `-hft=VALUE`, `-kVALUE`: the tail is the key
+            out.append(glued + ("=" if arg[len(glued)] == "=" else "") + MASK)
             continue
         name, eq, value = arg.partition("=")
         if eq and name in USER_FLAGS:  # `--user=admin:PASSWORD`
@@ -93,6 +94,14 @@ def _redact_argv(argv: tuple[str, ...]) -> tuple[str, ...]:
             continue
         out.append(redact_text(arg))
     return tuple(out)
+
+
+def masked_glued_flag(typed: str, raw: str | bool) -> tuple[str, str | bool]:
+    """A flag and its value as a launch's parse keeps them: a key glued to a short secret flag (`-hftKEY`,
+    `-hft/a+b=KEY`, `glued_secret_flag`) masked, in the flag and in its value; any other flag as typed."""
+    if glued_secret_flag(typed) is None:
+        return typed, raw
+    return redact_argv((typed,))[0], raw if isinstance(raw, bool) else MASK
 
 
 def redact_mapping(values: Mapping[str, str | bool]) -> dict[str, str | bool]:

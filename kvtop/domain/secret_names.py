@@ -24,7 +24,6 @@ _SECRET_SEGMENTS = frozenset({"pass", "pat", "sig", "creds", "jwt", "bearer", "p
 # A short flag that takes a key by convention, not an engine's (each engine declares its own secret flags,
 # `EngineFlags.secret_flags`: llama.cpp's `-hft`, vLLM's `--api-key`; `engine_secret_flags`).
 _SECRET_SHORT_FLAGS = frozenset({"-k"})
-GLUED_SHORT_FLAG = "-k"  # `-kVALUE`: the one short flag a key is glued to
 # Words that contain a secret word but name something else; removed before looking.
 # `keyvalue` only as the attention's key/value (`num_key_value_heads`), never `API_KEY_VALUE`.
 _BENIGN_WORDS = re.compile(r"tokeniz|tokens|tokenid|author(?!i[sz])|(?:un)?authori[sz]ed|(?:un)?authenticated"
@@ -101,6 +100,36 @@ def _declared_secret_flags() -> tuple[frozenset[str], frozenset[str]]:
         secret |= declared
         several |= {flag for flag in declared if flags.as_parsed(flag) in listed}
     return frozenset(secret), frozenset(several)
+
+
+@lru_cache(maxsize=1)
+def _short_secret_flags() -> tuple[tuple[str, ...], frozenset[str]]:
+    """The short secret flags (`-k`, llama.cpp's `-hft`), longest first, and every engine's known flags (its
+    spellings, pass-through and own flags): a known flag that starts as one does (llama.cpp's `-kvu`) is not one
+    with a value glued to it."""
+    short = {*_SECRET_SHORT_FLAGS, *(flag for flag in engine_secret_flags() if not flag.startswith("--"))}
+    known: set[str] = set()
+    for engine in ENGINE_IDS:
+        flags = engine_module(engine).FLAGS
+        known |= {*flags.spellings, *flags.passthrough, *flags.own_flags}
+    return tuple(sorted(short, key=len, reverse=True)), frozenset(known)
+
+
+def short_secret_flags() -> tuple[str, ...]:
+    """The short secret flags, every engine's and `-k` by convention, longest first (`_short_secret_flags`)."""
+    return _short_secret_flags()[0]
+
+
+def glued_secret_flag(word: str) -> str | None:
+    """The short secret flag `word` glues a value to (`-hftVALUE`, `-hft=VALUE`, `-kVALUE` give `-hft`, `-hft`,
+    `-k`), or None. Its tail is masked whatever it looks like: a short flag with something glued to it is a key's
+    flag (an engine's parser takes no such spelling, so it is also named as an unknown flag, and echoed)."""
+    if word[:1] != "-" or word[:2] == "--":
+        return None
+    flags, known = _short_secret_flags()
+    if word.partition("=")[0] in known - set(flags):  # `-kvu`, `-kvo=…`: another flag of an engine
+        return None
+    return next((flag for flag in flags if word.startswith(flag) and len(word) > len(flag)), None)
 
 
 def engine_secret_flags() -> frozenset[str]:

@@ -19,14 +19,15 @@ from __future__ import annotations
 import re
 
 from kvtop.domain.secret_names import (
-    GLUED_SHORT_FLAG,
     KEYLIKE_NAME,
+    glued_secret_flag,
     has_trigger,
     is_secret_name,
     masks_value,
     several_valued_secret_flags,
+    short_secret_flags,
 )
-from kvtop.domain.secret_shapes import looks_random, mask_secret_shapes
+from kvtop.domain.secret_shapes import mask_secret_shapes
 from kvtop.domain.secret_userinfo import MASK
 
 _SCHEME_WORDS = frozenset({"bearer", "basic", "token", "digest", "negotiate"})  # `Authorization: Bearer x`
@@ -70,8 +71,8 @@ def _redact_pairs(text: str) -> str:
         name = run.group()
         if name.lower() in ("bearer", "basic"):
             span = _scheme_value(text, end)
-        elif name[:2] == GLUED_SHORT_FLAG and looks_random(name[2:]):  # `-kVALUE`, a key glued to its flag
-            span = (start + 2, end)
+        elif (glued := _glued_value(text, start, name)) is not None:  # `-hftVALUE`, `-kVALUE`: a key glued to its flag
+            span = glued
         elif is_secret_name(name) or KEYLIKE_NAME.search(name):
             span = _value_after(text, start, end, name)
             if span is not None and not masks_value(name, text[span[0] : span[1]]):
@@ -89,6 +90,29 @@ def _redact_pairs(text: str) -> str:
         return text
     out.append(text[done:])
     return "".join(out)
+
+
+_ENDS_FLAG = _SPACE + _QUOTES + "=,;)]}"  # after a bare short secret flag: nothing glued to it
+
+
+def _glued_value(text: str, start: int, name: str) -> tuple[int, int] | None:
+    """The span of the value glued to a short secret flag at a flag's place (`-hftVALUE`, `"-kVALUE"`, `-hft=VALUE`,
+    `glued_secret_flag`): to the end of its shell word or quoted string, whatever it looks like."""
+    before = text[start - 1] if start else ""
+    if before and before not in _FLAG_START_AFTER:
+        return None
+    flag = glued_secret_flag(name)
+    after = text[start + len(name) : start + len(name) + 1]
+    if flag is None and name in short_secret_flags() and after and after not in _ENDS_FLAG:
+        flag = name  # `-hft/a+b`: the key's first character ends the name's run
+    if flag is None:
+        return None
+    value_at = start + len(flag) + (1 if text[start + len(flag)] == "=" else 0)
+    if before and before in _QUOTES:  # `"-hftSEC RET"`: the whole quoted word is the flag's, to its closing quote
+        closing = text.find(before, value_at)
+        return value_at, len(text) if closing == -1 else closing
+    span = _without_separator(text, _quoted_or_word(text, value_at, enclosing=None))  # `-hftKEY, -kKEY`: not the comma
+    return span if span is not None and span[0] < len(text) else None
 
 
 def _given_by_space(between: str) -> bool:

@@ -3,15 +3,16 @@ cache, docs/engines/vllm.md §2.6), as a typed value an engine's budget sets (`E
 
 The plan's capacity does not move for it (not modelled: whether a start finds the cache warm is not known before it);
 a plan states it beside its terms (`CapacityPlan.start_notes`: `plan`'s text and JSON, the planner's pane). `words`
-says the measured spread of cold less warm and its median in the plan's own tokens, at the exchange rate the plan
-prints (`Ledger.tokens_per_gib`), so that the operator reads the cost in the unit the capacity is in.
+says the measured spread of cold less warm and its median in the plan's own tokens, read as the engine counts them
+(`Ledger.tokens_in`: whole pages of the cell the capacity is solved with), so that the operator reads the cost in the
+unit the capacity is in.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.wording import GIB, gib, gib_range
+from kvtop.domain.wording import gib, gib_range
 
 
 class StartCacheCharge(BaseModel):
@@ -30,10 +31,6 @@ class StartCacheCharge(BaseModel):
     # known before a start
     state: str | None = None
 
-    def median_tokens(self, tokens_per_gib: float) -> int:
-        """The median excess in tokens at the plan's exchange rate (0 where the plan has none: no KV tokens)."""
-        return round(self.median_bytes / GIB * tokens_per_gib)
-
     def spread(self) -> str:
         """'0.46–2.60 GiB a GPU': the least to the most excess measured (the plan's and `explain`'s words)."""
         return f"{gib_range(self.least_bytes, self.most_bytes)} a GPU"
@@ -42,12 +39,12 @@ class StartCacheCharge(BaseModel):
         """'0.98 GiB': the median excess a GPU (the plan's and `explain`'s words)."""
         return gib(self.median_bytes)
 
-    def words(self, tokens_per_gib: float) -> str:
+    def words(self, median_tokens: int | None) -> str:
         """'torch.compile's cache: not known before a start (not modelled); a first (cold) start on a node charged
-        0.46–2.60 GiB a GPU more than a warm one on 9 pairs of kvtop's corpus (median 0.98 GiB, ≈ 36,700 tokens of this
-        plan), …'; where said, its `state` in place of 'not known before a start (not modelled)'."""
-        tokens = self.median_tokens(tokens_per_gib)
-        cost = f", ≈ {tokens:,} tokens of this plan" if tokens else ""
+        0.46–2.60 GiB a GPU more than a warm one on 9 pairs of kvtop's corpus (median 0.98 GiB, ≈ 36,688 tokens of this
+        plan), …'; `median_tokens` the median read as the plan's tokens (`Ledger.tokens_in`; None or 0: no tokens to
+        say); where said, its `state` in place of 'not known before a start (not modelled)'."""
+        cost = f", ≈ {median_tokens:,} tokens of this plan" if median_tokens else ""
         return (
             f"{self.cache}: {self.state or 'not known before a start (not modelled)'}; a first (cold) start on a node charged "
             f"{self.spread()} more than a warm one on "

@@ -140,8 +140,9 @@ SYMMETRIC_WITHIN = 0.01
 
 def spread(below: int, above: int) -> str:
     """An interval's ends about its centre: '± 23,168' where they lie as far (within 1 %: the wider), else
-    '−45,056 / +27,520' (the budget's arithmetic is not symmetric: one '±' of the wider side hid the nearer end)."""
+    '−45,056 / +27,520' (the budget's arithmetic is not symmetric: one '±' of the wider side hid the nearer end); a
+    side of 0 carries no sign ('0 / +167,840': a zero is neither)."""
     wider = max(below, above)
     if abs(below - above) <= SYMMETRIC_WITHIN * wider:
         return f"± {wider:,}"
-    return f"−{below:,} / +{above:,}"
+    return f"{signed(-below)} / {signed(above)}"

@@ -92,7 +92,7 @@ class RankLedgerView:
         return (predicted.tokens_per_gb or None) if predicted else None
 
     def tokens(self, num_bytes: int | None) -> int | None:
-        """Bytes read as tokens of KV on this rank (`RankLedger.tokens_in`: truncated toward zero)."""
+        """Bytes read as tokens of KV on this rank (`RankLedger.tokens_in`: whole pages, truncated toward zero)."""
         predicted = self.rank.predicted if self.rank else None
         return None if num_bytes is None or predicted is None else predicted.tokens_in(num_bytes)
 

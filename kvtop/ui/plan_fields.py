@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import get_args
 
+from kvtop.domain.engines.base import CompileCacheState
 from kvtop.domain.engines.registry import EngineId, engine_flags
 from kvtop.domain.engines.versions import LATEST
 from kvtop.domain.launch import check_values, spelling_of
@@ -55,7 +57,7 @@ DEPLOYMENT_KEYS = frozenset({"spec_method", "redundant_experts", "lora_slots", "
 #: Planner keys that are what the GPU holds beside the engine (`MeasuredInputs` fields of the same name), not flags.
 MEASURED_KEYS = frozenset({"desktop", "compile_cache"})
 #: The compile cache field's choices: "unsaid" is `plan` without --compile-cache (the domain plans a cold start)
-CACHE_STATES = ("unsaid", "cold", "warm")
+CACHE_STATES: tuple[str, ...] = ("unsaid", *get_args(CompileCacheState))
 FIELD_BY_KEY = {field.key: field for field in FIELDS}
 
 

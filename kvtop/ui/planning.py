@@ -16,6 +16,7 @@ from kvtop.domain.deployment import DeploymentSetup, HostKvRequest
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import EngineId, display_name, engine_rules
 from kvtop.domain.engines.registry import engine_flags as engine_flags_of
+from kvtop.domain.engines.stated_release import stated_release
 from kvtop.domain.engines.versions import LATEST, ResolvedVersion
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.host_tier_fit import HostTierFit, host_tier_fit
@@ -286,10 +287,12 @@ def measured_edits(measured: MeasuredInputs | None, texts: Mapping[str, str]) ->
     return (measured or MeasuredInputs()).model_copy(update=update)
 
 
-def compile_cache_unread(engine: EngineId) -> str | None:
-    """Why the engine's rule does not read torch.compile's cache (its `measured_not_read`: the words `plan
-    --compile-cache` notes), or None where it does (vLLM): the planner's field is off where there is a why."""
-    return engine_rules(engine).measured_not_read.get("compile_cache")
+def compile_cache_unread(settings: LaunchSettings, version: ResolvedVersion | None = None) -> str | None:
+    """Why the engine's rule does not read torch.compile's cache at the launch's release (`measured_not_read_at`,
+    the declaration `plan --compile-cache` notes by; `version` None: the release its settings state), or None
+    where it does (vLLM): the planner's field is off where there is a why."""
+    release = version if version is not None else stated_release(settings)
+    return engine_rules(settings.engine).measured_not_read_at(settings, release).get("compile_cache")
 
 
 def desktop_fact_note(measured: MeasuredInputs | None) -> str:

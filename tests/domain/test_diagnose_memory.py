@@ -33,6 +33,7 @@ def test_weights_ten_percent_above_the_prediction_are_named_and_priced() -> None
     )
     assert finding.bytes == observed - plan.weights_bytes
     assert finding.tokens == plan.token_capacity - heavier.token_capacity > 0
+    assert "(+10%) more than predicted" in finding.summary  # 1.10 × the prediction, through `wording.percent`
 
 
 def test_weights_twice_the_prediction_point_at_the_dtype() -> None:

@@ -47,6 +47,8 @@ def test_the_trtllm_demo_holds_more_than_its_plan_and_says_which_way() -> None:
     assert gain > 0 and rank.capacity.largest_loss is None  # a gain: the column said "—" for it
     answer = incident(snapshot, diagnose(snapshot)).sentence
     assert f"+{gain:,} (+" in answer and "against its plan" in answer
+    # the share as every view prints a percent (`wording.percent`: no space before '%'; '+7.2 %' before session 63)
+    assert f"+{gain:,} ({gain / rank.capacity.explained_tokens:+.1%}) against its plan" in answer
 
 
 def test_the_trtllm_gap_is_what_its_plan_assumes_less_what_the_demo_engine_measured() -> None:

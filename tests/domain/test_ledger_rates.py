@@ -62,5 +62,5 @@ def test_beside_the_model_is_the_rank_that_holds_the_most() -> None:
     (mm_runtime_reservation_gb): 100 × 2**20 = 104,857,600 B on every rank, the planner's 'beside the model'. A
     text model on the same engine holds nothing beside it: 0."""
     gemma = _ledger("google--gemma-3-27b-it.json", "sglang", "H100", "--enable-multimodal")
-    assert gemma.gpu_bytes_beside == 100 * 2**20 == 104_857_600
-    assert _ledger("meta-llama--Llama-3.1-8B.json", "sglang", "H100").gpu_bytes_beside == 0
+    assert gemma.beside_model.bytes == 100 * 2**20 == 104_857_600
+    assert _ledger("meta-llama--Llama-3.1-8B.json", "sglang", "H100").beside_model.bytes == 0

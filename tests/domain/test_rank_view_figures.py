@@ -50,3 +50,30 @@ def test_bytes_read_as_tokens_truncate_toward_zero() -> None:
     assert predicted is not None and predicted.kv_bytes_per_token == KV_BYTES_PER_TOKEN
     assert predicted.tokens_in(CO_TENANT_BYTES) == 157_286  # 6 GiB ÷ 40,960 B = 157,286.4
     assert [predicted.tokens_in(b) for b in (-40_961, -40_960, -40_959)] == [-1, -1, 0]
+
+
+def test_bytes_read_as_tokens_count_whole_pages() -> None:
+    """Where the engine hands out pages of 16 tokens (vLLM's block), bytes read as whole pages: 6 GiB ÷ (40,960 B × 16)
+    = 9,830.4 pages → 9,830 × 16 = 157,280 tokens; a gap one byte short of a page reads as none."""
+    predicted = _rank().predicted
+    assert predicted is not None
+    paged = predicted.model_copy(update={"page_size": 16})
+    assert paged.tokens_in(CO_TENANT_BYTES) == 157_280
+    assert [paged.tokens_in(b) for b in (-655_360, -655_359, 655_359)] == [-16, 0, 0]
+
+
+def test_the_predicted_split_is_the_gpu_the_free_figure_leaves() -> None:
+    """The predicted bar's figures (`RankView.predicted_split`): the co-tenant's 6 GiB as NVML counts it now, the
+    driver's reserved bytes apart, and the rest of the H100 the predicted free the ledger prints; the worker's rest is
+    the ledger's reserve and context less the driver's reserved bytes (SGLang's context, 'total − free before load',
+    holds them; NVML counts them apart from the process)."""
+    rank = _rank()
+    split, predicted, prediction = rank.predicted_split(H100_TOTAL_BYTES), rank.predicted, rank.worker_prediction
+    assert split is not None and predicted is not None and prediction is not None
+    worker = prediction.worker_bytes
+    assert split.weights_bytes == WEIGHTS_BYTES
+    assert split.runtime_bytes == predicted.reserve_bytes + predicted.context_bytes - DRIVER_RESERVED_BYTES
+    assert (split.foreign_bytes, split.orphan_bytes, split.server_bytes) == (CO_TENANT_BYTES, 0, 0)
+    assert split.driver_bytes == DRIVER_RESERVED_BYTES
+    assert split.free_bytes == H100_TOTAL_BYTES - worker - CO_TENANT_BYTES - DRIVER_RESERVED_BYTES
+    assert sum(split) == H100_TOTAL_BYTES

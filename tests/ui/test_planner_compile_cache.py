@@ -96,8 +96,8 @@ async def test_the_field_moves_the_planners_interval(make_app) -> None:
 
 
 async def test_the_field_is_off_where_the_engines_rule_does_not_read_it(make_app) -> None:
-    """Under SGLang (whose pool is sized before anything compiles) the field is off, its tooltip the why `plan
-    --compile-cache` notes (`measured_not_read`); under vLLM it is on."""
+    """Under SGLang (whose pool is sized before anything compiles) the field is off and reads 'not read', its tooltip
+    the why `plan --compile-cache` notes (`measured_not_read`); under vLLM it is on."""
     for scenario, read in (("llama70b-tp8-sglang", False), (SCENARIO, True)):
         node = DemoSource.open(scenario).collect_at(0)
         app = make_app(FakeSource(node, label=f"demo:{scenario}"))
@@ -105,11 +105,14 @@ async def test_the_field_is_off_where_the_engines_rule_does_not_read_it(make_app
             screen = await open_planner(pilot)
             field = screen.query_one("#plan-compile_cache", Select)
             assert field.disabled is not read and field.value == "unsaid"
-            engine = screen.basis.settings.engine
-            assert field.tooltip == compile_cache_unread(engine)
-    assert engine == "vllm" and compile_cache_unread("sglang") is not None
-    assert "sized before anything compiles" in str(compile_cache_unread("sglang"))
-
+            # off, it reads so on screen (a disabled field takes no focus: its tooltip is the mouse's only)
+            assert shown(field, "#label") == ("unsaid" if read else "not read")
+            basis = screen.basis
+            why = compile_cache_unread(basis.settings, basis.version)
+            assert field.tooltip == why and (why is None) is read
+            if not read:
+                assert why is not None and "sized before anything compiles" in why
+    assert basis.settings.engine == "vllm"
 
 
 def test_a_said_warm_the_launch_cannot_read_is_the_planners_note(capsys: pytest.CaptureFixture[str]) -> None:

@@ -117,7 +117,7 @@ async def test_run_shows_progress_then_the_result(make_app, roomy):
         await wait_for_result(pilot, screen)
         result = text(app, "#probe-result")
         assert "OK: filled 26,213 tokens, keeping the reserve free" in result
-        assert "26,213 allocated (+1 padding rows) · 1,023.98 MiB in 1 chunks" in result
+        assert "26,213 allocated (+1 padding row) · 1,023.98 MiB in 1 chunk" in result
         assert "measured 40,962 B (1,073,725,440 B ÷ 26,213 tokens) · predicted 40,960 B (+0.00%" in result  # 26,214 × 40,960 B
         assert "0.50 s · 2.0 GiB/s" in result
         assert "released    yes" in result

@@ -50,7 +50,16 @@ def test_predicted_bar_splits_the_ledger(healthy_snapshot):
     split = segments_by_label(predicted_segments(rank, H100_TOTAL_BYTES))
     assert split["weights"] == 17_640_734_720
     assert split["KV pool"] == rank.predicted.kv_pool_bytes
-    assert split["free"] == 0  # SGLang's runtime reserve takes what weights and KV leave
+    assert split["free"] == rank.predicted_free_bytes(H100_TOTAL_BYTES)  # the figure the ledger prints, not the bar's
+    assert sum(split.values()) == H100_TOTAL_BYTES
+
+
+def test_predicted_bar_of_the_co_tenant_gpu_shows_the_foreign_bytes(co_tenant_snapshot):
+    """Both bars draw what NVML counts beyond the worker as observed: the co-tenant's 6 GiB and the driver's bytes."""
+    rank = co_tenant_snapshot.rank_on_gpu(3)
+    split = segments_by_label(predicted_segments(rank, H100_TOTAL_BYTES))
+    assert (split["foreign"], split["driver"]) == (CO_TENANT_BYTES, DRIVER_RESERVED_BYTES)
+    assert sum(split.values()) == H100_TOTAL_BYTES
 
 
 def test_cell_widths_are_proportional_and_fill_the_bar_exactly():

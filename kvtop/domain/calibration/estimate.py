@@ -351,9 +351,9 @@ class CapacityPlan(BaseModel):
     def start_notes(self) -> tuple[str, ...]:
         """What the plan says beside its terms, each view the same words: the host's share (`host_notes`), then what a
         cold start may charge beyond the plan by a cache not known before it (`EngineResult.start_cache`: vLLM's
-        torch.compile cache), its median in this plan's tokens at the exchange rate the plan prints."""
+        torch.compile cache), its median in this plan's tokens as the engine counts them (`Ledger.tokens_in`)."""
         cache = self.ledger.engine.start_cache
-        said = () if cache is None or self.exact else (cache.words(self.ledger.tokens_per_gib),)
+        said = () if cache is None or self.exact else (cache.words(self.ledger.tokens_in(cache.median_bytes)),)
         return (*self.estimate.host_notes, *said)
 
     @property

@@ -41,6 +41,11 @@ CUDA_TOTAL_FROM_NVML = "NVML v2's total less the driver's reserved"
 StepRole = Literal["gpu_total", "cuda_total", "memory_fraction", "slot_context"]
 
 
+#: torch.compile's cache as the operator says it (`plan --compile-cache`, the planner's field) or a log shows it:
+#: "cold" a first start, "warm" where an earlier start of the launch on this node left its compiled graphs
+CompileCacheState = Literal["cold", "warm"]
+
+
 class MeasuredInputs(BaseModel):
     """Measured values that replace kvtop's predictions (from NVML, a log, or the operator).
 
@@ -80,7 +85,7 @@ class MeasuredInputs(BaseModel):
     cuda_total_bytes: int | None = None
     # torch.compile's cache as the operator says it (`plan --compile-cache`): "warm" where an earlier start of the launch
     # on this node left its compiled graphs, "cold" a first start; None: not said (vLLM: a cold start is charged)
-    compile_cache: Literal["warm", "cold"] | None = None
+    compile_cache: CompileCacheState | None = None
 
     def engine_total_given(self) -> tuple[int, str] | None:
         """CUDA's total where something measured or gave it, and what: the operator's --gpu-memory (the GPU's total

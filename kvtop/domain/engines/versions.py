@@ -238,7 +238,8 @@ def newest_release(calendar: Sequence[ReleaseDate]) -> str | None:
 
 def from_flag(text: str, calendar: Sequence[ReleaseDate] = ()) -> ResolvedVersion:
     """The release `--engine-version` names; outside the releases kvtop models (`calendar`), it says
-    which rules apply instead: the newest's above them, the oldest era's below."""
+    which rules apply instead: the newest's above them, the oldest era's below, and those around it for a
+    line inside them the calendar has no release of (TensorRT-LLM's '0.99.0', between 0.21 and 1.0)."""
     detail = f"--engine-version {text}"
     release = parse_release(text)
     known = [key for day in calendar if (key := parse_release(day.release)) is not None]

@@ -158,10 +158,12 @@ class PlannerScreen(NodeScreen):
                             )
                         elif field.kind in ("dtype", "cache"):
                             # a compile cache the engine's rule does not read (SGLang's pool is sized before
-                            # anything compiles): off, its why the tooltip, as `plan --compile-cache` notes it
-                            unread = compile_cache_unread(basis.settings.engine) if field.kind == "cache" else None
+                            # anything compiles): off, reading 'not read' (a disabled field takes no focus, so a
+                            # keyboard never reaches its tooltip), its why the tooltip, as `plan --compile-cache` notes it
+                            unread = compile_cache_unread(basis.settings, basis.version) if field.kind == "cache" else None
+                            cache = [(s if unread is None else "not read", s) for s in CACHE_STATES]
                             yield Select(
-                                self._kv_options if field.kind == "dtype" else [(s, s) for s in CACHE_STATES],
+                                self._kv_options if field.kind == "dtype" else cache,
                                 value=texts[field.key],
                                 allow_blank=False,
                                 compact=True,

@@ -23,6 +23,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, ProgressBar, Static
 
 from kvtop.domain.probe import ProbeOutcome, ProbeRequest, ProbeResult
+from kvtop.domain.wording import counted
 from kvtop.ui.screens.probe_confirm import ProbePlan, confirmation_text
 from kvtop.ui.widgets.footer import Footer
 from kvtop.units import fmt_bytes, fmt_gib, fmt_tokens
@@ -71,7 +72,8 @@ def result_text(result: ProbeResult) -> Content:
         lines.append(
             Content(
                 f"{'tokens':<12}{fmt_tokens(result.tokens_allocated)} allocated "
-                f"(+{result.padding_rows} padding rows) · {fmt_bytes(result.bytes_allocated)} in {result.chunks} chunks"
+                f"(+{counted(result.padding_rows, 'padding row')}) · {fmt_bytes(result.bytes_allocated)} "
+                f"in {counted(result.chunks, 'chunk')}"
             )
         )
         measured = result.describe_measured()

@@ -2,7 +2,8 @@
 
 A bar spans the GPU's whole memory. Observed: weights | KV pool | runtime | driver/context |
 foreign | orphan | free (orphan: engine workers whose server is gone, named in the legend
-only when a row shows one). Predicted: weights | KV pool | runtime reserve (+ context) | free. Drawn at the
+only when a row shows one). Predicted (`RankView.predicted_split`): weights | KV pool | runtime reserve (+ context) |
+server | driver | others, as observed | the predicted free. Drawn at the
 same scale, one above the other, a difference shows as a shifted edge. A worker nothing splits
 (no predicted ledger, e.g. a node read through Prometheus) is one "engine worker" segment, or
 weights and KV pool as observed plus the rest as that segment.
@@ -98,17 +99,20 @@ def observed_segments(gpu: GpuObservation, rank: RankView | None) -> Segments | 
 
 
 def predicted_segments(rank: RankView, total_bytes: int) -> Segments | None:
-    """The ledger's split of the same GPU: weights, KV pool, reserve and context, free."""
-    predicted, resident = rank.predicted, rank.predicted_resident_bytes
-    if predicted is None or resident is None:
+    """The prediction's split of the same GPU (`RankView.predicted_split`): weights, KV pool, the worker's rest, what
+    NVML counts beyond the worker as observed, and the predicted free the figure beside the bar is the rest of."""
+    split = rank.predicted_split(total_bytes)
+    if split is None:
         return None
-    runtime = predicted.reserve_bytes + predicted.context_bytes
-    weights = predicted.weights_bytes + predicted.resident_terms_bytes  # a draft, LoRA slots: resident like weights
     return (
-        (WEIGHTS, weights),
-        (KV_POOL, predicted.kv_pool_bytes),
-        (RUNTIME, runtime),
-        (FREE, max(0, total_bytes - resident)),
+        (WEIGHTS, split.weights_bytes),
+        (KV_POOL, split.kv_pool_bytes),
+        (RUNTIME, split.runtime_bytes),
+        (SERVER, split.server_bytes),
+        (DRIVER, split.driver_bytes),
+        (FOREIGN, split.foreign_bytes),
+        (ORPHAN, split.orphan_bytes),
+        (FREE, split.free_bytes),
     )
 
 

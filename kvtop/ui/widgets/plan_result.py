@@ -8,9 +8,10 @@ from textual.content import Content
 
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
 from kvtop.domain.capacity import CapacitySource, capacity_said
-from kvtop.domain.deployment import CHARGE_WORDS, Charge, gpu_terms_beside
+from kvtop.domain.deployment import CHARGE_WORDS, gpu_terms_beside
 from kvtop.domain.host_tier_fit import HostTierFit, HostTierState
 from kvtop.domain.ledger import Ledger, RankLedger
+from kvtop.domain.ledger_values import BesideState
 from kvtop.domain.observe import EngineLive
 from kvtop.ui.planning import PlanOutcome
 from kvtop.units import fmt_bytes, fmt_gib, fmt_signed, fmt_spread, fmt_tokens
@@ -75,7 +76,7 @@ def _cell(ledger: Ledger) -> str:
     """The ledger's KV bytes per token per rank, '≥' it where a term of the cell is not modelled (an EAGLE-3 draft
     named by no config: its layers unknown), as `plan` lists it beside the model."""
     shown = fmt_bytes(ledger.kv_bytes_per_token)
-    return f"≥ {shown}" if any(t.charge is Charge.KV_CELL and not t.modelled for t in ledger.terms) else shown
+    return f"≥ {shown}" if ledger.kv_cell_unpriced else shown
 
 
 def _row_label(label: str, before: Ledger | None, after: Ledger | None) -> str:
@@ -90,13 +91,14 @@ def _row_label(label: str, before: Ledger | None, after: Ledger | None) -> str:
 
 def _beside(ledger: Ledger) -> str:
     """What the tightest rank's deployment holds on the GPU beside the model, however the engine charges it (before
-    the pool, its reserve, after the pool: `Ledger.gpu_bytes_beside`, each term under the table as `plan` lists it; '—':
-    none). A term kvtop cannot price (an EAGLE-3 draft named by no config) is `plan`'s named state, never '—': 'not
-    modelled', or '≥' the priced ones beside it (`unpriced_lines` says which and why)."""
-    held = ledger.gpu_bytes_beside
-    if any(t.charge is Charge.RESIDENT and not t.modelled for t in ledger.terms):
-        return f"≥ {fmt_gib(held)}" if held else "not modelled"
-    return fmt_gib(held) if held else "—"
+    the pool, its reserve, after the pool), as the domain states it (`Ledger.beside_model`): each term under the table
+    as `plan` lists it; '—': none; a term kvtop cannot price is `plan`'s named state, never '—': 'not modelled', or
+    '≥' the priced ones beside it (`unpriced_lines` says which and why)."""
+    held, state = ledger.beside_model
+    return {
+        BesideState.NONE: "—", BesideState.PRICED: fmt_gib(held), BesideState.AT_LEAST: f"≥ {fmt_gib(held)}",
+        BesideState.NOT_MODELLED: "not modelled",
+    }[state]  # fmt: skip
 
 
 def beside_lines(ledger: Ledger) -> list[Content]:

@@ -20,7 +20,6 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import gpu_key
 from kvtop.domain.launch import parse_flags
-from kvtop.domain.wording import GIB
 
 PER_REQ = 153_944_064
 EAGLE = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
@@ -33,7 +32,7 @@ def test_the_ratio_sets_the_share() -> None:
     153,944,064 = 132 (0.5.14 model_runner_kv_cache_mixin.py:190-199)."""
     settings = parse_flags("sglang", ["--mamba-full-memory-ratio", "0.5"])
     solved = mamba_slots(57.0, PER_REQ, settings, 1, ResolvedVersion(text="0.5.14"), 5)
-    assert (solved.slots, round(solved.state_gib * GIB), solved.spec_gib) == (132, 132 * PER_REQ, 0.0)
+    assert (solved.slots, solved.state_bytes, solved.spec_bytes) == (132, 132 * PER_REQ, 0)
 
 
 @pytest.mark.parametrize(
@@ -51,7 +50,7 @@ def test_the_ratio_sets_the_share() -> None:
 )
 def test_a_typed_cache_size_sets_the_slots(release: str, attn_dp: int, slots: int, state: int, spec: int) -> None:
     solved = mamba_slots(57.0, PER_REQ, parse_flags("sglang", [*EAGLE, *SIZE]), attn_dp, ResolvedVersion(text=release), 5)
-    assert (solved.slots, round(solved.state_gib * GIB), round(solved.spec_gib * GIB)) == (slots, state, spec)
+    assert (solved.slots, solved.state_bytes, solved.spec_bytes) == (slots, state, spec)
 
 
 def test_a_typed_cache_size_before_057_is_refused() -> None:
@@ -70,9 +69,14 @@ def test_the_ratio_at_a_release_without_it_is_refused() -> None:
 @pytest.mark.parametrize(
     ("release", "method", "expected"),
     [
-        ("0.4.4", "EAGLE", None),  # server_args.py:280: EAGLE sets no count
+        ("0.4.3.post2", "EAGLE", None),  # server_args.py:266: EAGLE sets no count
+        ("0.4.3.post3", "EAGLE", 32),  # server_args.py:279-284
+        ("0.4.4", "EAGLE", 32),  # server_args.py:280-282
+        ("0.4.4.post4", "EAGLE", 48),  # server_args.py:329-334
         ("0.4.5", "EAGLE", 48),  # server_args.py:330-334
         ("0.4.5", "NEXTN", 48),  # read as EAGLE (:325-327)
+        ("0.5.1", "STANDALONE", None),  # not in 0.5.1's choices (:1430) nor its hook (:618)
+        ("0.5.2", "STANDALONE", 48),  # server_args.py:723-730
         ("0.5.10", "NGRAM", 48),  # server_args.py:3098-3099
         ("0.5.23", "DFLASH", 48),  # arg_groups/speculative_hook.py:438-442
         ("0.5.23", "UNO", None),  # _handle_uno :449 sets none
@@ -97,3 +101,13 @@ def test_req_to_token_takes_the_48() -> None:
     plan = planned_capacity(record.model, settings, gpu_total_bytes=record.gpu_total_bytes,
                             gpu_name=gpu_key(record.gpu), measured=MeasuredInputs())  # fmt: skip
     assert plan.ledger.ranks[0].req_to_token_bytes == 49 * 32_772 * 4
+
+
+@pytest.mark.parametrize(("release", "attn_dp", "slots"), [("0.5.7", 1, 512), ("0.5.8", 2, 256), ("0.5.9", 1, 188)])
+def test_radix_off_without_a_count_takes_512_to_058(release: str, attn_dp: int, slots: int) -> None:
+    """--disable-radix-cache, no --max-running-requests, no draft: 0.5.7 model_runner_kv_cache_mixin.py:155-162 and
+    0.5.8 :173-180 take 512 slots ÷ attn_dp; 0.5.9 (:178-186) asks for the typed count, else the auto branch: the
+    57 GiB rest's share 28,991,029,248 // 153,944,064 = 188."""
+    settings = parse_flags("sglang", ["--disable-radix-cache"])
+    solved = mamba_slots(57.0, PER_REQ, settings, attn_dp, ResolvedVersion(text=release), 1)
+    assert (solved.slots, solved.state_bytes) == (slots, slots * PER_REQ)

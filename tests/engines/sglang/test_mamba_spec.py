@@ -24,7 +24,6 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import gpu_key
 from kvtop.domain.launch import parse_flags
-from kvtop.domain.wording import GIB
 
 PER_REQ = 153_944_064
 EAGLE = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
@@ -47,14 +46,14 @@ def test_the_joint_solve_by_release(release: str, slots: int, state: int, spec: 
     settings = parse_flags("sglang", EAGLE)
     solved = mamba_slots(57.0, PER_REQ, settings, 1, ResolvedVersion(text=release), 5)
     assert solved.slots == slots
-    assert round(solved.state_gib * GIB) == state
-    assert round(solved.spec_gib * GIB) == spec
+    assert solved.state_bytes == state
+    assert solved.spec_bytes == spec
 
 
 def test_without_speculation_the_slots_fill_the_share() -> None:
     """0.5.14, no draft: K = 28,991,029,248 // 153,944,064 = 188, no intermediates."""
     solved = mamba_slots(57.0, PER_REQ, parse_flags("sglang", []), 1, ResolvedVersion(text="0.5.14"), 5)
-    assert (solved.slots, solved.spec_gib) == (188, 0.0)
+    assert (solved.slots, solved.spec_bytes) == (188, 0)
 
 
 def test_radix_off_takes_max_running_requests_and_their_intermediates() -> None:
@@ -62,7 +61,7 @@ def test_radix_off_takes_max_running_requests_and_their_intermediates() -> None:
     settings = parse_flags("sglang", [*EAGLE, "--disable-radix-cache"])
     solved = mamba_slots(57.0, PER_REQ, settings, 1, ResolvedVersion(text="0.5.14"), 1)
     assert solved.slots == 4
-    assert round(solved.spec_gib * GIB) == 16 * PER_REQ
+    assert solved.spec_bytes == 16 * PER_REQ
 
 
 def test_top1_eagle_drafts_steps_plus_one() -> None:
@@ -72,7 +71,7 @@ def test_top1_eagle_drafts_steps_plus_one() -> None:
     solved = mamba_slots(57.0, PER_REQ, parse_flags("sglang", flags), 1, ResolvedVersion(text="0.5.14"), 5)
     # K = 28,991,029,248 // (per_req × (1 + 6 ÷ 5)) = 85; intermediates min(4, 17) × 6 × per_req
     assert solved.slots == 85
-    assert round(solved.spec_gib * GIB) == 24 * PER_REQ
+    assert solved.spec_bytes == 24 * PER_REQ
 
 
 def test_draft_tokens_sglang_picks_are_refused() -> None:
@@ -97,7 +96,7 @@ def test_ngram_drafts_twelve_when_not_typed() -> None:
     settings = parse_flags("sglang", ["--speculative-algorithm", "NGRAM", "--max-running-requests", "4"])
     solved = mamba_slots(57.0, PER_REQ, settings, 1, ResolvedVersion(text="0.5.14"), 5)
     assert solved.slots == 55
-    assert round(solved.spec_gib * GIB) == 48 * PER_REQ
+    assert solved.spec_bytes == 48 * PER_REQ
 
 
 def test_radix_off_under_speculation_takes_the_default_48() -> None:
@@ -106,4 +105,34 @@ def test_radix_off_under_speculation_takes_the_default_48() -> None:
     settings = parse_flags("sglang", [*EAGLE[:-2], "--disable-radix-cache"])  # EAGLE less its 4 requests
     solved = mamba_slots(57.0, PER_REQ, settings, 1, ResolvedVersion(text="0.5.14"), 1)
     assert solved.slots == 48
-    assert round(solved.spec_gib * GIB) == 48 * 4 * PER_REQ
+    assert solved.spec_bytes == 48 * 4 * PER_REQ
+
+
+def test_057_charges_the_intermediates_in_the_auto_branch_alone() -> None:
+    """0.5.7 model_runner_kv_cache_mixin.py:163-177: the auto branch takes per_req × mrr × D (mrr not ÷ attn_dp) off
+    the rest first: at attn_dp 2, 153,944,064 × 4 × 4 = 2,463,105,024 B, then (57 GiB − that) × 0.9 ÷ 1.9 //
+    per_req = 180 slots; the radix-off branch (:150-162) takes mrr 4 as the slots and charges no intermediates."""
+    version = ResolvedVersion(text="0.5.7")
+    auto = mamba_slots(57.0, PER_REQ, parse_flags("sglang", EAGLE), 2, version, 3)
+    assert (auto.slots, auto.spec_bytes) == (180, 2_463_105_024)
+    radix_off = mamba_slots(57.0, PER_REQ, parse_flags("sglang", [*EAGLE, "--disable-radix-cache"]), 1, version, 1)
+    assert (radix_off.slots, radix_off.spec_bytes) == (4, 0)
+
+
+def test_before_057_the_per_slot_charge_is_refused() -> None:
+    """0.5.5 model_runner.py:1330-1372 sizes each slot with its D intermediates inside (per_req × (1 + D)): not
+    modelled, refused by name."""
+    with pytest.raises(UnsupportedModelError, match="intermediate states inside each"):
+        mamba_slots(57.0, PER_REQ, parse_flags("sglang", EAGLE), 1, ResolvedVersion(text="0.5.5"), 3)
+
+
+def test_a_pd_prefill_rank_keeps_no_intermediates_at_0523() -> None:
+    """0.5.23 kv_cache_configurator.py:172-181, :3294-3298: a prefill rank (`--disaggregation-mode prefill`) reserves no
+    speculative state, so its slots are sized as without a draft: (28,991,029,248 − 153,944,064) // 153,944,064 = 187;
+    0.5.17 (:1870-1872, :1930) reserves them there too (K = 101, as on a decode rank); 0.5.20 is not read: refused."""
+    settings = parse_flags("sglang", [*EAGLE, "--disaggregation-mode", "prefill"])
+    solved = mamba_slots(57.0, PER_REQ, settings, 1, ResolvedVersion(text="0.5.23"), 5)
+    assert (solved.slots, solved.spec_bytes) == (187, 0)
+    assert mamba_slots(57.0, PER_REQ, settings, 1, ResolvedVersion(text="0.5.17"), 5).slots == 101
+    with pytest.raises(UnsupportedModelError, match="PD prefill"):
+        mamba_slots(57.0, PER_REQ, settings, 1, ResolvedVersion(text="0.5.20"), 5)

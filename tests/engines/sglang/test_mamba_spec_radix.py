@@ -7,6 +7,8 @@ Oxcart start (Qwen3.6-27B-FP8, EAGLE D 4) from tests/data/calibration/sglang.jso
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from benchmarks.calibration.corpus import load
@@ -14,6 +16,10 @@ from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_key
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.ledger import predict
+from kvtop.domain.model_config import model_from_config
+from tests.data_paths import DATA
 
 OXCART = "file67494338468-qwen3.6-27b-fp8-rtxpro6000maxq-eagle-nightly"
 
@@ -62,3 +68,16 @@ def test_059_turns_the_radix_cache_off_under_speculation(typed: bool, slots: int
     pool, notes = _state_pool("0.5.9", typed)
     assert pool == (slots + 1) * 153_944_064
     assert any("turns it off" in note for note in notes)
+
+
+@pytest.mark.parametrize("release", ["0.5.8", "0.5.13"])
+def test_kimi_linear_runs_radix_off_through_0513(release: str) -> None:
+    """SGLang turns Kimi-Linear's radix cache off, 'not yet supported', with or without speculation (0.5.8
+    server_args.py:1411-1415, 0.5.13 :2459-2463 `support_mamba_cache=False`); `_calculate_mamba_ratio` is then 1
+    (0.5.13 model_runner_kv_cache_mixin.py), so the requests are capped at the slots themselves, not a third."""
+    path = DATA / "configs" / "heldout" / "wave5" / "moonshotai--Kimi-Linear-48B-A3B-Instruct.json"
+    model = model_from_config(json.loads(path.read_text()), source=path.name)
+    settings = parse_flags("sglang", ["--tp", "2"]).model_copy(update={"engine_version": release})
+    engine = predict(model, settings, gpu_total_bytes=80 << 30, gpu_name="H100").engine
+    assert engine.state_slots_per_request == 1 and engine.max_running_requests == engine.state_slots > 0
+    assert any("not yet supported" in note for note in engine.notes)

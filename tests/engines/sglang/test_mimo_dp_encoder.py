@@ -41,11 +41,13 @@ def _tower(flags: list[str]) -> tuple[int, int]:
 
 
 def test_the_flag_builds_the_towers_whole_on_every_rank() -> None:
+    """The TP-1 build worked by hand in test_mimo_audio_whole.py: audio 416,709,632 + vision whole 2,111,488 + vision
+    split 726,482,944 + the merger's biases 9,216 = 1,145,313,280 parameters, × 2 B = 2,290,626,560 B on every rank."""
     model = model_from_config(json.loads(MIMO.read_text()))
     assert model.tower is not None and model.architecture == "MiMoV2ForCausalLM"
     whole, shards = _tower([*LAUNCH, "--mm-enable-dp-encoder"])
-    # the TP-1 build: the tower and the merger's two biases SGLang builds (width × merge² = 5,120, out_hidden 4,096)
-    assert (whole, shards) == ((model.tower.params + 5_120 + 4_096) * 2, 1) == (2_290_626_560, 1)
+    # the merger's two biases SGLang builds: width × merge² = 5,120, out_hidden 4,096
+    assert (whole, shards) == ((416_709_632 + 2_111_488 + 726_482_944 + 5_120 + 4_096) * 2, 1) == (2_290_626_560, 1)
     split, shards = _tower(LAUNCH)
     assert shards == 8 and split < whole
 

@@ -92,3 +92,14 @@ def test_explicit_awq_forces_the_legacy_kernel_until_v0_24() -> None:
 def test_unnamed_gpu_is_taken_as_hopper() -> None:
     (row,) = _rows(None, "0.30.0")
     assert "assumed" in row.note
+
+
+def test_the_note_names_the_engine_s_source_and_releases() -> None:
+    """The row says compute capability 9.0, vLLM's own file and line (v0.19.0 machete.py:117, `transform_w_zp`) and
+    where `--quantization awq` avoids it (v0.19-v0.23: awq_marlin.py:248-255 forces AWQConfig); no kvtop file."""
+    (row,) = _rows("H100", "0.19.1", quantization="awq_marlin")
+    assert "H100: compute capability 9.0" in row.note and "from v0.19.0" in row.note
+    assert "kernels/linear/mixed_precision/machete.py:117 transform_w_zp" in row.note
+    assert "--quantization awq avoids it on 0.19-0.23" in row.note and "awq_linear.py" not in row.note
+    (later,) = _rows("H100", "0.30.0")
+    assert "--quantization awq" not in later.note  # from v0.24.0 every AWQ name reaches AutoAWQConfig's Machete

@@ -74,6 +74,22 @@ def test_before_the_transformers_backend_it_is_refused_in_vllms_words() -> None:
     assert found.engine_words == "Model architectures ['DeepseekV3ForCausalLM'] are not supported for now."
 
 
+def test_a_class_no_wheel_registers_is_refused_before_the_backend_remote_code_or_not() -> None:
+    """QuuxForCausalLM is in no wheel's registry (the JSON); 0.6.0 and 0.7.1 take the class from the registry alone
+    (no "auto_map" anywhere in either wheel's vllm/), so an auto_map does not rescue it; 0.7.2 has the backend."""
+    assert "QuuxForCausalLM" not in READ["classes"] and "0.7.1" in READ["releases"]
+    for release in ("0.6.0", "0.7.1"):
+        for custom_code in (False, True):
+            found = first_release_check("QuuxForCausalLM", _at(release), custom_code=custom_code)
+            assert found is not None and found.state == "refused", (release, custom_code)
+            assert found.engine_words == "Model architectures ['QuuxForCausalLM'] are not supported for now."
+            assert ("auto_map remote code is not loaded" in found.message) == custom_code
+    assert first_release_check("QuuxForCausalLM", _at("0.7.2"), custom_code=False) is None  # the backend's
+    assert first_release_check("QuuxForCausalLM", _at("0.7.1", approximate=True), custom_code=False) is None
+    assert first_release_check("llama", _at("0.7.1"), custom_code=False) is None  # a model_type, no class
+    assert first_release_check("QuuxForCausalLM", _at("0.5.5"), custom_code=False) is None  # not read
+
+
 def test_from_the_transformers_backend_an_unregistered_class_is_not_checked() -> None:
     found = first_release_check("Qwen3ForCausalLM", _at("0.8.3"), custom_code=False)
     assert found is not None and found.state == "not_checked" and "Transformers backend" in found.message

@@ -137,13 +137,17 @@ def test_the_cold_excess_is_the_nine_pairs_of_section_2_6() -> None:
 
 def test_a_compiled_plan_names_the_cold_compile_in_its_tokens(capsys: pytest.CaptureFixture[str]) -> None:
     """v0.30.0 on an L4 (V1, -O2 by default: compiled): `plan`'s text (among what the plan assumes) and its JSON name
-    the cache, with the median 0.98 GiB at the exchange rate the plan prints."""
+    the cache, with the median 0.98 GiB in whole vLLM blocks as the capacity counts them: 28,672 B a token (Qwen2.5-1.5B: 28 layers × 2 (K, V) ×
+    2 KV heads × 128 × 2 B) × 16 tokens
+    = 458,752 B a block; round(0.98 GiB) = 1,052,266,988 B holds 2,293 blocks = 36,688 tokens (the old rate-times-GiB
+    rounding said 36,700, a figure no block count makes)."""
     text = _plan(capsys, "--engine-version", "0.30.0")
     rate = float(next(line for line in text.splitlines() if line.startswith("Exchange rate")).split()[2].replace(",", ""))
     said = [line for line in text.splitlines() if CACHE_LINE in line]
     assert len(said) == 1 and said[0].startswith(f"  {CACHE_LINE} (not modelled)")
     assert text.index("what the plan assumes") < text.index(CACHE_LINE) < text.index("Budget (")
-    assert f"median 0.98 GiB, ≈ {round(0.98 * rate):,} tokens of this plan" in said[0]
+    assert rate == pytest.approx(GIB / 28_672, abs=1)  # the plan's cell: 2**30 B ÷ 28,672 B
+    assert "median 0.98 GiB, ≈ 36,688 tokens of this plan" in said[0]
     assert "0.46–2.60 GiB a GPU" in said[0] and "docs/engines/vllm.md §2.6" in said[0]
     out = json.loads(_plan(capsys, "--engine-version", "0.30.0", "--json"))
     assert [note for note in out["start_notes"] if CACHE_LINE in note] == [said[0].strip()]
@@ -152,11 +156,13 @@ def test_a_compiled_plan_names_the_cold_compile_in_its_tokens(capsys: pytest.Cap
 
 def test_a_pipeline_plan_keeps_the_line(capsys: pytest.CaptureFixture[str]) -> None:
     """PP 2 (v0.30.0, L4): every stage is re-solved at the least stage's block count (vLLM's §4 shared count, kvtop's
-    arithmetic, not the operator's --num-gpu-blocks-override), and the line stays, in the PP 2 plan's own tokens."""
+    arithmetic, not the operator's --num-gpu-blocks-override), and the line stays, in the PP 2 plan's own tokens: a stage
+    holds half the layers, 14,336 B a token × 16 = 229,376 B a block; 1,052,266,988 B holds 4,587 blocks = 73,392."""
     text = _plan(capsys, "--engine-version", "0.30.0", "--pp", "2")
     rate = float(next(line for line in text.splitlines() if line.startswith("Exchange rate")).split()[2].replace(",", ""))
     said = [line for line in text.splitlines() if CACHE_LINE in line]
-    assert len(said) == 1 and f"median 0.98 GiB, ≈ {round(0.98 * rate):,} tokens of this plan" in said[0]
+    assert rate == pytest.approx(GIB / 14_336, abs=1)
+    assert len(said) == 1 and "median 0.98 GiB, ≈ 73,392 tokens of this plan" in said[0]
     given = _plan(capsys, "--engine-version", "0.30.0", "--pp", "2", "--num-gpu-blocks-override", "2000")
     assert CACHE_LINE not in given  # the operator's count holds whatever the start paid
 

@@ -53,6 +53,7 @@ PASSTHROUGH: frozenset[str] = frozenset({
     "--api-key", "--kv-cache-type", "--multiuser-cache", "--main-gpu", "--mmproj", "--verbose", "-nkvo",
     "--no-kv-offload", "-kvo", "--kv-offload", "--rope-scaling", "--rope-scale", "--rope-freq-scale", "--yarn-orig-ctx",
     "--kv-unified-per-slot", "--override-kv",
+    "-hft", "--hf-token",  # the hub token (common/arg.cpp `{"-hft", "--hf-token"}, "TOKEN"`, @145b6280): a secret, masked
 }) | DEPLOYMENT_FLAGS | SPAN_FLAGS  # fmt: skip
 _DTYPES = ("auto", *KV_CACHE_TYPES)
 

@@ -101,6 +101,12 @@ LOAD_CASTS = LoadCasts(
 )
 
 
+# the server's API keys, a secret a launch line often carries, accepted by name (never 'an unknown flag') and read by
+# no rule: `ArgumentHelper.api_keys` (nargs='*', lmdeploy/cli/utils.py, v0.2.2 to v0.16.0 (utils.py:371)), which
+# cli/serve.py `add_parser_api_server` adds in every release since; the keys are masked (`secret_flags`), never shown
+SERVER_FLAGS: frozenset[str] = frozenset({"--api-keys"})
+
+
 class LmdeployFlags:
     load_casts: LoadCasts = LOAD_CASTS
     spellings: Mapping[str, str] = SPELLINGS
@@ -115,13 +121,13 @@ class LmdeployFlags:
     choices: Mapping[str, tuple[str, ...]] = {"backend": BACKENDS}
     # span.py and deployment.py read these, and budget.py `--trust-remote-code`'s release (`REMOTE_CODE_FLAG`); every
     # other flag it does not model is refused
-    passthrough: frozenset[str] = SPAN_FLAGS | DEPLOYMENT_FLAGS | {REMOTE_CODE_FLAG}
-    read_by_rules: frozenset[str] = passthrough
+    read_by_rules: frozenset[str] = SPAN_FLAGS | DEPLOYMENT_FLAGS | {REMOTE_CODE_FLAG}
+    passthrough: frozenset[str] = read_by_rules | SERVER_FLAGS  # and the API keys, accepted as typed
     env_read: frozenset[str] = frozenset()  # no rule reads an environment variable of the launch line
     release_images: frozenset[str] = frozenset()  # no container image whose tag kvtop reads as the release
     # `lmdeploy serve api_server`'s flags (lmdeploy/cli/serve.py, cli/utils.py ArgumentHelper) are not
     # classified yet: no list of those with no effect on memory, none of those kvtop does not model; a flag outside
-    # SPELLINGS and `passthrough` is refused as unknown
+    # SPELLINGS and `passthrough` (SERVER_FLAGS: the API keys) is refused as unknown
     memory_neutral_groups: Mapping[str, NeutralGroup] = {}
     memory_neutral: frozenset[str] = frozenset()
     unmodelled: frozenset[str] = frozenset()

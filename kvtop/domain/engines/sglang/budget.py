@@ -46,7 +46,7 @@ from kvtop.domain.engines.sglang.eras import (
 )
 from kvtop.domain.engines.sglang.flag_releases import check_neutral_flag_releases
 from kvtop.domain.engines.sglang.graph_phase_flags import check_phase_flags
-from kvtop.domain.engines.sglang.mamba_slots import mamba_slots
+from kvtop.domain.engines.sglang.mamba_slots import mamba_slots, too_small_note
 from kvtop.domain.engines.sglang.mamba_spec_radix import check_spec_radix, radix_forced_off
 from kvtop.domain.engines.sglang.moe_groups import moe_groups_note
 from kvtop.domain.engines.sglang.moe_runner_note import runner_default_not_modelled
@@ -187,13 +187,15 @@ class SglangBudget:
                 BudgetStep(label="− multimodal reserve", bytes=-mm_reserve, note=f"{mib(mm_reserve)}: {what}")
             )
             rest_gib -= mm_reserve / GIB
-        state_slots = 0
+        state_slots, slots_per_request, too_small, state_short = 0, 1, None, 0
         state = kv.state_bytes_per_request
         if state and rest_gib > 0:
             state = most_stage_state(m, kv, lay.pp, inputs.version)  # §8.3.2: every stage's pool the fattest's
-            rest_gib, state_slots = self._mamba(
-                rest_gib, state, s, lay.attn_dp, inputs.version, mamba_ratio(m, s, inputs.version, page)[0], steps
-            )
+            per_request = mamba_ratio(m, s, inputs.version, page)[0]
+            rest_gib, state_slots = self._mamba(rest_gib, state, s, lay.attn_dp, inputs.version, per_request, steps)
+            slots_per_request = per_request if state_slots else 1
+            too_small = too_small_note(state_slots, per_request, inputs.version)  # no request served (mamba_slots.py)
+            state_short = (per_request - state_slots) * state  # at least the state of the slots one request lacks
         budget = int(rest_gib * GIB)
         steps.append(BudgetStep(label="KV budget", bytes=budget))
         swa_off = full_pool_reason(m, s, inputs.gpu_name, inputs.version)
@@ -210,10 +212,12 @@ class SglangBudget:
             )  # fmt: skip
         fits = budget > 0 and tokens > 0
         shortfall = 0 if fits else max(-budget, cell * page, 1)
+        if fits and too_small is not None:  # SGLang refuses it, or serves no request (mamba_slots.too_small_note)
+            notes.append(too_small)
+            fits, shortfall = False, max(state_short, 1)
         if not fits:
             tokens = swa_tokens = 0
             pool_bytes = 0
-        slots_per_request = mamba_ratio(m, s, inputs.version, page)[0] if state_slots else 1
         # DeepSeek-V4's model hook sets 256 (dsv4.py) before the speculative hook's 48 (spec_requests.py) runs
         # (0.5.23 arg_groups/pipeline.py:220 model hooks, :306 handle_speculative_decoding)
         asked = s.max_running_requests or (
@@ -252,15 +256,15 @@ class SglangBudget:
         s: LaunchSettings,
         attn_dp: int,
         version: ResolvedVersion,
-        ratio: int,
+        slots_per_request: int,
         steps: list[BudgetStep],
     ) -> tuple[float, int]:
         """§4.2 `_handle_max_mamba_cache` (mamba_slots.py): the slots, and speculative decoding's intermediate
         states beside them, off the rest."""
-        solved = mamba_slots(rest_gib, per_req, s, attn_dp, version, ratio)
+        solved = mamba_slots(rest_gib, per_req, s, attn_dp, version, slots_per_request)
         steps.append(BudgetStep(label=f"− linear-attention state ({solved.label})",
-                                bytes=-round((solved.state_gib + solved.spec_gib) * GIB)))  # fmt: skip
-        return rest_gib - solved.state_gib - solved.spec_gib, solved.slots
+                                bytes=-(solved.state_bytes + solved.spec_bytes)))  # fmt: skip
+        return rest_gib - solved.state_bytes / GIB - solved.spec_bytes / GIB, solved.slots
 
     def _pools(
         self,

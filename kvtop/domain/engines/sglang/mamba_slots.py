@@ -3,11 +3,13 @@
 `KVCacheConfigurator._handle_max_mamba_cache`.
 
 Speculative decoding keeps D (`--speculative-num-draft-tokens`) intermediate states a running request beside the
-slots, and how the release charges them changes the slot count: v0.5.10/v0.5.12 take
-`per_req × (max_running_requests ÷ attn_dp) × D` off the rest before sizing the slots; v0.5.13 … v0.5.16 solve the
+slots, and how the release charges them changes the slot count: v0.5.7 takes `per_req × max_running_requests × D`
+off the rest in the auto branch alone; v0.5.8 … v0.5.12 take `per_req × (max_running_requests ÷ attn_dp) × D` off the
+rest before any branch sizes the slots; v0.5.13 … v0.5.16 solve the
 slots and the intermediates jointly from the Mamba share (`K = share // (per_req × (1 + D ÷ ratio))`, the
 intermediates for min(max_running_requests ÷ attn_dp, K ÷ ratio) requests); v0.5.17 on counts the pool's padding
-slot on both. Without speculation the slots fill the whole share (§4.2.1).
+slot on both; before v0.5.7 (0.5.5) each slot holds its intermediates: refused. Without speculation the slots fill the
+whole share (§4.2.1).
 
 `--mamba-full-memory-ratio` r sets the share, rest × r ÷ (1 + r) (default 0.9: 0.5.5 server_args.py:420, 0.5.10 :550,
 0.5.23 arg_groups/fields/schedule.py:220); `--max-mamba-cache-size` M sets the slots, M ÷ attn_dp, the intermediates
@@ -29,6 +31,7 @@ from kvtop.domain.engines.sglang.spec_requests import spec_default_requests
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.span import flag_text
 from kvtop.domain.wording import GIB
 
 DEFAULT_MAMBA_FULL_MEMORY_RATIO = 0.9  # ServerArgs.mamba_full_memory_ratio (v0.5.4 … v0.5.23)
@@ -38,13 +41,33 @@ SIZE_FROM = Eras((
     Era("", False, "0.5.5 model_runner.py:1325-1343: M read only with the radix cache off"),
     Era("0.5.7", True, "0.5.7 model_runner_kv_cache_mixin.py:150-159: M // attn_dp"),
 ))  # fmt: skip
+# The slots with the radix cache off and --max-running-requests not typed, by release (None: the auto branch sizes
+# them). 0.5.5 … 0.5.8 take 512 (0.5.5 model_runner.py:1340-1344, ÷ attn_dp for a GDN hybrid alone :1362-1365; 0.5.7
+# model_runner_kv_cache_mixin.py:155-162, 0.5.8 :173-180, ÷ attn_dp); 0.5.9 on asks for the typed count (0.5.9
+# :178-186, 0.5.10 :206-214), else the auto branch.
+RADIX_OFF_DEFAULT_ERAS: Eras[int | None] = Eras((
+    Era("", 512, "0.5.5 model_runner.py:1340-1344, 0.5.7 model_runner_kv_cache_mixin.py:155-162, 0.5.8 :173-180"),
+    Era("0.5.9", None, "0.5.9 model_runner_kv_cache_mixin.py:178-186: the typed count, else the auto branch"),
+))  # fmt: skip
+# A PD prefill rank (`--disaggregation-mode prefill`) never verifies drafts: whether the release then keeps no
+# intermediate states, by release (None: not read). 0.5.17 reserves them on every rank (kv_cache_configurator.py
+# :1870-1872, :1930); 0.5.23 skips them there (:172-181 `_pd_prefill_skips_mamba_spec_state`, :3294-3298 `reserves_spec_state`;
+# its role-switch and unified-memory exceptions are flags kvtop refuses).
+PD_PREFILL_SKIP_ERAS: Eras[bool | None] = Eras((
+    Era("", False, "0.5.17 mem_cache/kv_cache_configurator.py:1870-1872, :1930: reserved on every rank"),
+    Era("0.5.18", None, "0.5.18 … 0.5.22 not read"),
+    Era("0.5.23", True, "0.5.23 mem_cache/kv_cache_configurator.py:172-181, :3294-3298"),
+))  # fmt: skip
 # NGRAM's D when not typed (0.5.10 server_args.py:3108, 0.5.14 arg_groups/speculative_hook.py:420-421, 0.5.23 :1318)
 NGRAM_DEFAULT_DRAFT_TOKENS = 12
 
 # How speculative decoding's intermediate Mamba states are charged, by release (the auto branch's slot solve).
 SPEC_STATE_ERAS: Eras[str] = Eras((
-    Era("", "first", "0.5.10 model_runner_kv_cache_mixin.py:184-198, 0.5.12 :83-97: rest −= per_req × (mrr ÷ "
-        "attn_dp) × D before the slots are sized"),
+    Era("", "per_slot", "0.5.5 model_runner.py:1330-1372: each slot sized and charged per_req × (1 + D): not modelled"),
+    Era("0.5.7", "auto_first", "0.5.7 model_runner_kv_cache_mixin.py:163-177: rest −= per_req × mrr × D in the auto "
+        "branch alone (the radix-off and typed-size branch charges none)"),
+    Era("0.5.8", "first", "0.5.8 model_runner_kv_cache_mixin.py:151-166, 0.5.10 :184-198, 0.5.12 :83-97: rest −= "
+        "per_req × (mrr ÷ attn_dp) × D before the slots are sized"),
     Era("0.5.13", "joint", "0.5.13 model_runner_kv_cache_mixin.py:144-159, 0.5.14 :184-199, 0.5.15 :203-218: "
         "K = share // (per_req × (1 + D ÷ ratio)); rest −= per_req × min(mrr ÷ attn_dp, K ÷ ratio) × D"),
     Era("0.5.17", "joint_padded", "0.5.17 mem_cache/kv_cache_configurator.py:1930-1948, 0.5.23 :3359-3377: "
@@ -54,11 +77,11 @@ SPEC_STATE_ERAS: Eras[str] = Eras((
 
 @dataclass(frozen=True)
 class MambaSlots:
-    """The slots SGLang sizes (`max_mamba_cache_size`, a rank), the bytes they and the intermediates take (GiB)."""
+    """The slots SGLang sizes (`max_mamba_cache_size`, a rank), the bytes they and the intermediates take."""
 
     slots: int
-    state_gib: float  # the slots' bytes (with the padding slot from v0.5.17)
-    spec_gib: float  # speculative decoding's intermediate states (0 without)
+    state_bytes: int  # the slots' (with the padding slot from v0.5.17)
+    spec_bytes: int  # speculative decoding's intermediate states' (0 without)
     label: str
 
 
@@ -105,10 +128,10 @@ def mamba_slots(
     settings: LaunchSettings,
     attn_dp: int,
     version: ResolvedVersion,
-    ratio: int,
+    slots_per_request: int,
 ) -> MambaSlots:
-    """§4.2: the auto branch (or --max-running-requests with the radix cache off); `ratio`: Mamba slots a running
-    request (`eras.mamba_ratio`), which the joint solve divides by."""
+    """§4.2: the auto branch (or --max-running-requests with the radix cache off); `slots_per_request`: Mamba slots a
+    running request (`eras.mamba_ratio`, SGLang's `_calculate_mamba_ratio`), which the joint solve divides by."""
     padded = int(MAMBA_SLOT_ERAS.at(version))  # the pool's padding slot charged
     d = draft_tokens(settings)
     era = SPEC_STATE_ERAS.at(version)
@@ -120,27 +143,63 @@ def mamba_slots(
         raise UnsupportedModelError("SGLang asserts --max-running-requests is set when it sizes a hybrid's state "
                                     "pool under speculative decoding, and this method's hook sets none (0.5.23 "
                                     "kv_cache_configurator.py:3301): type it", field="--max-running-requests")  # fmt: skip
+    if d is not None and flag_text(settings, "disaggregation-mode") == "prefill":
+        skip = PD_PREFILL_SKIP_ERAS.era(version)
+        if skip.value is None:
+            raise UnsupportedModelError(f"whether SGLang {version.label} keeps a hybrid's speculative intermediate "
+                                        f"states on a PD prefill rank was not read ({skip.source}): not modelled",
+                                        field="--disaggregation-mode")  # fmt: skip
+        d = None if skip.value else d  # a prefill rank verifies nothing: no intermediates
+    if d is not None and era == "per_slot":
+        raise UnsupportedModelError(f"SGLang {version.label} sizes a hybrid's state slots with speculative decoding's "
+                                    f"intermediate states inside each ({SPEC_STATE_ERAS.era(version).source})",
+                                    field="--speculative-algorithm")  # fmt: skip
     requests = (asked or 0) // attn_dp
+    joint = era in ("joint", "joint_padded")
     spec = 0
-    if d is not None and era == "first":
-        spec = per_req * requests * d
+    auto = size is None and not settings.disable_radix_cache  # 0.5.7: the branch it charges in
+    if d is not None and (era == "first" or (era == "auto_first" and auto)):
+        spec = per_req * (asked or 0) * d if era == "auto_first" else per_req * requests * d  # 0.5.7: mrr not ÷ attn_dp
         rest_gib -= spec / GIB
     share = rest_gib * full_ratio / (1 + full_ratio) * GIB
     if size is not None:
         slots = size // attn_dp
-        if d is not None and era != "first":
-            spec = per_req * (min(requests, slots // ratio) + padded) * d
+        if d is not None and joint:
+            spec = per_req * (min(requests, slots // slots_per_request) + padded) * d
     elif settings.disable_radix_cache and asked:
         slots = requests
-        if d is not None and era != "first":
+        if d is not None and joint:
             spec = per_req * (slots + padded) * d
-    elif d is not None and era != "first":
-        slots = int((share - per_req * (1 + d) * padded) // (per_req * (1 + d / ratio)))
-        spec = per_req * (min(requests, slots // ratio) + padded) * d
+    elif settings.disable_radix_cache and (radix_off_slots := RADIX_OFF_DEFAULT_ERAS.at(version)) is not None:
+        slots = radix_off_slots // attn_dp
+    elif d is not None and joint:
+        slots = int((share - per_req * (1 + d) * padded) // (per_req * (1 + d / slots_per_request)))
+        spec = per_req * (min(requests, slots // slots_per_request) + padded) * d
     else:
         slots = int((share - per_req) // per_req) if padded else int(share // per_req)
+    slots = max(slots, 0)  # SGLang refuses K ≤ 0 (`too_small_note`): no negative bytes handed back to the rest
     state = (slots + padded) * per_req
     label = f"{slots} slots{' + 1' if padded else ''}" + (f" ({SIZE_FLAG})" if size is not None else "") + (
         f", {d} draft tokens' intermediate states" if d else ""
     )
-    return MambaSlots(slots=max(slots, 0), state_gib=state / GIB, spec_gib=spec / GIB, label=label)
+    return MambaSlots(slots=slots, state_bytes=state, spec_bytes=spec, label=label)
+
+
+# SGLang refuses a start whose state pool serves no request: K ≤ 0 ('Not enough GPU memory for hybrid
+# (mamba/linear-attention) state cache', 0.5.13 model_runner_kv_cache_mixin.py:167, 0.5.17
+# mem_cache/kv_cache_configurator.py:1962, 0.5.23 :3392) and K // ratio ≤ 0 ('… state cache is too small to serve any
+# requests', 0.5.13 :895, 0.5.17 :1752, 0.5.23 :3152); before v0.5.13 no check, its cap K // ratio gives 0 requests
+# (0.5.12 model_runner_kv_cache_mixin.py:830-834): no request served either way
+TOO_SMALL_SOURCE = "0.5.13 model_runner_kv_cache_mixin.py:167, :895; 0.5.23 mem_cache/kv_cache_configurator.py:3392, :3152"
+
+
+def too_small_note(slots: int, slots_per_request: int, version: ResolvedVersion) -> str | None:
+    """Why a hybrid's launch serves no request: fewer state slots (a rank) than one running request takes; None where
+    it serves one."""
+    if slots >= slots_per_request:
+        return None
+    return (f"the linear-attention state pool holds {slots} slots, fewer than the {slots_per_request} one running "
+            f"request takes, so SGLang {version.label} serves no request (from v0.5.13 it refuses the start: 'Not "
+            "enough GPU memory for hybrid (mamba/linear-attention) state cache' or '… too small to serve any "
+            f"requests', {TOO_SMALL_SOURCE}): raise --mem-fraction-static, lower --max-running-requests or "
+            "--speculative-num-draft-tokens, or use GPUs with more memory")  # fmt: skip

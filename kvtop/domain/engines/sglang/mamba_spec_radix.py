@@ -4,7 +4,8 @@ not compatible with radix cache when using --mamba-scheduler-strategy no_buffer.
 `no_buffer` there (0.5.10 server_args.py:964-967, 0.5.13 :1225-1228; an `extra_buffer` typed is refused by kvtop
 as unmodelled). Only the architectures whose branch calls it with the Mamba radix cache supported
 (`support_mamba_cache`, default True); Kimi-Linear (and Bailing-V2.5 at 0.5.10 … 0.5.12) turn the radix cache off
-instead. v0.5.9 turned the radix cache off itself for the same classes (0.5.9 server_args.py:1760-1764), v0.5.8 for
+instead (`UNSUPPORTED_ERAS`: Kimi-Linear from its first release through 0.5.13, Bailing-V2.5 0.5.9 … 0.5.12, with
+or without speculation). v0.5.9 turned the radix cache off itself for the same classes (0.5.9 server_args.py:1760-1764), v0.5.8 for
 Nemotron-H alone (:1438-1442): `radix_forced_off`, so the slots are 1 a request and --max-running-requests' (48
 where not typed); v0.5.14 chose `extra_buffer` or validated `no_buffer` without the raise (0.5.14 server_args.py:4380-4399).
 """
@@ -44,11 +45,28 @@ FORCED_OFF_ERAS: Eras[frozenset[str]] = Eras((
 ))  # fmt: skip
 
 
+# the architectures whose radix cache the release turns off whatever the launch ('Disabling Radix Cache for … as it is
+# not yet supported.'; from 0.5.9 `_handle_mamba_radix_cache(support_mamba_cache=False)`); KimiLinear's first release
+# is 0.5.4.post2
+UNSUPPORTED_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset({"KimiLinearForCausalLM"}), "0.5.5 server_args.py:1055-1059, 0.5.7 :1304-1308, 0.5.8 :1411-1415"),
+    Era("0.5.9", frozenset({"KimiLinearForCausalLM", "BailingMoeV2_5ForCausalLM"}),
+        "0.5.9 server_args.py:1524-1528, 0.5.10 :1914-1918, 0.5.12 :2275-2279"),
+    Era("0.5.13", frozenset({"KimiLinearForCausalLM"}), "0.5.13 server_args.py:2459-2463"),
+    Era("0.5.14", frozenset(), "0.5.14 server_args.py:4142-4145: the Mamba radix cache supported"),
+))  # fmt: skip
+
+
 def radix_forced_off(inputs: EngineInputs) -> str | None:
-    """The note where the release turns a hybrid's radix cache off under speculative decoding (None: it does not)."""
+    """The note where the release turns a hybrid's radix cache off, for its class (`UNSUPPORTED_ERAS`) or under
+    speculative decoding (`FORCED_OFF_ERAS`); None where it does not."""
     settings, model = inputs.settings, inputs.model
     if settings.disable_radix_cache or not inputs.kv.state_bytes_per_request:
         return None
+    unsupported = UNSUPPORTED_ERAS.era(inputs.version)
+    if model.architecture in unsupported.value:
+        return (f"radix cache off: SGLang {inputs.version.label} turns it off for {model.architecture}, 'not yet "
+                f"supported' ({unsupported.source}): 1 Mamba slot a request")  # fmt: skip
     era = FORCED_OFF_ERAS.era(inputs.version)
     if model.architecture not in era.value or deployment_setup(settings).spec_method is None:
         return None

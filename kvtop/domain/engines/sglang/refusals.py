@@ -51,6 +51,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT
+from kvtop.domain.engines.sglang.awq_bits import awq_bits_refusal
 from kvtop.domain.engines.sglang.context_len import derived_context
 from kvtop.domain.engines.sglang.params_json import params_json_refusal
 from kvtop.domain.engines.sglang.vision_tp_reduce import vision_tp_reduce_refusal
@@ -227,7 +228,7 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
              dsv4_kv_refusal(ledger), bnb_tp_refusal(ledger), experts_refusal(ledger), audio_refusal(ledger),
              tower_blocks_refusal(ledger, TOWER_SPLIT.for_launch(ledger.settings.flags)),
              mlp_width_refusal(ledger, TP_WIDTHS), params_json_refusal(ledger), pp_tied_head_refusal(ledger),
-             dp_head_refusal(ledger), vision_tp_reduce_refusal(ledger)]  # fmt: skip
+             dp_head_refusal(ledger), vision_tp_reduce_refusal(ledger), awq_bits_refusal(ledger)]  # fmt: skip
     pp, model = ledger.settings.pp, ledger.model
     source = PP_REFUSED_ERAS.at(ledger.version).get(model.architecture)
     if pp > 1 and source is not None:

@@ -233,10 +233,10 @@ def _profile_notes(log: EngineLog, model: ModelSpec, settings: LaunchSettings, v
         )
     if profile and profile.peak and profile.device_total and profile.temporary_pool and profile.fraction:
         a = (profile.device_total.in_gib - profile.peak.in_gib + profile.temporary_pool.in_gib) * profile.fraction
-        notes.append(
-            f"(total {profile.device_total.text} − peak {profile.peak.text} + temporary pool {profile.temporary_pool.text}) "
-            f"× {profile.fraction:.9g} = {gib(a * GIB, digits=3)}; the log prints {profile.available.text if profile.available else '?'}"
-        )
+        total, peak, pool, printed = (f"{m.text} {m.unit}" if m else "?" for m in (  # as printed, each with its unit
+            profile.device_total, profile.peak, profile.temporary_pool, profile.available))  # fmt: skip
+        notes.append(f"(total {total} − peak {peak} + temporary pool {pool}) × {profile.fraction:.9g} = "
+                     f"{gib(a * GIB, digits=3)}; the log prints {printed}")  # fmt: skip
     pools = _allocations(log)
     tpb = ledger.engine.page_size
     if len(pools) > 1 and runtime(settings, version) == "pytorch":

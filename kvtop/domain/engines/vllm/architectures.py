@@ -18,7 +18,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engine_architectures import ArchitectureCheck, RegistryRange, RegistryTable, names
-from kvtop.domain.engines.vllm.class_releases import first_release_check
+from kvtop.domain.engines.vllm.class_releases import (
+    FALLBACK_FIRST,
+    READ,
+    READ_FIRST,
+    READ_LAST,
+    first_release_check,
+)
 from kvtop.domain.tower_blocks import BlockSplit
 from kvtop.domain.tower_spec import TowerSplit
 
@@ -456,6 +462,21 @@ def check(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) 
     transformers), class_releases.py (every wheel 0.6.0 … 0.34.0) at the others."""
     custom_code = bool(model.auto_map_models)
     found = TABLE.check_class(model.architecture, version, custom_code=custom_code)
-    if found.state == "not_checked":  # a release no list covers: the registries read in every wheel decide
-        return first_release_check(model.architecture, version, custom_code=custom_code) or found
-    return found
+    if found.state != "not_checked":
+        return found
+    by_wheel = first_release_check(model.architecture, version, custom_code=custom_code)
+    if by_wheel is not None or not model.architecture[:1].isupper() or TABLE.range_for(version) is not None:
+        return by_wheel or found
+    return found.model_copy(update={"message": _not_decided(model.architecture, version)})
+
+
+def _not_decided(architecture: str, version: ResolvedVersion) -> str:
+    """What kvtop read where neither the lists nor class_releases.py decide, instead of the lists' releases alone."""
+    head = f"whether vLLM {version.label} registers {architecture} is not checked: "
+    if version.release is None or version.release not in READ:
+        wheels = f"every vLLM wheel {READ_FIRST} … {READ_LAST}"
+        return head + f"kvtop read the registry of {wheels} (class_releases.py), not this release's"
+    return head + (
+        f"no vLLM wheel {READ_FIRST} … {READ_LAST} registers it (class_releases.py); from {FALLBACK_FIRST} its "
+        "Transformers backend may serve it with the transformers installed"
+    )

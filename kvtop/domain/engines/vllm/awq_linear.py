@@ -134,8 +134,11 @@ def awq_linear_rows(
     extra = round(sum(machete_zero_bytes(module) - module.book_zero_bytes for module in taken))
     if extra <= 0:
         return ()
-    where = "GPU not stated: compute capability 9.0 assumed" if capability is None else f"{gpu_name}: 9.0"
+    where = ("GPU not stated: compute capability 9.0 assumed" if capability is None
+             else f"{gpu_name}: compute capability 9.0")  # fmt: skip
+    avoided = "; --quantization awq avoids it on 0.19-0.23" if era == "unless-awq" else ""
     return (WeightRow(component="awq_zero_points", params=0, bytes=extra, shards=1, bytes_per_param=0.0,
-                      note=f"vLLM's Machete kernel keeps an AWQ checkpoint's zero points as 16-bit values pre-scaled "
-                      f"by the group scales, where the book counts 4 bits ({where}; {len(taken)} of "
-                      f"{len(recorder.modules)} modules; awq_linear.py)"),)  # fmt: skip
+                      note=f"vLLM's Machete kernel (from v0.19.0, on compute capability 9.0) keeps an AWQ checkpoint's "
+                      f"zero points as 16-bit values pre-scaled by the group scales, where the book counts 4 bits "
+                      f"({where}; {len(taken)} of {len(recorder.modules)} modules; vLLM v0.19.0 "
+                      f"kernels/linear/mixed_precision/machete.py:117 transform_w_zp{avoided})"),)  # fmt: skip

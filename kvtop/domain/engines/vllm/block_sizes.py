@@ -5,7 +5,9 @@ v0.13.0 types `CacheConfig.block_size` as `BlockSize = Literal[1, 8, 16, 32, 64,
 other size stops the launch before anything is sized ("argument --block-size: invalid choice: 7 (choose from 1, 8,
 16, 32, 64, 128, 256)", the harness's parser, run on the v0.13.0 wheel). v0.33.0 types it `int = Field(gt=0)`: its
 parser takes any whole number (the harness: 7 and 24 accepted), `CacheConfig` refuses below 1 (kvtop's own field
-check does too). A release between is read as v0.13.0 (the change is not dated).
+check does too), but its model runner then refuses a size no NVIDIA attention backend's kernel blocks divide
+(`KERNEL_MULTIPLE_ERAS`: 7 raises 'No common block size for 7'). The change is at v0.18.0 (`SkipValidation[int]`;
+v0.17.1 still the Literal): v0.14.0-v0.17.1 read as v0.13.0, v0.18.0 on as v0.33.0 (`CLI_BLOCK_SIZES_ERAS`).
 Before v0.13.0, read off the PyPI wheels: v0.6.3.post1 engine/arg_utils.py `'--block-size', type=int,
 choices=[8, 16, 32]`; v0.6.4 `[8, 16, 32, 64, 128]`; v0.6.5 `[8, 16, 32]` again; v0.6.6–v0.8.4 `[8, 16, 32, 64,
 128]`; v0.8.5 config.py `BlockSize = Literal[1, 8, 16, 32, 64, 128]` (the same get_kwargs Literal → choices, the
@@ -44,10 +46,31 @@ CLI_BLOCK_SIZES_ERAS: Eras[tuple[int, ...] | None] = Eras((
 ))  # fmt: skip
 
 
+#: From v0.18.0 (the command line taking any whole number) the model runner splits each KV block into the attention
+#: backend's kernel blocks (v1/worker/utils.py `select_common_block_size`): every NVIDIA backend's kernel sizes are
+#: multiples of 16 (FlashAttention and Triton `MultipleOf(16)`, FlashInfer 16/32/64, the MLA ones 32 to 256; only the
+#: ROCm AITER MLA backends take 1), so a size no multiple of 16 divides raises before the cache is allocated.
+KERNEL_MULTIPLE_ERAS: Eras[int | None] = Eras((
+    Era("", None, "before v0.18.0 the command line's choices above decide"),
+    Era("0.18.0", 16, "v0.18.0 v1/worker/utils.py:326 select_common_block_size raises 'No common block size for N' "
+                      "(v0.33.0 :555, v0.34.0 :548); v1/attention/backends/*.py get_supported_kernel_block_sizes"),
+))  # fmt: skip
+
+
 def block_size_refusal(ledger: Ledger) -> Refusal | None:
-    """A `--block-size` the release's command line does not take (None: taken, not stated, or not read)."""
+    """A `--block-size` the release's command line does not take, or (from v0.18.0) one no NVIDIA attention
+    backend's kernel blocks divide (None: taken, not stated, or not read)."""
     block = ledger.settings.page_size
     era = era_for(CLI_BLOCK_SIZES_ERAS, ledger.version)
+    kernel = era_for(KERNEL_MULTIPLE_ERAS, ledger.version)
+    if block is not None and era.value is None and kernel.value is not None and block % kernel.value:
+        return Refusal(
+            field=BLOCK_SIZE_FLAG,
+            message=f"vLLM {ledger.version.label} stops at {BLOCK_SIZE_FLAG} {block}: its command line takes it, but "
+            f"no NVIDIA attention backend splits a {block}-token block into its kernel blocks (multiples of "
+            f"{kernel.value}): 'No common block size for {block}'",
+            source=kernel.source,
+        )
     if block is None or era.value is None or block in era.value:
         return None
     sizes = ", ".join(str(size) for size in era.value)

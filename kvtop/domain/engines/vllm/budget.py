@@ -282,7 +282,7 @@ class VllmBudget:
         block_note = unified.why if unified else "" if s.page_size and hybrid is None else block_why
         steps.append(
             BudgetStep(
-                label=f"blocks of {block} tokens ({page_bytes * group_size:,} B each)",
+                label=f"blocks of {block:,} tokens ({page_bytes * group_size:,} B each)",
                 value=num_blocks,
                 note="; ".join(n for n in (block_note, GRANULE_SOURCE if granular else "") if n),
             )
@@ -299,7 +299,7 @@ class VllmBudget:
         length_blocks = blocks_per_request == ceil_div(max_len, block) and num_blocks > held
         estimate = (num_blocks - held) * block if length_blocks else None  # vLLM's estimated maximum (§4.2)
         concurrency = num_blocks / blocks_per_request if fits else 0.0
-        tokens, tokens_label = 0, f"tokens: int(blocks ÷ {blocks_per_request} × {max_len:,})"
+        tokens, tokens_label = 0, f"tokens: int(blocks ÷ {blocks_per_request:,} × {max_len:,})"
         refusal = ""
         if fits:
             every_group = sum(count for _, count in groups)  # §5 History: each group of each kind
@@ -457,8 +457,8 @@ class VllmBudget:
         by_blocks = num_blocks // groups * block * dcp
         if token_print_rule(version) == "blocks":
             times_dcp = f" × {dcp}" if dcp > 1 else ""
-            return by_blocks, f"tokens: blocks // {groups} × {block}{times_dcp} (vLLM {version.label})"
-        return by_concurrency, f"tokens: int(blocks ÷ {blocks_per_request} × {max_len:,})"
+            return by_blocks, f"tokens: blocks // {groups:,} × {block:,}{times_dcp} (vLLM {version.label})"
+        return by_concurrency, f"tokens: int(blocks ÷ {blocks_per_request:,} × {max_len:,})"
 
 
 def _refusal(

@@ -7,6 +7,8 @@ with "Model architectures ['X'] are not supported for now." (`ModelRegistry._rai
 backend, which serves it only where the installed transformers has the class and it is backend-compatible (vLLM's
 wheel pins no transformers release: not checked), and raises those words (or, for a class in
 `_PREVIOUSLY_SUPPORTED_MODELS`, "was supported in vLLM until v…") only after that fails (0.33.0 registry.py:1221-1240).
+Before 0.7.2 a config's `auto_map` does not help: vLLM takes the class from its registry alone (no "auto_map" in the
+0.6.0 or 0.7.1 wheel), so a class no wheel registers is refused there too.
 
 Read from each x86_64 wheel of release_calendar.py's releases 0.6.0 … 0.34.0 (67 wheels, the registry's keys parsed
 with `ast`) by benchmarks/engine_registries/vllm_first_releases.py; tests/data/architectures/vllm_first_releases.json
@@ -244,10 +246,13 @@ def first_release_check(
     architecture: str, version: ResolvedVersion, *, custom_code: bool
 ) -> ArchitectureCheck | None:
     """vLLM's verdict on a class SPANS names at a stated release read here: registered where its registry has it; before
-    the Transformers backend (0.7.2) refused by vLLM's own words, naming the release that added it; from 0.7.2 handed
-    to that backend (not checked: it depends on the transformers installed) or, with an auto_map, to remote code.
-    None where this table does not decide (a class never registered, no release stated, a release not read)."""
+    the Transformers backend (0.7.2) refused by vLLM's own words (an auto_map or not), naming the release that added
+    it, or, for a class no wheel registers, that none does; from 0.7.2 handed to that backend (not checked: it depends
+    on the transformers installed) or, with an auto_map, to remote code. None where this table does not decide (a
+    class never registered from 0.7.2, no release stated, a release not read)."""
     row, release = SPANS.get(architecture), version.release
+    if row is None and release is not None:
+        return _never_registered(architecture, version, release, custom_code=custom_code)
     if row is None or release is None:
         return None
     has = registers(architecture, release)
@@ -263,12 +268,9 @@ def first_release_check(
         return ArchitectureCheck(state="not_checked", architecture=architecture, source=SOURCE,
                                  message=f"vLLM {label} (inferred) predates {architecture} ({added}): the release the "
                                  "log ran is later; not checked")  # fmt: skip
-    words = f"Model architectures [{architecture!r}] are not supported for now."
+    words = _words(architecture)
     if release < _key(FALLBACK_FIRST):
-        return ArchitectureCheck(state="refused", architecture=architecture, source=SOURCE, engine_words=words,
-                                 message=f"vLLM {label} has no {architecture} ({when}) and no Transformers backend "
-                                 f"(from {FALLBACK_FIRST}): pick a later --engine-version; it stops with "
-                                 f"{words!r}")  # fmt: skip
+        return _refused(architecture, f"vLLM {label} has no {architecture} ({when})", custom_code=custom_code)
     if custom_code:
         return ArchitectureCheck(state="custom_code", architecture=architecture, source=SOURCE,
                                  message=f"vLLM {label} has no {architecture} ({when}); the config's auto_map names "
@@ -279,3 +281,37 @@ def first_release_check(
                              message=f"vLLM {label} has no class of its own for {architecture} ({when}): it hands it "
                              "to its Transformers backend, which serves it only where the installed transformers has "
                              f"the class and it is backend-compatible, else {stops}; not checked")  # fmt: skip
+
+
+def _words(architecture: str) -> str:
+    return f"Model architectures [{architecture!r}] are not supported for now."
+
+
+# Before 0.7.2 nothing in vLLM reads a config's `auto_map`: the class comes from the registry alone
+# (model_loader/utils.py get_model_architecture → registry resolve_model_cls, 0.6.0 :21-31, 0.7.1 :25-40; no
+# "auto_map" in either wheel's vllm/), so --trust-remote-code loads the config, not the model class.
+_NO_REMOTE = "its auto_map remote code is not loaded before then (only the config is)"
+
+
+def _refused(architecture: str, head: str, *, custom_code: bool) -> ArchitectureCheck:
+    """A release before the Transformers backend (0.7.2) that has no class of this name: it stops, remote code or not."""
+    words, remote = _words(architecture), f"; {_NO_REMOTE}" if custom_code else ""
+    return ArchitectureCheck(state="refused", architecture=architecture, source=SOURCE, engine_words=words,
+                             message=f"{head} and no Transformers backend (from {FALLBACK_FIRST}){remote}: pick a "
+                             f"later --engine-version; it stops with {words!r}")  # fmt: skip
+
+
+def _never_registered(
+    architecture: str, version: ResolvedVersion, release: Release, *, custom_code: bool
+) -> ArchitectureCheck | None:
+    """A class no wheel 0.6.0 … 0.34.0 registers, at a stated release read before 0.7.2: refused as vLLM refuses it
+    (0.6.0 models/__init__.py ModelRegistry.resolve_model_cls :163-172; 0.7.1 registry.py _raise_for_unsupported
+    :346-356). None from 0.7.2 (its
+    Transformers backend may take it), at a release not read, for a name that is no class (model_type stands in),
+    and at an inferred release (a log ran the class, so it ran a later release)."""
+    if not architecture[:1].isupper() or release not in READ or version.approximate:
+        return None
+    if release >= _key(FALLBACK_FIRST):
+        return None
+    head = f"vLLM {version.label} has no {architecture} (no vLLM wheel {READ_FIRST} … {READ_LAST} registers it)"
+    return _refused(architecture, head, custom_code=custom_code)

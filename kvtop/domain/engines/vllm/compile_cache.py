@@ -44,10 +44,9 @@ way the plan is the unsaid one and a named note says why (`UNREAD_WARM`).
 from __future__ import annotations
 
 from statistics import median
-from typing import Literal
 
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import EngineInputs
+from kvtop.domain.engines.base import CompileCacheState, EngineInputs
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.batching import ENGINE_ERAS, engine_era
 from kvtop.domain.engines.vllm.compilation import compilation_level, config_fields, level
@@ -57,8 +56,6 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.start_cache import StartCacheCharge
 from kvtop.domain.wording import GIB
-
-CompileCacheState = Literal["warm", "cold"]
 
 # cold less warm on one launch and host, GiB a GPU (docs/engines/vllm.md §2.6; each pair's records in
 # tests/data/calibration/vllm.jsonl, vllm#54383 the one from an issue's two starts)
@@ -82,10 +79,12 @@ COLD_COMPILE_CHARGE = StartCacheCharge(
 # the launch line's switch that turns vLLM's compile cache off (envs.py:601-602 at v0.8.5, :363-364 at v0.30.0), and
 # where the release reads it: the cache disabled ('vLLM's torch.compile cache is disabled.'), the AOT artifact not loaded
 DISABLE_ENV = "VLLM_DISABLE_COMPILE_CACHE"
-DISABLED_SOURCES = (
+DISABLED_LINE_SOURCES = (
     "compilation/backends.py:415-418 at v0.8.5, :534-537 at v0.10.2, :1039-1049 at v0.19.0, :1082-1092 at v0.30.0, "
-    ":1105-1108 at v0.34.0; the AOT load skipped, decorators.py:499 at v0.19.0, :566 at v0.30.0, :595 at v0.34.0"
+    ":1105-1108 at v0.34.0"
 )
+DISABLED_SOURCES = (f"{DISABLED_LINE_SOURCES}; the AOT load skipped, decorators.py:499 at v0.19.0, :566 at v0.30.0, "
+                    ":595 at v0.34.0")  # fmt: skip
 # the start note's state where said (`StartCacheCharge.state`, `said_state`)
 COLD_SAID = "cold, as said (--compile-cache cold), not modelled"
 DISABLED_STATE = (f"cold: the launch's {DISABLE_ENV}=1 turns vLLM's cache off, which overrides the said warm (its "
@@ -103,7 +102,7 @@ UNREAD_WARM = {
 # cache off, by release (backends.py's `disable_cache`)
 DISABLED_LOGGED = (
     "torch.compile's cache: disabled, measured (the log's 'vLLM's torch.compile cache is disabled.' line, "
-    f"{DISABLED_SOURCES.split('; ')[0]}): {DISABLE_ENV}=1 (v0.11.0 reads it alone), at v0.13.0 on also the "
+    f"{DISABLED_LINE_SOURCES}): {DISABLE_ENV}=1 (v0.11.0 reads it alone), at v0.13.0 on also the "
     "compilation config's inductor_compile_config force_disable_caches (compiler_interface.py:167-181 at v0.13.0), "
     "at v0.18.0-v0.30.0 n-gram GPU drafting (backends.py:979-983 at v0.18.0, :1085-1089 at v0.30.0; not at v0.17.1 "
     "or v0.33.0); every start of this launch compiles cold"
@@ -144,12 +143,7 @@ def compile_cache_note(log: EngineLog) -> str | None:
     return DISABLED_LOGGED if said is None else f"{said}; {DISABLED_LOGGED}"
 
 
-def compiles(inputs: EngineInputs) -> bool:
-    """Whether the start runs vLLM's torch.compile (Inductor) inside its profile (`compiles_launch`)."""
-    return compiles_launch(inputs.version, inputs.gpu_name, inputs.settings)
-
-
-def compiles_launch(version: ResolvedVersion, gpu_name: str | None, settings: LaunchSettings) -> bool:
+def compiles(version: ResolvedVersion, gpu_name: str | None, settings: LaunchSettings) -> bool:
     """Whether the launch runs vLLM's torch.compile (Inductor) inside its profile: V1 from v0.8.0, not eager, no -O0,
     no compilation mode or level 0/NONE, no 'eager' backend (the module's docstring)."""
     flags = settings.flags
@@ -181,15 +175,10 @@ def cache_disabled(settings: LaunchSettings) -> bool:
 
 def warm_unread(version: ResolvedVersion, gpu_name: str | None, settings: LaunchSettings) -> str | None:
     """Why a said warm cache is not what the start finds (`UNREAD_WARM`): the launch compiles nothing
-    (`compiles_launch`), or its `VLLM_DISABLE_COMPILE_CACHE` turns the cache off; None where a warm cache is read."""
-    if not compiles_launch(version, gpu_name, settings):
+    (`compiles`), or its `VLLM_DISABLE_COMPILE_CACHE` turns the cache off; None where a warm cache is read."""
+    if not compiles(version, gpu_name, settings):
         return UNREAD_WARM["uncompiled"]
     return UNREAD_WARM["disabled"] if cache_disabled(settings) else None
-
-
-def said_warm_read(inputs: EngineInputs) -> bool:
-    """Whether the operator says the cache is warm and the launch reads it (`warm_unread` None)."""
-    return inputs.measured.compile_cache == "warm" and warm_unread(inputs.version, inputs.gpu_name, inputs.settings) is None
 
 
 def said_state(inputs: EngineInputs) -> str | None:
@@ -220,8 +209,9 @@ def cold_compile_charge(inputs: EngineInputs) -> StartCacheCharge | None:
     given = given or meas.available_kv_bytes is not None or meas.non_kv_bytes is not None
     # said warm where V2 runs: the figure kept beside its profile, the compile's, is not charged (v2_graphs.py
     # WARM_CACHE_UNCHARGED), so the plan is a warm start's, not one between the two
-    warm = said_warm_read(inputs) and runs_v2(inputs.version, inputs.model, s)
-    if given or warm or not compiles(inputs):
+    said_warm_read = meas.compile_cache == "warm" and unread_warm_note(inputs) is None
+    warm = said_warm_read and runs_v2(inputs.version, inputs.model, s)
+    if given or warm or not compiles(inputs.version, inputs.gpu_name, s):
         return None
     state = said_state(inputs)
     return COLD_COMPILE_CHARGE if state is None else COLD_COMPILE_CHARGE.model_copy(update={"state": state})

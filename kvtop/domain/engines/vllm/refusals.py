@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING
 
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.engines.vllm.architectures import MLP_SOURCE, TOWER_SPLIT
+from kvtop.domain.engines.vllm.awq_bits import awq_bits_refusal
 from kvtop.domain.engines.vllm.backends import (
     ATTENTION_BACKEND_FLAG,
     ONE_BACKEND_FEATURES,
@@ -183,6 +184,7 @@ def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     found += [_one_backend(ledger, feature) for feature in ONE_BACKEND_FEATURES]
     found.append(mlp_width_refusal(ledger, TP_WIDTHS))
     found.append(block_size_refusal(ledger))
+    found.append(awq_bits_refusal(ledger))
     found.append(experts_refusal(ledger))
     found.append(v1_backend_refusal(ledger))
     found.append(free_memory_refusal(ledger))

@@ -133,8 +133,8 @@ def stand_in(inputs: CalibrationInputs) -> tuple[CalibrationInputs, str]:
 # inside `memory_profiling` (gpu_worker.py:568). The figure kept beside V2's profile stands for that compile (module
 # docstring), so a warm start is charged none of it; the figure joins its error, so the interval still holds a cold start
 # (or one whose cache key the launch changed: the AOT path is a hash of the config, decorators.py:539-548). Measured
-# on the corpus's V2 starts whose lines say warm (`compile_cache: warm`): 0.30.0 L4 -19.6 % -> -0.3 %, 0.27.1 RTX 4090
-# -13.5 % -> -1.3 % (tests/test_vllm_warm_compile_cache.py).
+# on the corpus's V2 starts whose lines say warm (`compile_cache: warm`): 0.30.0 L4 −19.6 % → −0.3 %, 0.27.1 RTX 4090
+# −13.5 % → −1.3 % (tests/engines/vllm/test_warm_compile_cache.py).
 WARM_CACHE_UNCHARGED = (
     "torch.compile's cache said warm (--compile-cache warm): the profile loads the compiled graphs and compiles nothing "
     "(compilation/decorators.py:566-576 at v0.30.0), so nothing of that figure is charged; it joins the term's error "
