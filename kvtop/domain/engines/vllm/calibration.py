@@ -167,17 +167,17 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.context': LinearTerm(
         key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
-        coefficients=(0.547536, 0.988178, 0.226786), error_bytes=1148903752, records=58,
-        sources=10, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'L40S', 'RTX4090', 'RTXPRO6000'),
-        novel_error_bytes=1148903752, feature_sources=(10, 2, 2),
-        group_errors=(('1 GiB', 361248527),),
+        coefficients=(0.547379, 0.988335, 0.226786), error_bytes=1148903752, records=59,
+        sources=11, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'L40S', 'RTX4090', 'RTXPRO6000'),
+        novel_error_bytes=1148903752, feature_sources=(11, 2, 2),
+        group_errors=(('1 GiB', 257830816),),
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000",),
-        coefficients=(0.234259,), error_bytes=1056412005, records=92,
-        sources=26, gpus=('A100-40GB', 'A100-80GB', 'A40', 'GB300', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L40S', 'RTX3090', 'RTX4090', 'RTXA6000', 'RTXPRO6000', 'T4'),
-        novel_error_bytes=1056412005, feature_sources=(26,),
-        group_errors=(("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000", 1056412005),),
+        coefficients=(0.234456,), error_bytes=1058062075, records=94,
+        sources=28, gpus=('A100-40GB', 'A100-80GB', 'A40', 'GB300', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L40S', 'RTX3090', 'RTX4090', 'RTX5090-LAPTOP', 'RTXA6000', 'RTXPRO6000', 'T4'),
+        novel_error_bytes=1058062075, feature_sources=(28,),
+        group_errors=(("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000", 1058062075),),
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -188,10 +188,10 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v06': LinearTerm(
         key='vllm.non_torch.v06', features=('100 SMs of 2,048 threads', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.504611, 0.0), error_bytes=584258950, records=7,
+        coefficients=(0.50416, 0.0), error_bytes=584478110, records=7,
         sources=7, gpus=('A100-40GB', 'A100-80GB', 'H100', 'L4', 'RTX3090', 'T4'),
-        novel_error_bytes=584258950, feature_sources=(7, 0),
-        group_errors=(('100 SMs of 2,048 threads', 584258950),),
+        novel_error_bytes=584478110, feature_sources=(7, 0),
+        group_errors=(('100 SMs of 2,048 threads', 584478110),),
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -209,10 +209,10 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0, records=420, sources=229,
+    engine='vllm', factor=1.0, records=451, sources=243,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A10G', 'A30', 'A40', 'B200', 'GB10', 'GB200', 'GB300', 'GTX1080', 'GTX1650', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3050-LAPTOP', 'RTX3060', 'RTX3060-TI', 'RTX3090', 'RTX4060', 'RTX4090', 'RTX5060-TI', 'RTX5070-TI', 'RTX5080', 'RTX5090', 'RTX6000-ADA', 'RTX6000D', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO4000', 'RTXPRO6000', 'T4', 'TITAN-RTX', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 33), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=1245, sources=229,
+    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A10G', 'A30', 'A40', 'B200', 'GB10', 'GB200', 'GB300', 'GH200', 'GTX1080', 'GTX1650', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3050-LAPTOP', 'RTX3060', 'RTX3060-TI', 'RTX3090', 'RTX4060', 'RTX4070-LAPTOP', 'RTX4080-LAPTOP', 'RTX4090', 'RTX5060-TI', 'RTX5070-TI', 'RTX5080', 'RTX5090', 'RTX5090-LAPTOP', 'RTX6000-ADA', 'RTX6000D', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO4000', 'RTXPRO6000', 'T4', 'TITAN-RTX', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 33), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=1338, sources=243,
 )  # fmt: skip
 # END FITTED
 
