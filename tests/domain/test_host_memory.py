@@ -259,7 +259,8 @@ def test_the_corpus_judges_its_desktop_starts_as_plan_desktop_plans_them() -> No
     session 58 an RTX 3050 laptop and an RTX 5080 under WSL2; since session 60 one author's RTX 4090 lab notes (seven
     starts), an RTX 5060 Ti and an SGLang RTX 3060 under WSL2 (their sources say so: SOURCES.md, session 60); since
     session 61 an RTX 4090 class note under WSL2 and one author's SLO lab on a desktop RTX 4090 under WSL2 (ten starts:
-    its README and ADRs say the Windows compositor shares the card)."""
+    its README and ADRs say the Windows compositor shares the card); since session 63 three laptops under WSL2 (an
+    RTX 3050, an RTX 4070's AWQ sweep, an RTX 4080's utilization sweep)."""
     assert {record.id for record in RECORDS.values() if record.desktop} == {
         "my-deepseek-r1-distill-qwen-7b-3090",
         "case-lmdeploy-1703-internlm-20b-w4-3090",
@@ -290,6 +291,15 @@ def test_the_corpus_judges_its_desktop_starts_as_plan_desktop_plans_them() -> No
         *(f"file56155919944-qwen3-{run}-rtx5070ti-wsl2-v0230" for run in ("8b-fp8", "8b-nvfp4", "14b-nvfp4")),
         "luoaini-sm75-qwen2.5-0.5b-gtx1650-wsl2-v0280",
         "tritonbackend-issue625-glm-4-9b-chat-int8wo-4090-wsl2",
+        # session 63: an RTX 3050 Laptop, an RTX 4070 Laptop (one AWQ sweep, six starts) and an RTX 4080 Laptop (one
+        # utilization sweep, nine starts), all under WSL2 (their sources say so: SOURCES.md, session 63)
+        "damnkuldeep-qwen2.5-1.5b-awq-rtx3050-4gb-wsl2-v0110",
+        *(f"file69415599131-qwen2.5-1.5b-instruct-rtx4080laptop-wsl2-v0230-{run}"
+          for run in ("fp8-u085", "u033", "u036", "u040", "u045", "u055", "u065", "u075", "u085")),
+        *(f"sanss-infra-lab-qwen3-8b-awq-rtx4070laptop-wsl2-v0171-{run}" for run in (
+            "len1024-u082-seq1-b2048-eager", "len2048-u085-seq2-b2048-eager", "len2048-u085-seq2-b4096-eager",
+            "len2048-u085-seq2-b4096-graphs", "len4096-u085-seq2-b2048-eager-triton-auto",
+            "len4096-u085-seq2-b2048-eager-triton-fp8e4m3")),
     }
     record = RECORDS["case-lmdeploy-1703-internlm-20b-w4-3090"]
     judged = blind(record, corpus_fits(record.source), weights_logged=False)
