@@ -85,7 +85,7 @@ def test_an_attention_free_plan_gives_its_requests_an_interval(capsys: pytest.Ca
     text = plan_text(capsys, *MAMBA_ARGS)
     line = next(line for line in text.splitlines() if line.startswith("Interval"))
     below, above = 235 - low // 3, high // 3 - 235  # ends this close differ by more than 1 %: both said
-    spread = f"± {below}" if below == above else f"−{below} / +{above}"
+    spread = f"± {below}" if below == above else f"{'−' if below else ''}{below} / +{above}"  # a zero side unsigned
     assert line.endswith(f"{low // 3} – {high // 3} requests ({spread}), mostly weights (calibrated); "
                          f"state slots {low} – {high} fit")  # fmt: skip
 

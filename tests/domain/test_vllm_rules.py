@@ -54,7 +54,7 @@ def test_gpt_oss_window_blocks_follow_the_tokens_in_flight(
     engine = _plan(GPT_OSS, [*flags, "--engine-version", "0.33.0"], H100_BYTES, "H100").engine
     assert engine.num_blocks == 19_129
     assert engine.token_capacity == tokens == int(19_129 / blocks_per_request * 131_072)
-    assert engine.steps[-1].label == f"tokens: int(blocks ÷ {blocks_per_request} × 131,072)"
+    assert engine.steps[-1].label == f"tokens: int(blocks ÷ {blocks_per_request:,} × 131,072)"
 
 
 def test_async_scheduling_at_pp_above_one_under_the_v1_runner_is_not_modelled() -> None:
@@ -90,7 +90,7 @@ def test_llama4_chunked_local_attention_has_no_window_minus_one_nor_extra_block(
     flags = ["--tp", "4", "--max-model-len", "131072", "--no-async-scheduling", "--engine-version", "0.33.0"]
     engine = _plan("meta-llama--Llama-4-Scout-17B-16E-Instruct.json", flags, H100_BYTES, "H100").engine
     assert engine.num_blocks == 112_927  # 115,153 less 2,226 ≈ 437,626,240 ÷ 196,608 B (2,225.9 blocks)
-    assert engine.steps[-1].label == "tokens: int(blocks ÷ 11264 × 131,072)"
+    assert engine.steps[-1].label == "tokens: int(blocks ÷ 11,264 × 131,072)"
     assert engine.token_capacity == 1_314_059 == int(112_927 / 11_264 * 131_072)
 
 
