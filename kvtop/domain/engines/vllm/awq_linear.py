@@ -26,14 +26,12 @@ from typing import Literal
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.gptq_kernels import HOPPER, MACHETE_BLOCK  # Machete's shape, as GPTQ reads it
+from kvtop.domain.engines.vllm.gptq_linear import walk_layers
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rank_matrices import RankMatrices
 from kvtop.domain.rounding import ceil_div
-from kvtop.domain.weight_compressed import compressed_attention
-from kvtop.domain.weight_matrices import layer_weights
-from kvtop.domain.weight_shared import hybrid_layer
 from kvtop.domain.weights import WeightRow
 
 AWQ_SCHEMES = ("awq", "awq_marlin")
@@ -127,9 +125,7 @@ def awq_linear_rows(
     if (capability or HOPPER) != HOPPER:
         return ()
     recorder = _AwqModules(model, layout)
-    attention_of = compressed_attention if model.compressed is not None else None
-    for layer in layers:
-        layer_weights(recorder, layer, hybrid_layer if model.shared_block is not None else attention_of)
+    walk_layers(recorder, layers)
     taken = [module for module in recorder.modules if machete_takes(module)]
     extra = round(sum(machete_zero_bytes(module) - module.book_zero_bytes for module in taken))
     if extra <= 0:

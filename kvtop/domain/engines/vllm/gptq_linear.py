@@ -98,12 +98,12 @@ def _kept_bytes(module: GptqModule, kernel: Kernel, rule: GptqKernelRule) -> int
     return qzeros + (g_idx if kernel is Kernel.MACHETE or module.act_order else 0)
 
 
-def _recorded(model: ModelSpec, layout: ParallelLayout, layers: range, act_order: bool) -> _GptqModules:
-    recorder = _GptqModules(model, layout, act_order)
+def walk_layers(recorder: RankMatrices, layers: range) -> None:
+    """Hands `recorder` every matrix of `layers` as the weights book walks them (AWQ's walk too: awq_linear.py)."""
+    model = recorder.model
     attention_of = compressed_attention if model.compressed is not None else None
     for layer in layers:
         layer_weights(recorder, layer, hybrid_layer if model.shared_block is not None else attention_of)
-    return recorder
 
 
 def gptq_linear_rows(
@@ -120,7 +120,8 @@ def gptq_linear_rows(
     capability = capability or HOPPER  # vLLM's rules assume Hopper for a GPU kvtop does not know (backends.py)
     if rule is None:
         return ()
-    recorder = _recorded(model, layout, layers, act_order=rule.g_idx)  # desc_act refused from v0.30.0 (kernels.py)
+    recorder = _GptqModules(model, layout, act_order=rule.g_idx)  # desc_act refused from v0.30.0 (kernels.py)
+    walk_layers(recorder, layers)
     kernels = [kernel_for(module, rule, capability) for module in recorder.modules]
     rows: list[WeightRow] = []
     nbytes = sum(_kept_bytes(module, kernel, rule) for module, kernel in zip(recorder.modules, kernels, strict=True))
