@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.awq_bits import AWQ_SCHEMES
 from kvtop.domain.engines.vllm.gptq_kernels import HOPPER, MACHETE_BLOCK  # Machete's shape, as GPTQ reads it
 from kvtop.domain.engines.vllm.gptq_linear import walk_layers
 from kvtop.domain.gpus import compute_capability
@@ -34,7 +35,6 @@ from kvtop.domain.rank_matrices import RankMatrices
 from kvtop.domain.rounding import ceil_div
 from kvtop.domain.weights import WeightRow
 
-AWQ_SCHEMES = ("awq", "awq_marlin")
 MACHETE_GROUPS = (None, 64, 128)  # query_machete_supported_group_sizes for 16-bit activations (None: channelwise)
 ZERO_BYTES = 2  # the scales' dtype (the model's 16-bit dtype) that Machete's zeros take
 
