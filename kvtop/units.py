@@ -12,7 +12,7 @@ import re
 from pydantic import ByteSize, TypeAdapter, ValidationError
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.wording import GB, GIB, MIB, byte_count, figure
+from kvtop.domain.wording import GB, GIB, MIB, byte_count, figure, whole
 from kvtop.domain.wording import gib as fmt_gib  # one GiB formatter: the domain's sentences and every view
 from kvtop.domain.wording import gib_figure as fmt_gib_figure  # its figure alone, under a 'GiB' column header
 from kvtop.domain.wording import percent as fmt_percent  # one percent: a KV usage, a deviation
@@ -80,10 +80,10 @@ def fmt_both(num_bytes: int | float, digits: int = 2) -> str:
 
 
 def legible_digits(num_bytes: int | float) -> int:
-    """Decimals that keep a small figure from reading 0 in GB: 1 from 1 GB (and for 0), 2 from 0.1 GB, else 3 (7 MB
-    reads 0.007 GB, not 0.0 GB)."""
+    """Decimals that keep a small figure from reading 0 in GB: 1 from 1 GB (and for 0), 2 from 0.1 GB
+    (`LEGIBLE_BOTH_FROM`), else 3 (7 MB reads 0.007 GB, not 0.0 GB)."""
     size = abs(num_bytes)
-    return 1 if size >= GB or size == 0 else 2 if size >= GB // 10 else 3
+    return 1 if size >= GB or size == 0 else 2 if size >= LEGIBLE_BOTH_FROM else 3
 
 
 def fmt_both_legible(num_bytes: int | float) -> str:
@@ -120,7 +120,7 @@ def fmt_bytes(num_bytes: int | float) -> str:
 
 def fmt_tokens(tokens: int | float) -> str:
     """'1,512,448' ('−4,096' below zero: the one minus, `fmt_signed`'s)."""
-    return f"{int(tokens):,}".replace("-", "−")
+    return whole(int(tokens))
 
 
 def fmt_tokens_brief(change: int) -> str:

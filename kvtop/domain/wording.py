@@ -31,9 +31,15 @@ def in_unit(num_bytes: int, unit: tuple[str, int] | None) -> str:
     return f"{figure(num_bytes / scale, 0 if num_bytes % scale == 0 else 2)} {name}"
 
 
+def whole(count: int) -> str:
+    """'1,512,448', '−4,096': a whole number exactly (no float on the way), the thousands comma and the minus `figure`
+    writes; the one such figure of a byte count and a token count."""
+    return f"{count:,}".replace("-", "−")
+
+
 def byte_count(num_bytes: int) -> str:
-    """'4,096 B', '−4,096 B': an exact byte count, the thousands comma and the minus `figure` writes."""
-    return f"{num_bytes:,} B".replace("-", "−")
+    """'4,096 B', '−4,096 B': an exact byte count (`whole`)."""
+    return f"{whole(num_bytes)} B"
 
 
 def percent(fraction: float, digits: int = 0, *, sign: bool = False) -> str:
