@@ -252,8 +252,8 @@ class Ledger(BaseModel):
 
     @property
     def tokens_per_gib(self) -> float:
-        """The exchange rate: how many tokens one GiB of KV budget buys on the tightest rank."""
-        return tokens_per(GIB, self.kv_bytes_per_token_exact)
+        """The exchange rate: how many tokens one GiB of KV budget buys on the tightest rank (its own rate)."""
+        return self._tightest_kv_rank.tokens_per_gib
 
     def tokens_in(self, num_bytes: int) -> int | None:
         """`num_bytes` read as tokens on the tightest rank (`RankLedger.tokens_in`: whole pages of its cell)."""
