@@ -68,10 +68,9 @@ SPEC_STATE_ERAS: Eras[str] = Eras((
         "branch alone (the radix-off and typed-size branch charges none)"),
     Era("0.5.8", "first", "0.5.8 model_runner_kv_cache_mixin.py:151-166, 0.5.10 :184-198, 0.5.12 :83-97: rest −= "
         "per_req × (mrr ÷ attn_dp) × D before the slots are sized"),
-    Era("0.5.13", "joint", "0.5.13 model_runner_kv_cache_mixin.py:144-159, 0.5.14 :184-199, 0.5.15 :203-218: "
-        "K = share // (per_req × (1 + D ÷ ratio)); rest −= per_req × min(mrr ÷ attn_dp, K ÷ ratio) × D"),
-    Era("0.5.17", "joint_padded", "0.5.17 mem_cache/kv_cache_configurator.py:1930-1948, 0.5.23 :3359-3377: "
-        "K = (share − per_req × (1 + D)) // (per_req × (1 + D ÷ ratio)); intermediates for min(…) + 1"),
+    Era("0.5.13", "joint", "0.5.13 model_runner_kv_cache_mixin.py:144-159, 0.5.14 :184-199, 0.5.15 :203-218, 0.5.17 "
+        "mem_cache/kv_cache_configurator.py:1930-1948, 0.5.23 :3359-3377: K = share // (per_req × (1 + D ÷ ratio)); "
+        "rest −= per_req × min(mrr ÷ attn_dp, K ÷ ratio) × D (the padding slot from v0.5.17: eras.MAMBA_SLOT_ERAS)"),
 ))  # fmt: skip
 
 
@@ -155,7 +154,7 @@ def mamba_slots(
                                     f"intermediate states inside each ({SPEC_STATE_ERAS.era(version).source})",
                                     field="--speculative-algorithm")  # fmt: skip
     requests = (asked or 0) // attn_dp
-    joint = era in ("joint", "joint_padded")
+    joint = era == "joint"
     spec = 0
     auto = size is None and not settings.disable_radix_cache  # 0.5.7: the branch it charges in
     if d is not None and (era == "first" or (era == "auto_first" and auto)):

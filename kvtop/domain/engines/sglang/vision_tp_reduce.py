@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.refusals import Refusal
 from kvtop.domain.served_model import tower_unbuilt
@@ -66,7 +67,9 @@ REFUSED_ERAS: Eras[dict[str, tuple[str, bool]]] = Eras((
     Era("0.5.22", _REFUSED, "0.5.22 srt/layers/dp_attention.py:492 reject_attn_tp_shard_with_tp_reduce, "
         "srt/layers/attention/vision.py:1215; 0.5.23 dp_attention.py:536, vision.py:1220"),
 ))  # fmt: skip
-DP_ENCODER = "--mm-enable-dp-encoder"
+assert TOWER_SPLIT.data_parallel_flag is not None  # --mm-enable-dp-encoder, spelled once (architectures.py)
+_DP_KEY, _DP_ON = TOWER_SPLIT.data_parallel_flag
+DP_ENCODER = f"--{_DP_KEY}"
 
 
 def _encoder_runs_here(ledger: Ledger) -> bool:
@@ -85,7 +88,7 @@ def vision_tp_reduce_refusal(ledger: Ledger) -> Refusal | None:
     where, flag_lifts = entry
     if tower_unbuilt(model, ledger.settings, ledger.version) or not _encoder_runs_here(ledger):
         return None
-    if flag_lifts and ledger.settings.flags.get(DP_ENCODER.removeprefix("--")) is True:
+    if flag_lifts and ledger.settings.flags.get(_DP_KEY) == _DP_ON:
         return None
     dp = f"--attn-dp-size {layout.attn_dp}"
     lift = "takes" if flag_lifts else "does not hand its encoder"
