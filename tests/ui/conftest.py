@@ -90,10 +90,17 @@ async def wait_for_snapshot(pilot: Pilot[object]) -> None:
     await pilot.pause()
 
 
-def footer_keys(app: KvtopApp) -> list[str]:
-    """The keys the footer of the screen on top lists (as Textual names them), left to right."""
+async def footer_keys(pilot: Pilot[object]) -> list[str]:
+    """The keys the footer of the screen on top lists (as Textual names them), left to right, once the footer
+    has drawn them: Textual recomposes a footer after a screen's bindings change, so a bare read can see none."""
     from textual.widgets import Footer
     from textual.widgets._footer import FooterKey
 
-    footer = app.screen.query_one(Footer)
-    return [key.key for key in footer.query(FooterKey) if not key.has_class("-disabled")]
+    app = pilot.app
+
+    def shown() -> list[str]:
+        footer = app.screen.query_one(Footer)
+        return [key.key for key in footer.query(FooterKey) if not key.has_class("-disabled")]
+
+    await wait_for(pilot, shown)
+    return shown()

@@ -19,7 +19,7 @@ async def test_help_on_a_short_terminal_names_its_scroll_key(make_app, healthy_s
         await pilot.pause()
         box = app.screen.query_one("#help-box", VerticalScroll)
         assert box.max_scroll_y > 0  # the table does not fit: there is something to scroll to
-        assert footer_keys(app) == ["escape", "j"]  # was ["escape"]: only "esc Close"
+        assert await footer_keys(pilot) == ["escape", "j"]  # was ["escape"]: only "esc Close"
         assert "↑↓ Scroll" in screen_lines(app)[-1]
         await pilot.press("down")
         assert box.scroll_y > 0

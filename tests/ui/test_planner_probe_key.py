@@ -33,7 +33,7 @@ async def test_p_and_c_from_the_tp_field_probe_and_copy_the_edit_and_are_not_typ
         assert screen.focused is tp  # the planner opens on TP
         await pilot.press("4")  # TP's text is selected on focus: '4' replaces the 8
         await wait_for(pilot, lambda: screen.outcome.after is not None and screen.outcome.after.layout.tp == 4)
-        assert "P" in footer_keys(app)  # the field leaves the key to its binding, so the footer lists it
+        assert "P" in await footer_keys(pilot)  # the field leaves the key to its binding, so the footer lists it
         await pilot.press("P")
         await wait_for(pilot, lambda: isinstance(app.screen, ProbeScreen))
         plan = app.screen.plan
@@ -59,4 +59,4 @@ async def test_p_and_c_in_the_model_field_are_letters(make_app):
         await pilot.pause()
         assert model.value.endswith("Pc")
         assert isinstance(app.screen, PlannerScreen)
-        assert "P" not in footer_keys(app) and "c" not in footer_keys(app)
+        assert "P" not in await footer_keys(pilot) and "c" not in await footer_keys(pilot)

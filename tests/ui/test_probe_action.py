@@ -71,7 +71,7 @@ async def test_p_states_gpu_buffers_reserve_and_the_co_tenant_sharing_the_gpu(ma
         assert "GPU 3 with 2 other processes" in plan
         assert "pid 9001 python3 (jupyter-kernel) 6.00 GiB · co-tenant" in plan
         assert "pid 4246 python3 (sglang::scheduler_TP3) 56.74 GiB · engine worker" in plan
-        assert {"y", "n"} <= set(footer_keys(app))
+        assert {"y", "n"} <= set(await footer_keys(pilot))
         assert runner.requests == []
 
 
@@ -84,7 +84,7 @@ async def test_where_nothing_fits_the_dialog_says_so_and_offers_no_run(make_app,
         reason = " ".join(text(app, "#probe-result").split())
         assert "nothing fits on GPU 3: free 0.41 GiB − reserve 14.31 GiB leaves no room" in reason
         assert not screen.query("#probe-run")
-        assert "y" not in footer_keys(app)
+        assert "y" not in await footer_keys(pilot)
         await pilot.press("y")
         await pilot.pause()
         assert runner.requests == [] and screen.phase == "unavailable"
@@ -332,4 +332,4 @@ async def test_without_torch_the_probe_says_what_to_install_before_anything(make
         await wait_for(pilot, lambda: isinstance(app.screen, ProbeScreen))
         assert app.screen.phase == "unavailable"
         assert " ".join(text(app, "#probe-result").split()) == reason
-        assert "y" not in footer_keys(app) and not app.screen.query("#probe-run")
+        assert "y" not in await footer_keys(pilot) and not app.screen.query("#probe-run")

@@ -119,7 +119,7 @@ async def test_tagged_processes_are_signalled_at_once_after_one_dialog(make_app)
         said = [n.message for n in app._notifications]
         assert any(m.startswith(f"pid {UNNAMED_PID} cannot be tagged: kvtop could not read pid {UNNAMED_PID}'s start time") for m in said)
         assert "2 tagged" in text(panel, "#processes-title")
-        assert {"T", "K", "I"} <= set(footer_keys(app))  # the selected row is the unnamed pid: the tags are signalled
+        assert {"T", "K", "I"} <= set(await footer_keys(pilot))  # the selected row is the unnamed pid: the tags are signalled
         await pilot.press("K")
         await wait_for(pilot, lambda: isinstance(app.screen, SignalScreen))
         dialog = text(app.screen, "#signal-text")
@@ -151,7 +151,7 @@ async def test_an_engine_process_among_the_tagged_needs_the_force(make_app):
         dialog = text(app.screen, "#signal-text")
         assert "REFUSED: pid 4243 is engine worker of sglang:4242 TP0, which is serving" in dialog
         assert "F sends it anyway; y sends the others." in dialog
-        assert footer_keys(app)[:3] == ["y", "F", "n"]
+        assert (await footer_keys(pilot))[:3] == ["y", "F", "n"]
         await pilot.press("F")
         await wait_for(pilot, lambda: len(sender.requests) == 2)
         assert sorted((r.pid, r.forced) for r in sender.requests) == [(WORKER_TP0_PID, True), (CO_TENANT_PID, False)]
@@ -166,7 +166,7 @@ async def test_read_only_tags_nothing(make_app):
         await pilot.press("space", "T")
         await pilot.pause()
         assert panel.tagged == {} and sender.requests == [] and isinstance(app.screen, ProcessScreen)
-        assert not {"space", "T", "K", "I"} & set(footer_keys(app))
+        assert not {"space", "T", "K", "I"} & set(await footer_keys(pilot))
 
 
 async def test_a_tag_is_dropped_when_its_pid_names_another_process(make_app):

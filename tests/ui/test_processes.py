@@ -49,7 +49,7 @@ async def test_enter_on_the_co_tenant_finding_opens_gpu_3s_panel_with_its_pid_se
         assert rows[CO_TENANT_PID].role_name == "co-tenant" and rows[CO_TENANT_PID].engine == "—"
         assert rows[WORKER_TP3_PID].engine == "sglang:4242 TP3"
         assert "Processes · GPU 3 H100 80GB · 2 processes" in text(panel, "#processes-title")
-        assert {"T", "K", "I"} <= set(footer_keys(app))
+        assert {"T", "K", "I"} <= set(await footer_keys(pilot))
 
 
 async def test_the_signal_dialog_names_pid_bytes_and_the_tokens_the_finding_prices(
@@ -69,7 +69,7 @@ async def test_the_signal_dialog_names_pid_bytes_and_the_tokens_the_finding_pric
         assert f"+{gain:,} tokens per rank for sglang:4242 once it restarts" in dialog
         assert "(finding: Another process holds memory on an engine's GPU)" in dialog
         assert "REFUSED" not in dialog
-        assert footer_keys(app)[:2] == ["y", "n"] and "F" not in footer_keys(app)
+        assert (await footer_keys(pilot))[:2] == ["y", "n"] and "F" not in await footer_keys(pilot)
         await pilot.press("y")
         await wait_for(pilot, sender.sent.is_set)
         request = sender.requests[0]
@@ -117,7 +117,7 @@ async def test_an_engine_worker_is_refused_unless_forced(make_app, co_tenant_sna
         dialog = text(app.screen, "#signal-text")
         assert "REFUSED: pid 4246 is engine worker of sglang:4242 TP3, which is serving" in dialog
         assert "no finding prices pid 4246" in dialog
-        assert "y" not in footer_keys(app) and "F" in footer_keys(app)
+        assert "y" not in await footer_keys(pilot) and "F" in await footer_keys(pilot)
         await pilot.press("y")  # refused: y does nothing
         await pilot.pause()
         assert sender.requests == [] and isinstance(app.screen, SignalScreen)
@@ -131,7 +131,7 @@ async def test_read_only_has_no_signals(make_app, co_tenant_snapshot):
     app = make_app(co_tenant_snapshot, read_only=True, signal_sender=sender)
     async with app.run_test(size=(80, 24)) as pilot:
         panel = await open_co_tenant_panel(pilot)
-        assert not {"T", "K", "I"} & set(footer_keys(app))
+        assert not {"T", "K", "I"} & set(await footer_keys(pilot))
         assert "signals off (--read-only)" in text(panel, "#processes-title")
         await pilot.press("T", "K", "I")
         await pilot.pause()
@@ -226,7 +226,7 @@ async def test_a_pid_kvtop_cannot_name_offers_no_signal_and_says_why(make_app):
     async with app.run_test(size=(120, 30), notifications=True) as pilot:
         panel = await _panel_of_gpu_0(pilot)
         await _select(pilot, panel, UNSEEN_PID)
-        assert not {"T", "K", "I"} & set(footer_keys(app))
+        assert not {"T", "K", "I"} & set(await footer_keys(pilot))
         detail = text(panel, "#processes-detail")
         assert "no signals pid 6001 is not visible here: it runs in another PID namespace" in detail
         assert "kvtop cannot tell which process it is" in detail
@@ -234,7 +234,7 @@ async def test_a_pid_kvtop_cannot_name_offers_no_signal_and_says_why(make_app):
         await pilot.pause()
         assert isinstance(app.screen, ProcessScreen) and sender.requests == []
         await _select(pilot, panel, NAMED_PID)  # the process kvtop named keeps its signals
-        assert {"T", "K", "I"} <= set(footer_keys(app))
+        assert {"T", "K", "I"} <= set(await footer_keys(pilot))
         await pilot.press("T")
         await wait_for(pilot, lambda: isinstance(app.screen, SignalScreen))
         await pilot.press("y")
@@ -257,7 +257,7 @@ async def test_in_a_containers_pid_namespace_the_panel_says_so_and_signals_nothi
         )
         for pid in (NAMED_PID, UNSEEN_PID):
             await _select(pilot, panel, pid)
-            assert not {"T", "K", "I"} & set(footer_keys(app))
+            assert not {"T", "K", "I"} & set(await footer_keys(pilot))
             assert f"pid {pid} is the host's and kvtop runs in another PID namespace" in text(panel, "#processes-detail")
             await pilot.press("T")
             await pilot.pause()

@@ -42,14 +42,14 @@ async def test_dialog_footers_list_only_keys_that_work_there(make_app, healthy_s
     app = make_app(healthy_snapshot, probe_runner=lambda request, cancel: None)  # type: ignore[arg-type,return-value]
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for_snapshot(pilot)
-        assert {"slash", "f", "enter"} <= set(footer_keys(app))  # the dashboard's own
+        assert {"slash", "f", "enter"} <= set(await footer_keys(pilot))  # the dashboard's own
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
-        shown = set(footer_keys(app))
+        shown = set(await footer_keys(pilot))
         assert "escape" in shown and not shown & DASHBOARD_ONLY, shown
         await pilot.press("escape", "P")  # nothing fits on a healthy rank: the dialog only explains
         assert isinstance(app.screen, ProbeScreen)
-        shown = set(footer_keys(app))
+        shown = set(await footer_keys(pilot))
         assert "n" in shown and "y" not in shown and not shown & DASHBOARD_ONLY, shown
         for key in shown - {"t", "r"}:  # each listed key acts: cancel closes the dialog
             await pilot.press(key)
