@@ -73,6 +73,22 @@ DESKTOP_NOTE = (
     "engine starts, which the plan leaves out"
 )
 
+# An engine that sizes from the total measures what it holds beside weights and KV as the device's memory in use, not
+# its own: vLLM's non-torch increase is CUDA's total less cudaMemGetInfo's free less torch's reserve, from the worker's
+# first snapshot to the profile's end (utils/mem_utils.py `MemorySnapshot.measure` :92-127 at v0.17.1, :96 at
+# v0.23.0), and from v0.27.0 its budget takes the drop in free memory itself (`total_consumed`, mem_utils.py:314-326
+# at v0.27.1 and v0.28.0); the worker says "we assume that the other processes using the same GPU did not change their
+# memory usage during the profiling" (v1/worker/gpu_worker.py:397 at v0.17.1, :451 at v0.23.0, :534 at v0.27.1, :549
+# at v0.28.0). No WSL2 branch of vLLM allocates on the GPU (`in_wsl` gates pinned host memory, NVML under fork and a
+# CPU-offload warning: platforms/interface.py, utils/system_utils.py, platforms/cuda.py at those releases), so what a
+# desktop takes or gives back meanwhile moves the KV cache. Session 64 (docs/calibration_history.md): the corpus's WSL2
+# starts leave −0.90 to +1.68 GiB beside weights and KV against the plan's terms, one launch's sessions 2.55 GiB apart
+# (kuotunyu/vllm-single-gpu-slo-lab, ADR 0009), and no WSL2 constant holds with each source left out.
+DESKTOP_DURING_PROFILE = (
+    "what the desktop takes while the engine profiles is not modelled either: the engine reads the device's free "
+    "memory then, so it comes off the KV cache (vLLM's non-torch memory)"
+)
+
 
 def desktop_note(*, charged: bool, held_bytes: int, measured: bool = False) -> str:
     """The plan's sentence for a desktop sharing the card: not modelled, and what it can do to this engine's plan
@@ -86,7 +102,8 @@ def desktop_note(*, charged: bool, held_bytes: int, measured: bool = False) -> s
                 f"({gib(held_bytes)})")  # fmt: skip
     if charged:
         return f"{DESKTOP_NOTE}; no desktop start measured what it holds, so the low end takes nothing for it"
-    return f"{DESKTOP_NOTE}; the engine sizes from the total, so it starts only where the desktop leaves what it asks free"
+    return (f"{DESKTOP_NOTE}; the engine sizes from the total, so it starts only where the desktop leaves what it asks "
+            f"free; {DESKTOP_DURING_PROFILE}")  # fmt: skip
 
 
 def host_held(total_bytes: int) -> tuple[int, int]:
