@@ -17,8 +17,8 @@ from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.trtllm.budget import TrtllmBudget, tokens_per_block
 from kvtop.domain.engines.trtllm.eras import CALENDAR, PP_REMAINDER, resolve_version
 from kvtop.domain.engines.trtllm.flags import TrtllmFlags
+from kvtop.domain.engines.trtllm.kv_storage import TRTLLM_KV_STORAGE
 from kvtop.domain.engines.versions import PEP440_NAMES, ReleaseNames, ResolvedVersion
-from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
 from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import ModelSpec
@@ -27,10 +27,7 @@ from kvtop.domain.model import ModelSpec
 class TrtllmRules(TrtllmBudget, EngineBase):
     id = "trtllm"
     display_name = "TensorRT-LLM"
-    kv_storage = KvStorage(
-        honours_checkpoint_kv_dtype=True,  # §2: `auto` follows ModelOpt's kv_cache_quant_algo FP8
-        kv_heads_round_up=True,  # §1.2: (kv_heads + tp − 1) // tp per rank
-    )
+    kv_storage = TRTLLM_KV_STORAGE  # kv_storage.py: checkpoint FP8 KV honoured, KV heads rounded up per rank
     pp_remainder: PpRemainder = PP_REMAINDER  # Mapping.pp_layers: torch.tensor_split, the first stages get one more
     # §5: max_tokens is MIN-reduced over every rank; a draft's KV is its own pool, added to the estimator
     # cost (§1.1), not modelled
