@@ -14,11 +14,12 @@ from kvtop.domain.engines.base import EngineResult
 from kvtop.domain.engines.measured_reads import MeasuredField
 from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
-from kvtop.domain.engines.trtllm.budget import TrtllmBudget, tokens_per_block
+from kvtop.domain.engines.trtllm.budget import TrtllmBudget, runtime, tokens_per_block
 from kvtop.domain.engines.trtllm.eras import CALENDAR, PP_REMAINDER, resolve_version
 from kvtop.domain.engines.trtllm.flags import TrtllmFlags
+from kvtop.domain.engines.trtllm.kv_storage import TRTLLM_KV_STORAGE
+from kvtop.domain.engines.trtllm.max_seq_len import pytorch_max_seq_len
 from kvtop.domain.engines.versions import PEP440_NAMES, ReleaseNames, ResolvedVersion
-from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import EngineFlags, LaunchSettings
 from kvtop.domain.layout import PpRemainder
 from kvtop.domain.model import ModelSpec
@@ -27,10 +28,7 @@ from kvtop.domain.model import ModelSpec
 class TrtllmRules(TrtllmBudget, EngineBase):
     id = "trtllm"
     display_name = "TensorRT-LLM"
-    kv_storage = KvStorage(
-        honours_checkpoint_kv_dtype=True,  # §2: `auto` follows ModelOpt's kv_cache_quant_algo FP8
-        kv_heads_round_up=True,  # §1.2: (kv_heads + tp − 1) // tp per rank
-    )
+    kv_storage = TRTLLM_KV_STORAGE  # kv_storage.py: checkpoint FP8 KV honoured, KV heads rounded up per rank
     pp_remainder: PpRemainder = PP_REMAINDER  # Mapping.pp_layers: torch.tensor_split, the first stages get one more
     # §5: max_tokens is MIN-reduced over every rank; a draft's KV is its own pool, added to the estimator
     # cost (§1.1), not modelled
@@ -58,6 +56,13 @@ class TrtllmRules(TrtllmBudget, EngineBase):
 
     def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:
         return tokens_per_block(LaunchSettings(engine="trtllm"), version)
+
+    def context_length(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
+        """§33: the PyTorch backend's `_init_max_seq_len` (max_seq_len.py); a TensorRT engine's as the launch states
+        it, else the config's positions."""
+        if runtime(settings, version) == "pytorch":
+            return pytorch_max_seq_len(model, settings, version)
+        return settings.context_length or model.max_position_embeddings
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)

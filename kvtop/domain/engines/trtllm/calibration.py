@@ -53,6 +53,7 @@ from kvtop.domain.engines.trtllm.import_contexts import (
     with_import_contexts,
     with_import_contexts_unmodelled,
 )
+from kvtop.domain.engines.trtllm.mla_workspace import held_in_torch as mla_workspace_held
 from kvtop.domain.engines.trtllm.moe_outside_torch import with_moe_unmodelled
 from kvtop.domain.engines.trtllm.moe_weights import held_beside
 from kvtop.domain.engines.trtllm.moe_workspace import held_in_torch as moe_workspace_held
@@ -170,13 +171,15 @@ def weights_built_ahead(inputs: CalibrationInputs) -> bool:
 
 def _held_beside_book(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """What the PyTorch backend holds in torch beyond the book at the profiling baseline: the MoE backend's padded
-    MXFP4 experts (moe_weights.py, §24), DeepseekV3Model's whole embedding and MLA copies (deepseek_weights.py, §25)
-    and the CUTLASS MoE workspace cached after the warm-up (moe_workspace.py, §26)."""
+    MXFP4 experts (moe_weights.py, §24), DeepseekV3Model's whole embedding and MLA copies (deepseek_weights.py, §25),
+    the CUTLASS MoE workspace cached after the warm-up (moe_workspace.py, §26) and MLA's attention workspaces
+    (mla_workspace.py, §32)."""
     if not _profiled(inputs):
         return None
     parts = [part for part in (held_beside(inputs.model, inputs.layout, inputs.settings),
                                deepseek_held(inputs),
-                               moe_workspace_held(inputs.model, inputs)) if part is not None]
+                               moe_workspace_held(inputs.model, inputs),
+                               mla_workspace_held(inputs)) if part is not None]
     if not parts:
         return None
     return sum(nbytes for nbytes, _ in parts), "; ".join(why for _, why in parts)

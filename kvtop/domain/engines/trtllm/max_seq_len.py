@@ -1,0 +1,54 @@
+"""The max_seq_len TensorRT-LLM's PyTorch backend runs at (docs/engines/trtllm.md §33).
+
+`PyTorchModelEngine._init_max_seq_len` (_torch/pyexecutor/model_engine.py), run by `_init_model_capacity` before
+`_init_max_num_tokens` caps max_num_tokens at max_batch_size × max_seq_len (§30, `budget.executor_max_num_tokens`):
+- an unset max_seq_len is the inferred one, `_infer_max_seq_len_from_config`: the config's max_position_embeddings
+  (its text_config's for a multimodal model; 2,048 where neither states one), × the rope block's `factor` (rounded up)
+  unless the rope type is su, longrope, llama3 or yarn (stored copies search-index ids 707893322, 3514536498; the
+  oldest copies, ids 5661567389 and 5682132957, call the model's own `infer_max_seq_len()`: taken alike);
+- a stated max_seq_len above the inferred one is kept in the oldest copies and lowered to it from PR #4879 (nvbug
+  5319281, opened 2025-06-03: "avoid the user specifying a max_seq_len … higher than what the model supports"; ids
+  1034563403, 707893322, 3514536498, "py_executor_creator makes sure that the executor uses this smaller value");
+  its first release is not read in a release tree: 1.0.0rc0, the first main-line release after the PR opened, is
+  assumed (the 0.21 branch planned without it). PR #10600 (merged 2026-01-16; ids 69471950776, 70433821559) keeps a
+  longer one only under the environment variable TLLM_ALLOW_LONG_MAX_MODEL_LEN, which no launch line carries: taken
+  unset.
+A TensorRT engine runs at the max_seq_len its build took (`trtllm-build`'s own deduction, not read here).
+"""
+
+from __future__ import annotations
+
+import math
+
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
+
+NO_FACTOR_ROPE_TYPES = frozenset({"su", "longrope", "llama3", "yarn"})  # their factor is not a length multiple
+UNSTATED_POSITIONS = 2048  # `inferred_max_seq_len = 2048` where the config states no max_position_embeddings
+
+# whether a stated max_seq_len above the inferred one is lowered to it
+LOWERED_ERAS: Eras[bool] = Eras((
+    Era("", False, "model_engine.py _init_max_seq_len keeps a stated max_seq_len (ids 5661567389, 5682132957)"),
+    Era("1.0.0rc0", True, "PR #4879 (nvbug 5319281, opened 2025-06-03): lowered to the inferred one (ids 1034563403, "
+                          "707893322, 3514536498); 1.0.0rc0 assumed the first; from PR #10600 (2026-01-16) kept only "
+                          "under TLLM_ALLOW_LONG_MAX_MODEL_LEN, taken unset"),
+))  # fmt: skip
+
+
+def inferred_max_seq_len(model: ModelSpec) -> int:
+    """`_infer_max_seq_len_from_config`: the config's positions, scaled by a length-multiplying rope's factor."""
+    positions = model.max_position_embeddings or UNSTATED_POSITIONS
+    if model.rope_type in NO_FACTOR_ROPE_TYPES or model.rope_factor == 1:
+        return positions
+    return math.ceil(positions * model.rope_factor)
+
+
+def pytorch_max_seq_len(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
+    """The launch's max_seq_len, else the inferred one; a stated one above the inferred is lowered to it from
+    1.0.0rc0 (`LOWERED_ERAS`)."""
+    inferred = inferred_max_seq_len(model)
+    stated = settings.context_length
+    if not stated:
+        return inferred
+    return inferred if stated > inferred and LOWERED_ERAS.at(version) else stated
