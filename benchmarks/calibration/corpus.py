@@ -278,7 +278,10 @@ def resolve(raw: dict[str, object]) -> Record:
         raise ValueError(f"{raw['id']}: env {sorted(unread)} is read by no rule of {engine}")
     settings = with_environment(parse_flags(engine, flags), {str(name): str(value) for name, value in env.items()})
     version = _version(raw)
-    settings = settings.model_copy(update={"engine_version": version.text})
+    # `image`: the container image the source's launch runs (a Deployment's `image:`, a `docker run` line), as
+    # `plan` reads it from a launch line (LaunchSettings.image): what the install holds beyond the wheel is the image's
+    image = {"image": str(raw["image"])} if raw.get("image") else {}
+    settings = settings.model_copy(update={"engine_version": version.text, **image})
     config = raw.get("config")
     model = _config_model(_config_path(str(config))) if config else None
     logged = raw.get("logged") or {}

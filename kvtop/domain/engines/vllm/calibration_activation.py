@@ -32,6 +32,7 @@ from kvtop.domain.engines.vllm.pooling import pooling_estimate, refuse_unmodelle
 from kvtop.domain.engines.vllm.pooling_runner import pooling_runner
 from kvtop.domain.engines.vllm.profile_run import batch_limits, lora, runs_opt_in_v1
 from kvtop.domain.engines.vllm.rejection_sampler import rejection_extra_bytes
+from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.sampler_path import profiled_sampler_path
 from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
 from kvtop.domain.engines.vllm.text_only import profiles_encoder, refuse_unread
@@ -257,13 +258,14 @@ def _unfitted_activation(
     2 GiB, said why."""
     model = inputs.model
     if fit is not None and model is not None:
-        guess = max(fit.predict(activation_features(inputs, model)), 0)
+        fitted = max(fit.predict(activation_features(inputs, model)), 0)
+        guess, path = _guess_on_path(inputs, fit, fitted, tokens, seqs)
         encoder = encoder_profile(inputs) if _encoder_runs(inputs) else None
         if encoder is not None and inputs.layout.pp == 1 and not lora(inputs):
-            return assumed_estimate(Term.ACTIVATION, label, encoder.peak(guess), max(guess, 2 * GIB),
-                                    f"the text model's fit ({gib(guess)}) plus {encoder.peak_words(guess)}")  # fmt: skip
-        return assumed_estimate(Term.ACTIVATION, label, guess, max(guess, 2 * GIB),
-                                f"the text model's fit: {_unfitted_because(inputs)}")  # fmt: skip
+            return assumed_estimate(Term.ACTIVATION, label, encoder.peak(guess), max(fitted, 2 * GIB),
+                                    f"the text model's fit ({gib(guess)}{path}) plus {encoder.peak_words(guess)}")  # fmt: skip
+        return assumed_estimate(Term.ACTIVATION, label, guess, max(fitted, 2 * GIB),
+                                f"the text model's fit{path}: {_unfitted_because(inputs)}")  # fmt: skip
     counted = _counted_sampler(inputs, tokens, seqs)
     if counted is not None and model is not None:
         forward = held_forward_bytes(model, inputs.layout, tokens)
@@ -280,6 +282,28 @@ def _unfitted_activation(
     if model is None:
         return _model_unknown(label)
     return assumed_estimate(Term.ACTIVATION, label, 2 * GIB, 2 * GIB, f"2 GiB assumed: {key} has too few logs to fit")
+
+
+def _guess_on_path(inputs: CalibrationInputs, fit: LinearTerm, guess: int, tokens: int, seqs: int) -> tuple[int, str]:
+    """The text model's fitted guess (a multimodal model's, pipeline stages', LoRA's) on the sampler's profiled path,
+    and in words how it was moved. The profile samples the text model's last hidden states whatever runs beside it
+    (`profile_run` → `_dummy_sampler_run`, v1/worker/gpu_model_runner.py:2981-3036 at v0.10.2, :3325-3397 at v0.11.0;
+    LoRA's dummy adapters join `_dummy_run`'s forward only, :2757 and lora_model_runner_mixin.py:91-167 at v0.10.2), so where
+    that path is FlashInfer's (`sampler_path.py`: the official image at v0.9.0 – v0.11.0) the fit's logits copies
+    beyond one come off as `_sampler_path_error` takes them off a fitted peak, never below the forward's MLP
+    transient (`held_forward_bytes`); the guess's own error (the fitted figure or 2 GiB) keeps the native path. The
+    V1 runner's only: V2's dummy batch asks for neither path (sampler_path.py), and its guess is not read here."""
+    model = inputs.model
+    if model is None or runs_v2(inputs.version, model, inputs.settings):
+        return guess, ""
+    path = profiled_sampler_path(inputs.version, inputs.gpu_name, model, inputs.settings.flags, inputs.settings.image,
+                                 inputs.settings)  # fmt: skip
+    if path.path != "flashinfer":
+        return guess, ""
+    extra = round(max(fit.coefficients[1] - 1, 0.0) * logits_gib(seqs, model) * GIB)
+    lowered = min(guess, max(guess - extra, held_forward_bytes(model, inputs.layout, tokens)))
+    return lowered, (f", FlashInfer's top-k/top-p sampler ({path.why}): its logits copies beyond one taken off, no "
+                     f"lower than the forward's MLP transient at {tokens:,} tokens")  # fmt: skip
 
 
 def _model_unknown(label: str) -> TermEstimate:
