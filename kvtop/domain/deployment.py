@@ -270,8 +270,9 @@ class DeploymentRules(Protocol):
         """The launch with the deployment features of `setup`, in the engine's own flags (the planner)."""
         ...
 
-    def draft_kv_layers(self, model: ModelSpec, setup: DeploymentSetup, draft: ModelSpec | None) -> int:
-        """Attention layers the draft keeps KV for beside the target's (0: none)."""
+    def draft_kv_layers(self, model: ModelSpec, setup: DeploymentSetup, draft: ModelSpec | None,
+                        version: ResolvedVersion) -> int:  # fmt: skip
+        """Attention layers the draft keeps KV for beside the target's, at `version` (0: none)."""
         ...
 
     def terms(self, inputs: TermInputs) -> tuple[BudgetTerm, ...]:
@@ -286,7 +287,7 @@ class DeploymentRules(Protocol):
         ...
 
 
-def no_draft_kv_layers(model: ModelSpec, setup: DeploymentSetup, draft: ModelSpec | None) -> int:
+def no_draft_kv_layers(model: ModelSpec, setup: DeploymentSetup, draft: ModelSpec | None, version: ResolvedVersion) -> int:
     """`DeploymentRules.draft_kv_layers` of an engine whose draft kvtop names as not modelled: no layers added
     to the target's cell (its `terms` say the draft's cost is not modelled)."""
     return 0

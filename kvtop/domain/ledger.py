@@ -223,7 +223,7 @@ def _solve(
             weights = WeightsBook(rows=(*weights.rows, *built))
         kv_layers = rules.kv_layers_of_stage(model, layers, version)  # an engine may size more than it holds
         plain = kv_book(model, layout, kv_layers, fmt, storage, gpu_name=gpu_name)
-        draft_layers = deployment.draft_kv_layers(model, setup, draft) if is_last or not storage.draft_kv_as_layers else 0
+        draft_layers = deployment.draft_kv_layers(model, setup, draft, version) if is_last or not storage.draft_kv_as_layers else 0
         if not draft_layers and load_mtp and rules.pools_draft_kv:  # --load-mtp alone: the MTP layers' KV
             draft_layers = model.mtp_layers
         kv = (

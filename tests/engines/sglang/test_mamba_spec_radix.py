@@ -64,9 +64,11 @@ def _state_pool(release: str, typed_requests: bool = True) -> tuple[int, tuple[s
 def test_059_turns_the_radix_cache_off_under_speculation(typed: bool, slots: int) -> None:
     """0.5.9 server_args.py:1760-1764 sets disable_radix_cache; handle_max_mamba_cache then takes
     --max-running-requests as the slots (4 typed, else the speculative hook's 48), one a request; the pool holds them
-    and its padding slot: (slots + 1) × 153,944,064 B (test_mamba_spec.py's per-request state)."""
+    and its padding slot, (slots + 1) × 153,944,064 B (test_mamba_spec.py's per-request state), and the 4 draft
+    tokens' intermediate states of the running requests and one more (0.5.9 mem_cache/memory_pool.py:270-285
+    `[layers, spec_state_size + 1, D, …]`, model_runner_kv_cache_mixin.py:463 `mamba_spec_state_size=max_num_reqs`)."""
     pool, notes = _state_pool("0.5.9", typed)
-    assert pool == (slots + 1) * 153_944_064
+    assert pool == (slots + 1) * 153_944_064 + (slots + 1) * 4 * 153_944_064
     assert any("turns it off" in note for note in notes)
 
 

@@ -46,7 +46,7 @@ from kvtop.domain.engines.sglang.eras import (
 )
 from kvtop.domain.engines.sglang.flag_releases import check_neutral_flag_releases
 from kvtop.domain.engines.sglang.graph_phase_flags import check_phase_flags
-from kvtop.domain.engines.sglang.mamba_slots import mamba_slots, too_small_note
+from kvtop.domain.engines.sglang.mamba_slots import mamba_slots, spec_allocated_bytes, too_small_note
 from kvtop.domain.engines.sglang.mamba_spec_radix import check_spec_radix, radix_forced_off
 from kvtop.domain.engines.sglang.moe_groups import moe_groups_note
 from kvtop.domain.engines.sglang.moe_runner_note import runner_default_not_modelled
@@ -187,12 +187,13 @@ class SglangBudget:
                 BudgetStep(label="− multimodal reserve", bytes=-mm_reserve, note=f"{mib(mm_reserve)}: {what}")
             )
             rest_gib -= mm_reserve / GIB
-        state_slots, slots_per_request, too_small, state_short = 0, 1, None, 0
+        state_slots, slots_per_request, too_small, state_short, spec_d = 0, 1, None, 0, 0
         state = kv.state_bytes_per_request
         if state and rest_gib > 0:
             state = most_stage_state(m, kv, lay.pp, inputs.version)  # §8.3.2: every stage's pool the fattest's
             per_request = mamba_ratio(m, s, inputs.version, page)[0]
-            rest_gib, state_slots = self._mamba(rest_gib, state, s, lay.attn_dp, inputs.version, per_request, steps)
+            rest_gib, state_slots, spec_d = self._mamba(rest_gib, state, s, lay.attn_dp, inputs.version, per_request,
+                                                        steps)  # fmt: skip
             slots_per_request = per_request if state_slots else 1
             too_small = too_small_note(state_slots, per_request, inputs.version)  # no request served (mamba_slots.py)
             state_short = (per_request - state_slots) * state  # at least the state of the slots one request lacks
@@ -231,7 +232,9 @@ class SglangBudget:
             notes.append(runs_out)
             fits, shortfall = False, max(req_to_token, 1)
             tokens = swa_tokens = pool_bytes = 0  # as any launch that does not fit: no capacity it serves
-        state_bytes = (state_slots + 1) * state if state_slots else 0
+        # the slots and the padding slot; under speculation the pool's intermediate states too, sized for the running
+        # requests and one more whatever the charge took (mamba_slots.spec_allocated_bytes)
+        state_bytes = (state_slots + 1) * state + spec_allocated_bytes(requests, spec_d, state) if state_slots else 0
         steps.append(BudgetStep(label="tokens", value=tokens, note=f"page {page}"))
         steps.append(BudgetStep(label="max running requests", value=requests, note=context_why))
         return EngineResult(
@@ -258,13 +261,13 @@ class SglangBudget:
         version: ResolvedVersion,
         slots_per_request: int,
         steps: list[BudgetStep],
-    ) -> tuple[float, int]:
+    ) -> tuple[float, int, int]:
         """§4.2 `_handle_max_mamba_cache` (mamba_slots.py): the slots, and speculative decoding's intermediate
-        states beside them, off the rest."""
+        states beside them, off the rest; the draft tokens whose intermediates the pool holds (0: none)."""
         solved = mamba_slots(rest_gib, per_req, s, attn_dp, version, slots_per_request)
         steps.append(BudgetStep(label=f"− linear-attention state ({solved.label})",
                                 bytes=-(solved.state_bytes + solved.spec_bytes)))  # fmt: skip
-        return rest_gib - solved.state_bytes / GIB - solved.spec_bytes / GIB, solved.slots
+        return rest_gib - solved.state_bytes / GIB - solved.spec_bytes / GIB, solved.slots, solved.draft_tokens
 
     def _pools(
         self,

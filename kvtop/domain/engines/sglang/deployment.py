@@ -60,6 +60,9 @@ from kvtop.domain.engines.sglang.deployment_eras import (
     deepep_reserve_mib,
     spec_reserve_mib,
 )
+from kvtop.domain.engines.sglang.draft_cell import cell_holds_draft
+from kvtop.domain.engines.sglang.draft_load import DRAFT_BEFORE_POOL_ERAS, mtp_embed_head_bytes
+from kvtop.domain.engines.sglang.draft_load import SOURCE as DRAFT_LOAD_SOURCE
 from kvtop.domain.engines.sglang.eagle3 import SOURCE as EAGLE3_SOURCE
 from kvtop.domain.engines.sglang.eagle3 import eagle3_head_bytes
 from kvtop.domain.engines.sglang.multimodal import multimodal_reserve_bytes
@@ -135,7 +138,8 @@ def setup(settings: LaunchSettings) -> DeploymentSetup:
             stated=size_gb > 0 or ratio is not None,
         )  # fmt: skip
     return DeploymentSetup(
-        spec_method=algorithm, spec_kind=kind, draft_model=draft if kind is SpecKind.DRAFT_MODEL else None,
+        # a typed path is kept beside the model's own layers too: it is what sizes SGLang's cell (draft_cell.py)
+        spec_method=algorithm, spec_kind=kind, draft_model=draft if kind in (SpecKind.DRAFT_MODEL, SpecKind.MTP) else None,
         draft_tokens=flag_int(settings, "speculative-num-draft-tokens", least=1),
         redundant_experts=flag_int(settings, "ep-num-redundant-experts") or 0,
         a2a_backend=None if backend in (None, "none") else backend,
@@ -176,8 +180,11 @@ def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettin
     })  # fmt: skip
 
 
-def draft_kv_layers(model: ModelSpec, setup: DeploymentSetup, draft: ModelSpec | None) -> int:
-    """§6.1: the draft's layers the target's cell makes room for (EAGLE heads: one layer when not told)."""
+def draft_kv_layers(model: ModelSpec, setup: DeploymentSetup, draft: ModelSpec | None, version: ResolvedVersion) -> int:
+    """§6.1: the draft's layers the target's cell makes room for (EAGLE heads: one layer when not told); none where
+    the release leaves the draft's pool out of the target's cell (draft_cell.py)."""
+    if setup.spec_kind in (SpecKind.MTP, SpecKind.DRAFT_MODEL) and not cell_holds_draft(model, setup, version):
+        return 0
     if setup.spec_kind is SpecKind.MTP:
         return model.mtp_layers
     if setup.spec_kind is SpecKind.DRAFT_MODEL and (setup.spec_method or "") not in _OWN_KV_TERM:
@@ -229,6 +236,7 @@ def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
             found.append(_term(base, charge=Charge.WEIGHTS, label=f"draft weights: {counted(model.mtp_layers, 'MTP layer')}, "
                                     "in the weights book", bytes=mtp if inputs.last_stage else 0,
                                     source=SOURCE_SPEC))  # fmt: skip
+            found += _mtp_own_copies(inputs, base, mtp)
         else:
             found.append(_term(base, charge=Charge.RESIDENT, label="draft weights",
                                     state=TermState.NOT_MODELLED, source=SOURCE_SPEC,
@@ -264,28 +272,48 @@ def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
     return found
 
 
+def _mtp_own_copies(inputs: TermInputs, base: BudgetTerm, mtp: int) -> list[BudgetTerm]:
+    """§19.1: the MTP draft's own embedding and LM head, loaded before the target's pool from v0.5.14 and freed
+    after it (draft_load.py); the log's draft load, where read, less the MTP layers the weights book holds."""
+    own = mtp_embed_head_bytes(inputs.weights, inputs.version) if inputs.last_stage else 0
+    if not own:
+        return []
+    label = "draft's own embedding and LM head (freed after the pool)"
+    if inputs.measured_draft_bytes is not None:
+        return [_term(base, charge=Charge.RESIDENT, label=label, bytes=max(inputs.measured_draft_bytes - mtp, 0),
+                      basis=Basis.MEASURED, source=DRAFT_LOAD_SOURCE,
+                      detail="the draft's logged load less its MTP layers in the weights book")]  # fmt: skip
+    return [_term(base, charge=Charge.RESIDENT, label=label, bytes=own, basis=Basis.COMPUTED, source=DRAFT_LOAD_SOURCE,
+                  detail="the target's embedding and LM head rows: the draft builds and loads its own before "
+                  "set_embed_and_head swaps in the target's")]  # fmt: skip
+
+
 def _term(base: BudgetTerm, **update: object) -> BudgetTerm:
     """`base` with `update` (the feature, setting and source a feature's terms share)."""
     return base.model_copy(update=update)
 
 
 def _draft_weights(inputs: TermInputs, base: BudgetTerm) -> BudgetTerm:
+    """The draft model's weights: before the target's pool from v0.5.14, after it (out of what the fraction leaves)
+    before (draft_load.py)."""
+    if not DRAFT_BEFORE_POOL_ERAS.at(inputs.version):
+        base = _term(base, charge=Charge.AFTER_POOL)
     label = "draft weights" + (
         f" ({inputs.draft.name}, {counted(inputs.draft.num_layers, 'layer')})" if inputs.draft else ""
     )
     if inputs.measured_draft_bytes is not None:
-        return _term(base, charge=Charge.RESIDENT, label="draft weights", bytes=inputs.measured_draft_bytes,
+        return _term(base, label="draft weights", bytes=inputs.measured_draft_bytes,
                           basis=Basis.MEASURED, source=SOURCE_SPEC, detail="the draft's own weight load")  # fmt: skip
     if inputs.draft is not None and (head := eagle3_head_bytes(inputs.draft, inputs.layout, inputs.version)) is not None:
-        return _term(base, charge=Charge.RESIDENT, label=label, bytes=head, source=f"{SOURCE_SPEC}; {EAGLE3_SOURCE}",
+        return _term(base, label=label, bytes=head, source=f"{SOURCE_SPEC}; {EAGLE3_SOURCE}",
                      basis=Basis.COMPUTED, detail="the Eagle-3 head as SGLang builds it: fc, qkv over 2 × hidden, "
                      "hidden_norm, its own vocabulary's LM head; its embedding, shared with the target after load, "
                      "counted")  # fmt: skip
     if inputs.draft is not None:
-        return _term(base, charge=Charge.RESIDENT, label=label,
+        return _term(base, label=label,
                           bytes=draft_weights_bytes(inputs.draft, inputs.layout), source=SOURCE_SPEC,
                           basis=Basis.ASSUMED, detail=DRAFT_CONFIG_DETAIL)  # fmt: skip
-    return _term(base, charge=Charge.RESIDENT, label="draft weights", state=TermState.NOT_MODELLED,
+    return _term(base, label="draft weights", state=TermState.NOT_MODELLED,
                       source=SOURCE_SPEC, detail="the draft model's config is not known: give it with --draft-model "
                       "(a config.json or preset) or its weights with --draft-weights")  # fmt: skip
 

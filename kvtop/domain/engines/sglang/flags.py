@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT
 from kvtop.domain.engines.sglang.arg_choices import refuse_dtype
 from kvtop.domain.engines.sglang.attention_backends import ATTENTION_BACKEND_FLAG, PHASE_BACKEND_FLAGS
 from kvtop.domain.engines.sglang.chunked_prefix import FLAG as CHUNKED_PREFIX_FLAG
@@ -95,8 +96,10 @@ LOAD_CASTS = LoadCasts(
     source="python/sglang/srt/configs/model_config.py, srt/layers/quantization/fp8.py, srt/models/mllama4.py",
 )
 
-# `--mm-enable-dp-encoder` (BooleanOptionalAction): the vision encoder whole on every TP rank (architectures.TOWER_SPLIT)
-ENCODER_DP_FLAGS = ("--mm-enable-dp-encoder", "--no-mm-enable-dp-encoder")
+# `--mm-enable-dp-encoder` (BooleanOptionalAction): the vision encoder whole on every TP rank, spelled once
+# (architectures.TOWER_SPLIT.data_parallel_flag), with its `--no-` form
+assert TOWER_SPLIT.data_parallel_flag is not None
+ENCODER_DP_FLAGS = (f"--{TOWER_SPLIT.data_parallel_flag[0]}", f"--no-{TOWER_SPLIT.data_parallel_flag[0]}")
 
 
 class SglangFlags:

@@ -80,8 +80,9 @@ class MambaSlots:
 
     slots: int
     state_bytes: int  # the slots' (with the padding slot from v0.5.17)
-    spec_bytes: int  # speculative decoding's intermediate states' (0 without)
+    spec_bytes: int  # speculative decoding's intermediate states' charge off the rest (0 without)
     label: str
+    draft_tokens: int = 0  # D where the pool holds intermediate states (0: none)
 
 
 def draft_tokens(settings: LaunchSettings) -> int | None:
@@ -181,7 +182,7 @@ def mamba_slots(
     label = f"{slots} slots{' + 1' if padded else ''}" + (f" ({SIZE_FLAG})" if size is not None else "") + (
         f", {d} draft tokens' intermediate states" if d else ""
     )
-    return MambaSlots(slots=slots, state_bytes=state, spec_bytes=spec, label=label)
+    return MambaSlots(slots=slots, state_bytes=state, spec_bytes=spec, label=label, draft_tokens=d or 0)
 
 
 # SGLang refuses a start whose state pool serves no request: K ≤ 0 ('Not enough GPU memory for hybrid
@@ -202,3 +203,14 @@ def too_small_note(slots: int, slots_per_request: int, version: ResolvedVersion)
             "enough GPU memory for hybrid (mamba/linear-attention) state cache' or '… too small to serve any "
             f"requests', {TOO_SMALL_SOURCE}): raise --mem-fraction-static, lower --max-running-requests or "
             "--speculative-num-draft-tokens, or use GPUs with more memory")  # fmt: skip
+
+
+def spec_allocated_bytes(requests: int, d: int, per_req: int) -> int:
+    """What the state pool allocates for speculative decoding's intermediate states: `MambaPool` builds
+    `intermediate_ssm_state_cache` [layers, spec_state_size + 1, D, …] and the conv windows alike, spec_state_size the
+    running requests (`HybridReqToTokenPool(mamba_spec_state_size=max_num_reqs)`: 0.5.9 mem_cache/memory_pool.py:270-285,
+    model_runner_kv_cache_mixin.py:463; 0.5.10 memory_pool.py:273-294,
+    model_runner_kv_cache_mixin.py:446; 0.5.14 memory_pool.py:405-486, :386) — one request more than the charge off
+    the rest counts (SPEC_STATE_ERAS), its bytes out of the reserve. Per request and token the slot's `per_req` (0.5.14's
+    deduplicated conv windows hold a little less: the conv state is ~2 % of a GDN slot)."""
+    return (requests + 1) * d * per_req if d else 0

@@ -23,6 +23,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engines.sglang.vocab_split import (
@@ -65,31 +66,64 @@ DP_HEAD_ASSERT_ERAS: Eras[tuple[str, str]] = Eras((
     Era("0.5.23", ("--enable-dp-lm-head requires attention DP (--attn-dp-size).",
                    "arg_groups/overrides.py _dp_lm_head_validation"), "read at 0.5.23 (0.5.21, 0.5.22 not read)"),
 ))  # fmt: skip
-# class → (the file whose ParallelLMHead takes `use_attn_tp_group=…enable_dp_lm_head`, the first release it does): the
+# the classes whose ParallelLMHead takes `use_attn_tp_group=…enable_dp_lm_head` (DpHeadRow: file, first release): the
 # wheels 0.4.6.post5, 0.4.7, 0.4.8, 0.4.9, 0.4.9.post5, 0.4.10, 0.5.0rc0, 0.5.1, 0.5.2rc0, 0.5.2, 0.5.3rc0, 0.5.3rc2,
 # 0.5.3, 0.5.4, 0.5.6 … 0.5.12, 0.5.17, 0.5.20 and 0.5.23 read (each holds from then through 0.5.23); a release
 # before: over TP
+_READ = "0.4.6.post5 … 0.5.12, 0.5.17, 0.5.20, 0.5.23"
 _BAILING = ("bailing_moe.py", "0.5.3rc0")
 _LLAMA = ("llama.py", "0.4.6.post5")  # LlamaForCausalLM's head (0.4.6.post5:424 … 0.5.23:578); its `pass` subclasses
-HEAD_OVER_ATTENTION_TP: dict[str, tuple[str, str]] = {
-    "Qwen2MoeForCausalLM": ("qwen2_moe.py", "0.4.7"), "Qwen3MoeForCausalLM": ("qwen3_moe.py", "0.4.7"),
-    "Qwen3ForCausalLM": ("qwen3.py", "0.5.8"), "Glm4MoeForCausalLM": ("glm4_moe.py", "0.4.9.post5"),
-    "GptOssForCausalLM": ("gpt_oss.py", "0.5.0rc0"), "Qwen3NextForCausalLM": ("qwen3_next.py", "0.5.2"),
-    "BailingMoeForCausalLM": _BAILING, "BailingMoeV2ForCausalLM": _BAILING, "BailingMoEForCausalLM": _BAILING,
-    "FalconH1ForCausalLM": ("falcon_h1.py", "0.5.3rc2"), "LongcatFlashForCausalLM": ("longcat_flash.py", "0.5.2rc0"),
-    "LLaDA2MoeModelLM": ("llada2.py", "0.5.6"), "MiMoV2FlashForCausalLM": ("mimo_v2_flash.py, mimo_v2.py", "0.5.7"),
-    "MiMoV2ForCausalLM": ("mimo_v2.py", "0.5.11"), "Glm4MoeLiteForCausalLM": ("glm4_moe_lite.py", "0.5.8"),
-    "SarvamMLAForCausalLM": ("sarvam_moe.py", "0.5.10rc0"), "DeepseekV4ForCausalLM": ("deepseek_v4.py", "0.5.12"),
-    "BailingMoeV2_5ForCausalLM": ("bailing_moe_linear.py", "0.5.9"), "HYV4ForCausalLM": ("hunyuan_v4.py", "0.5.20"),
-    "LlamaForCausalLM": _LLAMA, "Phi3ForCausalLM": _LLAMA, "InternLM3ForCausalLM": _LLAMA,
-    "IQuestCoderForCausalLM": _LLAMA, "MistralForCausalLM": ("mistral.py (a LlamaForCausalLM)", "0.4.6.post5"),
-    "KimiK3ForConditionalGeneration": ("kimi_k3.py KimiK3LinearForCausalLM 0.5.17:2609, 0.5.23:3032", "0.5.17"),
-    "KimiK3LinearForCausalLM": ("kimi_k3.py 0.5.17:2609, 0.5.23:3032", "0.5.17"),
-    "Glm5NextForConditionalGeneration": ("glm5_next.py 0.5.20:1146, 0.5.23:1293", "0.5.20"),
-    "MuseSparkForConditionalGeneration": ("muse_spark.py MuseSparkTextForCausalLM 0.5.23:1281", "0.5.23"),
-}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class DpHeadRow:
+    """A class whose LM head takes `--enable-dp-lm-head`: from release `since` through `read_through` (every wheel
+    read between them), its `file`'s ParallelLMHead is built with `use_attn_tp_group=…enable_dp_lm_head`; before
+    `since`, over TP."""
+
+    architecture: str
+    file: str
+    since: str
+    read_through: str = "0.5.23"
+
+    def splits_at(self, version: ResolvedVersion) -> bool:
+        """Whether the head splits over attention TP at `version` (not stated: the newest read, so it does)."""
+        return version.release is None or version.release >= (parse_release(self.since) or FIRST_RELEASE)
+
+
+HEAD_OVER_ATTENTION_TP: tuple[DpHeadRow, ...] = (
+    DpHeadRow("Qwen2MoeForCausalLM", "qwen2_moe.py", "0.4.7"),
+    DpHeadRow("Qwen3MoeForCausalLM", "qwen3_moe.py", "0.4.7"),
+    DpHeadRow("Qwen3ForCausalLM", "qwen3.py", "0.5.8"),
+    DpHeadRow("Glm4MoeForCausalLM", "glm4_moe.py", "0.4.9.post5"),
+    DpHeadRow("GptOssForCausalLM", "gpt_oss.py", "0.5.0rc0"),
+    DpHeadRow("Qwen3NextForCausalLM", "qwen3_next.py", "0.5.2"),
+    DpHeadRow("BailingMoeForCausalLM", *_BAILING),
+    DpHeadRow("BailingMoeV2ForCausalLM", *_BAILING),
+    DpHeadRow("BailingMoEForCausalLM", *_BAILING),
+    DpHeadRow("FalconH1ForCausalLM", "falcon_h1.py", "0.5.3rc2"),
+    DpHeadRow("LongcatFlashForCausalLM", "longcat_flash.py", "0.5.2rc0"),
+    DpHeadRow("LLaDA2MoeModelLM", "llada2.py", "0.5.6"),
+    DpHeadRow("MiMoV2FlashForCausalLM", "mimo_v2_flash.py, mimo_v2.py", "0.5.7"),
+    DpHeadRow("MiMoV2ForCausalLM", "mimo_v2.py", "0.5.11"),
+    DpHeadRow("Glm4MoeLiteForCausalLM", "glm4_moe_lite.py", "0.5.8"),
+    DpHeadRow("SarvamMLAForCausalLM", "sarvam_moe.py", "0.5.10rc0"),
+    DpHeadRow("DeepseekV4ForCausalLM", "deepseek_v4.py", "0.5.12"),
+    DpHeadRow("BailingMoeV2_5ForCausalLM", "bailing_moe_linear.py", "0.5.9"),
+    DpHeadRow("HYV4ForCausalLM", "hunyuan_v4.py", "0.5.20"),
+    DpHeadRow("LlamaForCausalLM", *_LLAMA),
+    DpHeadRow("Phi3ForCausalLM", *_LLAMA),
+    DpHeadRow("InternLM3ForCausalLM", *_LLAMA),
+    DpHeadRow("IQuestCoderForCausalLM", *_LLAMA),
+    DpHeadRow("MistralForCausalLM", "mistral.py (a LlamaForCausalLM)", "0.4.6.post5"),
+    DpHeadRow("KimiK3ForConditionalGeneration", "kimi_k3.py KimiK3LinearForCausalLM 0.5.17:2609, 0.5.23:3032", "0.5.17"),
+    DpHeadRow("KimiK3LinearForCausalLM", "kimi_k3.py 0.5.17:2609, 0.5.23:3032", "0.5.17"),
+    DpHeadRow("Glm5NextForConditionalGeneration", "glm5_next.py 0.5.20:1146, 0.5.23:1293", "0.5.20"),
+    DpHeadRow("MuseSparkForConditionalGeneration", "muse_spark.py MuseSparkTextForCausalLM 0.5.23:1281", "0.5.23"),
+)  # fmt: skip
+_HEAD_ROWS = {row.architecture: row for row in HEAD_OVER_ATTENTION_TP}
 # every DeepseekV2Model user's head is DeepseekV2ForCausalLM's
-DSV2_HEAD = ("deepseek_v2.py 0.4.6.post5:1422, 0.5.12:2378, 0.5.23:3296", "0.4.6.post5")
+DSV2_HEAD = DpHeadRow(_DSV2, "deepseek_v2.py 0.4.6.post5:1422, 0.5.12:2378, 0.5.23:3296", "0.4.6.post5")
 # classes whose head never takes the flag (their file's ParallelLMHead has no use_attn_tp_group, 0.5.23 and every
 # release above read): the flag leaves their weights as they are
 HEAD_OVER_TP: dict[str, str] = {
@@ -126,10 +160,10 @@ def _head_class(model: ModelSpec) -> str:
     return model.architecture
 
 
-def _head_row(model: ModelSpec) -> tuple[str, str] | None:
-    """(the file whose head takes the flag, from which release), or None where the class is not in either table."""
+def _head_row(model: ModelSpec) -> DpHeadRow | None:
+    """The row of the class whose head takes the flag, or None where the class is not in either table."""
     entry = dp_attention_embedding_class(model)
-    return DSV2_HEAD if entry is not None and entry.built_by == _DSV2 else HEAD_OVER_ATTENTION_TP.get(_head_class(model))
+    return DSV2_HEAD if entry is not None and entry.built_by == _DSV2 else _HEAD_ROWS.get(_head_class(model))
 
 
 def dp_head(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool | None:
@@ -139,7 +173,7 @@ def dp_head(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
         return False
     row = _head_row(model)
     if row is not None:
-        return version.release is None or version.release >= (parse_release(row[1]) or FIRST_RELEASE)
+        return row.splits_at(version)
     return False if _head_class(model) in HEAD_OVER_TP else None
 
 
@@ -169,7 +203,7 @@ def with_launch_switches(
     if head:
         where = _head_row(model)
         assert where is not None  # dp_head is True only for a class one of the head tables names
-        notes.append(f"{DP_HEAD_FLAG}: the LM head splits over attention TP ({where[0]} ParallelLMHead "
+        notes.append(f"{DP_HEAD_FLAG}: the LM head splits over attention TP ({where.file} ParallelLMHead "
                      "use_attn_tp_group; vocab_launch.py)")  # fmt: skip
     return VocabSplit(
         embedding=embedding,
@@ -195,5 +229,6 @@ def dp_head_refusal(ledger: Ledger) -> Refusal | None:
     if dp_head(model, settings, ledger.version) is None:
         return Refusal(field=DP_HEAD_FLAG, message=f"{DP_HEAD_FLAG} on {model.architecture}: whether SGLang "
                        f"{ledger.version.label}'s class splits its LM head over attention TP is not read (not "
-                       "modelled); plan without it", source="vocab_launch.py HEAD_OVER_ATTENTION_TP")  # fmt: skip
+                       "modelled); plan without it", source=f"srt/models: each class's ParallelLMHead `use_attn_tp_group` (read at {_READ}); "
+                       f"{model.architecture}'s not among them")  # fmt: skip
     return None

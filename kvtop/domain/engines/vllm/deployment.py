@@ -219,7 +219,7 @@ def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettin
     })  # fmt: skip
 
 
-def draft_kv_layers(model: ModelSpec, setup: DeploymentSetup, draft: ModelSpec | None) -> int:
+def draft_kv_layers(model: ModelSpec, setup: DeploymentSetup, draft: ModelSpec | None, version: ResolvedVersion) -> int:
     """The draft's attention layers that get KV specs of their own (on the last stage)."""
     if setup.spec_kind is SpecKind.MTP:
         return model.mtp_layers
