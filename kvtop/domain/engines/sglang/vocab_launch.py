@@ -77,14 +77,13 @@ _LLAMA = ("llama.py", "0.4.6.post5")  # LlamaForCausalLM's head (0.4.6.post5:424
 
 @dataclass(frozen=True)
 class DpHeadRow:
-    """A class whose LM head takes `--enable-dp-lm-head`: from release `since` through `read_through` (every wheel
-    read between them), its `file`'s ParallelLMHead is built with `use_attn_tp_group=…enable_dp_lm_head`; before
-    `since`, over TP."""
+    """A class whose LM head takes `--enable-dp-lm-head`: from release `since` through 0.5.23 (every wheel of `_READ`
+    between them), its `file`'s ParallelLMHead is built with `use_attn_tp_group=…enable_dp_lm_head`; before `since`,
+    over TP."""
 
     architecture: str
     file: str
     since: str
-    read_through: str = "0.5.23"
 
     def splits_at(self, version: ResolvedVersion) -> bool:
         """Whether the head splits over attention TP at `version` (not stated: the newest read, so it does)."""
