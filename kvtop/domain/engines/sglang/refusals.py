@@ -64,7 +64,6 @@ from kvtop.domain.tp_widths import DivideCheck, TpWidths, mlp_width_refusal
 
 if TYPE_CHECKING:
     from kvtop.domain.ledger import Ledger
-    from kvtop.domain.tower_spec import TowerSplit
 
 CONTEXT_SOURCE = "srt/configs/model_config.py ModelConfig: context_length > the derived context length"
 CONTEXT_OVERRIDE = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"
@@ -223,17 +222,13 @@ def pp_tied_head_refusal(ledger: Ledger) -> Refusal | None:
     )
 
 
-def _tower_split(ledger: Ledger) -> TowerSplit:
-    """The tower split as the ledger's weights book read it: at the ledger's release and attention-DP ranks (the
-    encoder data-parallel, the attention group's towers and the position tables by release: tower_spec.py)."""
-    return TOWER_SPLIT.for_launch(ledger.settings.flags, ledger.version.text, ledger.layout.attn_dp)
-
-
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
     found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE, derived=derived_context(
                  ledger.model, ledger.settings)), dsa_kv_refusal(ledger),
              dsv4_kv_refusal(ledger), bnb_tp_refusal(ledger), experts_refusal(ledger), audio_refusal(ledger),
-             tower_blocks_refusal(ledger, _tower_split(ledger)),
+             # the split the ledger's weights book read (its release and attention-DP ranks: tower_spec.py)
+             tower_blocks_refusal(ledger, TOWER_SPLIT.for_launch(ledger.settings.flags, ledger.version.text,
+                                                                 ledger.layout.attn_dp)),
              mlp_width_refusal(ledger, TP_WIDTHS), params_json_refusal(ledger), pp_tied_head_refusal(ledger),
              dp_head_refusal(ledger), vision_tp_reduce_refusal(ledger), awq_bits_refusal(ledger)]  # fmt: skip
     pp, model = ledger.settings.pp, ledger.model
