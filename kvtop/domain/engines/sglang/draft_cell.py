@@ -56,6 +56,7 @@ DRAFT_CELL_ERAS: Eras[DraftCellRule] = Eras((
 
 
 def _states_nextn(model: ModelSpec) -> bool:
+    """Whether the target's own config states `num_nextn_predict_layers` (what a path-less draft reads from 0.5.20)."""
     entry = ARCHITECTURES.get(model.model_type)
     return entry is not None and entry.mtp_fields[:1] == ("num_nextn_predict_layers",) and model.mtp_layers > 0
 
@@ -63,10 +64,10 @@ def _states_nextn(model: ModelSpec) -> bool:
 def cell_holds_draft(model: ModelSpec, setup: DeploymentSetup, version: ResolvedVersion) -> bool:
     """Whether the target's cell grows by the draft's layers at `version` (DeepSeek-V4's compressed pool: always
     where speculating, its own configurator's term)."""
-    if model.compressed is not None or setup.spec_kind is SpecKind.DRAFT_MODEL:
-        return model.compressed is not None or DRAFT_CELL_ERAS.at(version).inflates
+    if model.compressed is not None:
+        return True
     rule = DRAFT_CELL_ERAS.at(version)
     if not rule.inflates:
         return False
-    return (setup.draft_model is not None or model.architecture in rule.path_filled
-            or (rule.target_nextn_counts and _states_nextn(model)))  # fmt: skip
+    return (setup.spec_kind is SpecKind.DRAFT_MODEL or setup.draft_model is not None
+            or model.architecture in rule.path_filled or (rule.target_nextn_counts and _states_nextn(model)))  # fmt: skip
