@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from kvtop.domain.deployment import Charge, Feature
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import Ledger, predict
@@ -29,12 +31,12 @@ def load(name: str) -> ModelSpec:
     return model_from_config(json.loads((CONFIGS / name).read_text()), source=name)
 
 
-def plan(model: ModelSpec, flags: list[str], **kw: object) -> Ledger:
-    return predict(model, parse_flags("sglang", flags, strict=True), gpu_total_bytes=H100, gpu_name="H100", **kw)  # type: ignore[arg-type]
+def plan(model: ModelSpec, flags: list[str], draft: ModelSpec | None = None) -> Ledger:
+    return predict(model, parse_flags("sglang", flags, strict=True), gpu_total_bytes=H100, gpu_name="H100", draft=draft)
 
 
 def test_the_oxcart_qwen36_eagle_start_sizes_sixteen_layers_and_holds_the_drafts_own_embedding_and_head(
-    monkeypatch,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The log's 36.81 GiB of KV over 1,206,208 tokens is 32,768 B a token: 16 full-attention layers × 4 KV heads ×
     256 × K and V × 1 B (fp8); Qwen3_5ForConditionalGeneration is not in speculative_hook.py's list and its config
