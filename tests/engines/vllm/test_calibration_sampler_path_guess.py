@@ -15,7 +15,7 @@ fabiogomezdiaz/nebius-demo-day task-2/k8s/vllm.yaml and docs/task-2/report.md): 
 
 from __future__ import annotations
 
-from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.gpus import gpu_total_bytes
@@ -34,7 +34,7 @@ BESIDE_WEIGHTS_AND_KV = (0.85 * 79.18 - 14.55 - 50.55) * GIB
 FORWARD_AT_8192 = 8192 * (3 * 18944 + 3584) * 2 + 2 * 8192 * 3584 * 2
 
 
-def _plan(line: str):  # type: ignore[no-untyped-def]
+def _plan(line: str) -> CapacityPlan:
     settings = parse_launch_command(line)
     assert settings is not None
     return planned_capacity(load_config_file(QWEN25_7B), settings, gpu_total_bytes=gpu_total_bytes("H100"),
