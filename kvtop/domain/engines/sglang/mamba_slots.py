@@ -210,7 +210,8 @@ def spec_allocated_bytes(requests: int, d: int, per_req: int) -> int:
     `intermediate_ssm_state_cache` [layers, spec_state_size + 1, D, …] and the conv windows alike, spec_state_size the
     running requests (`HybridReqToTokenPool(mamba_spec_state_size=max_num_reqs)`: 0.5.9 mem_cache/memory_pool.py:270-285,
     model_runner_kv_cache_mixin.py:463; 0.5.10 memory_pool.py:273-294,
-    model_runner_kv_cache_mixin.py:446; 0.5.14 memory_pool.py:405-486, :386) — one request more than the charge off
-    the rest counts (SPEC_STATE_ERAS), its bytes out of the reserve. Per request and token the slot's `per_req` (0.5.14's
-    deduplicated conv windows hold a little less: the conv state is ~2 % of a GDN slot)."""
+    model_runner_kv_cache_mixin.py:446; 0.5.14 memory_pool.py:405-486, model_runner_kv_cache_mixin.py:386) — one
+    request more than the charge off the rest counts (SPEC_STATE_ERAS), its bytes out of the reserve. Per request and
+    token the slot's `per_req` (0.5.14's deduplicated conv windows hold a little less: the conv state is ~2 % of a
+    GDN slot)."""
     return (requests + 1) * d * per_req if d else 0
