@@ -40,7 +40,7 @@ workspaces hold beyond it.
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
-from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, executor_max_num_tokens
+from kvtop.domain.engines.trtllm.budget import executor_max_num_tokens, launch_max_batch_size
 from kvtop.domain.engines.trtllm.kv_storage import TRTLLM_KV_STORAGE
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import compute_capability, sm_count
@@ -124,7 +124,7 @@ def held_in_torch(inputs: CalibrationInputs) -> tuple[int, str] | None:
     if model is None or mla is None or not LAYOUT_ERAS.at(inputs.version):
         return None
     heads = max(model.num_attention_heads // max(inputs.layout.attn_tp, 1), 1)
-    requests = inputs.settings.max_running_requests or DEFAULT_MAX_BATCH_SIZE
+    requests = launch_max_batch_size(inputs.settings)
     tokens = executor_max_num_tokens(inputs.settings, inputs.context_length)
     fp8 = compute_capability(inputs.gpu_name) in FP8_CONTEXT_MLA_CAPABILITIES and _fp8_kv(model, inputs)
     context = context_bytes(mla, heads, tokens, requests, fp8_context_mla=fp8)
