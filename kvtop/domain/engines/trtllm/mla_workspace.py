@@ -31,10 +31,10 @@ release kvtop plans an MLA model for is taken so; the two it was checked on boun
 read, so it is not applied (32 MiB, inside the weights term's error).
 Not modelled, named: the XQA and FlashMLA (SM 90, 64-token blocks) generation buffers (smaller than the partial output
 at the logged starts), cached KV reuse (`total_kv_len` above the dummy requests' tokens) and chunked-prefill buffer
-batches above 1, a dense model's workspaces (the same layout gives the three dense starts' logged figures to the
-byte, §32, but the read rest holds one of them, within 26 MB of the others). The rest of the profiled peak (§20, §22)
-is read off a dense start that held its own workspace (faradawn's 41,960,448 B), so an MLA plan adds what its
-workspaces hold beyond it.
+batches above 1, a launch without CUDA graphs (taken on, the default: the graphs' workspace is charged), a dense
+model's workspaces (the same layout gives the three dense starts' logged figures to the byte, §32, but the read rest
+holds one of them, within 26 MB of the others). The rest of the profiled peak (§20, §22) is read off a dense start
+that held its own workspace (faradawn's 41,960,448 B), so an MLA plan adds what its workspaces hold beyond it.
 """
 
 from __future__ import annotations
