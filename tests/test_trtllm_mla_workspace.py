@@ -49,8 +49,8 @@ def test_the_context_workspace_of_deepseek_r1_at_tp4_is_the_logged_one() -> None
 
 
 def test_the_context_workspace_grows_with_max_num_tokens_as_logged() -> None:
-    """The summarize start, max_num_tokens 8,320: 33,554,432 + 8,320 × 32 × (1,152 + 192 + 192 + 128) =
-    443,023,360 + 8 × 8,320 = 66,560 + 287,744 of small buffers = 476,932,096 (the log's)."""
+    """The summarize start, max_num_tokens 8,320: cuBLAS 33,554,432 + Q and FP8 Q, K, V 8,320 × 32 × (1,152 + 192 +
+    192 + 128) = 443,023,360 + tokens' info 8 × 8,320 = 66,560 + 287,744 of small buffers = 476,932,096 (the log's)."""
     mla = _mla(TP4_EP4)
     assert context_bytes(mla, 32, 8320, 2048, fp8_context_mla=True) == 476_932_096
 

@@ -59,10 +59,10 @@ class TrtllmRules(TrtllmBudget, EngineBase):
 
     def context_length(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
         """§33: the PyTorch backend's `_init_max_seq_len` (max_seq_len.py); a TensorRT engine's as the launch states
-        it, else the config's positions."""
+        it, else the config's positions (`EngineBase`'s; trtllm-build's own deduction not read)."""
         if runtime(settings, version) == "pytorch":
             return pytorch_max_seq_len(model, settings, version)
-        return settings.context_length or model.max_position_embeddings
+        return super().context_length(model, settings, version)
 
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)

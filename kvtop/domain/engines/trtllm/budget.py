@@ -50,6 +50,12 @@ DEFAULT_MAX_BATCH_SIZE = 2048  # BuildConfig.max_batch_size, passed on by trtllm
 DEFAULT_MAX_NUM_TOKENS = 8192  # BuildConfig.max_num_tokens (§6)
 
 
+def launch_max_batch_size(settings: LaunchSettings) -> int:
+    """The launch's max_batch_size, else BuildConfig's 2,048 (§6): the executor's requests, the profiling run's dummy
+    requests and the attention op's max_num_requests."""
+    return settings.max_running_requests or DEFAULT_MAX_BATCH_SIZE
+
+
 def launch_max_num_tokens(settings: LaunchSettings) -> int:
     """The launch's max_num_tokens, else BuildConfig's 8,192 (§6): what the build, the profiling run and the MoE
     warm-up size against before any trtllm-build cap (`build_tokens.engine_max_num_tokens`)."""
@@ -65,7 +71,7 @@ def executor_max_num_tokens(settings: LaunchSettings, max_seq_len: int) -> int:
     tokens = launch_max_num_tokens(settings)
     if max_seq_len <= 0:
         return tokens
-    return min(tokens, (settings.max_running_requests or DEFAULT_MAX_BATCH_SIZE) * max_seq_len)
+    return min(tokens, launch_max_batch_size(settings) * max_seq_len)
 
 
 def runtime(settings: LaunchSettings, version: ResolvedVersion) -> Backend:
@@ -149,7 +155,7 @@ def estimation_tokens(
         blocks += ceil_div(request + extra, tpb)
         remaining -= request
     if rule == "dummy_requests_and_graphs":
-        batch = settings.max_running_requests or DEFAULT_MAX_BATCH_SIZE
+        batch = launch_max_batch_size(settings)
         graphs = min(batch, settings.cuda_graph_max_bs or batch)
         blocks = max(blocks, ceil_div(context_length + 1, tpb) + graphs - 1, batch)
     return blocks * tpb * (settings.max_beam_width or 1)
@@ -222,7 +228,7 @@ class TrtllmBudget:
             capacity = tokens
         steps.append(BudgetStep(label="tokens", value=capacity, note=f"{tpb} per block"))
         fits = blocks > 0
-        batch = s.max_running_requests or DEFAULT_MAX_BATCH_SIZE
+        batch = launch_max_batch_size(s)
         return EngineResult(
             engine="trtllm",
             token_capacity=capacity if fits else 0,

@@ -43,7 +43,7 @@ from kvtop.domain.calibration.start_facts import StartMeasures
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.trtllm.allreduce_workspace import fusion_workspace_bytes, with_fusion_workspace
-from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, executor_max_num_tokens, runtime
+from kvtop.domain.engines.trtllm.budget import executor_max_num_tokens, launch_max_batch_size, runtime
 from kvtop.domain.engines.trtllm.build_tokens import engine_max_num_tokens
 from kvtop.domain.engines.trtllm.deepseek_weights import held_beside as deepseek_held
 from kvtop.domain.engines.trtllm.engine_build import old_builder_flag, runtime_form, tied_head_copy
@@ -190,7 +190,7 @@ def _batch_and_tokens(inputs: CalibrationInputs) -> tuple[int, int]:
     engine's max_num_tokens as its release's trtllm-build caps it (`build_tokens.py`), the PyTorch executor's as its
     model engine caps it at max_batch_size × max_seq_len (`budget.executor_max_num_tokens`)."""
     s = inputs.settings
-    batch = s.max_running_requests or DEFAULT_MAX_BATCH_SIZE
+    batch = launch_max_batch_size(s)
     if _profiled(inputs):
         return batch, executor_max_num_tokens(s, inputs.context_length)
     return batch, engine_max_num_tokens(s, batch, inputs.context_length, inputs.version)

@@ -25,7 +25,9 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 
 NO_FACTOR_ROPE_TYPES = frozenset({"su", "longrope", "llama3", "yarn"})  # their factor is not a length multiple
-UNSTATED_POSITIONS = 2048  # `inferred_max_seq_len = 2048` where the config states no max_position_embeddings
+# `inferred_max_seq_len = 2048` where the config states no max_position_embeddings (kvtop's nominal positions then,
+# `ModelSpec.positions_nominal`, are the same 2,048 by another engine's rule: taken from here)
+UNSTATED_POSITIONS = 2048
 
 # whether a stated max_seq_len above the inferred one is lowered to it
 LOWERED_ERAS: Eras[bool] = Eras((
@@ -38,7 +40,7 @@ LOWERED_ERAS: Eras[bool] = Eras((
 
 def inferred_max_seq_len(model: ModelSpec) -> int:
     """`_infer_max_seq_len_from_config`: the config's positions, scaled by a length-multiplying rope's factor."""
-    positions = model.max_position_embeddings or UNSTATED_POSITIONS
+    positions = UNSTATED_POSITIONS if model.positions_nominal else model.max_position_embeddings
     if model.rope_type in NO_FACTOR_ROPE_TYPES or model.rope_factor == 1:
         return positions
     return math.ceil(positions * model.rope_factor)

@@ -31,16 +31,16 @@ release kvtop plans an MLA model for is taken so; the two it was checked on boun
 read, so it is not applied (32 MiB, inside the weights term's error).
 Not modelled, named: the XQA and FlashMLA (SM 90, 64-token blocks) generation buffers (smaller than the partial output
 at the logged starts), cached KV reuse (`total_kv_len` above the dummy requests' tokens) and chunked-prefill buffer
-batches above 1, a dense model's workspaces (the same layout gives the three dense starts' logged figures to the
-byte, §32, but the read rest holds one of them, within 26 MB of the others). The rest of the profiled peak (§20, §22)
-is read off a dense start that held its own workspace (faradawn's 41,960,448 B), so an MLA plan adds what its
-workspaces hold beyond it.
+batches above 1, a launch without CUDA graphs (taken on, the default: the graphs' workspace is charged), a dense
+model's workspaces (the same layout gives the three dense starts' logged figures to the byte, §32, but the read rest
+holds one of them, within 26 MB of the others). The rest of the profiled peak (§20, §22) is read off a dense start
+that held its own workspace (faradawn's 41,960,448 B), so an MLA plan adds what its workspaces hold beyond it.
 """
 
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
-from kvtop.domain.engines.trtllm.budget import DEFAULT_MAX_BATCH_SIZE, executor_max_num_tokens
+from kvtop.domain.engines.trtllm.budget import executor_max_num_tokens, launch_max_batch_size
 from kvtop.domain.engines.trtllm.kv_storage import TRTLLM_KV_STORAGE
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import compute_capability, sm_count
@@ -58,8 +58,11 @@ TOKEN_INFO_BYTES = 8  # int2 (batch index, position) per token
 HALF_BYTES = 2  # the op's 16-bit type (bf16/fp16): Q, the partial outputs
 MULTI_CTA_ROWS = 256  # "Each CTA at most handles 256 rows", the MLA generation kernels' scratch
 FP8_CONTEXT_MLA_CAPABILITIES = frozenset({(9, 0), (10, 0), (10, 3), (12, 0)})  # buildAttentionOp: sm 90/100/103/120
-# the shared memory one block may opt in to on SM 90 and SM 100 parts (227 KiB), less the 2,048 B the op keeps back:
-# `estimate_min_multi_block_count(window, smem − 2048, 2)` (decoderMaskedMultiheadAttention.h, ids 124142090, 9538277)
+# the shared memory one block may opt in to on SM 90 and SM 100 parts (227 KiB), of which the op keeps 2,048 B back:
+# `estimate_min_multi_block_count(window, smem − 2048, 2)` (decoderMaskedMultiheadAttention.h, ids 124142090, 9538277).
+# Taken for every GPU (not modelled, named): SM 8.x and 12.x parts opt in to less (99 or 163 KiB), which raises the
+# window's minimum tile above 1 past a window of ~16,500 or ~27,500 tokens (DeepSeek-V3 at 163,840 on an A100 at TP 8:
+# 6 against ⌈108 SMs ÷ 16 heads⌉ = 7, so no byte moves there)
 OPT_IN_SHARED_BYTES = 232_448
 MMHA_BYTES_PER_ELEMENT = 16 + 4 * HALF_BYTES  # size_per_elts for a 16-bit type
 # the attention workspace the read rest of the profiled peak already holds: faradawn's 1.2.0rc4 start (Llama-3-8B,
@@ -94,7 +97,9 @@ def context_bytes(mla: MlaSpec, heads: int, tokens: int, max_requests: int, *, f
 
 def generation_bytes(mla: MlaSpec, heads: int, max_requests: int, window: int, sms: int) -> int:
     """`getWorkspaceSizeForGeneration` for an MLA op: the larger of the multi-block partial buffers and the MLA
-    kernels' multi-CTA scratch (the XQA and FlashMLA buffers not read, §32)."""
+    kernels' multi-CTA scratch (the XQA and FlashMLA buffers not read, §32; beside the scratch, the two cu_seqlens,
+    the tile counter and, with an FP8 KV cache, FP8 generation MLA's quantized Q are left out: the partial buffers
+    are the larger at the logged starts)."""
     latent = mla.kv_lora_rank + mla.qk_rope_head_dim
     smallest = ceil_div(ceil_div(window + 1, 4), (OPT_IN_SHARED_BYTES - 2048) // MMHA_BYTES_PER_ELEMENT)
     tile = max(smallest, ceil_div(sms, heads), 1)
@@ -112,13 +117,14 @@ def _fp8_kv(model: ModelSpec, inputs: CalibrationInputs) -> bool:
 
 def held_in_torch(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """(bytes, why) an MLA model's two attention workspaces add to what torch holds at the profiling baseline beyond
-    the read rest's own, for `weights_estimate(extra=…)`; None for a model without MLA or a release not read."""
+    the read rest's own, for `weights_estimate(extra=…)`; None for a model without MLA, a release off `LAYOUT_ERAS`
+    (none yet: every release is taken to lay them out so) or workspaces the read rest's already hold."""
     model = inputs.model
     mla = model.mla if model is not None else None
     if model is None or mla is None or not LAYOUT_ERAS.at(inputs.version):
         return None
     heads = max(model.num_attention_heads // max(inputs.layout.attn_tp, 1), 1)
-    requests = inputs.settings.max_running_requests or DEFAULT_MAX_BATCH_SIZE
+    requests = launch_max_batch_size(inputs.settings)
     tokens = executor_max_num_tokens(inputs.settings, inputs.context_length)
     fp8 = compute_capability(inputs.gpu_name) in FP8_CONTEXT_MLA_CAPABILITIES and _fp8_kv(model, inputs)
     context = context_bytes(mla, heads, tokens, requests, fp8_context_mla=fp8)
@@ -132,4 +138,4 @@ def held_in_torch(inputs: CalibrationInputs) -> tuple[int, str] | None:
                    f"{sms} SMs)" if sms else "the CUDA graphs' not counted (the GPU's SM count unknown)")
     return beyond, (f"{gib(beyond)} of MLA attention workspaces in torch: the eager one's {gib(context)} "
                     f"({tokens:,} context tokens × {heads} heads{', FP8 context MLA' if fp8 else ''}) and {said_graphs}, "
-                    "less the 41,960,448 B the read rest holds (attentionOp.cpp, §32)")  # fmt: skip
+                    f"less the {READ_REST_WORKSPACE_BYTES:,} B the read rest holds (attentionOp.cpp, §32)")  # fmt: skip
