@@ -64,12 +64,31 @@ def test_a_class_not_read_is_refused() -> None:
         _plan(_model("llava-hf--llava-v1.6-mistral-7b-hf.json"), "--language-model-only")
 
 
-def test_a_release_before_the_first_read_is_refused() -> None:
-    # v0.17.1's arg_utils.py has the flag, but its _mark_tower_model was not read: not modelled there
-    with pytest.raises(
-        UnsupportedModelError, match="not for Qwen3_5MoeForConditionalGeneration at vLLM 0.17.1"
-    ):
-        _plan(_model("Qwen--Qwen3.5-35B-A3B.json"), "--language-model-only", release="0.17.1")
+# Qwen3.5-35B-A3B's tower from its config's vision_config alone (vLLM's Qwen3_VisionTransformer, bf16, with biases):
+# patch_embed Conv3d 3·2·16·16·1152 + 1152; pos_embed 2304·1152; 27 blocks of two LayerNorms (4·1152), qkv
+# 1152·3456 + 3456, proj 1152·1152 + 1152, fc1 1152·4304 + 4304, fc2 4304·1152 + 1152; merger LayerNorm 2·1152,
+# fc1 4608·4608 + 4608, fc2 4608·2048 + 2048 = 446,571,248 parameters × 2 B
+TOWER_BYTES = 2 * (
+    3 * 2 * 16 * 16 * 1152 + 1152 + 2304 * 1152
+    + 27 * (4 * 1152 + 1152 * 3456 + 3456 + 1152 * 1152 + 1152 + 1152 * 4304 + 4304 + 4304 * 1152 + 1152)
+    + 2 * 1152 + 4608 * 4608 + 4608 + 4608 * 2048 + 2048
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("release", ["0.17.0", "0.18.0"])
+def test_the_tower_leaves_the_book_from_the_flags_first_release(release: str) -> None:
+    # v0.17.0 - v0.18.0: get_limit_per_prompt answers 0 under the flag (config/multimodal.py:258-259) and qwen3_5.py
+    # builds self.visual inside _mark_tower_model (:864 at v0.17.x, :891 at v0.18.0; interfaces.py:261 / :280)
+    model = _model("Qwen--Qwen3.5-35B-A3B.json")
+    whole, text_only = _plan(model, release=release), _plan(model, "--language-model-only", release=release)
+    assert TOWER_BYTES == 893_142_496
+    assert whole.ranks[0].weights_bytes - text_only.ranks[0].weights_bytes == TOWER_BYTES
+
+
+def test_a_release_before_the_flag_is_refused() -> None:
+    # v0.16.0's engine/arg_utils.py has no --language-model-only (first in v0.17.0, :1029)
+    with pytest.raises(UnsupportedModelError, match="vLLM 0.16.0 has no such flag"):
+        _plan(_model("Qwen--Qwen3.5-35B-A3B.json"), "--language-model-only", release="0.16.0")
 
 
 def test_a_text_model_is_unchanged() -> None:

@@ -169,7 +169,7 @@ LOAD_CASTS = LoadCasts(
     towers=TOWERS,
     releases="--dtype: every release kvtop models; online fp8: v0.4.0 on (Fp8LinearMethod, activation_scheme dynamic); "
     "unclaimed ModelOpt fields: v0.13.0 and v0.33.0 (both wheels read; earlier releases not read); the lightning "
-    "width from qk_rope_head_dim: v0.33.0; --language-model-only's unbuilt towers: v0.19.0, v0.33.0, v0.34.0 "
+    "width from qk_rope_head_dim: v0.33.0; --language-model-only's unbuilt towers: v0.17.0, v0.17.1, v0.18.0, v0.19.0, v0.33.0, v0.34.0 "
     "(text_only.py); every modality's limit at 0: v0.10.2 – v0.34.0 (tower_limits.py)",
     source="vllm/config/model.py (_get_and_verify_dtype), model_executor/layers/quantization/fp8.py, "
     "transformers 5.20.2 models/bailing_hybrid/configuration_bailing_hybrid.py",
