@@ -249,6 +249,7 @@ class TermInputs(BaseModel):
     stage_layers: tuple[int, int]  # [first, last) layer of this pipeline stage
     draft: ModelSpec | None = None  # the draft model's architecture, when kvtop was given its config
     measured_draft_bytes: int | None = None  # the draft's resident weights, when a log or the operator said
+    draft_layer_bytes: float | None = None  # one layer of the draft model's KV per token, when its config is known
     gpu_name: str | None = None  # the GPU, where a rule depends on it (SGLang's large-Hopper Qwen3-VL path)
     gpu_total_bytes: int | None = None
 

@@ -206,6 +206,7 @@ def _solve(
     storage = rules.kv_storage_for(model, settings, version)
     fmt = resolve_kv_format(settings.kv_cache_dtype, model, storage, gpu_name=gpu_name)
     mtp = load_mtp or setup.loads_mtp(model)
+    mtp_later = setup.loads_mtp(model) and rules.mtp_after_pool(version)  # the draft's layers: an after-pool term
     context = rules.context_length(model, settings, version)  # the engine's: every figure reads this one
     # a draft model's own layer of KV per token: the same on every stage
     draft_cell = _draft_layer_bytes(draft, layout, fmt, storage, gpu_name) if setup.spec_kind is SpecKind.DRAFT_MODEL else None
@@ -235,10 +236,12 @@ def _solve(
                 model=model, settings=settings, setup=setup, layout=layout, weights=weights, kv=plain,
                 kv_with_draft=kv, version=version, first_stage=is_first, last_stage=is_last, draft=draft,
                 stage_layers=(layers.start, layers.stop),
-                measured_draft_bytes=measured.draft_weights_bytes, gpu_name=gpu_name,
+                measured_draft_bytes=measured.draft_weights_bytes, draft_layer_bytes=draft_cell, gpu_name=gpu_name,
                 gpu_total_bytes=gpu_total_bytes,
             )
         )  # fmt: skip
+        if mtp_later:  # the terms read the MTP rows (their after-pool term); the pool is sized without them
+            weights = WeightsBook(rows=tuple(row for row in weights.rows if row.component != "mtp"))
         stages.append((layers, _with_calibrated_weights(weights, measured), kv, terms))
     # one stage's logged weights (vLLM's rank 0 line): each other stage's derived from it and the books
     by_stage = stage_measured_weights(measured, [w.total_bytes for _, w, _, _ in stages])
@@ -333,8 +336,11 @@ def _draft_layer_bytes(
 
 
 def _with_cell_bytes(terms: tuple[BudgetTerm, ...], pool_tokens: int) -> tuple[BudgetTerm, ...]:
-    """The terms with each per-token (`kv_cell`) term's bytes over the pool's tokens."""
+    """The terms with each per-token term's bytes over the pool's tokens: a `kv_cell` term's, and an after-pool
+    term's sized by the pool's token count (a draft's own pool allocated after the target's)."""
+    per_token = (Charge.KV_CELL, Charge.AFTER_POOL)
     return tuple(
-        t.model_copy(update={"bytes": t.bytes_per_token * pool_tokens}) if t.charge is Charge.KV_CELL else t
+        t.model_copy(update={"bytes": t.bytes_per_token * pool_tokens})
+        if t.charge in per_token and t.bytes_per_token else t
         for t in terms
     )

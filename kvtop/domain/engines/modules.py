@@ -171,6 +171,10 @@ class EngineBase(EngineModules):
         """Where this release's split puts the remainder layers: `pp_remainder` at every release."""
         return self.pp_remainder
 
+    def mtp_after_pool(self, version: ResolvedVersion) -> bool:
+        """An MTP draft's layers are in the weights the pool is sized after, at every release."""
+        return False
+
     def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> Sequence[int]:
         """Its own layers: a stage sizes KV for the layers it holds."""
         return layers

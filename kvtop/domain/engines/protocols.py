@@ -235,6 +235,11 @@ class EngineRules(Protocol):
         """Where this release's pipeline split puts the layers that do not divide (`pp_remainder`: the newest's)."""
         ...
 
+    def mtp_after_pool(self, version: ResolvedVersion) -> bool:
+        """Whether an MTP draft's layers load after the target's KV pool is sized at `version` (an after-pool
+        term, kept out of the weights the budget subtracts)."""
+        ...
+
     def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> Sequence[int]:
         """The layers a pipeline stage sizes its KV pools for, given the layers it holds."""
         ...

@@ -16,6 +16,7 @@ from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.sglang.blockscale_leak import leak_rows
 from kvtop.domain.engines.sglang.budget import SglangBudget
+from kvtop.domain.engines.sglang.draft_load import DRAFT_BEFORE_POOL_ERAS
 from kvtop.domain.engines.sglang.dsa import dsa_kv_default_before_checkpoint
 from kvtop.domain.engines.sglang.eras import default_page_size, raw_fp8_dsa_family
 from kvtop.domain.engines.sglang.flags import SglangFlags
@@ -110,6 +111,10 @@ class SglangRules(SglangBudget, EngineBase):
     def pp_remainder_at(self, version: ResolvedVersion) -> PpRemainder:
         """get_pp_indices by release: the whole remainder on the last stage before 0.5.6 (pp_split.py)."""
         return PP_SPLIT_ERAS.at(version)
+
+    def mtp_after_pool(self, version: ResolvedVersion) -> bool:
+        """§19.1: before 0.5.14 the draft worker (its MTP layers too) is built after the target's pool (draft_load.py)."""
+        return not DRAFT_BEFORE_POOL_ERAS.at(version)
 
     def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> Sequence[int]:
         """§8.3.1: a class without start_layer / end_layer sizes every stage's KV for the whole model."""

@@ -62,7 +62,6 @@ from kvtop.domain.engines.sglang.deployment_eras import (
 )
 from kvtop.domain.engines.sglang.draft_cell import cell_holds_draft
 from kvtop.domain.engines.sglang.draft_load import DRAFT_BEFORE_POOL_ERAS, mtp_embed_head_bytes
-from kvtop.domain.engines.sglang.draft_load import SOURCE as DRAFT_LOAD_SOURCE
 from kvtop.domain.engines.sglang.eagle3 import SOURCE as EAGLE3_SOURCE
 from kvtop.domain.engines.sglang.eagle3 import eagle3_head_bytes
 from kvtop.domain.engines.sglang.multimodal import multimodal_reserve_bytes
@@ -233,9 +232,7 @@ def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
     if setup.spec_kind is SpecKind.MTP:
         mtp = next((row.bytes for row in inputs.weights.rows if row.component == "mtp"), 0)
         if model.mtp_layers:
-            found.append(_term(base, charge=Charge.WEIGHTS, label=f"draft weights: {counted(model.mtp_layers, 'MTP layer')}, "
-                                    "in the weights book", bytes=mtp if inputs.last_stage else 0,
-                                    source=SOURCE_SPEC))  # fmt: skip
+            found.append(_mtp_layers(inputs, base, mtp))
             found += _mtp_own_copies(inputs, base, mtp)
         else:
             found.append(_term(base, charge=Charge.RESIDENT, label="draft weights",
@@ -254,6 +251,8 @@ def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
         found.append(_term(base, charge=Charge.KV_CELL, label="draft KV", state=TermState.NOT_MODELLED,
                                 source=SOURCE_SPEC, detail="the draft's layers are not known (no MTP layers in the "
                                 "config, no --speculative-draft-model-path): the cell shown is the target's alone"))  # fmt: skip
+    elif (late := _draft_pool_after(inputs, base)) is not None:
+        found.append(late)
     elif cell:
         layers = inputs.kv_with_draft.draft_layers
         assumed = setup.spec_kind is SpecKind.DRAFT_MODEL and inputs.draft is None
@@ -272,20 +271,66 @@ def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
     return found
 
 
+def _mtp_layers(inputs: TermInputs, base: BudgetTerm, mtp: int) -> BudgetTerm:
+    """§19.1: the MTP draft's layers, in the weights book from v0.5.14 (the draft worker is built before the
+    target's pool); before it an after-pool term, the ledger sizing the pool without them (draft_load.py)."""
+    layers = counted(inputs.model.mtp_layers, "MTP layer")
+    bytes_ = mtp if inputs.last_stage else 0
+    if DRAFT_BEFORE_POOL_ERAS.at(inputs.version):
+        return _term(base, charge=Charge.WEIGHTS, label=f"draft weights: {layers}, in the weights book", bytes=bytes_)
+    return _term(base, charge=Charge.AFTER_POOL, label=f"draft weights: {layers}, loaded after the pool",
+                 bytes=bytes_, source=DRAFT_BEFORE_POOL_ERAS.era(inputs.version).source,
+                 detail="the draft worker is built after the target's init_memory_pool: its layers come out of what "
+                 "the pool leaves")  # fmt: skip
+
+
 def _mtp_own_copies(inputs: TermInputs, base: BudgetTerm, mtp: int) -> list[BudgetTerm]:
     """§19.1: the MTP draft's own embedding and LM head, loaded before the target's pool from v0.5.14 and freed
-    after it (draft_load.py); the log's draft load, where read, less the MTP layers the weights book holds."""
-    own = mtp_embed_head_bytes(inputs.weights, inputs.version) if inputs.last_stage else 0
+    after it; before it loaded after the target's pool and freed once the draft's own pool is allocated
+    (draft_load.py), a need of the headroom. The log's draft load, where read, less the MTP layers."""
+    own = mtp_embed_head_bytes(inputs.weights) if inputs.last_stage else 0
     if not own:
         return []
-    label = "draft's own embedding and LM head (freed after the pool)"
+    before = DRAFT_BEFORE_POOL_ERAS.at(inputs.version)
+    charge = Charge.RESIDENT if before else Charge.AFTER_POOL
+    label = "draft's own embedding and LM head " + ("(freed after the pool)" if before else
+                                                    "(after the pool, freed once the draft's pool is allocated)")  # fmt: skip
+    source = DRAFT_BEFORE_POOL_ERAS.era(inputs.version).source
     if inputs.measured_draft_bytes is not None:
-        return [_term(base, charge=Charge.RESIDENT, label=label, bytes=max(inputs.measured_draft_bytes - mtp, 0),
-                      basis=Basis.MEASURED, source=DRAFT_LOAD_SOURCE,
-                      detail="the draft's logged load less its MTP layers in the weights book")]  # fmt: skip
-    return [_term(base, charge=Charge.RESIDENT, label=label, bytes=own, basis=Basis.COMPUTED, source=DRAFT_LOAD_SOURCE,
+        return [_term(base, charge=charge, label=label, bytes=max(inputs.measured_draft_bytes - mtp, 0),
+                      basis=Basis.MEASURED, source=source,
+                      detail="the draft's logged load less its MTP layers")]  # fmt: skip
+    return [_term(base, charge=charge, label=label, bytes=own, basis=Basis.COMPUTED, source=source,
                   detail="the target's embedding and LM head rows: the draft builds and loads its own before "
                   "set_embed_and_head swaps in the target's")]  # fmt: skip
+
+
+def _draft_pool_after(inputs: TermInputs, base: BudgetTerm) -> BudgetTerm | None:
+    """§6.1, §19.1: before 0.5.14 an EAGLE/MTP draft's own KV pool (the target's token count × the draft's layers)
+    is allocated after the target's pool, out of what it leaves (None: the target's cell holds it, or no draft)."""
+    setup, model = inputs.setup, inputs.model
+    if DRAFT_BEFORE_POOL_ERAS.at(inputs.version) or inputs.kv_with_draft.draft_layers or not inputs.last_stage:
+        return None
+    full = inputs.kv.pool("full")
+    if setup.spec_kind is SpecKind.MTP and model.mtp_layers:
+        layers, per_layer, assumed = model.mtp_layers, full.bytes_per_layer_token if full else None, False
+    elif setup.spec_kind is SpecKind.DRAFT_MODEL:
+        known = inputs.draft is not None and inputs.draft_layer_bytes is not None
+        layers = inputs.draft.num_layers if inputs.draft is not None and known else 1
+        per_layer = inputs.draft_layer_bytes if known else (full.bytes_per_layer_token if full else None)
+        assumed = not known
+    else:
+        return None
+    label = f"draft's own KV pool: the target's tokens × {counted(layers, 'draft layer')}"
+    source = DRAFT_BEFORE_POOL_ERAS.era(inputs.version).source
+    if per_layer is None:
+        return _term(base, charge=Charge.AFTER_POOL, label=label, state=TermState.NOT_MODELLED, source=source,
+                     detail="the target keeps no full-attention pool to size the draft's layers from")  # fmt: skip
+    return _term(base, charge=Charge.AFTER_POOL, label=label, bytes_per_token=int(layers * per_layer), source=source,
+                 basis=Basis.ASSUMED if assumed else Basis.COMPUTED,
+                 detail="the draft worker reuses the target's memory_pool_config (its max_total_num_tokens) after "
+                 "the target's pool is allocated" + ("; one draft layer of the target's shape assumed" if assumed
+                                                     else ""))  # fmt: skip
 
 
 def _term(base: BudgetTerm, **update: object) -> BudgetTerm:
