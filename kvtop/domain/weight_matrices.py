@@ -473,14 +473,19 @@ def layer_signature(model: ModelSpec, layer: int) -> tuple[Hashable, ...]:
 
 
 def mtp_weights(rank: RankMatrices, model: ModelSpec) -> None:
-    """DeepSeek next-n layers: a whole decoder layer plus the projection that feeds it."""
+    """DeepSeek next-n layers: a whole decoder layer plus the projection that feeds it. eh_proj (2 × hidden → hidden)
+    is a plain `nn.Linear`, bf16 whatever the checkpoint's quantization, in both engines: SGLang deepseek_nextn.py
+    (0.5.13 :118, 0.5.14 :115, 0.5.22 :101; a quantized ReplicatedLinear only under quark, not modelled) and vLLM
+    deepseek_mtp.py (v0.10.2 :54 – v0.34.0 :84, no quant_config passed). Five norms of `hidden`: enorm, hnorm,
+    shared_head.norm and the decoder layer's input and post-attention norms."""
     before = {k: list(v) for k, v in rank.acc.parts.items()}
     last = model.num_layers - 1
-    for _ in range(model.mtp_layers):
+    for index in range(model.mtp_layers):
         attention(rank, last)
         mlp(rank, last, model.layer_mlp[last])
-        rank.matrix("mtp", model.hidden_size, 2 * model.hidden_size, 1, ("model.layers.61.eh_proj",))
-        rank.vector("norms", 4 * model.hidden_size)
+        eh_proj = (f"model.layers.{model.num_layers + index}.eh_proj",)
+        rank.matrix("mtp", model.hidden_size, 2 * model.hidden_size, 1, eh_proj, quantizable=False)
+        rank.vector("norms", 5 * model.hidden_size)
     moved = [0.0, 0.0]
     for name, (params, nbytes) in list(rank.acc.parts.items()):
         old = before.get(name, [0.0, 0.0])
