@@ -93,8 +93,11 @@ def headroom_lines(ledger: Ledger) -> list[str]:
     headroom = headroom_of(ledger)
     if headroom is None or not any(t.charge is Charge.AFTER_POOL for t in ledger.terms):
         return []
-    needs = "; ".join(f"{n.label} {fmt_both(n.bytes) if n.bytes is not None else 'not modelled'}" for n in headroom.needs)
-    line = f"  headroom after the pool: runtime reserve {fmt_both(headroom.left_bytes)}; needs {needs}"
+    needs = "; ".join(f"{n.label} {fmt_both(n.bytes) if n.bytes is not None else 'not modelled'}"
+                      + (f" (against the {n.held_by})" if n.held_by else "") for n in headroom.needs)  # fmt: skip
+    kept = "".join(f"; {r.label} {fmt_both(r.bytes or 0)} holds {fmt_both(headroom.held_bytes(r.label))} of them"
+                   for r in headroom.reserves)  # fmt: skip
+    line = f"  headroom after the pool: runtime reserve {fmt_both(headroom.left_bytes)}; needs {needs}{kept}"
     finding = headroom_short(ledger, Replay(ledger), Thresholds())
     if finding is not None:
         gain = f" ({fmt_signed(finding.gain_tokens)} tokens per rank)" if finding.gain_tokens else ""

@@ -44,6 +44,8 @@ def headroom_short(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Fi
         evidence=(f"runtime reserve {gib(headroom.left_bytes)} per rank; the engine's own rule keeps "
                   f"{gib(headroom.needs[0].bytes or 0)} of it for activations and CUDA graphs",
                   *(f"{n.label}: {gib(n.bytes) if n.bytes is not None else 'not modelled'}" for n in after),
+                  *(f"{r.label}: {gib(r.bytes or 0)}, against which {gib(headroom.held_bytes(r.label))} of them count"
+                    for r in headroom.reserves),
                   *((f"{flag} {ledger.engine.memory_fraction:g} → {fixed.engine.memory_fraction:g}: "
                      f"{ledger.token_capacity:,} → {fixed.token_capacity:,} tokens per rank",) if fixed else ())),
     )  # fmt: skip

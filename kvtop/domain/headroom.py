@@ -4,7 +4,10 @@ Engines size the pool at start; what runs later (activations at the largest batc
 CUDA graphs captured after the pool, DeepEP buffers at the first MoE forward) has to fit in what is
 left. `headroom_of` sets that beside the needs kvtop knows: the engine's own reserve rule where it has
 one (SGLang's automatic share keeps room for its chunked prefill and graphs), and the deployment's
-after-pool terms; a need kvtop cannot price is listed as not modelled, never counted as 0 bytes.
+after-pool terms; a need kvtop cannot price is listed as not modelled, never counted as 0 bytes. Where the
+engine keeps a reserve of its own for a feature (a `reserve` term: SGLang's draft reserve, 4 GiB at 0.5.10rc0–0.5.13,
+by its era in engines/sglang/deployment_eras.py) that feature's after-pool terms count against that reserve, not on
+top of the engine's own need: the reserve is kept for exactly them.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ class HeadroomNeed(BaseModel):
 
     label: str
     bytes: int | None  # None: not modelled
+    held_by: str = ""  # the engine's reserve (`Headroom.reserves`) this need counts against; '': on top of the rest
 
 
 class Headroom(BaseModel):
@@ -28,13 +32,20 @@ class Headroom(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     left_bytes: int  # GPU total less context, weights, resident terms, KV pools and req_to_token
-    needs: tuple[HeadroomNeed, ...] = ()
+    needs: tuple[HeadroomNeed, ...] = ()  # the first: the engine's own reserve, less `reserves`
+    reserves: tuple[HeadroomNeed, ...] = ()  # the engine's reserves for a feature, each holding its `held_by` needs
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def needed_bytes(self) -> int:
-        """What the priced later phases need (in `plan --json`'s `deployment.headroom`, as a computed field)."""
-        return sum(n.bytes for n in self.needs if n.bytes is not None)
+        """What the priced later phases need (in `plan --json`'s `deployment.headroom`, as a computed field): each
+        engine reserve for a feature counts as the larger of itself and the needs it holds."""
+        free = sum(n.bytes for n in self.needs if n.bytes is not None and not n.held_by)
+        return free + sum(max(r.bytes or 0, self.held_bytes(r.label)) for r in self.reserves)
+
+    def held_bytes(self, reserve: str) -> int:
+        """What the priced needs the reserve named `reserve` holds come to."""
+        return sum(n.bytes for n in self.needs if n.bytes is not None and n.held_by == reserve)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -53,12 +64,19 @@ def headroom_of(ledger: Ledger) -> Headroom | None:
     if not ledger.engine.fits or not ledger.ranks:
         return None
     own = ledger.engine.reserve_needed_bytes
+    after = [term for term in ledger.terms if term.charge is Charge.AFTER_POOL]
+    features = {term.feature for term in after}
+    reserves = [t for t in ledger.terms if t.charge is Charge.RESERVE and t.modelled and t.bytes and t.feature in features]
+    kept = sum(t.bytes for t in reserves)
     needs = [HeadroomNeed(
-        label="activations at the largest batch and CUDA graphs (the engine's own reserve)",
-        bytes=ledger.engine.reserve_bytes if own is None else own,
+        label="activations at the largest batch and CUDA graphs (the engine's own reserve"
+        + (", less its reserve for what follows)" if reserves else ")"),
+        bytes=max(0, (ledger.engine.reserve_bytes if own is None else own) - kept),
     )]  # fmt: skip
-    needs += [_need(term) for term in ledger.terms if term.charge is Charge.AFTER_POOL]
-    return Headroom(left_bytes=ledger.engine.reserve_bytes, needs=tuple(needs))
+    holder = {t.feature: t.label for t in reserves}
+    needs += [_need(term, holder.get(term.feature, "")) for term in after]
+    held = tuple(HeadroomNeed(label=t.label, bytes=t.bytes) for t in reserves)
+    return Headroom(left_bytes=ledger.engine.reserve_bytes, needs=tuple(needs), reserves=held)
 
 
 def after_pool_short_bytes(ledger: Ledger) -> int:
@@ -67,9 +85,9 @@ def after_pool_short_bytes(ledger: Ledger) -> int:
     headroom = headroom_of(ledger)
     if headroom is None:
         return 0
-    after_pool = sum(n.bytes or 0 for n in headroom.needs[1:])
+    after_pool = headroom.needed_bytes - (headroom.needs[0].bytes or 0)
     return min(headroom.short_bytes, after_pool)
 
 
-def _need(term: BudgetTerm) -> HeadroomNeed:
-    return HeadroomNeed(label=term.label, bytes=term.bytes if term.modelled else None)
+def _need(term: BudgetTerm, held_by: str) -> HeadroomNeed:
+    return HeadroomNeed(label=term.label, bytes=term.bytes if term.modelled else None, held_by=held_by)

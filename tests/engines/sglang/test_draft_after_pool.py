@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from kvtop.domain.deployment import Charge, Feature
-from kvtop.domain.headroom import headroom_of
+from kvtop.domain.diagnose_findings import Thresholds
+from kvtop.domain.diagnose_headroom import headroom_short
+from kvtop.domain.headroom import HeadroomNeed, after_pool_short_bytes, headroom_of
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.whatif import Replay
 from tests.conftest import CONFIGS
 
 H200 = 143771 << 20  # nvidia-smi's total (tests/data/samples/nvidia_smi)
@@ -62,7 +63,9 @@ def test_the_mtp_layer_leaves_the_weights_at_0_5_13_for_an_after_pool_term_and_s
     assert _spec(new)["draft weights: 1 MTP layer, in the weights book"] == (Charge.WEIGHTS, book["mtp"])
     # the pool gains what the layer no longer takes: its bytes over the 0.5.13 cell (61 layers × 1,152 B)
     assert old.kv_bytes_per_token == 61 * LATENT
-    assert old.token_capacity == 593_806 + book["mtp"] // (61 * LATENT)  # 593,806: the plan with the layer resident
+    # 615,981 = 593,806 (the plan with the layer resident) + 1,558,298,272 // (61 × 1,152), the layer as booked then:
+    # the 0.5.13 pool is sized without the layer, so its later bytes (eh_proj in bf16) leave the pool as it was
+    assert old.token_capacity == 615_981
 
 
 def test_the_drafts_own_embedding_head_and_kv_pool_come_after_the_target_pool_at_0_5_13() -> None:
@@ -79,7 +82,44 @@ def test_the_drafts_own_embedding_head_and_kv_pool_come_after_the_target_pool_at
                                                   "draft's own KV pool: the target's tokens × 1 draft layer"}  # fmt: skip
 
 
-@pytest.mark.xfail(strict=True, reason="weight_matrices.py mtp_weights books eh_proj FP8 (and 4 norms, not 5); "
-                   "deepseek_nextn.py builds it an nn.Linear in bf16: 102,749,696 B short a rank")  # fmt: skip
 def test_the_mtp_layers_bytes_are_the_configs_arithmetic() -> None:
+    assert _mtp_layer_bytes() == 1_661_047_968  # 102,749,696 B more than the book held with eh_proj in FP8, 4 norms
     assert _spec(_plan("0.5.13"))["draft weights: 1 MTP layer, loaded after the pool"][1] == _mtp_layer_bytes()
+    assert {row.component: row.bytes for row in _plan("0.5.14").ranks[0].weights.rows}["mtp"] == _mtp_layer_bytes()
+
+
+GIB = 1 << 30
+DRAFT_RESERVE = "reserve for the draft and its CUDA graphs"
+
+
+def _draft_after_pool(ledger: Ledger) -> int:
+    """The draft's after-pool terms from the config: its MTP layer, its own embedding and head, its own pool."""
+    return _mtp_layer_bytes() + 2 * EMBED_ROWS + (ledger.token_capacity + 1) * LATENT
+
+
+def test_the_drafts_after_pool_terms_count_against_its_4_gib_reserve_at_0_5_13() -> None:
+    """server_args.py 0.5.10rc0–0.5.13: the automatic fraction keeps 4 × 1024 MiB more for an EAGLE-style draft,
+    for exactly what the draft worker allocates after the target's pool: 1.66 + 0.46 + 0.71 GB fit in it."""
+    old = _plan("0.5.13")
+    headroom = headroom_of(old)
+    assert headroom is not None
+    assert _draft_after_pool(old) == 2_833_998_752 < 4 * GIB
+    assert headroom.reserves == (HeadroomNeed(label=DRAFT_RESERVE, bytes=4 * GIB),)
+    assert headroom.held_bytes(DRAFT_RESERVE) == _draft_after_pool(old)
+    # the engine's own need is the automatic reserve less the draft's: nothing left to warn of
+    assert headroom.needs[0].bytes == headroom.left_bytes - 4 * GIB
+    assert headroom.needed_bytes == headroom.left_bytes
+    assert headroom.short_bytes == after_pool_short_bytes(old) == 0
+    assert headroom_short(old, Replay(old), Thresholds()) is None
+
+
+def test_the_draft_still_warns_where_its_after_pool_terms_overrun_the_2_gib_reserve_of_0_5_1() -> None:
+    """server_args.py 0.4.7.post1–0.5.1: 2 × 1024 MiB for any speculative draft: the same three terms overrun it."""
+    old = _plan("0.5.1")
+    headroom = headroom_of(old)
+    assert headroom is not None and headroom.reserves == (HeadroomNeed(label=DRAFT_RESERVE, bytes=2 * GIB),)
+    short = _draft_after_pool(old) - 2 * GIB
+    assert short == 720_867_744
+    assert headroom.short_bytes == after_pool_short_bytes(old) == short
+    finding = headroom_short(old, Replay(old), Thresholds())
+    assert finding is not None and finding.bytes == short
