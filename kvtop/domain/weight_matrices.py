@@ -476,8 +476,10 @@ def mtp_weights(rank: RankMatrices, model: ModelSpec) -> None:
     """DeepSeek next-n layers: a whole decoder layer plus the projection that feeds it. eh_proj (2 × hidden → hidden)
     is a plain `nn.Linear`, bf16 whatever the checkpoint's quantization, in both engines: SGLang deepseek_nextn.py
     (0.5.13 :118, 0.5.14 :115, 0.5.22 :101; a quantized ReplicatedLinear only under quark, not modelled) and vLLM
-    deepseek_mtp.py (v0.10.2 :54 – v0.34.0 :84, no quant_config passed). Five norms of `hidden`: enorm, hnorm,
-    shared_head.norm and the decoder layer's input and post-attention norms."""
+    deepseek_mtp.py (v0.10.2 :54 – v0.34.0 :84, no quant_config passed); SGLang's Qwen3-Next/3.5 `fc` likewise
+    (qwen3_5_mtp.py 0.5.14 :87, 0.5.23 :129). vLLM's Qwen3-Next/3.5 `fc` is a ColumnParallelLinear given the quant
+    config (qwen3_5_mtp.py v0.17.1 :78 – v0.33.0 :98): split and quantized there, not told apart here yet. Five norms
+    of `hidden`: enorm, hnorm, shared_head.norm and the decoder layer's input and post-attention norms."""
     before = {k: list(v) for k, v in rank.acc.parts.items()}
     last = model.num_layers - 1
     for index in range(model.mtp_layers):
