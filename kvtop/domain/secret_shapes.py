@@ -129,6 +129,14 @@ _GLUED = re.compile(
 )
 
 
+def _mask_glued(match: re.Match[str]) -> str:
+    """`_GLUED`'s tail masked; `sk-` ends English words (`-task-name`, `-disk-cache`), so there only a body that is
+    not words is taken for a key."""
+    if match.group("prefix") == "sk-" and is_wordy(match.group("body")):
+        return match.group()
+    return match.group("flag") + match.group("prefix") + MASK
+
+
 def mask_secret_shapes(text: str) -> str:
     """`text` with every token of a known secret shape replaced by `***` (whatever names it), a URL's
     user-info (`secret_userinfo`), and a token cut short at the end of the text masked after its issuer's prefix."""
@@ -138,7 +146,7 @@ def mask_secret_shapes(text: str) -> str:
     if not _TRIGGERS.search(text):
         return text
     text = _CUT.sub(_mask_cut, _TOKENS.sub(_mask_token, text))
-    text = _GLUED.sub(lambda m: m.group("flag") + m.group("prefix") + MASK, text)
+    text = _GLUED.sub(_mask_glued, text)
     if "PRIVATE KEY" in text:
         text = _PEM.sub(MASK, text)
     if "hook" in text.lower():

@@ -20,7 +20,7 @@ KEY = "hf_Ab3dEfGh1jKlMn0pQrStUvWxYz1234567"  # the Hugging Face shape: hf_ and 
         (f"-hf{KEY}", "-hfhf_***"),
         ("-hfhf_abc", "-hfhf_***"),  # a short key: the glued prefix alone says what it is
         (f"llama-server -m x.gguf -hf{KEY} -c 4096", "llama-server -m x.gguf -hfhf_*** -c 4096"),
-        ("-xsk-abc123", "-xsk-***"),
+        ("-xsk-Zq7vK2pLw9", "-xsk-***"),
         (f'"-hf{KEY}"', '"-hfhf_***"'),
     ],
 )
@@ -29,7 +29,8 @@ def test_a_token_glued_to_a_short_flag_is_masked(text: str, shown: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["-hf hf_transfer", "--disk-cache-size-gb-2048", "x-hf_abc", "--dish_abc", "-sm layer", "-ngl 99"]
+    "text",
+    ["-hf hf_transfer", "--disk-cache-size-gb-2048", "-disk-cache", "-task-name", "x-hf_abc", "--dish_abc", "-sm layer"],
 )
 def test_words_that_only_hold_a_prefix_stay(text: str) -> None:
     assert mask_secret_shapes(text) == text
