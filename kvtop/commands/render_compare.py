@@ -50,6 +50,9 @@ def same_budget_json(same: SameBudget) -> dict[str, Any]:
         "kv_budget_bytes": same.kv_budget_bytes,
         "token_capacity": same.token_capacity,
         "reached": same.reached,
+        "fits": same.fits,
+        "shortfall_bytes": same.shortfall_bytes,
+        "starts_at_context": same.starts_at_context,
         "error": same.error,
     }
 
@@ -100,8 +103,17 @@ def _same_line(same: SameBudget) -> str:
     flags = shlex.join(same.flags)
     return (
         f"  {name:<15}{fmt_both(same.kv_budget_bytes):>22}{fmt_tokens(same.token_capacity):>17}  "
-        f"{flags}{_METHOD_NOTES[same.method]}"
+        f"{flags}{_METHOD_NOTES[same.method]}{_not_starting(same)}"
     )
+
+
+def _not_starting(same: SameBudget) -> str:
+    """Why a re-solved row holds the budget yet 0 tokens: the engine would not start with it."""
+    if same.fits:
+        return ""
+    short = f": {fmt_both(same.shortfall_bytes)} short per rank" if same.shortfall_bytes else ""
+    context = f"; a context of {same.starts_at_context:,} or less starts" if same.starts_at_context else ""
+    return f"  (does not start at this context{short}{context})"
 
 
 def comparison_text(comparison: Comparison) -> str:

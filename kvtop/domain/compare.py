@@ -83,6 +83,11 @@ class SameBudget(BaseModel):
     kv_budget_bytes: int = 0
     token_capacity: int = 0
     reached: bool = False  # whether the engine can hold the reference's budget at all
+    # whether the re-solved launch starts: a budget can be held yet start nothing (vLLM refuses a pool
+    # that cannot hold one request at the context: 0 tokens), and the row says so, not a bare 0
+    fits: bool = True
+    shortfall_bytes: int = 0  # per rank, where it does not start (`EngineResult.shortfall_bytes`)
+    starts_at_context: int | None = None  # the longest context it would start with (vLLM's estimate)
     error: str | None = None
 
 
@@ -316,4 +321,7 @@ def _resolved(ledger: Ledger, method: SameBudgetMethod, *, reached: bool) -> Sam
         kv_budget_bytes=held_bytes(ledger.engine),
         token_capacity=ledger.engine.token_capacity,
         reached=reached,
+        fits=ledger.engine.fits,
+        shortfall_bytes=0 if ledger.engine.fits else ledger.engine.shortfall_bytes,
+        starts_at_context=None if ledger.engine.fits else ledger.engine.estimated_max_model_len,
     )

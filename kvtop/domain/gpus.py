@@ -136,8 +136,8 @@ def gpu_total_bytes(name: str) -> int:
         if board is not None:
             raise InputError(f"no row for {name[:48]!r}: {board}; give --gpu-memory SIZE (nvidia-smi's total of "
                              f"this {'slice' if variants.is_mig_slice(name) else 'card'})", field="--gpu")  # fmt: skip
-        near = ", ".join(nearest_gpus(name))
-        raise InputError(f"unknown GPU {name[:40]!r} (did you mean {near}? `{LIST_GPUS}` lists the {len(known_gpus())} "
+        ask = f"did you mean {', '.join(near)}? " if (near := nearest_gpus(name)) else ""  # none near: no guess
+        raise InputError(f"unknown GPU {name[:40]!r} ({ask}`{LIST_GPUS}` lists the {len(known_gpus())} "
                          "kvtop knows; or give --gpu-memory SIZE)", field="--gpu")  # fmt: skip
     return GPU_TOTAL_MIB[key] * MIB
 
@@ -165,13 +165,13 @@ def known_gpus() -> tuple[str, ...]:
 
 def nearest_gpus(name: str, count: int = 3) -> tuple[str, ...]:
     """The known names nearest an unknown one: those holding the number typed ('RTX 6000' may be the RTX PRO 6000,
-    RTX A6000 or RTX 6000 Ada), else the `count` closest spellings (difflib's ratio)."""
+    RTX A6000 or RTX 6000 Ada), else up to `count` close spellings (difflib's ratio ≥ 0.5; none where none is near)."""
     known = known_gpus()
     number = _model_token(name).removeprefix("RTX")
     near = [model for model in known if number and number in model]
     if near:
         return tuple(near)
-    return tuple(difflib.get_close_matches(gpu_key(name), known, n=count, cutoff=0.0))
+    return tuple(difflib.get_close_matches(gpu_key(name), known, n=count, cutoff=0.5))
 
 
 def gpu_listing() -> str:

@@ -120,6 +120,23 @@ def _mask_cut(match: re.Match[str]) -> str:
     return match.group("prefix") + MASK if randomish else match.group()
 
 
+# An issuer's token glued to a short flag (`-hfhf_…`, `-xsk-…`): no word boundary before its prefix, so `_TOKENS`
+# and `_CUT` miss it. A short flag's letters run straight into an issuer's prefix only where a value was glued on,
+# so the tail is masked after its prefix whatever its length or shape (a key typed short is still one).
+_GLUED = re.compile(
+    r"(?<![^\s\"'`=(\[{,])(?P<flag>-[A-Za-z]{1,4}?)(?P<prefix>hf_|api_org_|sk-|nvapi-|gh[pousr]_|github_pat_|glpat-"
+    r"|xox[abposre]-|gsk_|r8_|pplx-|tvly-|npm_|hvs\.)(?P<body>[A-Za-z0-9_\-.]+)" + _E
+)
+
+
+def _mask_glued(match: re.Match[str]) -> str:
+    """`_GLUED`'s tail masked; `sk-` ends English words (`-task-name`, `-disk-cache`), so there only a body that is
+    not words is taken for a key."""
+    if match.group("prefix") == "sk-" and is_wordy(match.group("body")):
+        return match.group()
+    return match.group("flag") + match.group("prefix") + MASK
+
+
 def mask_secret_shapes(text: str) -> str:
     """`text` with every token of a known secret shape replaced by `***` (whatever names it), a URL's
     user-info (`secret_userinfo`), and a token cut short at the end of the text masked after its issuer's prefix."""
@@ -129,6 +146,7 @@ def mask_secret_shapes(text: str) -> str:
     if not _TRIGGERS.search(text):
         return text
     text = _CUT.sub(_mask_cut, _TOKENS.sub(_mask_token, text))
+    text = _GLUED.sub(_mask_glued, text)
     if "PRIVATE KEY" in text:
         text = _PEM.sub(MASK, text)
     if "hook" in text.lower():
