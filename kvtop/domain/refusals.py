@@ -6,8 +6,8 @@ serving: a context longer than the model's positions, a KV dtype no attention ba
 Each engine's package says which (`EngineRules.launch_refusals`, built of `Refusal`s here), from its own
 code; an engine that lists none refuses nothing kvtop knows of. Every engine also refuses a model class its
 release does not register (`kvtop.domain.launch_check`, which asks both). Live
-engines are never checked: one that runs was accepted (an override such as the engines' long-context
-variables may have been set).
+engines are never checked: one that runs was accepted. An engine's long-context variable set on the launch line
+(`ContextOverride`, by release) makes a context above the positions start: no refusal, a named note instead.
 """
 
 from __future__ import annotations
@@ -21,7 +21,10 @@ from kvtop.domain.engines.catalogue import display_name
 from kvtop.domain.launch import spelling_of
 
 if TYPE_CHECKING:
+    from kvtop.domain.engines.versions import ResolvedVersion
+    from kvtop.domain.launch import LaunchSettings
     from kvtop.domain.ledger_values import Ledger
+    from kvtop.domain.model import ModelSpec
     from kvtop.domain.tower_spec import TowerSplit
 
 MODEL_FLAG = "--model"
@@ -47,36 +50,107 @@ class Refusal(BaseModel):
         return f"{self.message} ({self.source}){override}"
 
 
-def context_above_positions(
-    ledger: Ledger, *, source: str, override: str, stated_wins_without_positions: bool = False,
+class ContextOverride(BaseModel):
+    """How a release of an engine is told to start a context above the model's positions: an environment variable
+    the launch sets, read as the engine reads it (each engine's `LONG_CONTEXT_ERAS`, with its source)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    env: str  # the variable, as the engine names it
+    read: bool = True  # False: the release has no such variable and refuses whatever is set
+    truthy: frozenset[str] = frozenset()  # the values, lower-cased, the engine reads as true
+    strips: bool = False  # the engine strips the value before comparing (vLLM's `.strip().lower()`)
+    unset_allows: bool = False  # unset, the release takes the longer length (a default of "True")
+
+    def allows(self, flags: Mapping[str, object]) -> bool:
+        """Whether the launch's environment (its `NAME=VALUE`s, kept in `LaunchSettings.flags`) makes the engine take
+        the longer length: a value it reads as true, or unset where the release defaults to taking it."""
+        value = flags.get(self.env)
+        if not self.read or value is None:
+            return self.read and self.unset_allows
+        text = str(value).strip() if self.strips else str(value)
+        return text.lower() in self.truthy
+
+    @property
+    def spelled(self) -> str | None:
+        """How a refusal names it: 'VLLM_ALLOW_LONG_MAX_MODEL_LEN=1'; None where the release has none."""
+        return f"{self.env}=1" if self.read else None
+
+    def unread(self, flags: Mapping[str, object]) -> str:
+        """Why a value the launch sets does not allow it, said after the refusal; empty where it sets none."""
+        value = flags.get(self.env)
+        if value is None:
+            return ""
+        if not self.read:
+            return f"; this release does not read the launch's {self.env}={value}"
+        return f"; the launch's {self.env}={value} reads false (true: {', '.join(sorted(self.truthy))})"
+
+
+class AbovePositions(BaseModel):
+    """A stated context length above the positions the engine derives: the one fact a refusal and a note read."""
+
+    model_config = ConfigDict(frozen=True)
+
+    stated: int
+    positions: int
+    whose: str  # what the positions are: 'max_position_embeddings', an engine's own derived figure
+
+
+def above_positions(
+    model: ModelSpec, settings: LaunchSettings, *, stated_wins_without_positions: bool = False,
     derived: tuple[int, str] | None = None,
-) -> Refusal | None:
-    """A context length given above the model's `max_position_embeddings`: SGLang and vLLM refuse it
-    unless told to allow it (kvtop reads the positions as the config states them; a rope scaling the
-    engine multiplies them by is not read, so such a model may start where this says it would not).
-    `stated_wins_without_positions`: the engine takes a stated length as it is where the config names no
-    position field (ModelSpec.positions_nominal), refusing only above a stated one. `derived`: (the length, whose)
-    where the engine derives another than the config's positions (SGLang's get_context_length fallback)."""
-    stated, positions = ledger.settings.context_length, ledger.model.max_position_embeddings
+) -> AbovePositions | None:
+    """A context length given above the model's `max_position_embeddings`, which SGLang and vLLM refuse unless told
+    to allow it (kvtop reads the positions as the config states them; a rope scaling the engine multiplies them by is
+    the engine package's `derived`). `stated_wins_without_positions`: the engine takes a stated length as it is where
+    the config names no position field (ModelSpec.positions_nominal), refusing only above a stated one. `derived`:
+    (the length, whose) where the engine derives another than the config's positions (SGLang's get_context_length
+    fallback, vLLM's rope scaling)."""
+    stated, positions = settings.context_length, model.max_position_embeddings
     if derived is not None:
         positions = derived[0]
     if stated is None or stated <= positions:
         return None
-    if stated_wins_without_positions and ledger.model.positions_nominal:
+    if stated_wins_without_positions and model.positions_nominal:
+        return None
+    # nominal positions are no field of the config: the engine's own figure where it finds none
+    whose = "its default where the config names no position field" if model.positions_nominal else "max_position_embeddings"
+    return AbovePositions(stated=stated, positions=positions, whose=derived[1] if derived is not None else whose)
+
+
+def context_above_positions(
+    ledger: Ledger, above: AbovePositions | None, *, source: str, override: ContextOverride
+) -> Refusal | None:
+    """The engine's refusal of a context above its positions (`above`), unless the launch sets the release's
+    override as the engine reads it (`ContextOverride.allows`: then it starts, `allowed_note` says so)."""
+    if above is None or override.allows(ledger.settings.flags):
         return None
     engine = ledger.settings.engine
     flag = spelling_of(engine, "context_length")
-    # nominal positions are no field of the config: the engine's own figure where it finds none
-    nominal = ledger.model.positions_nominal
-    whose = "its default where the config names no position field" if nominal else "max_position_embeddings"
-    whose = derived[1] if derived is not None else whose
     return Refusal(
         field=flag,
-        message=f"{display_name(engine)} {ledger.version.label} refuses {flag} {stated:,} above the model's "
-        f"{positions:,} positions ({whose})",
+        message=f"{display_name(engine)} {ledger.version.label} refuses {flag} {above.stated:,} above the model's "
+        f"{above.positions:,} positions ({above.whose}){override.unread(ledger.settings.flags)}",
         source=source,
-        override=override,
+        override=override.spelled,
     )
+
+
+def allowed_note(
+    above: AbovePositions | None, override: ContextOverride, settings: LaunchSettings, version: ResolvedVersion,
+    unmodelled: str = "",
+) -> str | None:
+    """The plan's note where the launch makes the engine take a context above its positions (`ContextOverride.allows`):
+    it plans the stated length, as the engine starts with it and logs its warning; None where nothing is above, or the
+    engine refuses it (`context_above_positions`). `unmodelled`: what the longer length moves that the plan leaves out."""
+    if above is None or not override.allows(settings.flags):
+        return None
+    value = settings.flags.get(override.env)
+    told = f"{override.env}={value}" if value is not None else f"{override.env} unset (this release's default: allowed)"
+    flag = spelling_of(settings.engine, "context_length")
+    return (f"long context allowed: {told}, so {display_name(settings.engine)} {version.label} starts at {flag} "
+            f"{above.stated:,} above the model's {above.positions:,} positions ({above.whose}) and logs its warning; "
+            f"planned at the stated length{unmodelled}")
 
 
 def dense_only_refusal(ledger: Ledger, builds_dense: Mapping[str, str]) -> Refusal | None:

@@ -46,6 +46,7 @@ from kvtop.domain.engines.sglang.eras import (
 )
 from kvtop.domain.engines.sglang.flag_releases import check_neutral_flag_releases
 from kvtop.domain.engines.sglang.graph_phase_flags import check_phase_flags
+from kvtop.domain.engines.sglang.long_context import long_context_note
 from kvtop.domain.engines.sglang.mamba_slots import mamba_slots, spec_allocated_bytes, too_small_note
 from kvtop.domain.engines.sglang.mamba_spec_radix import check_spec_radix, radix_forced_off
 from kvtop.domain.engines.sglang.moe_groups import moe_groups_note
@@ -116,6 +117,7 @@ class SglangBudget:
             whole_model_kv_note(m, lay.pp, inputs.version),
             tower_unbuilt_note(m, s, inputs.version),
             moe_groups_note(m, s, inputs.version),
+            long_context_note(inputs),  # a --context-length above the positions the launch allows (long_context.py)
         ):
             if note:
                 notes.append(note)

@@ -21,6 +21,7 @@ from kvtop.domain.engines.sglang.eras import OVERLAP_OFF_FLAG
 from kvtop.domain.engines.sglang.flags_neutral import NEUTRAL_GROUPS
 from kvtop.domain.engines.sglang.flags_table import merged, spellings
 from kvtop.domain.engines.sglang.flags_unmodelled import UNMODELLED
+from kvtop.domain.engines.sglang.long_context import OVERWRITE_ENV
 from kvtop.domain.engines.sglang.mamba_slots import RATIO_FLAG as MAMBA_RATIO_FLAG
 from kvtop.domain.engines.sglang.mamba_slots import SIZE_FLAG as MAMBA_SIZE_FLAG
 from kvtop.domain.engines.sglang.model_override import FLAG as OVERRIDE_FLAG
@@ -140,7 +141,8 @@ class SglangFlags:
                                      | SPAN_FLAGS | DEPLOYMENT_FLAGS)  # fmt: skip
     # and `--trust-remote-code` (server_args.py, store_true): it lets the config's own code load, no memory of its own
     passthrough: frozenset[str] = read_by_rules | {"--trust-remote-code"} | NEUTRAL_SPELLINGS
-    env_read: frozenset[str] = frozenset({EMBED_ENV})  # vocab_launch.py: the embedding whole on every rank
+    # vocab_launch.py: the embedding whole on every rank; long_context.py: a --context-length above the positions starts
+    env_read: frozenset[str] = frozenset({EMBED_ENV, OVERWRITE_ENV})
     release_images: frozenset[str] = frozenset()  # no container image whose tag kvtop reads as the release
     # of the pass-through flags, those that change nothing kvtop sizes, by kind (flags_neutral.NEUTRAL_GROUPS; read by
     # kvtop.domain.neutral_flags, listed by `--list-neutral-flags sglang`)

@@ -2,8 +2,8 @@
 
 - A `--context-length` above the model's positions: `ModelConfig.__init__` (srt/configs/model_config.py)
   compares it with the derived context length and raises ValueError ("User-specified context_length (…)
-  is greater than the derived context_length (…)") unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN is
-  set; the same in every release kvtop models.
+  is greater than the derived context_length (…)") unless SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN reads true,
+  or is unset from 0.4.4 to 0.5.0rc2, whose default was "True" (then planned, with a note: long_context.py).
 - `--pp-size` > 1 on a class that cannot pipeline (`PP_REFUSED_ERAS`, from 0.5.23's engine-diff runs at PP 2 and
   4): `ModelRunner.__init__` asserts `self.support_pp` ("Pipeline Parallel is not compatible with this model.":
   the class's forward takes no pp_proxy_tensors), or the class's constructor asserts a single stage
@@ -52,21 +52,19 @@ from typing import TYPE_CHECKING
 
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT
 from kvtop.domain.engines.sglang.awq_bits import awq_bits_refusal
-from kvtop.domain.engines.sglang.context_len import derived_context
+from kvtop.domain.engines.sglang.long_context import long_context_refusal
 from kvtop.domain.engines.sglang.params_json import params_json_refusal
 from kvtop.domain.engines.sglang.vision_tp_reduce import vision_tp_reduce_refusal
 from kvtop.domain.engines.sglang.vocab_launch import dp_head_refusal
 from kvtop.domain.engines.sglang.weights_built import CHECKED_ERAS
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.model import AttentionKind
-from kvtop.domain.refusals import Refusal, context_above_positions, dense_only_refusal, tower_blocks_refusal
+from kvtop.domain.refusals import Refusal, dense_only_refusal, tower_blocks_refusal
 from kvtop.domain.tp_widths import DivideCheck, TpWidths, mlp_width_refusal
 
 if TYPE_CHECKING:
     from kvtop.domain.ledger import Ledger
 
-CONTEXT_SOURCE = "srt/configs/model_config.py ModelConfig: context_length > the derived context length"
-CONTEXT_OVERRIDE = "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1"
 _LINEAR = "srt/layers/linear.py"
 TP_WIDTHS = TpWidths(
     gated=DivideCheck(
@@ -223,8 +221,7 @@ def pp_tied_head_refusal(ledger: Ledger) -> Refusal | None:
 
 
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
-    found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE, derived=derived_context(
-                 ledger.model, ledger.settings)), dsa_kv_refusal(ledger),
+    found = [long_context_refusal(ledger), dsa_kv_refusal(ledger),  # unless the launch allows it (long_context.py)
              dsv4_kv_refusal(ledger), bnb_tp_refusal(ledger), experts_refusal(ledger), audio_refusal(ledger),
              # the split the ledger's weights book read (its release and attention-DP ranks: tower_spec.py)
              tower_blocks_refusal(ledger, TOWER_SPLIT.for_launch(ledger.settings.flags, ledger.version.text,

@@ -13,7 +13,8 @@ Gemma-3's by era (`GEMMA3_ROPE_CACHES`): no cache before 0.5.10 (Gemma3RotaryEmb
 forward), then one default rope per layer type (2 × positions × head × 4 B; config.json's linear factor 8 unread). The length is the config's positions, not `--context-length`
 (`ModelConfig._derive_context_length` overrides `max_position_embeddings` for a draft model only); the
 growth after the measure (`reserve_rope_cache_for_long_sequences`, srt/utils/common.py: to the context + 256 rows)
-is 256 rows at a context up to the config's, and a longer one is refused (refusals.py).
+is 256 rows at a context up to the config's; a longer one is refused, or planned where the launch allows it with that
+growth named, not charged (long_context.py).
 
 Judged against the weights SGLang printed (`mem usage`, or free before less after the load;
 tests/data/calibration/sglang.jsonl): Llama-3.1-8B-Instruct on an H100 (2025-03) book −1.01 % → −0.60 %, on an

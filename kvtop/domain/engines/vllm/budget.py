@@ -54,6 +54,7 @@ from kvtop.domain.engines.vllm.flags import RELEASE_SPANS
 from kvtop.domain.engines.vllm.flags_table import refuse_missing
 from kvtop.domain.engines.vllm.hybrid import HybridBlocks, hybrid_blocks
 from kvtop.domain.engines.vllm.kernels import check_weights
+from kvtop.domain.engines.vllm.long_context import long_context_note
 from kvtop.domain.engines.vllm.mxfp4_unmodelled import mxfp4_not_modelled
 from kvtop.domain.engines.vllm.page_unify import UnifiedPages, check_v_width, unified_pages
 from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS, group_size_of, projected_groups
@@ -160,7 +161,8 @@ class VllmBudget:
             )
         ]
         notes: list[str] = [f"{m.quant.source}: {m.quant.ignored}"] if m.quant.ignored else []
-        notes.extend(n for n in (unread_warm_note(inputs),) if n)  # §2.6: a said warm the launch cannot read
+        # §2.6: a said warm the launch cannot read; §3.7: a --max-model-len above the positions the launch allows
+        notes.extend(n for n in (unread_warm_note(inputs), long_context_note(inputs)) if n)
         grows = extensible(s, inputs.version)  # v0.34.0 on: sized after warmup (extensible_kv.py)
         if s.gpu_memory_utilization is not None:
             util, util_source = s.gpu_memory_utilization, "--gpu-memory-utilization"

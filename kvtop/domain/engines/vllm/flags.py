@@ -33,6 +33,7 @@ from kvtop.domain.engines.vllm.human_ints import read_int as read_human_int
 from kvtop.domain.engines.vllm.human_ints import refuse_missing_kv_bytes
 from kvtop.domain.engines.vllm.hybrid import CACHE_MODE_FLAG, CACHE_MODE_SPAN
 from kvtop.domain.engines.vllm.hybrid import FLAGS as HYBRID_FLAGS
+from kvtop.domain.engines.vllm.long_context import ALLOW_LONG_ENV
 from kvtop.domain.engines.vllm.mm_limits import FLAG as MM_LIMIT_FLAG
 from kvtop.domain.engines.vllm.mm_limits import FLAGS as MM_LIMIT_FLAGS
 from kvtop.domain.engines.vllm.mm_limits import SPAN as MM_LIMIT_SPAN
@@ -263,10 +264,11 @@ class VllmFlags:
     # leading NAME=VALUE the rules read (mxfp4_backend.py, sampler_path.py; VLLM_USE_V1=0: V0 in v0.8-v0.10, =1: V1 in
     # v0.6.5-v0.7.x, planned as V1, v0.6.4 refused, v1_opt_in.py;
     # VLLM_ATTENTION_BACKEND outside V1's list: V0 in v0.8-v0.10, v0_backends.py; VLLM_PP_LAYER_PARTITION: named not
-    # modelled, pp_split.py; VLLM_USE_RAY_V2_EXECUTOR_BACKEND: the `ray` executor's class, batching_async.py)
+    # modelled, pp_split.py; VLLM_USE_RAY_V2_EXECUTOR_BACKEND: the `ray` executor's class, batching_async.py;
+    # VLLM_ALLOW_LONG_MAX_MODEL_LEN: a --max-model-len above the positions starts, long_context.py)
     env_read: frozenset[str] = frozenset({MARLIN_ENV, FLASHINFER_BF16_ENV, FLASHINFER_SAMPLER_ENV, USE_V1_ENV,
                                           ATTENTION_BACKEND_ENV, PP_PARTITION_ENV, RAY_V2_ENV,
-                                          COMPILE_CACHE_ENV})  # fmt: skip
+                                          COMPILE_CACHE_ENV, ALLOW_LONG_ENV})  # fmt: skip
     # the official image (docker/Dockerfile's vllm-openai target) is tagged with the release it builds: v0.11.0
     release_images: frozenset[str] = frozenset({OFFICIAL_IMAGE})
     specials: Mapping[str, tuple[int, str]] = {}

@@ -1,9 +1,9 @@
 """Launches vLLM sizes but refuses at start (docs/engines/vllm.md §3.7), as `kvtop.domain.refusals` values.
 
 - A `--max-model-len` above the model's positions: `_get_and_verify_max_len` (vllm/config) raises
-  ValueError ("User-specified max_model_len (…) is greater than the derived max_model_len …") unless
-  VLLM_ALLOW_LONG_MAX_MODEL_LEN=1; a launch's `--rope-scaling` / `--hf-overrides` rope scales the derived length
-  first (rope_override.py).
+  ValueError ("User-specified max_model_len (…) is greater than the derived max_model_len …") unless the launch sets
+  VLLM_ALLOW_LONG_MAX_MODEL_LEN as the release reads it (from v0.5.4; then planned, with a note: long_context.py); a
+  launch's `--rope-scaling` / `--hf-overrides` rope scales the derived length first (rope_override.py).
 - `--kv-cache-dtype fp8_ds_mla` on a model without MLA: only the sparse-MLA backends (FLASHMLA_SPARSE and
   kin) list `fp8_ds_mla` in `supported_kv_cache_dtypes`; FLASH_ATTN, FLASHINFER and TRITON_ATTN do not, so
   the selector finds no backend ("No valid attention backend found"), on every GPU.
@@ -72,7 +72,7 @@ from kvtop.domain.engines.vllm.eras import backend_selection
 from kvtop.domain.engines.vllm.extensible_kv import extensible, stated_refusal
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.engines.vllm.kv_scales import E5M2_SOURCE, refuses_e5m2
-from kvtop.domain.engines.vllm.rope_override import derived_max_len, unread_override
+from kvtop.domain.engines.vllm.long_context import long_context_refusal
 from kvtop.domain.engines.vllm.v0_backends import (
     ATTENTION_BACKEND_ENV,
     V1_BACKEND_ERAS,
@@ -82,15 +82,13 @@ from kvtop.domain.engines.vllm.v0_backends import (
 from kvtop.domain.engines.vllm.v1_opt_in import use_v1_env
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.model import AttentionKind
-from kvtop.domain.refusals import Refusal, context_above_positions, dense_only_refusal, tower_blocks_refusal
+from kvtop.domain.refusals import Refusal, dense_only_refusal, tower_blocks_refusal
 from kvtop.domain.tp_widths import DivideCheck, TpWidths, mlp_width_refusal
 from kvtop.domain.wording import gib
 
 if TYPE_CHECKING:
     from kvtop.domain.ledger import Ledger
 
-CONTEXT_SOURCE = "vllm/config: _get_and_verify_max_len, max_model_len > the derived max_model_len"
-CONTEXT_OVERRIDE = "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"
 DTYPE_FLAG = "--kv-cache-dtype"
 NO_BACKEND = "CudaPlatform.get_attn_backend_cls (vllm/platforms/cuda.py): 'No valid attention backend found for cuda'"
 SPARSE_MLA_BLOCK = 64  # MultipleOf(64): every sparse MLA backend vLLM tries on Hopper
@@ -132,15 +130,8 @@ def experts_refusal(ledger: Ledger) -> Refusal | None:
 
 
 def launch_refusals(ledger: Ledger) -> tuple[Refusal, ...]:
-    # _get_and_verify_max_len returns a stated --max-model-len as it is where no config key gives the positions
-    # (v0.13.0, v0.33.0 read: "If max_model_len is specified, we use it"); its 2,048 is the default only
-    # a launch's rope scaling (--rope-scaling, --hf-overrides) scales the derived length first (rope_override.py)
-    derived = derived_max_len(ledger.model, ledger.settings, ledger.version)
-    unread = unread_override(ledger.settings, ledger.version)
-    if derived is None and unread is not None:
-        derived = ledger.model.max_position_embeddings, unread
-    found = [context_above_positions(ledger, source=CONTEXT_SOURCE, override=CONTEXT_OVERRIDE,
-                                     stated_wins_without_positions=True, derived=derived)]  # fmt: skip
+    # above the derived length, unless the launch sets VLLM_ALLOW_LONG_MAX_MODEL_LEN as the release reads it
+    found = [long_context_refusal(ledger)]  # (long_context.py)
     # a tower vLLM cannot split at this TP; `--mm-encoder-tp-mode data` builds the encoder of a class that takes it
     # as at TP 1 (is_vit_use_data_parallel: GLM-4.xV's, the Qwen2.5-VL MLP), so kvtop refuses nothing there; a class
     # that does not take it (GLM-ASR's: no supports_encoder_tp_data) falls back to "weights" and still stops
