@@ -82,6 +82,17 @@ async def wait_for(pilot: Pilot[object], condition: Callable[[], object], *, rou
     raise AssertionError("condition not met in time")
 
 
+async def wait_for_value(pilot: Pilot[object], read: Callable[[], object], expected: object, *, rounds: int = 200) -> None:
+    """Pause until `read()` gives `expected` (what Textual draws after the event that changed it: a footer's keys, a
+    widget's region); fail after `rounds` pauses saying what it last gave, rather than hang."""
+    for _ in range(rounds):
+        if read() == expected:
+            return
+        await pilot.pause(0.01)
+    shown = read()
+    assert shown == expected, f"still {shown!r}, not {expected!r}"
+
+
 async def wait_for_snapshot(pilot: Pilot[object]) -> None:
     """Until the app shows a snapshot and the dashboard drew its rows."""
     app = pilot.app
