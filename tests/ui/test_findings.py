@@ -132,7 +132,7 @@ async def test_enter_on_the_fp8_finding_opens_the_planner_before_live_after_the_
         await pilot.press("ctrl+r")  # reset: every field back to live
         assert screen.outcome.after.token_capacity == live.token_capacity
         await pilot.press("escape")
-        assert isinstance(app.screen, DashboardScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen))
 
 
 async def test_enter_on_a_fix_that_opens_nothing_says_so_inline(make_app):

@@ -206,7 +206,7 @@ async def test_without_a_runner_p_explains_the_probe_is_unavailable(make_app, co
         await pilot.press("y")
         assert screen.phase == "unavailable"
         await pilot.press("escape")
-        assert isinstance(app.screen, DashboardScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen))
 
 
 async def test_a_lost_gpu_says_why_it_cannot_be_probed(make_app):
