@@ -166,6 +166,8 @@ async def test_a_click_selects_a_finding_and_a_double_click_opens_its_fix(make_a
         assert isinstance(app.focused, FindingsPane)
         await pilot.click(second, times=2)
         await wait_for(pilot, lambda: isinstance(app.screen, PlannerScreen))
+        planner = app.screen
+        await wait_for(pilot, lambda: planner.outcome is not None)  # opened whole: solved, not torn down mid-mount
 
 
 async def test_the_same_findings_again_keep_their_widgets_and_the_selection(make_app, co_tenant_snapshot):
