@@ -61,6 +61,9 @@ def test_a_step_prints_the_one_minus_and_the_one_small_figure_rule() -> None:
     assert step_figure(BudgetStep(label="− page rounding", bytes=4096)) == "+4,096 B"
     assert step_figure(BudgetStep(label="+ nothing", bytes=0)) == "0 B"  # no sign on a zero, against no label
     assert step_figure(BudgetStep(label="tokens", value=-1024)) == "−1,024"
+    # a fraction as given, in wording's one formatter (`number`): the fewest digits, the same minus
+    assert step_figure(BudgetStep(label="× memory fraction", value=0.9)) == "0.9"
+    assert step_figure(BudgetStep(label="ratio", value=-0.25)) == "−0.25"
     # 0.01 GB = 10,000,000 B is the bound: at it both units, a byte below it the exact count
     assert step_figure(BudgetStep(label="unused", bytes=10_000_000)) == "0.01 GB (0.01 GiB)"
     assert step_figure(BudgetStep(label="unused", bytes=9_999_999)) == "9,999,999 B"

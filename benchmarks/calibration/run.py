@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,16 +39,28 @@ DOMAIN = ROOT / "kvtop" / "domain"
 BLOCK = re.compile(r"(# BEGIN FITTED[^\n]*\n).*?(\n# END FITTED)", re.S)
 
 
-def _literal(fits: dict[str, LinearTerm], name: str) -> str:
+def _literal(fits: dict[str, LinearTerm], name: str, shared_error: str | None = None) -> str:
+    """The fits as the dict `name`; with `shared_error`, the error most of them share (each GPU model's CUDA total:
+    the one pooled error, `evaluate.cuda_total_fits`) is written once, as that constant, and named where a fit's
+    error (or its novel error) is it, not repeated as a figure."""
     lines = [f"{name}: dict[str, LinearTerm] = {{"]
+    shared = Counter(fit.error_bytes for fit in fits.values()).most_common(1)[0][0] if shared_error and fits else None
+    if shared_error and shared is not None:
+        lines.insert(0, f"{shared_error} = {shared}  # the error the fits below share (named where theirs is it)")
+
+    def error(value: int) -> str:
+        return shared_error if shared_error and value == shared else str(value)
+
     for key in sorted(fits):
         fit = fits[key]
         lines.append(f"    {key!r}: LinearTerm(")
         lines.append(f"        key={key!r}, features={fit.features!r},")
-        lines.append(f"        coefficients={fit.coefficients!r}, error_bytes={fit.error_bytes}, records={fit.records},")
+        lines.append(f"        coefficients={fit.coefficients!r}, error_bytes={error(fit.error_bytes)}, "
+                     f"records={fit.records},")  # fmt: skip
         lines.append(f"        sources={fit.sources}, gpus={fit.gpus!r},")
         unseen = f", unseen_error_bytes={fit.unseen_error_bytes}" if fit.unseen_error_bytes else ""
-        lines.append(f"        novel_error_bytes={fit.novel_error_bytes}, feature_sources={fit.feature_sources!r}{unseen},")
+        lines.append(f"        novel_error_bytes={error(fit.novel_error_bytes)}, "
+                     f"feature_sources={fit.feature_sources!r}{unseen},")  # fmt: skip
         if fit.group_errors:
             lines.append(f"        group_errors={fit.group_errors!r},")
         lines.append("    ),")
@@ -83,7 +96,7 @@ def fitted_blocks(judgement: Judgement) -> dict[Path, str]:
             f"{_literal(mine, 'FITS')}\n{_scale_literal(scale)}\n{_extrapolation_literal(outside.get(engine))}"
         )
     totals = {key: fit for key, fit in fits.items() if key.startswith("cuda_total.")}
-    blocks[DOMAIN / "calibration" / "gpu_totals.py"] = _literal(totals, "CUDA_TOTAL_FITS")
+    blocks[DOMAIN / "calibration" / "gpu_totals.py"] = _literal(totals, "CUDA_TOTAL_FITS", "CUDA_TOTAL_ERROR_BYTES")
     contexts = {key: fit for key, fit in fits.items() if key.startswith("cuda_context.")}
     blocks[DOMAIN / "calibration" / "cuda_context.py"] = _literal(contexts, "CUDA_CONTEXT_FITS")
     assumed = fits[ASSUMED_CONTEXT_ERROR_KEY]

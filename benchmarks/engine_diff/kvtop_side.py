@@ -103,7 +103,6 @@ def _plan(engine: str, argv: tuple[str, ...]) -> dict[str, Any]:
 
     if _PARSER is None:
         _PARSER = build_parser("plan")
-    import kvtop.commands.common as common
     import kvtop.sources.hub as hub
 
     args, extra = _PARSER.parse_known_args(list(argv))
@@ -111,12 +110,11 @@ def _plan(engine: str, argv: tuple[str, ...]) -> dict[str, Any]:
         _ORIGINAL_LOAD.append(hub.load_model)
     load_model, hub.load_model = hub.load_model, _load_model_once  # type: ignore[assignment]
     # The engine runs had no GPU: the free memory their stand-ins were given (1 PiB for a vLLM row, what a
-    # SGLang stand-in reported) is no GPU's, so plan's guard against a typed amount above the GPU's memory
-    # (check_within_gpu) is off here; the sizing it guards is the same code a person's plan runs.
-    within_gpu, common.check_within_gpu = common.check_within_gpu, lambda *_, **__: None  # type: ignore[assignment]
-    at_most, common.MEMORY_AT_MOST = common.MEMORY_AT_MOST, None  # and the size flags' 1 TiB bound
+    # SGLang stand-in reported) is no GPU's, so plan's guards against a typed amount above the GPU's memory
+    # (check_within_gpu) and the size flags' 1 TiB bound are off here (`gpu_bounds`); the sizing they guard is the
+    # same code a person's plan runs.
     try:
-        ledger = build_ledger(args, extra)
+        ledger = build_ledger(args, extra, gpu_bounds=False)
         # what `kvtop plan` refuses after building the ledger (exit 2): a class the release does not
         # register, a context above the positions, the engine's own launch checks
         refusals = launch_refusals(ledger)
@@ -128,8 +126,6 @@ def _plan(engine: str, argv: tuple[str, ...]) -> dict[str, Any]:
         return {"status": "refused", "message": str(err)}
     finally:
         hub.load_model = load_model  # type: ignore[assignment]
-        common.check_within_gpu = within_gpu  # type: ignore[assignment]
-        common.MEMORY_AT_MOST = at_most
     if not plan["fits"]:
         return {"status": "refused", "message": f"does not fit (shortfall {plan['shortfall_bytes']:,} B)"}
     cells = [
@@ -190,22 +186,16 @@ def kvtop_draft_plan(engine: str, version: str, case: dict[str, Any], draft: str
     target fits is not asked (the draft's own figures are compared), so no fit check."""
     argv = plan_argv(engine, version, {**case, "flags": []})
     argv += ["--speculative-algorithm", "EAGLE3", "--draft-model", draft]
-    import kvtop.commands.common as common
     from kvtop.cli import build_parser
     from kvtop.commands.plan import build_ledger
     from kvtop.commands.render_ledger import ledger_json
     from kvtop.domain.errors import KvtopError
 
     args, extra = build_parser("plan").parse_known_args(argv)
-    within_gpu, common.check_within_gpu = common.check_within_gpu, lambda *_, **__: None  # type: ignore[assignment]
-    at_most, common.MEMORY_AT_MOST = common.MEMORY_AT_MOST, None  # and the size flags' 1 TiB bound
-    try:
-        plan = ledger_json(build_ledger(args, extra))
+    try:  # no GPU bounds the stand-ins' amounts (`gpu_bounds`, as `kvtop_plan`)
+        plan = ledger_json(build_ledger(args, extra, gpu_bounds=False))
     except KvtopError as err:
         return {"status": "refused", "message": str(err)}
-    finally:
-        common.check_within_gpu = within_gpu  # type: ignore[assignment]
-        common.MEMORY_AT_MOST = at_most
     first = next(r for r in plan["ranks"] if r["tp_rank"] == 0 and r["dp_rank"] == 0 and r["pp_rank"] == 0)
     terms = {
         term["label"].split(" ")[1].rstrip(":"): term

@@ -332,14 +332,17 @@ def defaults_taken(args: argparse.Namespace, extra: Sequence[str]) -> tuple[str,
     return tuple(taken)
 
 
-#: The most GPU memory a size flag may say (`memory_size`): 1 TiB, the launch's own size bound (`MAX_COUNT`). The
-#: engine-diff harness lifts it (None) for its GPU-less stand-ins' 1 PiB, as it lifts `check_within_gpu`.
-MEMORY_AT_MOST: int | None = MAX_COUNT
+#: The most GPU memory a size flag may say (`memory_size`): 1 TiB, the launch's own size bound (`MAX_COUNT`).
+MEMORY_AT_MOST = MAX_COUNT
 
 
-def memory_size(text: str, flag: str, *, whole_gpu: bool, host: bool = False, weights: bool = False) -> int:
+def memory_size(
+    text: str, flag: str, *, whole_gpu: bool, host: bool = False, weights: bool = False,
+    at_most: int | None = MEMORY_AT_MOST,
+) -> int:  # fmt: skip
     """A memory flag's bytes, within the one bound rule of the size flags. A unit is required: a bare `80` would
-    read as 80 bytes.
+    read as 80 bytes. `at_most` None: no bound (the engine-diff harness's GPU-less stand-ins' 1 PiB, `build_ledger`'s
+    `gpu_bounds`).
 
     Every size of GPU memory is at most 1 TiB (`MAX_COUNT`, the launch's own size bound: `--kv-cache-memory-bytes`),
     said in the unit typed (in TiB past it: '5PiB'); a host's memory (`--host-cache`, `host`) has no such bound.
@@ -357,17 +360,22 @@ def memory_size(text: str, flag: str, *, whole_gpu: bool, host: bool = False, we
         raise InputError(f"{raw!r} is too small for a GPU (under 1 GiB); write e.g. 80GiB", field=flag)
     if weights and size_bytes <= 0:
         raise InputError(f"must be more than 0 (got {raw}): a loaded model holds its weights", field=flag)
-    at_most = None if host else MEMORY_AT_MOST
+    if host:
+        at_most = None
     if at_most is not None and size_bytes > at_most:
         unit = written_unit(raw) or ("TiB", 1 << 40)  # a PiB or a byte count: said in TiB
         raise InputError(f"must be at most {in_unit(at_most, unit)} (got {in_unit(size_bytes, unit)})", field=flag)
     return size_bytes
 
 
-def measured_from_args(args: argparse.Namespace) -> MeasuredInputs:
+def measured_from_args(args: argparse.Namespace, *, at_most: int | None = MEMORY_AT_MOST) -> MeasuredInputs:
+    """The measured amounts the flags say, each within `at_most` (`memory_size`)."""
+
     def size(name: str, flag: str, whole_gpu: bool = False, weights: bool = False) -> int | None:
         value = getattr(args, name, None)
-        return None if value is None else memory_size(value, flag, whole_gpu=whole_gpu, weights=weights)
+        if value is None:
+            return None
+        return memory_size(value, flag, whole_gpu=whole_gpu, weights=weights, at_most=at_most)
 
     measured = MeasuredInputs(
         gpu_total_bytes=size("gpu_memory", "--gpu-memory", whole_gpu=True),
@@ -417,8 +425,9 @@ def check_within_gpu(measured: MeasuredInputs, total_bytes: int, gpu: str, *, as
             )
 
 
-def gpu_from_args(args: argparse.Namespace, measured: MeasuredInputs) -> tuple[int, str | None]:
-    """(total bytes, name): --gpu-memory wins, then --gpu, else an H100."""
+def gpu_from_args(args: argparse.Namespace, measured: MeasuredInputs, *, within: bool = True) -> tuple[int, str | None]:
+    """(total bytes, name): --gpu-memory wins, then --gpu, else an H100; `within` False: the measured amounts are
+    not checked against it (`check_within_gpu`; the engine-diff harness's GPU-less stand-ins)."""
     from kvtop.domain.gpus import gpu_total_bytes
 
     if args.gpu is not None and not args.gpu.strip():  # `--gpu ""` (an unset shell variable) is no H100
@@ -426,11 +435,13 @@ def gpu_from_args(args: argparse.Namespace, measured: MeasuredInputs) -> tuple[i
     if measured.gpu_total_bytes is not None:
         if measured.gpu_total_bytes <= 0:
             raise InputError("must be positive", field="--gpu-memory")
-        check_within_gpu(measured, measured.gpu_total_bytes, "--gpu-memory", assumed=False)
+        if within:
+            check_within_gpu(measured, measured.gpu_total_bytes, "--gpu-memory", assumed=False)
         return measured.gpu_total_bytes, args.gpu
     name = args.gpu or "H100"
     total = gpu_total_bytes(name)
-    check_within_gpu(measured, total, f"--gpu {name}" if args.gpu else "--gpu H100, assumed", assumed=not args.gpu)
+    if within:
+        check_within_gpu(measured, total, f"--gpu {name}" if args.gpu else "--gpu H100, assumed", assumed=not args.gpu)
     return total, name.upper()
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from kvtop.cli_args import node_count
 from kvtop.commands import SUMMARIES
 from kvtop.commands.common import (
+    MEMORY_AT_MOST,
     add_calibration_store,
     add_hub_timeout,
     add_model_arguments,
@@ -64,9 +65,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run, accepts_engine_flags=True)
 
 
-def build_ledger(args: argparse.Namespace, extra: Sequence[str]) -> Ledger:
-    """The ledger described by the command line (shared by plan, probe and explain)."""
-    model, deployment, measured, total, name = _planned_inputs(args, extra)
+def build_ledger(args: argparse.Namespace, extra: Sequence[str], *, gpu_bounds: bool = True) -> Ledger:
+    """The ledger described by the command line (shared by plan, probe and explain). `gpu_bounds` False: no GPU
+    bounds the amounts typed (the size flags' 1 TiB, `check_within_gpu`), for the engine-diff harness's GPU-less
+    stand-ins (1 PiB free); the sizing is the same code a person's plan runs."""
+    model, deployment, measured, total, name = _planned_inputs(args, extra, gpu_bounds=gpu_bounds)
     return predict(
         model, deployment.settings, gpu_total_bytes=total, gpu_name=name, measured=measured,
         load_mtp=args.load_mtp, draft=deployment.draft,
@@ -74,12 +77,12 @@ def build_ledger(args: argparse.Namespace, extra: Sequence[str]) -> Ledger:
 
 
 def _planned_inputs(
-    args: argparse.Namespace, extra: Sequence[str]
+    args: argparse.Namespace, extra: Sequence[str], *, gpu_bounds: bool = True
 ) -> tuple[ModelSpec, DeploymentArgs, MeasuredInputs, int, str | None]:
     """The model, the launch with its deployment flags (`--host-cache` split over the model's world, so the model is
     read first), the measured inputs with the draft's weights, and the GPU's (total bytes, name)."""
     settings = settings_from_args(args, extra)
-    model, measured, total, name = _model_and_device(args, settings)
+    model, measured, total, name = _model_and_device(args, settings, gpu_bounds=gpu_bounds)
     deployment = deployment_from_args(args, settings, model)
     if deployment.draft_weights_bytes is not None:
         measured = measured.model_copy(update={"draft_weights_bytes": deployment.draft_weights_bytes})
@@ -87,7 +90,7 @@ def _planned_inputs(
 
 
 def _model_and_device(
-    args: argparse.Namespace, settings: LaunchSettings
+    args: argparse.Namespace, settings: LaunchSettings, *, gpu_bounds: bool = True
 ) -> tuple[ModelSpec, MeasuredInputs, int, str | None]:
     """The model the settings name, the measured inputs, and the GPU's (total bytes, name)."""
     from kvtop.domain.launch_model import stated_override
@@ -108,8 +111,8 @@ def _model_and_device(
     model = load_model(
         settings.model, family=getattr(args, "model_family", None), deadline_s=hub_deadline(args), override=override
     )
-    measured = measured_from_args(args)
-    total, name = gpu_from_args(args, measured)  # the total's origin goes with it: the header says it, not its bytes
+    measured = measured_from_args(args, at_most=MEMORY_AT_MOST if gpu_bounds else None)
+    total, name = gpu_from_args(args, measured, within=gpu_bounds)  # the total's origin goes with it: the header says it, not its bytes
     # a larger memory variant's --gpu-memory (`--gpu RTX2060 --gpu-memory 12GiB`) is nvidia-smi's total, whose CUDA
     # total the plan estimates (`MeasuredInputs.with_total_origin`, the card's SMs and capability kept)
     return model, measured.with_total_origin(total_origin_from_args(args, name, total)), total, name

@@ -23,6 +23,7 @@ from kvtop.domain.neutral_flags import memory_neutral_flags
 from kvtop.domain.request_capacity import RequestCapacity, RequestInterval
 from kvtop.domain.unchecked_class import UncheckedClass
 from kvtop.domain.weights import WeightRow
+from kvtop.domain.wording import number
 from kvtop.units import (
     MIB,
     fmt_both,
@@ -155,8 +156,7 @@ def step_figure(step: BudgetStep) -> str:
     one printed beside the figure, not a meaning: the sign of the figure is its bytes', and a typed sign beside
     the label would be a second statement of what the printed label already says (one that could disagree)."""
     if step.bytes is None:
-        value = step.value
-        return fmt_tokens(value) if value is not None and float(value).is_integer() else f"{value}".replace("-", "−")
+        return "None" if step.value is None else number(step.value)
     size = step.bytes  # under 0.01 GB in whole bytes (`fmt_both_or_exact`): '0.00 GB (0.00 GiB)' would hide it
     stated = "−" if step.label.startswith("−") else "+" if step.label.startswith("+") else None
     if stated is None:

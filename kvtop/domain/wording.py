@@ -37,6 +37,12 @@ def whole(count: int) -> str:
     return f"{count:,}".replace("-", "−")
 
 
+def number(value: float) -> str:
+    """'0.9', '−0.25', '1,512,448': a figure as given, a fraction in the fewest digits that say it (a setting's
+    value, a ratio), a whole one as `whole` writes it; the minus `figure` writes."""
+    return whole(int(value)) if float(value).is_integer() else f"{value}".replace("-", "−")
+
+
 def byte_count(num_bytes: int) -> str:
     """'4,096 B', '−4,096 B': an exact byte count (`whole`)."""
     return f"{whole(num_bytes)} B"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import Enum
 from typing import get_args
 
 from kvtop.domain.engines.base import CompileCacheState
@@ -13,44 +14,79 @@ from kvtop.domain.engines.versions import LATEST
 from kvtop.domain.launch import check_values, spelling_of
 
 
+class FieldKind(Enum):
+    """How a field's text becomes a value (planning.py's parse): what it reads and what a blank means."""
+
+    TEXT = "text"  # a model (preset, config path or hub id); never blank
+    TEXT_OR_BLANK = "text?"  # free text, blank: not said
+    COUNT = "int"  # a whole number of at least 1; never blank
+    COUNT_OR_BLANK = "int?"  # a whole number of at least 1, blank: the engine's default
+    COUNT_OR_ZERO = "int0"  # a whole number of at least 0, blank: 0
+    SLOTS = "slots?"  # a count of at least 1, blank: off, 'default' (or 'on'): the engine's own count
+    SHARE = "float?"  # a number above 0 and at most 1, blank: the engine's default
+    GIB = "gib?"  # a size in GiB, or 'x2': a multiple of the GPU pool; blank: none
+    SWITCH = "bool"  # on or off
+    DTYPE = "dtype"  # one of the engine's KV cache dtypes
+    CACHE = "cache"  # the compile cache's state (`CACHE_STATES`)
+
+    @property
+    def is_number(self) -> bool:
+        """Whether its text is a number (a count, a share, a size; '32K', 'x2', 'auto' at most): no P or c in it."""
+        return self in _NUMBERS
+
+    @property
+    def is_count(self) -> bool:
+        """Whether it is a count an engine may read its own way ('32K': `engine_count`)."""
+        return self in (FieldKind.COUNT, FieldKind.COUNT_OR_BLANK, FieldKind.COUNT_OR_ZERO)
+
+    @property
+    def may_be_blank(self) -> bool:
+        """Whether a blank text is a value (the engine's default, off, none) rather than an error."""
+        return self not in (FieldKind.TEXT, FieldKind.COUNT, FieldKind.SWITCH, FieldKind.DTYPE, FieldKind.CACHE)
+
+
+_NUMBERS = frozenset({FieldKind.COUNT, FieldKind.COUNT_OR_BLANK, FieldKind.COUNT_OR_ZERO, FieldKind.SLOTS,
+                      FieldKind.SHARE, FieldKind.GIB})  # fmt: skip
+
+
 @dataclass(frozen=True)
 class PlanField:
     """One editable setting: its input id, its label, and how its text becomes a value."""
 
     key: str  # input id suffix and key in the values mapping
     label: str
-    kind: str  # "int", "int?", "int0", "slots?", "float?", "gib?", "bool", "dtype", "cache", "text", "text?"
+    kind: FieldKind
 
     @property
     def is_number(self) -> bool:
         """Whether its text is a number (a count, a share, a size; '32K', 'x2', 'auto' at most): no P or c in it."""
-        return self.kind not in ("text", "text?", "bool", "dtype", "cache")
+        return self.kind.is_number
 
 
 FIELDS: tuple[PlanField, ...] = (
-    PlanField("model", "model", "text"),
-    PlanField("tp", "TP", "int"),
-    PlanField("pp", "PP", "int"),
-    PlanField("ep", "EP", "int"),
-    PlanField("dp", "DP", "int"),
-    PlanField("enable_dp_attention", "DP attention", "bool"),
-    PlanField("kv_cache_dtype", "KV dtype", "dtype"),
-    PlanField("memory_fraction", "memory fraction", "float?"),
-    PlanField("page_size", "page size", "int?"),
-    PlanField("context_length", "context length", "int?"),
-    PlanField("max_running_requests", "max requests", "int?"),
+    PlanField("model", "model", FieldKind.TEXT),
+    PlanField("tp", "TP", FieldKind.COUNT),
+    PlanField("pp", "PP", FieldKind.COUNT),
+    PlanField("ep", "EP", FieldKind.COUNT),
+    PlanField("dp", "DP", FieldKind.COUNT),
+    PlanField("enable_dp_attention", "DP attention", FieldKind.SWITCH),
+    PlanField("kv_cache_dtype", "KV dtype", FieldKind.DTYPE),
+    PlanField("memory_fraction", "memory fraction", FieldKind.SHARE),
+    PlanField("page_size", "page size", FieldKind.COUNT_OR_BLANK),
+    PlanField("context_length", "context length", FieldKind.COUNT_OR_BLANK),
+    PlanField("max_running_requests", "max requests", FieldKind.COUNT_OR_BLANK),
     # whose rules solve the after column (`--engine-version`; blank: the latest release's), e.g. an upgrade's
-    PlanField("engine_version", "engine version", "text?"),
+    PlanField("engine_version", "engine version", FieldKind.TEXT_OR_BLANK),
     # the deployment beside the model (kvtop.domain.deployment), written in the engine's own flags
-    PlanField("spec_method", "speculative", "text?"),
-    PlanField("redundant_experts", "redundant experts", "int0"),
-    PlanField("lora_slots", "LoRA slots", "slots?"),
-    PlanField("lora_rank", "LoRA rank", "int?"),
-    PlanField("host_kv_gib", "host KV GiB", "gib?"),  # per rank, or "x2": twice the GPU pool (HiCache)
+    PlanField("spec_method", "speculative", FieldKind.TEXT_OR_BLANK),
+    PlanField("redundant_experts", "redundant experts", FieldKind.COUNT_OR_ZERO),
+    PlanField("lora_slots", "LoRA slots", FieldKind.SLOTS),
+    PlanField("lora_rank", "LoRA rank", FieldKind.COUNT_OR_BLANK),
+    PlanField("host_kv_gib", "host KV GiB", FieldKind.GIB),  # per rank, or "x2": twice the GPU pool (HiCache)
     # what shares the GPU beside the engine, as `plan --desktop` says it (`MeasuredInputs.desktop`)
-    PlanField("desktop", "desktop", "bool"),
+    PlanField("desktop", "desktop", FieldKind.SWITCH),
     # torch.compile's cache on the node, as `plan --compile-cache` says it (`MeasuredInputs.compile_cache`): a what-if
-    PlanField("compile_cache", "compile cache", "cache"),
+    PlanField("compile_cache", "compile cache", FieldKind.CACHE),
 )
 #: Planner keys that are deployment settings (each engine's `deployment.with_setup` writes them as flags).
 DEPLOYMENT_KEYS = frozenset({"spec_method", "redundant_experts", "lora_slots", "lora_rank", "host_kv_gib"})

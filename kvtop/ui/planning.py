@@ -34,6 +34,7 @@ from kvtop.ui.plan_fields import (
     FIELDS,
     MEASURED_KEYS,
     FieldError,
+    FieldKind,
     PlanField,
     edited_field_error,
     edited_keys,
@@ -161,7 +162,7 @@ def field_texts(settings: LaunchSettings, measured: MeasuredInputs | None = None
     texts: dict[str, str] = _deployment_texts(settings)
     for key in MEASURED_KEYS:  # the desktop on or off, the compile cache's state ("unsaid" where not said)
         value = getattr(measured or MeasuredInputs(), key)
-        texts[key] = ("on" if value else "off") if FIELD_BY_KEY[key].kind == "bool" else value or CACHE_STATES[0]
+        texts[key] = ("on" if value else "off") if FIELD_BY_KEY[key].kind is FieldKind.SWITCH else value or CACHE_STATES[0]
     for field in FIELDS:
         if field.key in DEPLOYMENT_KEYS or field.key in MEASURED_KEYS:
             continue
@@ -176,26 +177,26 @@ def field_texts(settings: LaunchSettings, measured: MeasuredInputs | None = None
 
 
 def _parse(field: PlanField, text: str) -> object:
-    raw = text.strip()
-    if field.kind == "text":
+    raw, kind = text.strip(), field.kind
+    if kind is FieldKind.TEXT:
         if not raw:
             raise InputError("give a model (preset, config path or hub id)", field=field.label)
         return raw
-    if field.kind == "bool":
+    if kind is FieldKind.SWITCH:
         return raw.lower() in ("on", "true", "yes", "1")
-    if field.kind == "cache":  # "unsaid" (or blank): not said, as `plan` without --compile-cache
+    if kind is FieldKind.CACHE:  # "unsaid" (or blank): not said, as `plan` without --compile-cache
         if raw.lower() not in CACHE_STATES and raw:
             raise InputError(f"needs one of {', '.join(CACHE_STATES)}, got {raw!r}", field=field.label)
         return None if raw.lower() in ("", CACHE_STATES[0]) else raw.lower()
-    if field.kind == "dtype":  # the engine's own list is checked when the settings are built
+    if kind is FieldKind.DTYPE:  # the engine's own list is checked when the settings are built
         return raw
-    if field.kind == "text?":
+    if kind is FieldKind.TEXT_OR_BLANK:
         return raw or None
-    if field.kind == "int0" and not raw:
+    if kind is FieldKind.COUNT_OR_ZERO and not raw:
         return 0
-    if field.kind == "slots?" and raw.lower() in ("", "default", "on"):
+    if kind is FieldKind.SLOTS and raw.lower() in ("", "default", "on"):
         return raw.lower() or None  # blank: off; "default": on with the engine's own count
-    if field.kind == "gib?":
+    if kind is FieldKind.GIB:
         if not raw:
             return None
         ratio = raw[:1].lower() in ("x", "×")
@@ -208,18 +209,20 @@ def _parse(field: PlanField, text: str) -> object:
                              f"{raw!r}", field=field.label)  # fmt: skip
         return ("x", size) if ratio else size
     if not raw:
-        if field.kind.endswith("?"):
+        if kind.may_be_blank:
             return None
         raise InputError("needs a whole number", field=field.label)
+    share = kind is FieldKind.SHARE  # else a count (COUNT, COUNT_OR_BLANK, COUNT_OR_ZERO, SLOTS)
     try:
-        value: int | float = float(raw) if field.kind.startswith("float") else int(raw)
+        value: int | float = float(raw) if share else int(raw)
     except ValueError:
-        kind = "a number between 0 and 1" if field.kind.startswith("float") else "a whole number"
-        raise InputError(f"needs {kind}, got {raw!r}", field=field.label) from None
-    if field.kind.startswith("float") and not 0 < value <= 1:
+        wanted = "a number between 0 and 1" if share else "a whole number"
+        raise InputError(f"needs {wanted}, got {raw!r}", field=field.label) from None
+    if share and not 0 < value <= 1:
         raise InputError(f"must be above 0 and at most 1 (got {raw})", field=field.label)
-    if (field.kind.startswith("int") or field.kind == "slots?") and value < (0 if field.kind == "int0" else 1):
-        raise InputError(f"must be at least {0 if field.kind == 'int0' else 1} (got {raw})", field=field.label)
+    least = 0 if kind is FieldKind.COUNT_OR_ZERO else 1
+    if not share and value < least:
+        raise InputError(f"must be at least {least} (got {raw})", field=field.label)
     return value
 
 
@@ -242,7 +245,7 @@ def apply_edits(
                 deployment[key] = _parse(field, text)
             elif attribute is not None:
                 version = texts.get("engine_version", base.engine_version or "")
-                counted = engine_count(base.engine, key, text, version) if field.kind.startswith("int") else None
+                counted = engine_count(base.engine, key, text, version) if field.kind.is_count else None
                 update[attribute] = counted if counted is not None else _parse(field, text)
             elif text.strip():
                 raise InputError(f"{display_name(base.engine)} takes no share of memory", field=field.label)

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 import pytest
+from textual.app import App
 from textual.pilot import Pilot
 
 from kvtop.domain.model import ModelSpec
@@ -82,6 +83,17 @@ async def wait_for(pilot: Pilot[object], condition: Callable[[], object], *, rou
     raise AssertionError("condition not met in time")
 
 
+async def wait_for_value(pilot: Pilot[object], read: Callable[[], object], expected: object, *, rounds: int = 200) -> None:
+    """Pause until `read()` gives `expected` (what Textual draws after the event that changed it: a footer's keys, a
+    widget's region); fail after `rounds` pauses saying what it last gave, rather than hang."""
+    for _ in range(rounds):
+        if read() == expected:
+            return
+        await pilot.pause(0.01)
+    shown = read()
+    assert shown == expected, f"still {shown!r}, not {expected!r}"
+
+
 async def wait_for_snapshot(pilot: Pilot[object]) -> None:
     """Until the app shows a snapshot and the dashboard drew its rows."""
     app = pilot.app
@@ -90,17 +102,37 @@ async def wait_for_snapshot(pilot: Pilot[object]) -> None:
     await pilot.pause()
 
 
-async def footer_keys(pilot: Pilot[object]) -> list[str]:
-    """The keys the footer of the screen on top lists (as Textual names them), left to right, once the footer
-    has drawn them: Textual recomposes a footer after a screen's bindings change, so a bare read can see none."""
+def drawn_footer_keys(app: App[object]) -> list[str]:
+    """The enabled keys the footer of the screen on top shows now (as Textual names them), left to right."""
     from textual.widgets import Footer
     from textual.widgets._footer import FooterKey
 
+    footer = app.screen.query_one(Footer)
+    return [key.key for key in footer.query(FooterKey) if not key.has_class("-disabled")]
+
+
+def promised_footer_keys(app: App[object]) -> set[str]:
+    """The enabled keys the screen's bindings now promise the footer (as Textual's `Footer.compose` picks them: the
+    first shown binding of each action, and the command palette's key)."""
+    from textual.widgets import Footer
+
+    promised: dict[str, tuple[str, bool]] = {}
+    active = app.screen.active_bindings
+    for _, binding, enabled, _ in active.values():
+        if binding.show:
+            promised.setdefault(binding.action, (binding.key, enabled))
+    keys = {key for key, enabled in promised.values() if enabled}
+    footer = app.screen.query_one(Footer)
+    palette = active.get(app.COMMAND_PALETTE_BINDING)
+    if footer.show_command_palette and app.ENABLE_COMMAND_PALETTE and palette is not None and palette[2]:
+        keys.add(palette[1].key)
+    return keys
+
+
+async def footer_keys(pilot: Pilot[object]) -> list[str]:
+    """The keys the footer of the screen on top lists (as Textual names them), left to right, once the footer
+    has drawn the screen's bindings as they are now: Textual recomposes a footer after a screen's bindings change
+    (a screen opened, the focus or the selection moved), so a bare read can see none of them, or the last ones."""
     app = pilot.app
-
-    def shown() -> list[str]:
-        footer = app.screen.query_one(Footer)
-        return [key.key for key in footer.query(FooterKey) if not key.has_class("-disabled")]
-
-    await wait_for(pilot, shown)
-    return shown()
+    await wait_for(pilot, lambda: drawn_footer_keys(app) and set(drawn_footer_keys(app)) == promised_footer_keys(app))
+    return drawn_footer_keys(app)

@@ -132,7 +132,7 @@ async def test_enter_on_the_fp8_finding_opens_the_planner_before_live_after_the_
         await pilot.press("ctrl+r")  # reset: every field back to live
         assert screen.outcome.after.token_capacity == live.token_capacity
         await pilot.press("escape")
-        assert isinstance(app.screen, DashboardScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen))
 
 
 async def test_enter_on_a_fix_that_opens_nothing_says_so_inline(make_app):
@@ -166,6 +166,8 @@ async def test_a_click_selects_a_finding_and_a_double_click_opens_its_fix(make_a
         assert isinstance(app.focused, FindingsPane)
         await pilot.click(second, times=2)
         await wait_for(pilot, lambda: isinstance(app.screen, PlannerScreen))
+        planner = app.screen
+        await wait_for(pilot, lambda: planner.outcome is not None)  # opened whole: solved, not torn down mid-mount
 
 
 async def test_the_same_findings_again_keep_their_widgets_and_the_selection(make_app, co_tenant_snapshot):

@@ -40,7 +40,7 @@ async def test_arrows_and_jk_move_the_selection_and_enter_opens_that_ledger(make
         await wait_for(pilot, lambda: isinstance(app.screen, RankLedgerScreen))
         assert app.screen.gpu_index == 3
         await pilot.press("escape")
-        assert isinstance(app.screen, DashboardScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen))
 
 
 async def test_clicking_a_row_selects_it_and_a_second_click_opens_its_ledger(make_app, healthy_snapshot):
@@ -61,11 +61,11 @@ async def test_question_mark_opens_help_and_escape_closes_it(make_app, healthy_s
     async with app.run_test(size=(80, 24)) as pilot:
         await wait_for_snapshot(pilot)
         await pilot.press("question_mark")
-        assert isinstance(app.screen, HelpScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
         help_text = app.screen.query_one("#help-text").render().plain
         assert "refresh now" in help_text and "probe" in help_text
         await pilot.press("escape")
-        assert isinstance(app.screen, DashboardScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen))
 
 
 async def test_tab_cycles_from_the_gpu_list_to_the_findings_pane_and_f_toggles_it(make_app, healthy_snapshot):
@@ -167,13 +167,13 @@ async def test_capital_p_opens_the_probe_place_and_read_only_hides_it(make_app, 
         await wait_for_snapshot(pilot)
         assert "probe" in [b.binding.action for b in app.screen.active_bindings.values() if b.enabled]
         await pilot.press("down", "P")
-        assert isinstance(app.screen, ProbeScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, ProbeScreen))
         assert app.screen.gpu_index == 1
     read_only = make_app(healthy_snapshot, read_only=True)
     async with read_only.run_test(size=(80, 24)) as pilot:
         await wait_for_snapshot(pilot)
         await pilot.press("P")
-        assert isinstance(read_only.screen, DashboardScreen)
+        assert isinstance(read_only.screen, DashboardScreen)  # nothing opened: the bindings below say why
         assert "probe" not in [
             b.binding.action for b in read_only.screen.active_bindings.values() if b.enabled
         ]

@@ -340,6 +340,8 @@ async def test_a_planner_closed_before_it_mounted_does_not_take_the_app_down(mak
         assert app.is_running and isinstance(app.screen, DashboardScreen)
         await pilot.press("p")  # and the planner still opens
         await wait_for(pilot, lambda: isinstance(app.screen, PlannerScreen))
+        planner = app.screen
+        await wait_for(pilot, lambda: planner.outcome is not None)  # and solves
 
 
 async def test_the_planner_reads_this_nodes_earlier_start(make_app, healthy_snapshot):

@@ -19,6 +19,7 @@ from kvtop.domain.wording import GIB
 from kvtop.sources.probe import run_probe
 from kvtop.ui.keys import KEYS
 from kvtop.ui.screens.dashboard import DashboardScreen
+from kvtop.ui.screens.help import HelpScreen
 from kvtop.ui.screens.ledger import RankLedgerScreen
 from kvtop.ui.screens.probe import ProbeScreen
 from tests.ui.conftest import footer_keys, wait_for, wait_for_snapshot
@@ -190,7 +191,10 @@ async def test_read_only_disables_p_even_with_a_runner(make_app, co_tenant_snaps
         assert isinstance(app.screen, DashboardScreen)
         assert runner.requests == []
         await pilot.press("question_mark")
-        assert "probe" not in text(app, "#help-text").split("--read-only")[0]
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))  # read the help, not a screen before it
+        said = text(app, "#help-text")
+        assert "--read-only" in said  # the help drawn in full, so the absence below is of the probe, not of the text
+        assert "probe" not in said.split("--read-only")[0]
 
 
 async def test_without_a_runner_p_explains_the_probe_is_unavailable(make_app, co_tenant_snapshot):
@@ -202,7 +206,7 @@ async def test_without_a_runner_p_explains_the_probe_is_unavailable(make_app, co
         await pilot.press("y")
         assert screen.phase == "unavailable"
         await pilot.press("escape")
-        assert isinstance(app.screen, DashboardScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen))
 
 
 async def test_a_lost_gpu_says_why_it_cannot_be_probed(make_app):

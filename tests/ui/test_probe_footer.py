@@ -7,7 +7,7 @@ from __future__ import annotations
 from textual.widgets._footer import FooterKey
 
 from kvtop.ui.screens.dashboard import DashboardScreen
-from tests.ui.conftest import wait_for
+from tests.ui.conftest import wait_for, wait_for_value
 from tests.ui.helpers import FakeRunner, open_probe_of_gpu_3, wait_for_result
 
 
@@ -22,15 +22,13 @@ async def test_n_is_cancel_before_and_while_running_and_close_after(make_app, ro
     app = make_app(roomy, probe_runner=runner)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await open_probe_of_gpu_3(pilot)
-        assert footer(app) == {"y": "Run", "n": "Cancel"}
+        await wait_for_value(pilot, lambda: footer(app), {"y": "Run", "n": "Cancel"})
         await pilot.press("y")
         await wait_for(pilot, runner.started.is_set)
-        await pilot.pause()
-        assert footer(app) == {"n": "Cancel"}
+        await wait_for_value(pilot, lambda: footer(app), {"n": "Cancel"})
         runner.gate.set()
         await wait_for_result(pilot, screen)
-        await pilot.pause()
-        assert footer(app) == {"n": "Close"}
+        await wait_for_value(pilot, lambda: footer(app), {"n": "Close"})
         await pilot.press("n")
         await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen))
         assert not runner.cancels[0].is_set()  # closing a finished probe cancels nothing

@@ -99,7 +99,7 @@ async def test_x_upper_opens_every_gpu_and_a_narrows_to_the_selected_processs_gp
         await pilot.press("escape")  # closes and clears the filter
         assert len(panel._rows) == 11 and isinstance(app.screen, ProcessScreen)
         await pilot.press("escape")
-        assert not isinstance(app.screen, ProcessScreen)
+        await wait_for(pilot, lambda: not isinstance(app.screen, ProcessScreen))
 
 
 async def test_tagged_processes_are_signalled_at_once_after_one_dialog(make_app):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from textual.widgets import DataTable
 from textual.widgets._footer import FooterKey, FooterLabel
 
+from tests.ui.conftest import wait_for_value
 from tests.ui.helpers import FakeSignalSender, open_node_table, text
 from tests.ui.test_process_table import busy_node
 
@@ -28,10 +29,20 @@ async def test_at_80_columns_the_command_is_readable_and_the_footer_keys_whole(m
         assert command.width >= len("sglang::scheduler_TP0")
         assert table.get_row_at(0)[-1].plain == "sglang::scheduler_TP0"  # whole, was 'sglan…'
         assert text(panel, "#processes-detail") == "user ? · age ? · command sglang::scheduler_TP0"
-        keys = {key.description or key.key: key for key in panel.query(FooterKey)}
-        for name in ("Back", "Sort", "Filter", "GPU scope", "Tag", "Quit", "Help"):
+        names = ("Back", "Sort", "Filter", "GPU scope", "Tag", "Quit", "Help")
+
+        def drawn() -> dict[str, FooterKey]:  # laid out: a key not drawn yet has an empty region, inside any bound
+            return {key.description or key.key: key for key in panel.query(FooterKey) if key.region.width > 0}
+
+        def signal_labels() -> list[FooterLabel]:
+            return [label for label in panel.query(FooterLabel) if str(label.render()) == "Signal" and label.region.width]
+
+        # Textual recomposes the footer after the panel's bindings change: wait for every key and the group label drawn
+        await wait_for_value(pilot, lambda: (sorted(set(names) - set(drawn())), len(signal_labels())), ([], 1))
+        keys = drawn()
+        for name in names:
             assert keys[name].region.right <= 80, (name, keys[name].region)
-        (signal,) = [label for label in panel.query(FooterLabel) if str(label.render()) == "Signal"]
+        (signal,) = signal_labels()
         assert signal.region.right <= 80
 
 

@@ -154,7 +154,7 @@ async def test_x_opens_the_selected_gpus_panel_and_s_cycles_its_sort(make_app, c
         assert "sorted by role" in text(panel, "#processes-title")
         assert [row.pid for row in panel._rows] == [CO_TENANT_PID, WORKER_TP3_PID]
         await pilot.press("escape")
-        assert isinstance(app.screen, DashboardScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen))
 
 
 async def test_the_demo_incident_at_80x24_from_finding_to_dialog(make_app):

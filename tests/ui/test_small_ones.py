@@ -44,11 +44,11 @@ async def test_dialog_footers_list_only_keys_that_work_there(make_app, healthy_s
         await wait_for_snapshot(pilot)
         assert {"slash", "f", "enter"} <= set(await footer_keys(pilot))  # the dashboard's own
         await pilot.press("question_mark")
-        assert isinstance(app.screen, HelpScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
         shown = set(await footer_keys(pilot))
         assert "escape" in shown and not shown & DASHBOARD_ONLY, shown
         await pilot.press("escape", "P")  # nothing fits on a healthy rank: the dialog only explains
-        assert isinstance(app.screen, ProbeScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, ProbeScreen))
         shown = set(await footer_keys(pilot))
         assert "n" in shown and "y" not in shown and not shown & DASHBOARD_ONLY, shown
         for key in shown - {"t", "r"}:  # each listed key acts: cancel closes the dialog
@@ -112,7 +112,7 @@ async def test_question_mark_opens_the_cluster_views_own_help():
             assert entry.description in " ".join(text.split()), entry.description
         assert "planner:" not in text and "probe:" not in text and "T  " not in text  # none of those here
         await pilot.press("escape")
-        assert not isinstance(app.screen, HelpScreen)
+        await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen))
 
 
 @pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)])

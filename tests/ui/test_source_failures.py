@@ -39,7 +39,7 @@ async def test_a_source_failing_mid_run_shows_a_stale_marker_and_keeps_the_last_
         assert app.node.snapshot is healthy_snapshot
         assert len(app.screen.query_one(GpuList).shown_gpus) == 8
         await pilot.press("question_mark")  # still answering keys
-        assert isinstance(app.screen, HelpScreen)
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
         await pilot.press("escape")
         source.push(healthy_snapshot)
         await pilot.press("r")
@@ -96,9 +96,9 @@ async def test_a_hanging_source_never_blocks_a_keypress_nor_stacks_threads(make_
             await wait_for(pilot, lambda: source.calls == 1)
             assert "waiting for the first snapshot" in header_text(app)
             await pilot.press("r", "r", "question_mark")
-            assert isinstance(app.screen, HelpScreen)
+            await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen))
             await pilot.press("escape")
-            assert isinstance(app.screen, DashboardScreen)
+            await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen))
             assert source.calls == 1
             source.release.set()
             await wait_for(pilot, lambda: app.node.failure == "TimeoutError: gave up")

@@ -34,7 +34,7 @@ from kvtop.domain.model import ModelSpec
 from kvtop.domain.ports import ModelLoader
 from kvtop.domain.refusals import Refusal
 from kvtop.ui.plan_errors import model_load_error
-from kvtop.ui.plan_fields import CACHE_STATES, DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS
+from kvtop.ui.plan_fields import CACHE_STATES, DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS, FieldKind
 from kvtop.ui.plan_nodes import copied_lines, copied_words, node_shortfall
 from kvtop.ui.planning import (
     PlanOutcome,
@@ -145,7 +145,7 @@ class PlannerScreen(NodeScreen):
                         continue
                     with Horizontal(classes="plan-field"):
                         yield Label(field.label, classes="plan-label")
-                        if field.kind == "bool":
+                        if field.kind is FieldKind.SWITCH:
                             yield Select(
                                 [("on", "on"), ("off", "off")],
                                 value=texts[field.key],
@@ -156,14 +156,14 @@ class PlannerScreen(NodeScreen):
                                 disabled=field.key == "enable_dp_attention"
                                 and "enable_dp_attention" not in flags_of_engine(basis.settings.engine).spellings.values(),
                             )
-                        elif field.kind in ("dtype", "cache"):
+                        elif field.kind in (FieldKind.DTYPE, FieldKind.CACHE):
                             # a compile cache the engine's rule does not read (SGLang's pool is sized before
                             # anything compiles): off, reading 'not read' (a disabled field takes no focus, so a
                             # keyboard never reaches its tooltip), its why the tooltip, as `plan --compile-cache` notes it
-                            unread = compile_cache_unread(basis.settings, basis.version) if field.kind == "cache" else None
+                            unread = compile_cache_unread(basis.settings, basis.version) if field.kind is FieldKind.CACHE else None
                             cache = [(s if unread is None else "not read", s) for s in CACHE_STATES]
                             yield Select(
-                                self._kv_options if field.kind == "dtype" else cache,
+                                self._kv_options if field.kind is FieldKind.DTYPE else cache,
                                 value=texts[field.key],
                                 allow_blank=False,
                                 compact=True,
@@ -172,7 +172,7 @@ class PlannerScreen(NodeScreen):
                                 tooltip=unread,
                             )
                         else:
-                            placeholder = self._hints.get(field.key, "engine default" if field.kind.endswith("?") else "")
+                            placeholder = self._hints.get(field.key, "engine default" if field.kind.may_be_blank else "")
                             if field.key in DEPLOYMENT_KEYS:  # a deployment feature: blank turns it off
                                 placeholder = "off"
                             yield TypedInput(
