@@ -7,7 +7,10 @@ one (SGLang's automatic share keeps room for its chunked prefill and graphs), an
 after-pool terms; a need kvtop cannot price is listed as not modelled, never counted as 0 bytes. Where the
 engine keeps a reserve of its own for a feature (a `reserve` term: SGLang's draft reserve, 4 GiB at 0.5.10rc0–0.5.13,
 by its era in engines/sglang/deployment_eras.py) that feature's after-pool terms count against that reserve, not on
-top of the engine's own need: the reserve is kept for exactly them.
+top of the engine's own need: the reserve is kept for exactly them. A given share (SGLang's explicit
+--mem-fraction-static) emits no reserve term, but the reserve its engine's rule would keep (`reserve_needed_bytes`)
+holds that feature's share all the same: the engine names it (`need_reserve_terms`), so the explicit and the
+automatic launch of one fraction read one headroom.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, computed_field
 
 from kvtop.domain.deployment import BudgetTerm, Charge
+from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.ledger import Ledger
 
 
@@ -66,7 +70,9 @@ def headroom_of(ledger: Ledger) -> Headroom | None:
     own = ledger.engine.reserve_needed_bytes
     after = [term for term in ledger.terms if term.charge is Charge.AFTER_POOL]
     features = {term.feature for term in after}
-    reserves = [t for t in ledger.terms if t.charge is Charge.RESERVE and t.modelled and t.bytes and t.feature in features]
+    inside = () if own is None else engine_rules(ledger.settings.engine).need_reserve_terms(ledger.settings, ledger.version)
+    reserves = [t for t in (*ledger.terms, *inside)
+                if t.charge is Charge.RESERVE and t.modelled and t.bytes and t.feature in features]  # fmt: skip
     kept = sum(t.bytes for t in reserves)
     needs = [HeadroomNeed(
         label="activations at the largest batch and CUDA graphs (the engine's own reserve"

@@ -108,6 +108,11 @@ class StageParts(BaseModel):
     block_scale_bytes: int | None = None
     # DeepSeek-V4's compressor norms in the model dtype (vLLM's RMSNorm) rather than fp32 (SGLang's)
     compressor_norm_model_dtype: bool = False
+    # the MTP layer's input projection (2 × hidden → hidden) as the engine's class builds it: '' a whole nn.Linear in
+    # the model dtype (DeepSeek's eh_proj in both engines, SGLang's Qwen3-Next/3.5 fc); 'split' a ColumnParallelLinear
+    # over TP, the model dtype; 'split_quantized' one given the quant config (vLLM's Qwen3-Next/3.5 fc:
+    # engines/vllm/mtp_build.py)
+    mtp_fc: Literal["", "split", "split_quantized"] = ""
     # DeepSeek-V4's attention sink over the rank's q heads padded to 64 or 128 (vLLM's FlashMLA
     # get_padded_num_q_heads) rather than every head on every rank (SGLang's)
     sink_padded_local_heads: bool = False

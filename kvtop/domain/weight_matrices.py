@@ -473,20 +473,20 @@ def layer_signature(model: ModelSpec, layer: int) -> tuple[Hashable, ...]:
 
 
 def mtp_weights(rank: RankMatrices, model: ModelSpec) -> None:
-    """DeepSeek next-n layers: a whole decoder layer plus the projection that feeds it. eh_proj (2 × hidden → hidden)
-    is a plain `nn.Linear`, bf16 whatever the checkpoint's quantization, in both engines: SGLang deepseek_nextn.py
-    (0.5.13 :118, 0.5.14 :115, 0.5.22 :101; a quantized ReplicatedLinear only under quark, not modelled) and vLLM
-    deepseek_mtp.py (v0.10.2 :54 – v0.34.0 :84, no quant_config passed); SGLang's Qwen3-Next/3.5 `fc` likewise
-    (qwen3_5_mtp.py 0.5.14 :87, 0.5.23 :129). vLLM's Qwen3-Next/3.5 `fc` is a ColumnParallelLinear given the quant
-    config (qwen3_5_mtp.py v0.17.1 :78 – v0.33.0 :98): split and quantized there, not told apart here yet. Five norms
-    of `hidden`: enorm, hnorm, shared_head.norm and the decoder layer's input and post-attention norms."""
+    """Next-n layers: a whole decoder layer plus the projection that feeds it (2 × hidden → hidden). A plain bf16
+    `nn.Linear` whatever the checkpoint's quantization: DeepSeek's eh_proj in both engines (SGLang deepseek_nextn.py
+    0.5.13 :118 – 0.5.22 :101, a quantized ReplicatedLinear only under quark, not modelled; vLLM deepseek_mtp.py
+    v0.10.2 :54 – v0.34.0 :84), SGLang's Qwen3-Next/3.5 fc (qwen3_5_mtp.py 0.5.14 :87); vLLM's Qwen3-Next/3.5 fc is
+    split over TP and quantized as its release builds it (`StageParts.mtp_fc`, engines/vllm/mtp_build.py). Five
+    norms of `hidden`: the three around the projection and the decoder layer's input and post-attention norms."""
     before = {k: list(v) for k, v in rank.acc.parts.items()}
-    last = model.num_layers - 1
+    last, fc = model.num_layers - 1, rank.parts.mtp_fc if rank.parts is not None else ""
     for index in range(model.mtp_layers):
         attention(rank, last)
         mlp(rank, last, model.layer_mlp[last])
-        eh_proj = (f"model.layers.{model.num_layers + index}.eh_proj",)
-        rank.matrix("mtp", model.hidden_size, 2 * model.hidden_size, 1, eh_proj, quantizable=False)
+        module = ("mtp.fc",) if fc else (f"model.layers.{model.num_layers + index}.eh_proj",)
+        shards, quantizable = (rank.layout.tp, fc == "split_quantized") if fc else (1, False)
+        rank.matrix("mtp", model.hidden_size, 2 * model.hidden_size, shards, module, quantizable=quantizable)
         rank.vector("norms", 5 * model.hidden_size)
     moved = [0.0, 0.0]
     for name, (params, nbytes) in list(rank.acc.parts.items()):

@@ -23,7 +23,7 @@ from kvtop.domain.model import ModelSpec
 if TYPE_CHECKING:
     from kvtop.domain.calibration.inputs import EngineCalibration
     from kvtop.domain.config_override import ConfigOverride
-    from kvtop.domain.deployment import DeploymentRules
+    from kvtop.domain.deployment import BudgetTerm, DeploymentRules
     from kvtop.domain.engine_architectures import EngineArchitectures
     from kvtop.domain.engine_log import EngineLog
     from kvtop.domain.engine_simulation import EngineSimulation
@@ -174,6 +174,10 @@ class EngineBase(EngineModules):
     def mtp_after_pool(self, version: ResolvedVersion) -> bool:
         """An MTP draft's layers are in the weights the pool is sized after, at every release."""
         return False
+
+    def need_reserve_terms(self, settings: LaunchSettings, version: ResolvedVersion) -> Sequence[BudgetTerm]:
+        """No reserve of its own rule for a feature inside the reserve it needs."""
+        return ()
 
     def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> Sequence[int]:
         """Its own layers: a stage sizes KV for the layers it holds."""

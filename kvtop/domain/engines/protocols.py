@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from kvtop.domain.deployment import DeploymentRules
+from kvtop.domain.deployment import BudgetTerm, DeploymentRules
 from kvtop.domain.engines.base import EngineInputs, EngineResult
 from kvtop.domain.engines.measured_reads import MeasuredField
 from kvtop.domain.engines.versions import ReleaseDate, ResolvedVersion
@@ -238,6 +238,12 @@ class EngineRules(Protocol):
     def mtp_after_pool(self, version: ResolvedVersion) -> bool:
         """Whether an MTP draft's layers load after the target's KV pool is sized at `version` (an after-pool
         term, kept out of the weights the budget subtracts)."""
+        ...
+
+    def need_reserve_terms(self, settings: LaunchSettings, version: ResolvedVersion) -> Sequence[BudgetTerm]:
+        """The reserve terms held inside `EngineResult.reserve_needed_bytes` (what the engine's own rule would keep
+        where a given share replaces it: SGLang's draft share of its automatic fraction), each the reserve its
+        feature's after-pool terms count against in the headroom; none where the rule keeps none."""
         ...
 
     def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> Sequence[int]:

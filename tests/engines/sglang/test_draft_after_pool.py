@@ -27,9 +27,9 @@ EMBED_ROWS = VOCAB * HIDDEN * 2 // TP  # VocabParallelEmbedding / ParallelLMHead
 LATENT = (512 + 64) * 2  # one MLA layer's row a token
 
 
-def _plan(version: str) -> Ledger:
+def _plan(version: str, *more: str) -> Ledger:
     dsv3 = model_from_config(json.loads((CONFIGS / "deepseek-ai--DeepSeek-V3.json").read_text()), source="dsv3")
-    flags = ["--tp-size", str(TP), "--speculative-algorithm", "EAGLE", "--engine-version", version]
+    flags = ["--tp-size", str(TP), "--speculative-algorithm", "EAGLE", "--engine-version", version, *more]
     return predict(dsv3, parse_flags("sglang", flags, strict=True), gpu_total_bytes=H200, gpu_name="H200")
 
 
@@ -123,3 +123,25 @@ def test_the_draft_still_warns_where_its_after_pool_terms_overrun_the_2_gib_rese
     assert headroom.short_bytes == after_pool_short_bytes(old) == short
     finding = headroom_short(old, Replay(old), Thresholds())
     assert finding is not None and finding.bytes == short
+
+
+def test_the_automatic_fraction_written_out_reads_the_same_headroom_at_0_5_13_and_0_5_1() -> None:
+    """A given --mem-fraction-static emits no draft reserve term, but the reserve SGLang's automatic rule would keep
+    (`reserve_needed_bytes`) holds the draft's share all the same: writing the automatic value out (0.858 at 0.5.13 on
+    an H200, (143,771 − 20,480 MiB, 4,096 of it the EAGLE draft) ÷ 143,771; 0.872 at 0.5.1, 2,048 of 18,432 MiB) reads
+    one headroom, split alike: the engine's own need less the era's draft share, the draft's terms in that share; 0.5.13
+    fits (2,833,998,752 B in 4 GiB), 0.5.1 still warns (720,867,744 B over 2 GiB) either way."""
+    for version, share, fraction in (("0.5.13", 4 * GIB, 0.858), ("0.5.1", 2 * GIB, 0.872)):
+        auto = _plan(version)
+        assert auto.engine.memory_fraction == round((143771 - (20480 if share == 4 * GIB else 18432)) / 143771, 3)
+        assert auto.engine.memory_fraction == fraction
+        given = _plan(version, "--mem-fraction-static", f"{auto.engine.memory_fraction:g}")
+        assert given.engine.reserve_bytes == auto.engine.reserve_bytes == given.engine.reserve_needed_bytes
+        assert DRAFT_RESERVE not in _spec(given)  # no reserve term: the given share keeps none of its own
+        a, g = headroom_of(auto), headroom_of(given)
+        assert a is not None and g is not None
+        assert g.reserves == a.reserves == (HeadroomNeed(label=DRAFT_RESERVE, bytes=share),)
+        assert g.needs[0].bytes == a.needs[0].bytes == g.left_bytes - share
+        assert g.held_bytes(DRAFT_RESERVE) == a.held_bytes(DRAFT_RESERVE) == _draft_after_pool(given)
+        assert g.short_bytes == a.short_bytes == after_pool_short_bytes(given) == max(0, _draft_after_pool(given) - share)
+        assert (headroom_short(given, Replay(given), Thresholds()) is None) == (version == "0.5.13")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from kvtop.domain.deployment import BudgetTerm
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import EngineResult
 from kvtop.domain.engines.measured_reads import MeasuredField
@@ -16,6 +17,7 @@ from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
 from kvtop.domain.engines.sglang.blockscale_leak import leak_rows
 from kvtop.domain.engines.sglang.budget import SglangBudget
+from kvtop.domain.engines.sglang.deployment import draft_reserve_terms
 from kvtop.domain.engines.sglang.draft_load import DRAFT_BEFORE_POOL_ERAS
 from kvtop.domain.engines.sglang.dsa import dsa_kv_default_before_checkpoint
 from kvtop.domain.engines.sglang.eras import default_page_size, raw_fp8_dsa_family
@@ -115,6 +117,10 @@ class SglangRules(SglangBudget, EngineBase):
     def mtp_after_pool(self, version: ResolvedVersion) -> bool:
         """§19.1: before 0.5.14 the draft worker (its MTP layers too) is built after the target's pool (draft_load.py)."""
         return not DRAFT_BEFORE_POOL_ERAS.at(version)
+
+    def need_reserve_terms(self, settings: LaunchSettings, version: ResolvedVersion) -> Sequence[BudgetTerm]:
+        """§19.1: a given --mem-fraction-static's needed reserve is the automatic fraction's, the draft's share in it."""
+        return draft_reserve_terms(settings, version) if settings.mem_fraction_static is not None else ()
 
     def kv_layers_of_stage(self, model: ModelSpec, layers: range, version: ResolvedVersion) -> Sequence[int]:
         """§8.3.1: a class without start_layer / end_layer sizes every stage's KV for the whole model."""

@@ -223,8 +223,7 @@ def _encoder(inputs: TermInputs) -> list[BudgetTerm]:
 def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
     setup, model = inputs.setup, inputs.model
     method = setup.spec_method or ""
-    setting = f"--speculative-algorithm {method}" + (f" --speculative-draft-model-path {setup.draft_model}"
-                                                      if setup.draft_model else "")  # fmt: skip
+    setting = _spec_setting(setup)
     found: list[BudgetTerm] = []
     base = BudgetTerm(
         feature=Feature.SPECULATIVE, charge=Charge.RESIDENT, label="", setting=setting, source=SOURCE_SPEC
@@ -263,12 +262,23 @@ def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
             "the draft reuses the target's token count (§4.3)",
         ))  # fmt: skip
     if inputs.settings.mem_fraction_static is None:
-        mib, source = spec_reserve_mib(method, inputs.version)
-        if mib:
-            found.append(_term(base, charge=Charge.RESERVE, label="reserve for the draft and its CUDA graphs",
-                                    bytes=mib * MIB, source=source,
-                                    detail=f"{mib} MiB more reserve in the automatic --mem-fraction-static"))  # fmt: skip
+        found += draft_reserve_terms(inputs.settings, inputs.version)
     return found
+
+
+def draft_reserve_terms(settings: LaunchSettings, version: ResolvedVersion) -> list[BudgetTerm]:
+    """§19.1: the share SGLang's automatic fraction keeps for a speculative draft (SPEC_RESERVE_ERAS, by release):
+    a reserve term of the automatic launch; with a given --mem-fraction-static it is inside the reserve the
+    automatic rule would keep (`reserve_needed_bytes`), which the headroom splits it out of (`need_reserve_terms`)."""
+    spec = setup(settings)
+    if not spec.spec_method:
+        return []
+    mib, source = spec_reserve_mib(spec.spec_method, version)
+    if not mib:
+        return []
+    return [BudgetTerm(feature=Feature.SPECULATIVE, charge=Charge.RESERVE, label="reserve for the draft and its CUDA graphs",
+                       bytes=mib * MIB, source=source, setting=_spec_setting(spec),
+                       detail=f"{mib} MiB more reserve in the automatic --mem-fraction-static")]  # fmt: skip
 
 
 def _mtp_layers(inputs: TermInputs, base: BudgetTerm, mtp: int) -> BudgetTerm:
@@ -331,6 +341,12 @@ def _draft_pool_after(inputs: TermInputs, base: BudgetTerm) -> BudgetTerm | None
                  detail="the draft worker reuses the target's memory_pool_config (its max_total_num_tokens) after "
                  "the target's pool is allocated" + ("; one draft layer of the target's shape assumed" if assumed
                                                      else ""))  # fmt: skip
+
+
+def _spec_setting(spec: DeploymentSetup) -> str:
+    return f"--speculative-algorithm {spec.spec_method or ''}" + (
+        f" --speculative-draft-model-path {spec.draft_model}" if spec.draft_model else ""
+    )
 
 
 def _term(base: BudgetTerm, **update: object) -> BudgetTerm:

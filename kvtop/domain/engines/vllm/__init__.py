@@ -146,11 +146,13 @@ class VllmRules(VllmBudget, EngineBase):
 
     def stage_parts(self, model: ModelSpec, pp_rank: int, pp: int, version: ResolvedVersion) -> StageParts:
         """The classes that build their embedding, final norm or LM head on every stage (pp_parts.py), what
-        they build on each layer beside the checkpoint's tensors (layer_build.py), and Kimi-K3's bf16 latent
-        projections (kimi_k3.py)."""
+        they build on each layer beside the checkpoint's tensors (layer_build.py), Kimi-K3's bf16 latent
+        projections (kimi_k3.py), and Qwen3-Next/3.5's MTP fc (mtp_build.py)."""
         from kvtop.domain.engines.vllm.kimi_k3 import with_kimi_k3_build
+        from kvtop.domain.engines.vllm.mtp_build import with_mtp_build
 
-        return with_kimi_k3_build(with_layer_build(stage_parts(model, pp_rank, pp, version), model, version), model, version)
+        built = with_layer_build(stage_parts(model, pp_rank, pp, version), model, version)
+        return with_mtp_build(with_kimi_k3_build(built, model, version), model, version)
 
     def mlp_split(self, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> MlpSplit:
         """The dense MLP over TP, but whole on every rank where the Transformers backend replicates it
