@@ -78,6 +78,8 @@ def _perturb(monkeypatch: pytest.MonkeyPatch, emptied: bool) -> None:
     monkeypatch.setattr(weights.weights_estimate, "__defaults__", (0.3, 1, None))
     monkeypatch.setattr(host_memory, "DESKTOP_HELD_BYTES", 3 * host_memory.DESKTOP_HELD_BYTES + 1)
     monkeypatch.setattr(plan_fits, "DESKTOP_HELD_BYTES", 3 * plan_fits.DESKTOP_HELD_BYTES + 1)
+    monkeypatch.setattr(host_memory, "DESKTOP_PROFILE_BYTES", 3 * host_memory.DESKTOP_PROFILE_BYTES + 1)
+    monkeypatch.setattr(plan_fits, "DESKTOP_PROFILE_BYTES", 3 * plan_fits.DESKTOP_PROFILE_BYTES + 1)
     monkeypatch.setattr(evaluate, "_WEIGHTS_ERRORS", {})  # by record id: made again from the fresh records
 
 

@@ -11,7 +11,12 @@ startup check 'Free memory on device (3.21/4.0 GiB) on startup', or the source's
 CUDA's total less that, less one process's CUDA context (the engine-neutral fit, `cuda_context.one_process_context`;
 a card whose context is only assumed tells nothing): three WSL2 sources then measure the desktop (session 58).
 
-`desktop_fits` holds that figure as a fit (`plan_fits.DESKTOP_HELD_KEY`) among `evaluate.fit_all`'s, so the judgement
+An engine that sizes from the total (vLLM) reads the device's free memory while it profiles, so what a desktop takes
+then comes off its KV cache (`host_memory.DESKTOP_DURING_PROFILE`): `profile_excess` measures, for each of its desktop
+starts, what the start left beside weights (the log's, else the book's) and KV (the logged tokens or GiB) beyond the
+plan's runtime terms, and `host_memory.DESKTOP_PROFILE_BYTES` is the most of it (a start that left less widens nothing).
+
+`desktop_fits` holds those figures as fits (`plan_fits.DESKTOP_HELD_KEY`) among `evaluate.fit_all`'s, so the judgement
 plans a desktop start with the share of the other sources' desktop starts, like every other figure; a fold with none
 left has no desktop fit, and its plan's low end takes nothing for the desktop (what the product takes with no desktop
 start in the corpus: `DESKTOP_HELD_BYTES` 0), the desktop only said "not modelled".
@@ -24,10 +29,17 @@ from collections.abc import Callable
 from benchmarks.calibration.corpus import Record
 from benchmarks.calibration.evaluate import Corpus, left_out, observed
 from kvtop.domain.calibration.cuda_context import one_process_context
-from kvtop.domain.calibration.estimate import CapacityPlan, calibration_inputs, planned_capacity
+from kvtop.domain.calibration.estimate import (
+    CapacityPlan,
+    calibrated_ledger,
+    calibration_inputs,
+    planned_capacity,
+)
 from kvtop.domain.calibration.linear import LinearTerm
-from kvtop.domain.calibration.plan_fits import desktop_fit
-from kvtop.domain.calibration.terms import Term
+from kvtop.domain.calibration.plan_fits import desktop_fit, desktop_profile_fit
+from kvtop.domain.calibration.terms import RUNTIME_TERMS, Term
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import gpu_key
 from kvtop.domain.wording import GIB, MIB
 
@@ -97,12 +109,52 @@ def desktop_held(corpus: Corpus, fits: dict[str, LinearTerm],
     return -(-most // MIB) * MIB, found
 
 
+def profile_excess(record: Record, fits: dict[str, LinearTerm]) -> int | None:
+    """Bytes a desktop start of an engine that sizes from the total left beside weights and KV beyond its plan's
+    runtime terms (negative: less than they charge); None where it tells nothing (not a desktop start, an engine that
+    sizes from the free memory, no logged capacity, a launch kvtop cannot plan). The plan's KV budget less the logged
+    KV: the logged GiB, or the budget × the logged tokens ÷ the plan's (within a block: tokens are the budget cut
+    into whole blocks of one size)."""
+    if not record.desktop or record.model is None or record.gpu_total_bytes is None:
+        return None
+    terms = {estimate.term for estimate in engine_rules(record.engine).calibration.terms(record.inputs(), {})}
+    if Term.CONTEXT in terms or not terms & set(RUNTIME_TERMS):  # sizes from the free memory, or no runtime term
+        return None
+    weights = record.figures.get("weights")
+    if weights is None and record.excluded(Term.WEIGHTS):  # its config misstates the weights: no plan to measure
+        return None
+    stage = engine_rules(record.engine).logged_weights_stage if weights is not None else None
+    measured = record.host_measured(weights_bytes=weights, weights_stage=stage)
+    try:
+        ledger = calibrated_ledger(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
+                                   gpu_name=gpu_key(record.gpu), measured=measured, fits=fits)  # fmt: skip
+    except UnsupportedModelError:
+        return None
+    budget = ledger.engine.kv_budget_bytes
+    if record.tokens and ledger.token_capacity > 0:
+        return round(budget - budget * record.tokens / ledger.token_capacity)
+    kv = record.figures.get("kv")
+    return budget - round(kv) if kv is not None and kv > 0 else None
+
+
+def profile_span(corpus: Corpus, fits: dict[str, LinearTerm],
+                 leave_out: str | None = None) -> tuple[int, list[tuple[str, int]]]:  # fmt: skip
+    """(the most any such start but `leave_out`'s left beyond its plan, rounded up to the MiB, 0 where none left
+    more; each record's figure): the engines whose plans size from the total, planned with `fits`."""
+    found = [(record.id, excess) for records in corpus.values() for record in records
+             if not left_out(record, leave_out) and (excess := profile_excess(record, fits)) is not None]  # fmt: skip
+    most = max((excess for _, excess in found), default=0)
+    return -(-max(most, 0) // MIB) * MIB, found
+
+
 def desktop_fits(corpus: Corpus, fits: dict[str, LinearTerm], leave_out: str | None = None) -> dict[str, LinearTerm]:
-    """The desktop's share as a fit, of the desktop starts but `leave_out`'s against `fits` (the same fold's): none
-    where no such start tells anything (the plan's low end then takes nothing for the desktop)."""
-    most, found = desktop_held(corpus, fits, leave_out)
-    if not found:
-        return {}
+    """The desktop's share and its span during the profile as fits, of the desktop starts but `leave_out`'s against
+    `fits` (the same fold's): none where no such start tells anything (the plan's low end then takes nothing)."""
     records = {record.id: record for records in corpus.values() for record in records}
-    fit = desktop_fit(most, len(found), len({records[record_id].source for record_id, _ in found}))
-    return {fit.key: fit}
+    out: dict[str, LinearTerm] = {}
+    for span, make in ((desktop_held, desktop_fit), (profile_span, desktop_profile_fit)):
+        most, found = span(corpus, fits, leave_out)
+        if found:
+            fit = make(most, len(found), len({records[record_id].source for record_id, _ in found}))
+            out[fit.key] = fit
+    return out

@@ -30,7 +30,7 @@ from kvtop.domain.calibration.coverage import IntervalScale  # noqa: E402
 from kvtop.domain.calibration.extrapolation import Extrapolation  # noqa: E402
 from kvtop.domain.calibration.features import ASSUMED_CONTEXT_ERROR_KEY  # noqa: E402
 from kvtop.domain.calibration.linear import LinearTerm  # noqa: E402
-from kvtop.domain.calibration.plan_fits import desktop_held_bytes  # noqa: E402
+from kvtop.domain.calibration.plan_fits import desktop_held_bytes, desktop_profile_bytes  # noqa: E402
 from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, LOADED_ERROR_KEY  # noqa: E402
 from kvtop.domain.wording import MIB  # noqa: E402
 
@@ -110,8 +110,9 @@ def fitted_blocks(judgement: Judgement) -> dict[Path, str]:
         f"BUILT_WEIGHTS_RELATIVE_ERROR = {built.coefficients[0]!r}\n"
         f"BUILT_WEIGHTS_RECORDS = {built.records}"
     )
-    desktop = desktop_held_bytes(fits)  # the corpus's desktop share, as the judgement's folds fit theirs
-    blocks[DOMAIN / "calibration" / "host_memory.py"] = f"DESKTOP_HELD_BYTES = {desktop}  # {desktop // MIB} MiB"
+    desktop, span = desktop_held_bytes(fits), desktop_profile_bytes(fits)  # as the judgement's folds fit theirs
+    blocks[DOMAIN / "calibration" / "host_memory.py"] = (f"DESKTOP_HELD_BYTES = {desktop}  # {desktop // MIB} MiB\n"
+                                                         f"DESKTOP_PROFILE_BYTES = {span}  # {span // MIB} MiB")
     return blocks
 
 

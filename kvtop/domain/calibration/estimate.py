@@ -29,7 +29,12 @@ from kvtop.domain.calibration.host_start import host_start
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.node import NODE_REPEAT_ERROR_BYTES, NodeMeasure, latest_match
-from kvtop.domain.calibration.plan_fits import committed_fits, desktop_held_bytes, plan_fits
+from kvtop.domain.calibration.plan_fits import (
+    committed_fits,
+    desktop_held_bytes,
+    desktop_profile_bytes,
+    plan_fits,
+)
 from kvtop.domain.calibration.support import widened
 from kvtop.domain.calibration.terms import RUNTIME_TERMS, PreloadEstimate, Term, TermEstimate
 from kvtop.domain.calibration.weights import with_fitted_error
@@ -221,7 +226,7 @@ def preload_estimate(
         if is_unified(ledger.gpu_name) else None,
         # a desktop's share is in a free memory given (before or after the load): the low end takes nothing more
         desktop=desktop_host(charged=from_free, free_measured=free_measured, held_bytes=desktop_held_bytes(support),
-                             seen=ledger.measured.desktop_seen)
+                             seen=ledger.measured.desktop_seen, profile_bytes=desktop_profile_bytes(support))
         if ledger.measured.desktop else None,
     )
 

@@ -43,6 +43,9 @@ class DesktopHost(BaseModel):
         int  # what the low end takes off the free memory before the load (0: not charged, or measured)
     )
     note: str
+    # what the low end takes as runtime memory beside weights and KV, for an engine that sizes from the total and reads
+    # the device's free memory while it profiles (vLLM's non-torch memory): measured, 0 where none was
+    profile_bytes: int = 0
 
 
 class HostStart(BaseModel):

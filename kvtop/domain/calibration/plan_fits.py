@@ -3,7 +3,8 @@
 A plan reads its engine's own fits and the engine-neutral ones every engine shares by design: CUDA's total per GPU
 model (`gpu_totals.py`), one process's CUDA context per 100 SMs (`cuda_context.py`), the assumed context's error
 (`features.py`), the weights book's errors (`weights.py`) and what a desktop sharing the card held beyond Linux
-(`host_memory.DESKTOP_HELD_BYTES`, the low end of a plan that says a desktop is there). Another engine's fit is not among them: where a plan's
+(`host_memory.DESKTOP_HELD_BYTES`, the low end of a plan that says a desktop is there) and, for an engine that sizes
+from the total, what its desktop starts left beside weights and KV beyond the plan (`DESKTOP_PROFILE_BYTES`). Another engine's fit is not among them: where a plan's
 term uses a feature its fit never measured, the part measured elsewhere (`support.measured_elsewhere`) is another
 era of the same engine's term, or an engine-neutral fit, never what SGLang's context says of a vLLM launch.
 
@@ -25,7 +26,12 @@ from kvtop.domain.calibration.features import (
     ASSUMED_CONTEXT_SOURCES,
 )
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, KEY_PREFIX
-from kvtop.domain.calibration.host_memory import DESKTOP_HELD_BYTES, DESKTOP_HELD_KEY
+from kvtop.domain.calibration.host_memory import (
+    DESKTOP_HELD_BYTES,
+    DESKTOP_HELD_KEY,
+    DESKTOP_PROFILE_BYTES,
+    DESKTOP_PROFILE_KEY,
+)
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.weights import (
     BUILT_ERROR_KEY,
@@ -39,9 +45,10 @@ from kvtop.domain.calibration.weights import (
 
 # the engine-neutral fits every engine's plan reads, besides CUDA's totals (keys `KEY_PREFIX` + GPU model)
 SHARED_KEYS = frozenset(
-    {CUDA_CONTEXT_KEY, ASSUMED_CONTEXT_ERROR_KEY, LOADED_ERROR_KEY, BUILT_ERROR_KEY, DESKTOP_HELD_KEY}
+    {CUDA_CONTEXT_KEY, ASSUMED_CONTEXT_ERROR_KEY, LOADED_ERROR_KEY, BUILT_ERROR_KEY, DESKTOP_HELD_KEY, DESKTOP_PROFILE_KEY}
 )
 DESKTOP_HELD_FEATURES = ("bytes a desktop held before the load beyond a Linux start's",)
+DESKTOP_PROFILE_FEATURES = ("bytes a desktop start left beside weights and KV beyond the plan's terms",)
 
 
 def error_fit(key: str, features: tuple[str, ...], error: float, records: int, sources: int) -> LinearTerm:
@@ -55,6 +62,19 @@ def desktop_fit(held_bytes: int, records: int, sources: int) -> LinearTerm:
     """What a desktop held beyond Linux as a fit (its one coefficient: the bytes), as `run.py` fits it on the corpus
     (or the corpus less the judged source) and `DESKTOP_HELD_BYTES` holds it committed."""
     return error_fit(DESKTOP_HELD_KEY, DESKTOP_HELD_FEATURES, float(held_bytes), records, sources)
+
+
+def desktop_profile_fit(excess_bytes: int, records: int, sources: int) -> LinearTerm:
+    """What a desktop start of an engine that sizes from the total left beside weights and KV beyond its plan, the
+    most of them, as a fit (its one coefficient: the bytes), as `run.py` fits it and `DESKTOP_PROFILE_BYTES` holds it."""
+    return error_fit(DESKTOP_PROFILE_KEY, DESKTOP_PROFILE_FEATURES, float(excess_bytes), records, sources)
+
+
+def desktop_profile_bytes(fits: Mapping[str, LinearTerm]) -> int:
+    """What the low end of such a plan takes as runtime memory for the desktop during the profile, of `fits`: 0
+    where they hold none (no desktop start measured it: the state is said and nothing is widened)."""
+    fit = fits.get(DESKTOP_PROFILE_KEY)
+    return int(fit.coefficients[0]) if fit is not None else 0
 
 
 def desktop_held_bytes(fits: Mapping[str, LinearTerm]) -> int:
@@ -73,7 +93,8 @@ def committed_fits(own: Mapping[str, LinearTerm]) -> dict[str, LinearTerm]:
     loaded = error_fit(LOADED_ERROR_KEY, ERROR_FEATURES, WEIGHTS_RELATIVE_ERROR, WEIGHTS_RECORDS, 0)
     built = error_fit(BUILT_ERROR_KEY, ERROR_FEATURES, BUILT_WEIGHTS_RELATIVE_ERROR, BUILT_WEIGHTS_RECORDS, 0)
     desktop = desktop_fit(DESKTOP_HELD_BYTES, 0, 0)  # the committed figure keeps no counts (nothing reads them)
-    shared = {fit.key: fit for fit in (assumed, loaded, built, desktop)}
+    profile = desktop_profile_fit(DESKTOP_PROFILE_BYTES, 0, 0)
+    shared = {fit.key: fit for fit in (assumed, loaded, built, desktop, profile)}
     return {**CUDA_TOTAL_FITS, **CUDA_CONTEXT_FITS, **shared, **own}
 
 

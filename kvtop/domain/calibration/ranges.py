@@ -83,12 +83,14 @@ def runtime_range(estimate: PreloadEstimate) -> InputRange | None:
         return None
     central = sum(term.bytes for term in terms)
     error = _combined(terms, estimate.interval_scale)
+    desktop = estimate.unmodelled_runtime_bytes  # the capacity's low end: the most runtime memory
     return InputRange(
         low_bytes=max(central - error, 0),
         value_bytes=central,
-        high_bytes=central + error,
+        high_bytes=central + error + desktop,
         source=weakest([term.source for term in terms]),
-        basis=" + ".join(_said(term) for term in terms) + "; the interval is their held-out errors together",
+        basis=" + ".join(_said(term) for term in terms) + "; the interval is their held-out errors together"
+        + (f"; the high end more what a desktop left beside them during the profile ({gib(desktop)})" if desktop else ""),
     )
 
 

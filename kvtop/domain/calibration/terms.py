@@ -165,6 +165,16 @@ class PreloadEstimate(BaseModel):
         low end of the interval takes it, the centre and the high end do not (it only ever takes memory)."""
         return self.desktop.low_end_bytes if self.desktop is not None else 0
 
+    @property
+    def unmodelled_runtime_bytes(self) -> int:
+        """What a desktop may take while an engine that sizes from the total profiles (vLLM's non-torch memory):
+        the low end's runtime memory takes it, the centre and the high end do not; 0 where the runtime memory was
+        measured (what the desktop took is in it) or no desktop start measured it."""
+        runtime = [estimate for estimate in self.terms if estimate.term in RUNTIME_TERMS]
+        if self.desktop is None or not any(estimate.source != "measured" for estimate in runtime):
+            return 0
+        return self.desktop.profile_bytes
+
     def term(self, term: Term) -> TermEstimate | None:
         return next((estimate for estimate in self.terms if estimate.term is term), None)
 
@@ -212,7 +222,9 @@ class PreloadEstimate(BaseModel):
             cuda_total_source=source.get(Term.CUDA_TOTAL, "assumed"),
             free_before_load_bytes=cuda_total - context - host if cuda_total is not None and context is not None else None,
             free_before_load_source=weakest(free_sources) if free_known else "assumed",
-            non_kv_bytes=sum(by_term[term] for term in runtime) if runtime else None,
+            non_kv_bytes=sum(by_term[term] for term in runtime) + (self.unmodelled_runtime_bytes if side == "low" else 0)
+            if runtime
+            else None,
             non_kv_source=weakest([source[term] for term in runtime]),
             activation_bytes=by_term.get(Term.ACTIVATION),
             weights_extra_bytes=by_term[Term.WEIGHTS] - weights.bytes + self.weights_beside_book_bytes

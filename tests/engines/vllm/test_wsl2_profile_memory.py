@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from benchmarks.calibration.corpus import Record, load
 from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
-from kvtop.domain.calibration.host_memory import DESKTOP_DURING_PROFILE
+from kvtop.domain.calibration.host_memory import DESKTOP_DURING_PROFILE, DESKTOP_PROFILE_BYTES
 from kvtop.domain.gpus import gpu_key
 
 RECORDS = {record.id: record for record in load("vllm")}
@@ -53,9 +53,10 @@ def test_the_wsl2_plan_grows_as_the_log_does() -> None:
 
 def test_a_wsl2_plan_names_what_the_desktop_takes_during_the_profile() -> None:
     """vLLM sizes from the total, so a desktop's memory before the start is not in its budget, but what it takes while
-    vLLM profiles is: the plan says so and charges nothing for it (its centre and ends are the Linux plan's)."""
+    vLLM profiles is: the plan says so, and takes nothing for it before the load; its low end's runtime memory takes
+    the measured span (`DESKTOP_PROFILE_BYTES`: tests/engines/vllm/test_desktop_profile_span.py)."""
     record = _sweep()[0.45]
     plan = _plan(record)
     desktop = plan.estimate.desktop
     assert desktop is not None and DESKTOP_DURING_PROFILE in desktop.note
-    assert desktop.low_end_bytes == 0
+    assert desktop.low_end_bytes == 0 and desktop.profile_bytes == DESKTOP_PROFILE_BYTES
