@@ -82,12 +82,11 @@ DESKTOP_NOTE = (
 # memory usage during the profiling" (v1/worker/gpu_worker.py:397 at v0.17.1, :451 at v0.23.0, :534 at v0.27.1, :549
 # at v0.28.0). No WSL2 branch of vLLM allocates on the GPU (`in_wsl` gates pinned host memory, NVML under fork and a
 # CPU-offload warning: platforms/interface.py, utils/system_utils.py, platforms/cuda.py at those releases), so what a
-# desktop takes or gives back meanwhile moves the KV cache. Session 64 (docs/calibration_history.md): the corpus's WSL2
-# starts leave −0.90 to +1.68 GiB beside weights and KV against the plan's terms, one launch's sessions 2.55 GiB apart
-# (kuotunyu/vllm-single-gpu-slo-lab, ADR 0009), and no WSL2 constant holds with each source left out.
+# desktop takes or gives back meanwhile moves the KV cache (what the corpus's desktop starts showed, and why no constant
+# is charged at the centre: docs/calibration_history.md, session 64).
 DESKTOP_DURING_PROFILE = (
     "what the desktop takes while the engine profiles is not modelled either: the engine reads the device's free "
-    "memory then, so it comes off the KV cache (vLLM's non-torch memory)"
+    "memory then, so it comes off the KV cache (as memory the engine measures beside the weights)"
 )
 # Session 64 (task d3): that state's span, measured as DESKTOP_HELD_BYTES is. Each desktop start of an engine that sizes
 # from the total (vLLM's `host: desktop` records) left beside weights (the log's, else the book's) and KV (its logged
