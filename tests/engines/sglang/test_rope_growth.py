@@ -40,10 +40,10 @@ def test_the_growth_above_the_positions_is_the_reserves_rows() -> None:
 
 def test_no_growth_charged_at_or_below_the_positions_or_before_0_5_6() -> None:
     """At 131,072 the growth is the margin's 256 rows (131,328 − 131,072; 256 × 512 B = 128 KiB): not charged;
-    0.5.3 has no reserve_rope_cache_for_long_sequences."""
+    0.5.5 has no reserve_rope_cache_for_long_sequences (0.5.4, 0.5.5 model_runner.py read)."""
     assert _grown(["--context-length", "131072"]) is None
     assert _grown([]) is None
-    assert _grown(["--context-length", "200000"], ResolvedVersion(text="0.5.3")) is None
+    assert _grown(["--context-length", "200000"], ResolvedVersion(text="0.5.5")) is None
 
 
 def _kv_budget(capsys: pytest.CaptureFixture[str], context: int) -> int:
