@@ -65,6 +65,7 @@ from kvtop.domain.engines.sglang.pp_layers import (
 )
 from kvtop.domain.engines.sglang.prefill_graphs_off import PREFILL
 from kvtop.domain.engines.sglang.prefill_graphs_optin import check_optin_flag
+from kvtop.domain.engines.sglang.rope_growth import rope_growth
 from kvtop.domain.engines.sglang.spec_requests import spec_default_requests
 from kvtop.domain.engines.sglang.torch_compile import check_torch_compile
 from kvtop.domain.engines.sglang.whole_fraction import WHOLE, whole_fraction_note
@@ -189,6 +190,10 @@ class SglangBudget:
                 BudgetStep(label="− multimodal reserve", bytes=-mm_reserve, note=f"{mib(mm_reserve)}: {what}")
             )
             rest_gib -= mm_reserve / GIB
+        grown = rope_growth(m, s, inputs.version)  # a --context-length above the positions (rope_growth.py)
+        if grown is not None:
+            steps.append(BudgetStep(label="− rope cache growth", bytes=-grown[0], note=f"{mib(grown[0])}: {grown[1]}"))
+            rest_gib -= grown[0] / GIB
         state_slots, slots_per_request, too_small, state_short, spec_d = 0, 1, None, 0, 0
         state = kv.state_bytes_per_request
         if state and rest_gib > 0:

@@ -7,6 +7,7 @@ context_length (…) is greater than the derived context_length (…)") unless t
 message as a warning and takes the stated length: the plan proceeds at it, with `allowed_note`. From 0.4.4 to 0.5.0rc2
 the release's default was "True": an unset variable takes the length too. The variable is read from the launch line
 (`VAR=1 python -m sglang.launch_server …`, flags.py env_read); `or is_in_ci()` (SGLANG_IS_IN_CI, 0.5.1 on) is not read.
+The rope cache's growth to the longer length after the load is charged to the KV budget from 0.5.6 (rope_growth.py).
 """
 
 from __future__ import annotations
@@ -32,11 +33,6 @@ CONTEXT_SOURCE = "srt/configs/model_config.py ModelConfig: context_length > the 
 # utils.py get_bool_env_var: `os.getenv(name, default).lower() in ("true", "1")` (0.4.0 :1147-1149; from 0.4.6 an
 # unreadable value warns and reads false, 0.4.6 :84-98); no strip
 _BOOL_WORDS = frozenset({"true", "1"})
-# ModelRunner.load_model grows every rope cache to the context + 256 rows (128-aligned) after `Load weight end`, before
-# the pool is sized (reserve_rope_cache_for_long_sequences, 0.5.23 utils/common.py:4999-5039; in 0.5.6, not in 0.5.3):
-# above the config's positions that is rows kvtop's weights_held.py does not charge
-ROPE_GROWTH = "; the rope cache's growth to that length after the load (reserve_rope_cache_for_long_sequences) is not charged"
-
 LONG_CONTEXT_ERAS: Eras[ContextOverride] = Eras((
     Era("", ContextOverride(env=OVERWRITE_ENV, truthy=_BOOL_WORDS),
         "0.4.0 model_config.py:72 `get_bool_env_var(…)` (default 'false'); 0.4.1 :72, 0.4.3 :73, 0.4.3.post4 :83-85 "
@@ -63,4 +59,4 @@ def long_context_refusal(ledger: Ledger) -> Refusal | None:
 def long_context_note(inputs: EngineInputs) -> str | None:
     """The plan's note where SGLang takes the longer length: the launch's variable, or its release's default."""
     above = above_positions(inputs.model, inputs.settings, derived=derived_context(inputs.model, inputs.settings))
-    return allowed_note(above, LONG_CONTEXT_ERAS.at(inputs.version), inputs.settings, inputs.version, ROPE_GROWTH)
+    return allowed_note(above, LONG_CONTEXT_ERAS.at(inputs.version), inputs.settings, inputs.version)

@@ -14,7 +14,7 @@ forward), then one default rope per layer type (2 × positions × head × 4 B; c
 (`ModelConfig._derive_context_length` overrides `max_position_embeddings` for a draft model only); the
 growth after the measure (`reserve_rope_cache_for_long_sequences`, srt/utils/common.py: to the context + 256 rows)
 is 256 rows at a context up to the config's; a longer one is refused, or planned where the launch allows it with that
-growth named, not charged (long_context.py).
+growth charged to the KV budget, not to this term (rope_growth.py, from 0.5.6).
 
 Judged against the weights SGLang printed (`mem usage`, or free before less after the load;
 tests/data/calibration/sglang.jsonl): Llama-3.1-8B-Instruct on an H100 (2025-03) book −1.01 % → −0.60 %, on an
@@ -51,7 +51,8 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.sglang.layers_twice import first_stack, second_rope
 from kvtop.domain.engines.sglang.mla_split import split_copies, split_tensors
 from kvtop.domain.engines.sglang.weights_fp8_marlin import marlin_block_scales, marlin_scale_tensors
-from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.model import ModelSpec
 from kvtop.domain.rope_cache import rope_cache_bytes
 from kvtop.domain.torch_segments import reserved_bytes
 from kvtop.domain.weights import WeightsBook, weights_book
@@ -148,12 +149,21 @@ def stage_book(inputs: CalibrationInputs) -> WeightsBook:
 def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """The rotary embedding's float32 cos/sin cache, whole on every rank (kvtop.domain.rope_cache): the config's
     `linear` rope spans its positions × factor; Gemma-3's classes by era (none, then one per layer type)."""
-    model = inputs.model
-    if model is None:
-        return None
+    return rope_cache_of(inputs.model, inputs.version) if inputs.model is not None else None
+
+
+def rope_cache_rows(model: ModelSpec) -> int:
+    """The positions the cache is built for: the config's, × a `linear` rope's factor."""
+    if model.rope_type == LINEAR_ROPE and model.rope_factor > 1:
+        return int(model.max_position_embeddings * model.rope_factor)
+    return model.max_position_embeddings
+
+
+def rope_cache_of(model: ModelSpec, version: ResolvedVersion) -> tuple[int, str] | None:
+    """`rope_cache` for a model and release."""
     source = "float32 on CUDA, srt/layers/rotary_embedding/base.py"
     if model.architecture in GEMMA3_CLASSES:
-        caches = GEMMA3_ROPE_CACHES.at(inputs.version)
+        caches = GEMMA3_ROPE_CACHES.at(version)
         found = rope_cache_bytes(model, ROPE_CACHE_BYTES, source) if caches else None
         if found is None:
             return None
@@ -161,8 +171,7 @@ def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
                                    "ask get_rope for a default rope, of two bases (two modules; config.json's linear "
                                    "factor is not read)")  # fmt: skip
     if model.rope_type == LINEAR_ROPE and model.rope_factor > 1:
-        positions = int(model.max_position_embeddings * model.rope_factor)
-        model = model.model_copy(update={"max_position_embeddings": positions})
+        model = model.model_copy(update={"max_position_embeddings": rope_cache_rows(model)})
         source += f"; LinearScalingRotaryEmbedding: the config's positions × its linear factor {model.rope_factor:g}"
     return rope_cache_bytes(model, ROPE_CACHE_BYTES, source)
 

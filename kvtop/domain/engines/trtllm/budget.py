@@ -35,6 +35,7 @@ from kvtop.domain.engines.trtllm.eras import (
     profile_rule,
     rounding_rule,
 )
+from kvtop.domain.engines.trtllm.max_seq_len import max_seq_len_note
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.kv import KvBook
@@ -217,6 +218,8 @@ class TrtllmBudget:
             rounding: Rounding = "ceil"  # C++ ceilDiv in every era (§4.2)
         else:
             budget, tokens, reserve = self._pytorch(inputs, fraction, manager, tpb, steps, notes)
+            # a --max_seq_len above the inferred one: lowered, or kept under TLLM_ALLOW_LONG_MAX_MODEL_LEN
+            notes.extend(n for n in (max_seq_len_note(inputs.model, inputs.settings, version),) if n)
             rounding = rounding_rule(version)
             if rounding == "either":
                 notes.append(f"final blocks rounded down: TensorRT-LLM {version.label} may round up (§12)")

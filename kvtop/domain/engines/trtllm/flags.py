@@ -16,6 +16,7 @@ from kvtop.domain.engines.trtllm.build_quant import BUILD_QUANT
 from kvtop.domain.engines.trtllm.build_quant import SOURCE as BUILD_SOURCE
 from kvtop.domain.engines.trtllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.trtllm.engine_build import EMBEDDING_SHARING_FLAG, OLD_BUILDER_FLAGS
+from kvtop.domain.engines.trtllm.max_seq_len import ALLOW_LONG_ENV
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.launch_tokens import positional_model
@@ -189,7 +190,8 @@ class TrtllmFlags:
     model_flag: str | None = None
     passthrough: frozenset[str] = PASSTHROUGH
     read_by_rules: frozenset[str] = READ_BY_RULES
-    env_read: frozenset[str] = frozenset()  # no rule reads an environment variable of the launch line
+    # max_seq_len.py: TLLM_ALLOW_LONG_MAX_MODEL_LEN keeps a --max_seq_len above the inferred one (1.3.0rc0 on)
+    env_read: frozenset[str] = frozenset({ALLOW_LONG_ENV})
     release_images: frozenset[str] = frozenset()  # no container image whose tag kvtop reads as the release
     # trtllm-serve's click options (tensorrt_llm/commands/serve.py) and the YAML's LlmArgs fields are not
     # classified yet: no list of those with no effect on memory, none of those kvtop does not model; a flag outside

@@ -10,9 +10,11 @@
   5319281, opened 2025-06-03: "avoid the user specifying a max_seq_len … higher than what the model supports"; ids
   1034563403, 707893322, 3514536498, "py_executor_creator makes sure that the executor uses this smaller value");
   its first release is not read in a release tree: 1.0.0rc0, the first main-line release after the PR opened, is
-  assumed (the 0.21 branch planned without it). PR #10600 (merged 2026-01-16; ids 69471950776, 70433821559) keeps a
-  longer one only under the environment variable TLLM_ALLOW_LONG_MAX_MODEL_LEN, which no launch line carries: taken
-  unset.
+  assumed (the 0.21 branch planned without it). No release refuses a longer length: it starts at the lowered one, and
+  the plan says so (`max_seq_len_note`). PR #10600 (merged 2026-01-16; ids 69471950776, 70433821559) keeps a longer
+  one, with a warning, where the environment variable TLLM_ALLOW_LONG_MAX_MODEL_LEN reads true
+  (`os.getenv(…, "0").lower() in ["1", "true", "yes", "y"]`, no strip), read from the launch line (flags.py env_read)
+  by `LONG_CONTEXT_ERAS`.
 A TensorRT engine runs at the max_seq_len its build took (`trtllm-build`'s own deduction, not read here).
 """
 
@@ -23,6 +25,9 @@ import math
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.refusals import AbovePositions, ContextOverride, allowed_note
+
+ALLOW_LONG_ENV = "TLLM_ALLOW_LONG_MAX_MODEL_LEN"
 
 NO_FACTOR_ROPE_TYPES = frozenset({"su", "longrope", "llama3", "yarn"})  # their factor is not a length multiple
 # `inferred_max_seq_len = 2048` where the config states no max_position_embeddings (kvtop's nominal positions then,
@@ -33,8 +38,19 @@ UNSTATED_POSITIONS = 2048
 LOWERED_ERAS: Eras[bool] = Eras((
     Era("", False, "model_engine.py _init_max_seq_len keeps a stated max_seq_len (ids 5661567389, 5682132957)"),
     Era("1.0.0rc0", True, "PR #4879 (nvbug 5319281, opened 2025-06-03): lowered to the inferred one (ids 1034563403, "
-                          "707893322, 3514536498); 1.0.0rc0 assumed the first; from PR #10600 (2026-01-16) kept only "
-                          "under TLLM_ALLOW_LONG_MAX_MODEL_LEN, taken unset"),
+                          "707893322, 3514536498); 1.0.0rc0 assumed the first; from PR #10600 (2026-01-16) kept "
+                          "under TLLM_ALLOW_LONG_MAX_MODEL_LEN (`LONG_CONTEXT_ERAS`)"),
+))  # fmt: skip
+
+# how each release reads the variable that keeps a stated max_seq_len above the inferred one
+LONG_CONTEXT_ERAS: Eras[ContextOverride] = Eras((
+    Era("", ContextOverride(env=ALLOW_LONG_ENV, read=False),
+        "no variable: _init_max_seq_len lowers whatever the environment (ids 1034563403, 707893322, 3514536498)"),
+    Era("1.3.0rc0", ContextOverride(env=ALLOW_LONG_ENV, truthy=frozenset({"1", "true", "yes", "y"})),
+        "PR #10600 (merged 2026-01-16): _init_max_seq_len `os.getenv('TLLM_ALLOW_LONG_MAX_MODEL_LEN', '0').lower() in "
+        "['1', 'true', 'yes', 'y']` warns and keeps the stated length (ids 69471950776, 70433821559); 1.3.0rc0 "
+        "(2026-01-22), the first main-line release after the merge, assumed the first (not read in a release tree; "
+        "the 1.2 branch, 1.2.0rc8 on, taken without it); 1.3.0rc9's own guides set it (ids 55867783273, 62244817597)"),
 ))  # fmt: skip
 
 
@@ -46,11 +62,43 @@ def inferred_max_seq_len(model: ModelSpec) -> int:
     return math.ceil(positions * model.rope_factor)
 
 
+def _whose(model: ModelSpec) -> str:
+    """What the inferred length is, as a note names it."""
+    if model.positions_nominal:
+        return f"{UNSTATED_POSITIONS:,} where the config states no max_position_embeddings"
+    if model.rope_type in NO_FACTOR_ROPE_TYPES or model.rope_factor == 1:
+        return "max_position_embeddings"
+    return f"max_position_embeddings × the rope factor {model.rope_factor:g}, rounded up"
+
+
+def _above(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> AbovePositions | None:
+    """A stated max_seq_len above the inferred one, in a release that lowers it unless told not to."""
+    inferred, stated = inferred_max_seq_len(model), settings.context_length
+    if not stated or stated <= inferred or not LOWERED_ERAS.at(version):
+        return None
+    return AbovePositions(stated=stated, positions=inferred, whose=_whose(model))
+
+
 def pytorch_max_seq_len(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
     """The launch's max_seq_len, else the inferred one; a stated one above the inferred is lowered to it from
-    1.0.0rc0 (`LOWERED_ERAS`)."""
-    inferred = inferred_max_seq_len(model)
-    stated = settings.context_length
-    if not stated:
-        return inferred
-    return inferred if stated > inferred and LOWERED_ERAS.at(version) else stated
+    1.0.0rc0 (`LOWERED_ERAS`) unless the launch's TLLM_ALLOW_LONG_MAX_MODEL_LEN reads true (`LONG_CONTEXT_ERAS`)."""
+    above = _above(model, settings, version)
+    if above is not None and not LONG_CONTEXT_ERAS.at(version).allows(settings.flags):
+        return above.positions
+    return settings.context_length or inferred_max_seq_len(model)
+
+
+def max_seq_len_note(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+    """The plan's note where a stated max_seq_len is above the inferred one: lowered to it (the engine starts, and
+    warns), or kept under the launch's TLLM_ALLOW_LONG_MAX_MODEL_LEN (`allowed_note`); None otherwise."""
+    above = _above(model, settings, version)
+    if above is None:
+        return None
+    override = LONG_CONTEXT_ERAS.at(version)
+    kept = allowed_note(above, override, settings, version)
+    if kept is not None:
+        return kept
+    told = f"; it keeps it with {override.spelled}" if override.spelled else ""
+    return (f"TensorRT-LLM {version.label} lowers --max_seq_len {above.stated:,} to the model's {above.positions:,} "
+            f"({above.whose}) and logs its warning: planned at {above.positions:,}{override.unread(settings.flags)}"
+            f"{told}")
