@@ -6,7 +6,10 @@ FlashInfer's path (`calibration_activation._sampler_path_error`, `sampler_path.p
 casts them to float32 (`logits.to(torch.float32)`: v1/sample/sampler.py:39 at v0.8.5.post1 and v0.9.0, :87 at v0.10.2,
 :86 at v0.11.0, :90 at v0.15.1, :97 at v0.30.0; none for a float32 model) and samples with top-k and top-p set. What
 FlashInfer's path adds beside those two is the era's (`FLASHINFER_EXTRA_ERAS`). V0's FlashInfer sampler
-(`VLLM_USE_FLASHINFER_SAMPLER=1` before v0.8.0, or a V0 start after) was not read: `None`.
+(`VLLM_USE_FLASHINFER_SAMPLER=1` before v0.8.0, or a V0 start after) was not read: `None`. Read through v0.30.0;
+v0.34.0's wheel has no V1 runner, and its V2 runner's `_dummy_sampler_run` samples a second time with
+`SamplingParams.for_sampler_warmup()` (top-k 50, top-p 0.9: v1/worker/gpu/model_runner.py:1039-1062,
+v1/worker/gpu/sample/sampler.py:304-340), which takes FlashInfer's path: not modelled here (`v2_profile.py`).
 """
 
 from __future__ import annotations
@@ -34,8 +37,8 @@ FLASHINFER_EXTRA_ERAS: Eras[float | None] = Eras((
 
 
 def flashinfer_copies(version: ResolvedVersion, model: ModelSpec, v0: bool) -> float | None:
-    """The copies of seqs × vocab × 4 B FlashInfer's path holds at once (3.5 in a 16-bit model from v0.9.0, 3 in a
-    float32 one), or None where it was not read (V0's sampler)."""
+    """The copies of seqs × vocab × 4 B FlashInfer's path holds at once in the V1 runner's profile (3.5 in a 16-bit
+    model from v0.9.0, 3 in a float32 one; 2.5 at v0.8.x), or None where it was not read (V0's sampler)."""
     extra = None if v0 else FLASHINFER_EXTRA_ERAS.at(version)
     if extra is None:
         return None
