@@ -27,6 +27,7 @@ from kvtop.domain.engines.vllm.encoder_profile import (
     encoder_profile,
     refuse_unmodelled_limits,
 )
+from kvtop.domain.engines.vllm.flashinfer_copies import flashinfer_copies
 from kvtop.domain.engines.vllm.moe_workspace import fused_moe_workspace, with_stage_buffers
 from kvtop.domain.engines.vllm.pooling import pooling_estimate, refuse_unmodelled
 from kvtop.domain.engines.vllm.pooling_runner import pooling_runner
@@ -290,7 +291,7 @@ def _guess_on_path(inputs: CalibrationInputs, fit: LinearTerm, guess: int, token
     (`profile_run` → `_dummy_sampler_run`, v1/worker/gpu_model_runner.py:2981-3036 at v0.10.2, :3325-3397 at v0.11.0;
     LoRA's dummy adapters join `_dummy_run`'s forward only, :2757 and lora_model_runner_mixin.py:91-167 at v0.10.2), so where
     that path is FlashInfer's (`sampler_path.py`: the official image at v0.9.0 – v0.11.0) the fit's logits copies
-    beyond one come off as `_sampler_path_error` takes them off a fitted peak, never below the forward's MLP
+    beyond FlashInfer's (`flashinfer_copies.py`) come off as `_sampler_path_error` takes them off a fitted peak, never below the forward's MLP
     transient (`held_forward_bytes`); the guess's own error (the fitted figure or 2 GiB) keeps the native path. The
     V1 runner's only: V2's dummy batch asks for neither path (sampler_path.py), and its guess is not read here."""
     model = inputs.model
@@ -300,10 +301,11 @@ def _guess_on_path(inputs: CalibrationInputs, fit: LinearTerm, guess: int, token
                                  inputs.settings)  # fmt: skip
     if path.path != "flashinfer":
         return guess, ""
-    extra = round(max(fit.coefficients[1] - 1, 0.0) * logits_gib(seqs, model) * GIB)
+    kept = _flashinfer_kept(inputs, model)
+    extra = round(max(fit.coefficients[1] - kept, 0.0) * logits_gib(seqs, model) * GIB)
     lowered = min(guess, max(guess - extra, held_forward_bytes(model, inputs.layout, tokens)))
-    return lowered, (f", FlashInfer's top-k/top-p sampler ({path.why}): its logits copies beyond one taken off, no "
-                     f"lower than the forward's MLP transient at {tokens:,} tokens")  # fmt: skip
+    return lowered, (f", FlashInfer's top-k/top-p sampler ({path.why}): its logits copies beyond FlashInfer's {kept:g} "
+                     f"(flashinfer_copies.py) taken off, no lower than the forward's MLP transient at {tokens:,} tokens")  # fmt: skip
 
 
 def _model_unknown(label: str) -> TermEstimate:
@@ -378,9 +380,10 @@ def _sampler_path_error(
     activation: TermEstimate | None, inputs: CalibrationInputs, fit: LinearTerm | None, seqs: int
 ) -> TermEstimate | None:
     """The fitted peak for the sampler's path (`sampler_path.py`). The fits count the native path's copies of the
-    logits (their logs are v0.8-v0.19 starts on it); FlashInfer's keeps one of them (vLLM 0.10.1.1, Qwen2-7B at 256
-    seqs: 0.50-0.62 GiB beside weights and KV on FlashInfer, 1.56 on the native path). Where the install decides
-    the path, the interval is widened by the copies beyond one; where the release and the GPU take FlashInfer's,
+    logits (their logs are v0.8-v0.19 starts on it); FlashInfer's keeps 3.5 of them in a 16-bit model from v0.9.0
+    (`flashinfer_copies.py`; vLLM 0.10.1.1, Qwen2-7B at 256 seqs: 0.50-0.62 GiB beside weights and KV on FlashInfer,
+    1.56 on the native path). Where the install decides the path, the interval is widened by the copies beyond
+    FlashInfer's; where the release and the GPU take FlashInfer's,
     the peak is lowered by them and the interval keeps them, for a start whose FlashInfer build fails or that sets
     VLLM_USE_FLASHINFER_SAMPLER=0. The path is the profile's (`profiled_sampler_path`): from v0.21.0 the dummy
     sampler warms the native path after FlashInfer's, so the peak keeps the native copies. `_forward_floor` applies
@@ -391,7 +394,8 @@ def _sampler_path_error(
                                                     inputs.settings.flags, inputs.settings.image, inputs.settings)  # fmt: skip
     if path == "native":  # the serving path FlashInfer's or unknown, the native warm-up's peak: said here
         return activation.model_copy(update={"basis": f"{activation.basis}; {why}"}) if warms_native else activation
-    copies = max(fit.coefficients[1] - 1, 0.0)  # the fit's logits coefficient: copies of seqs × vocab × 4 B
+    kept = _flashinfer_kept(inputs, inputs.model)
+    copies = max(fit.coefficients[1] - kept, 0.0)  # the fit's logits coefficient: copies of seqs × vocab × 4 B
     extra = round(copies * logits_gib(seqs, inputs.model) * GIB)
     if not extra:
         return activation
@@ -401,9 +405,16 @@ def _sampler_path_error(
     # the copies taken off, no further than 0 bytes: not an addition (`plus`), the same error added
     return activation.model_copy(update={
         "bytes": max(activation.bytes - extra, 0), "error_bytes": round(math.hypot(activation.error_bytes, extra)),
-        "basis": f"{activation.basis}; FlashInfer's top-k/top-p sampler ({why}): the fit's logits copies beyond one "
-                 "taken off, kept in the interval",
+        "basis": f"{activation.basis}; FlashInfer's top-k/top-p sampler ({why}): the fit's logits copies beyond "
+                 f"FlashInfer's {kept:g} (flashinfer_copies.py) taken off, kept in the interval",
     })  # fmt: skip
+
+
+def _flashinfer_kept(inputs: CalibrationInputs, model: ModelSpec) -> float:
+    """The copies of seqs × vocab × 4 B FlashInfer's path keeps in the profile (`flashinfer_copies.py`: 3.5 in a
+    16-bit model from v0.9.0, 2.5 at v0.8.x); one where its sampler was not read (V0's), as assumed before."""
+    copies = flashinfer_copies(inputs.version, model, activation_key(inputs) == "vllm.activation.v0")
+    return 1.0 if copies is None else copies
 
 
 def activation_features(inputs: CalibrationInputs, model: ModelSpec) -> tuple[float, ...]:

@@ -3,7 +3,8 @@ docs/engines/vllm.md §12).
 
 `_dummy_sampler_run` samples with top-k and top-p set. The PyTorch-native path (`apply_top_k_top_p`) sorts the
 whole float32 logits tensor and softmaxes it: the copies the activation fits count. FlashInfer's
-`top_k_top_p_sampling_from_logits` makes almost none. A plan knows the path where the release and the GPU decide
+`top_k_top_p_sampling_from_logits` makes fewer: a masked copy and its softmax beside the logits and their float32 cast
+(`flashinfer_copies.py`). A plan knows the path where the release and the GPU decide
 it, and not where the install does, unless the launch runs the official image, whose install is known: from v0.9.0
 through v0.11.0 it holds a FlashInfer the V1 sampler takes (IMAGE_FLASHINFER_ERAS). What the profile holds is not
 always the serving path's: from v0.21.0 the V1 runner's dummy sampler warms the native path too
