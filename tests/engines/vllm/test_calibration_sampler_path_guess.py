@@ -32,6 +32,9 @@ BESIDE_WEIGHTS_AND_KV = (0.85 * 79.18 - 14.55 - 50.55) * GIB
 # the forward's MLP transient at vllm serve's 8,192 batched tokens on an H100, with the residual and normed input held
 # across it: 8,192 × (3 × 18,944 + 3,584) × 2 B + 2 × 8,192 × 3,584 × 2 B (Qwen2.5-7B's widths)
 FORWARD_AT_8192 = 8192 * (3 * 18944 + 3584) * 2 + 2 * 8192 * 3584 * 2
+# FlashInfer's path at v0.10.2 (topk_topp_sampler.py:218-254, flashinfer 0.3.0 sampling.py:980-981): 3.5 copies of
+# 1,024 seqs × Qwen2.5-7B's 152,064 × 4 B
+FLASHINFER_COPIES = round(3.5 * 1024 * 152064 * 4)
 
 
 def _plan(line: str) -> CapacityPlan:
@@ -46,12 +49,14 @@ def test_a_lora_start_in_the_v0_10_2_image_samples_with_flashinfer() -> None:
     activation = plan.estimate.term(Term.ACTIVATION)
     assert activation is not None and activation.source == "assumed"
     assert "FlashInfer's top-k/top-p sampler" in activation.basis and "LoRA buffers are not modelled" in activation.basis
-    # the native copies taken off, the peak is the forward's MLP transient (1.03 GiB), under what the start left
-    assert activation.bytes == FORWARD_AT_8192
+    # the native copies beyond FlashInfer's taken off: the peak keeps FlashInfer's 3.5 copies (the bf16 logits, their
+    # float32 cast, top_k_mask_logits' masked copy and its softmax: flashinfer_copies.py), above the forward's MLP
+    # transient and under what the start left beside weights and KV (2.20 GiB, non-torch memory included)
+    assert activation.bytes >= FLASHINFER_COPIES > FORWARD_AT_8192
     assert activation.bytes < BESIDE_WEIGHTS_AND_KV
     # the guess keeps its error (the native path's figure): a failed FlashInfer build stays in the interval
     assert activation.error_bytes > 5 * GIB
-    # the KV lands within 5 % of the 50.55 GiB the start printed (46.8 GiB on the native guess, −7.5 %)
+    # the KV lands within 5 % of the 50.55 GiB the start printed (46.8 GiB on the native guess, −7.5 %; −0.5 % here)
     assert abs(plan.ledger.engine.kv_budget_bytes / LOGGED_KV - 1) < 0.05
     assert plan.kv_budget_min_bytes <= LOGGED_KV <= plan.kv_budget_max_bytes
 
