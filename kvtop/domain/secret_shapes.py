@@ -81,7 +81,8 @@ _WEBHOOK = re.compile(
     r"/api/webhooks|outlook\.office\.com/webhook|[a-z0-9\-]+\.webhook\.office\.com/webhookb2)/)(?P<secret>[^\s\"'`<>]+)",
     re.IGNORECASE,
 )
-_TOKENS = re.compile(_B + "(?:" + "|".join(f"(?P<g{i}>{pattern})" for i, (_, pattern, _) in enumerate(_PREFIXED)) + ")" + _E)
+_SHAPES = "(?:" + "|".join(f"(?P<g{i}>{pattern})" for i, (_, pattern, _) in enumerate(_PREFIXED)) + ")"
+_TOKENS = re.compile(_B + _SHAPES + _E)
 _RANDOM_BODY = tuple(randomised for _, _, randomised in _PREFIXED)
 # Cheap first look: a text holding none of these holds no shaped secret.
 _TRIGGERS = re.compile(
@@ -98,11 +99,12 @@ def _body_is_random(token: str) -> bool:
     return (upper and lower) or (digit and (upper or lower) and sum(c.isdigit() for c in body) >= 2)
 
 
-def _mask_token(match: re.Match[str]) -> str:
-    index = int(next(name for name, value in match.groupdict().items() if value is not None)[1:])
-    if _RANDOM_BODY[index] and not _body_is_random(match.group()):
+def _mask_token(match: re.Match[str], keep: str = "") -> str:
+    """A `_SHAPES` token masked (after `keep`), unless its issuer's body must look random and does not."""
+    index, token = next((int(name[1:]), value) for name, value in match.groupdict().items() if name[0] == "g" and value)
+    if _RANDOM_BODY[index] and not _body_is_random(token):
         return match.group()
-    return MASK
+    return keep + MASK
 
 
 # A token cut short where the text ends or a `…` marks the cut (the kernel keeps 15 characters of a process's
@@ -137,6 +139,20 @@ def _mask_glued(match: re.Match[str]) -> str:
     return match.group("flag") + match.group("prefix") + MASK
 
 
+# A whole token of any shape glued to a flag (`-kAIza…`, `-t1hf_…`, `-tokenhf_…`, `-keyJ…`): `_GLUED` knows only
+# some prefixes and a flag of letters; this takes every `_SHAPES` token after any flag's letters and digits.
+_GLUED_SHAPES = re.compile(r"(?P<flag>--?[A-Za-z][A-Za-z0-9]{0,23}?)" + _SHAPES + _E)
+_FLAG_WORD = re.compile(r"(?<![^\s\"'`=(\[{,])--?[A-Za-z][^\s\"'`]*")  # a flag and what is glued to it
+
+
+def _mask_glued_shapes(word: re.Match[str]) -> str:
+    """`_GLUED_SHAPES` in one flag's word, looked for only where an issuer's prefix follows its first letter."""
+    text = word.group()
+    if not _TRIGGERS.search(text, 2):
+        return text
+    return _GLUED_SHAPES.sub(lambda match: _mask_token(match, match.group("flag")), text, count=1)
+
+
 def mask_secret_shapes(text: str) -> str:
     """`text` with every token of a known secret shape replaced by `***` (whatever names it), a URL's
     user-info (`secret_userinfo`), and a token cut short at the end of the text masked after its issuer's prefix."""
@@ -146,7 +162,7 @@ def mask_secret_shapes(text: str) -> str:
     if not _TRIGGERS.search(text):
         return text
     text = _CUT.sub(_mask_cut, _TOKENS.sub(_mask_token, text))
-    text = _GLUED.sub(_mask_glued, text)
+    text = _FLAG_WORD.sub(_mask_glued_shapes, _GLUED.sub(_mask_glued, text))
     if "PRIVATE KEY" in text:
         text = _PEM.sub(MASK, text)
     if "hook" in text.lower():

@@ -43,3 +43,29 @@ def test_plan_never_echoes_a_glued_token(capsys: pytest.CaptureFixture[str], eng
         out, err = capsys.readouterr()
         assert KEY not in out + err and "hf_abc" not in out + err
         assert "-hfhf_***" in out + err  # the flag still named, its key not
+
+
+GOOGLE = "AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW"  # Google's shape: AIza and 35 characters
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (f"-t1{KEY}", "-t1***"),  # a flag holding a digit
+        (f"-token{KEY}", "-token***"),  # a flag longer than four letters
+        (f"-k{GOOGLE}", "-k***"),  # an issuer `_GLUED` does not list
+        ("-tAKIAIOSFODNN7EXAMPLE", "-t***"),  # AWS's documented example key id
+    ],
+)
+def test_a_whole_token_of_any_shape_glued_to_a_flag_is_masked(text: str, shown: str) -> None:
+    assert mask_secret_shapes(text) == shown
+
+
+@pytest.mark.parametrize("engine_cmd", [f"python -m sglang.launch_server --model-path {LLAMA} -t1{KEY}",
+                                        f"llama-server -m {LLAMA} -token{KEY}"])  # fmt: skip
+def test_plan_never_echoes_a_token_glued_to_a_longer_flag(capsys: pytest.CaptureFixture[str], engine_cmd: str) -> None:
+    """Both were echoed whole in the note of flags kvtop does not know (and its JSON) before."""
+    for as_json in ([], ["--json"]):
+        assert main(["plan", "--cmd", engine_cmd, "--gpu", "H100", "--no-calibration-store", *as_json]) == 0
+        out, err = capsys.readouterr()
+        assert KEY not in out + err and KEY[3:] not in out + err
