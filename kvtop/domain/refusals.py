@@ -137,12 +137,11 @@ def context_above_positions(
 
 
 def allowed_note(
-    above: AbovePositions | None, override: ContextOverride, settings: LaunchSettings, version: ResolvedVersion,
-    unmodelled: str = "",
+    above: AbovePositions | None, override: ContextOverride, settings: LaunchSettings, version: ResolvedVersion
 ) -> str | None:
     """The plan's note where the launch makes the engine take a context above its positions (`ContextOverride.allows`):
     it plans the stated length, as the engine starts with it and logs its warning; None where nothing is above, or the
-    engine refuses it (`context_above_positions`). `unmodelled`: what the longer length moves that the plan leaves out."""
+    engine refuses it (`context_above_positions`)."""
     if above is None or not override.allows(settings.flags):
         return None
     value = settings.flags.get(override.env)
@@ -150,7 +149,7 @@ def allowed_note(
     flag = spelling_of(settings.engine, "context_length")
     return (f"long context allowed: {told}, so {display_name(settings.engine)} {version.label} starts at {flag} "
             f"{above.stated:,} above the model's {above.positions:,} positions ({above.whose}) and logs its warning; "
-            f"planned at the stated length{unmodelled}")
+            "planned at the stated length")
 
 
 def dense_only_refusal(ledger: Ledger, builds_dense: Mapping[str, str]) -> Refusal | None:

@@ -24,7 +24,7 @@ SAFETY_FACTOR, MARGIN, ALIGN = 2, 256, 128  # environ.py's defaults (module docs
 RESERVE_ERAS: Eras[bool] = Eras((
     Era("", False, "no reserve_rope_cache_for_long_sequences (0.5.3, 0.5.4, 0.5.5 read: model_runner.py has none)"),
     Era("0.5.6", True, "model_runner.py load_model: reserve_rope_cache_for_long_sequences after `Load weight end` "
-                       "(0.5.6 :873 after :856, utils/common.py:3728-3753, environ.py:302-304, "
+                       "(0.5.6 :873 after :856, utils/common.py:3728-3765, environ.py:302-304, "
                        "layers/rotary_embedding.py:182-183; 0.5.10 :1269; 0.5.23 read)"),
 ))  # fmt: skip
 

@@ -219,7 +219,8 @@ class TrtllmBudget:
         else:
             budget, tokens, reserve = self._pytorch(inputs, fraction, manager, tpb, steps, notes)
             # a --max_seq_len above the inferred one: lowered, or kept under TLLM_ALLOW_LONG_MAX_MODEL_LEN
-            notes.extend(n for n in (max_seq_len_note(inputs.model, inputs.settings, version),) if n)
+            if (seq_note := max_seq_len_note(inputs.model, inputs.settings, version)) is not None:
+                notes.append(seq_note)
             rounding = rounding_rule(version)
             if rounding == "either":
                 notes.append(f"final blocks rounded down: TensorRT-LLM {version.label} may round up (§12)")

@@ -54,21 +54,24 @@ LONG_CONTEXT_ERAS: Eras[ContextOverride] = Eras((
 ))  # fmt: skip
 
 
+def _factor_scales(model: ModelSpec) -> bool:
+    """Whether the rope's factor multiplies the length: a factor other than 1, of a type outside NO_FACTOR_ROPE_TYPES."""
+    return model.rope_type not in NO_FACTOR_ROPE_TYPES and model.rope_factor != 1
+
+
 def inferred_max_seq_len(model: ModelSpec) -> int:
     """`_infer_max_seq_len_from_config`: the config's positions, scaled by a length-multiplying rope's factor."""
     positions = UNSTATED_POSITIONS if model.positions_nominal else model.max_position_embeddings
-    if model.rope_type in NO_FACTOR_ROPE_TYPES or model.rope_factor == 1:
-        return positions
-    return math.ceil(positions * model.rope_factor)
+    return math.ceil(positions * model.rope_factor) if _factor_scales(model) else positions
 
 
 def _whose(model: ModelSpec) -> str:
     """What the inferred length is, as a note names it."""
-    if model.positions_nominal:
-        return f"{UNSTATED_POSITIONS:,} where the config states no max_position_embeddings"
-    if model.rope_type in NO_FACTOR_ROPE_TYPES or model.rope_factor == 1:
-        return "max_position_embeddings"
-    return f"max_position_embeddings × the rope factor {model.rope_factor:g}, rounded up"
+    scaled = f" × the rope factor {model.rope_factor:g}, rounded up" if _factor_scales(model) else ""
+    if not model.positions_nominal:
+        return f"max_position_embeddings{scaled}"
+    unstated = f"{UNSTATED_POSITIONS:,} where the config states no max_position_embeddings"
+    return f"{unstated},{scaled}" if scaled else unstated
 
 
 def _above(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> AbovePositions | None:
