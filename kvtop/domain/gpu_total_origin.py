@@ -62,6 +62,21 @@ def engine_visible_total(total_bytes: int | None, reserved_bytes: int | None) ->
     return total_bytes - reserved_bytes
 
 
+def smi_total_bytes(name: str | None, total_bytes: int, origin: GpuTotalOrigin) -> int:
+    """nvidia-smi's total of the card whose total of `origin` is `total_bytes` (what SGLang's automatic fraction reads,
+    `get_nvgpu_memory_capacity`): the total itself, unless it is the operator's --gpu-memory (GIVEN: CUDA's total,
+    which is below nvidia-smi's by the driver's reserve) for a whole card the table holds, whose table figure is then
+    nvidia-smi's. A card the table lacks, a MIG slice (whose nvidia-smi prints no total: SGLang falls back to CUDA's)
+    or a unified device keeps the total given."""
+    if origin is not GpuTotalOrigin.GIVEN or not name or is_unified(name):
+        return total_bytes
+    try:
+        table = gpu_total_bytes(name)
+    except InputError:  # an unlisted board or a MIG slice: no whole card's figure to read
+        return total_bytes
+    return table if table >= total_bytes else total_bytes
+
+
 def total_said(name: str | None, origin: GpuTotalOrigin) -> str:
     """What a GPU total shown beside the GPU's name is, for `plan`'s header ('1× H100 (79.65 GiB, nvidia-smi's
     total)'): the table's figure for the model named (`GPU_TOTAL_MIB`, nvidia-smi's; on a unified-memory device the

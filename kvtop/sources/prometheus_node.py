@@ -36,7 +36,7 @@ from kvtop.units import MIB
 NOT_EXPORTED = "prediction not exported"
 UNKNOWN_PID = 0  # Prometheus carries no worker pid; pid 0 is the kernel's, never a worker's
 _KVTOP_SERIES = (
-    "kvtop_(snapshot_timestamp_seconds|gpu_info|gpu_memory_(total|used|reserved|free)_bytes"
+    "kvtop_(snapshot_timestamp_seconds|gpu_info|gpu_memory_(total|used|reserved|free)_bytes|engine_info"
     "|rank_(observed_bytes|token_capacity|kv_usage_ratio))"
 )
 _DCGM_SERIES = "DCGM_FI_DEV_FB_(USED|FREE|RESERVED)"
@@ -240,7 +240,7 @@ def _ranks(series: Series) -> list[_Rank]:
     return sorted(ranks.values(), key=lambda r: (r.engine_id, r.gpu_index))
 
 
-def _engine(engine_id: str, instance: str, ranks: Iterable[_Rank]) -> EngineInstance | None:
+def _engine(engine_id: str, instance: str, ranks: Iterable[_Rank], model: str | None) -> EngineInstance | None:
     kind, _, pid = engine_id.partition(":")
     if kind not in ENGINE_IDS:
         return None
@@ -253,7 +253,7 @@ def _engine(engine_id: str, instance: str, ranks: Iterable[_Rank]) -> EngineInst
     host = instance.rsplit(":", 1)[0] if ":" in instance else instance
     return EngineInstance(
         engine_id=engine_id, kind=kind, server_pid=int(pid) if pid.isdigit() else UNKNOWN_PID, host=host,
-        port=0, live=live,
+        port=0, live=live, model=model,
     )  # fmt: skip
 
 
@@ -261,9 +261,12 @@ def _engine_views(series: Series, observation: NodeObservation) -> tuple[EngineV
     by_engine: dict[str, list[_Rank]] = {}
     for rank in _ranks(series):
         by_engine.setdefault(rank.engine_id, []).append(rank)
+    # the model `kvtop_engine_info` names (the served model, as the cluster's rows say it: `prometheus_engines`)
+    models = {labels.get("engine", "?"): labels.get("model") or None
+              for labels, _ in series if labels["__name__"] == "kvtop_engine_info"}  # fmt: skip
     views = []
     for engine_id, ranks in sorted(by_engine.items()):
-        engine = _engine(engine_id, ranks[0].instance, ranks)
+        engine = _engine(engine_id, ranks[0].instance, ranks, models.get(engine_id))
         if engine is None:
             continue
         predicted = [r.capacity["predicted"] for r in ranks if "predicted" in r.capacity]

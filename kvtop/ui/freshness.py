@@ -22,7 +22,8 @@ def is_stale(age_s: float | None, failing: bool, interval_s: float) -> bool:
 
 @dataclass(frozen=True)
 class Wording:
-    """What a header calls its source: 'source failing' / 'the source has not answered' / 'the first snapshot'."""
+    """What a header calls its source: 'source failing' / 'the source has not answered' / 'the first snapshot'
+    (`failing` "" where the failure is worded whole already, naming its source: the cluster's `failure_said`)."""
 
     failing: str
     silent: str
@@ -47,7 +48,8 @@ def simulated_badge(fresh: str = "simulated") -> Content:
 def _marker(age_s: float | None, failure: str | None, interval_s: float, wording: Wording) -> Content:
     if failure is not None:
         shown = "nothing shown yet" if age_s is None else f"showing data {age_s:.0f} s old"
-        return Content.styled(f"▲ STALE · {wording.failing}: {failure} · {shown}", "bold $error")
+        said = f"{wording.failing}: {failure}" if wording.failing else failure  # "": the failure names its source
+        return Content.styled(f"▲ STALE · {said} · {shown}", "bold $error")
     if age_s is None:
         return Content.styled(f"… waiting for {wording.first}", "$warning")
     if is_stale(age_s, False, interval_s):

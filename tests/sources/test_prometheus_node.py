@@ -101,6 +101,8 @@ def test_kvtop_rank_series_become_engine_ranks_without_a_prediction() -> None:
         4242,
     )
     assert engine.ledger is None
+    # the model the exporter's `kvtop_engine_info` names, as the cluster's row says it (never "model unknown")
+    assert engine.engine.model == original.engines[0].engine.model == "llama-3-70b"
     assert engine.ledger_error == f"{NOT_EXPORTED} (kvtop export predicts 1,127,125 tokens)"  # with the co-tenant's cost
     assert engine.engine.live.token_capacity == 1_127_125  # the co-tenant squeezed every rank
     assert [r.rank.tp for r in engine.ranks] == list(range(8))

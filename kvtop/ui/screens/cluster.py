@@ -29,19 +29,25 @@ from kvtop.ui.widgets.cluster_table import ClusterState, ClusterTable, no_node_v
 from kvtop.ui.widgets.engine_table import EngineTable, no_engine_view
 from kvtop.ui.widgets.footer import Footer
 
-_WORDING = Wording(
-    failing="prometheus failing", silent="prometheus has not answered", first="the first answer"
-)
+_WORDING = Wording(failing="", silent="prometheus has not answered", first="the first answer")  # `failure_said`
 #: A cluster whose every node is a demo (`kvtop --demo-cluster`) is never "live", as a demo node is not.
 _DEMO_WORDING = replace(_WORDING, fresh="simulated")
 
 
 def freshness(state: ClusterState, now: float, interval_s: float) -> Content:
-    """'● live · every 5 s' ('● simulated · …' when every node is a demo), '▲ STALE · prometheus failing: … ·
+    """'● live · every 5 s' ('● simulated · …' when every node is a demo), '▲ STALE · prometheus unreachable: … ·
     showing data 12 s old', or waiting."""
     view = state.view
     demo = view is not None and view.simulated
-    return shared_freshness(state.age_s(now), state.failure, interval_s, _DEMO_WORDING if demo else _WORDING)
+    failure = None if state.failure is None else failure_said(state.failure)
+    return shared_freshness(state.age_s(now), failure, interval_s, _DEMO_WORDING if demo else _WORDING)
+
+
+def failure_said(reason: str) -> str:
+    """The cluster reader's failure in one line: a Prometheus error names Prometheus and its state itself
+    ('prometheus unreachable: cannot reach … (connection refused)', `PrometheusError`), so it is said as it is; any
+    other reason ('RuntimeError: …', `polling.failure_reason`) is said as Prometheus failing."""
+    return reason if reason.startswith("prometheus ") else f"prometheus failing: {reason}"
 
 
 def header_text(state: ClusterState, now: float, interval_s: float) -> Content:
@@ -133,7 +139,7 @@ class ClusterScreen(Screen[None]):
         empty = self.query_one("#cluster-empty", Static)
         empty.display = not nodes
         if state.failure is not None and state.view is None:
-            empty.update(Content(f"prometheus failing: {state.failure}"))
+            empty.update(Content(failure_said(state.failure)))
         elif state.view is not None:
             empty.update("Prometheus lists no node: no kvtop, DCGM or engine series, no target down")
         else:

@@ -45,6 +45,7 @@ from kvtop.domain.engines.versions import (
     ResolvedVersion,
     era_for,
 )
+from kvtop.domain.gpu_total_origin import smi_total_bytes
 from kvtop.domain.gpus import NO_GPU, SM100, SM100_AND_NEWER, CapabilityFamily
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import AttentionKind, ModelSpec, VisionSpec
@@ -278,8 +279,11 @@ def auto_fraction_reads_gpu(version: ResolvedVersion) -> bool:
 
 def auto_mem_fraction_static(inputs: EngineInputs, graph_bs: int | None) -> tuple[float, str]:
     """The automatic `mem_fraction_static` of the engine's release (§5), with the VLM factor of its era; `graph_bs`
-    the decode graphs' largest size as typed (cuda_graph_bs.decode_graph_max_bs; None: the GPU class's)."""
-    gpu_mib = inputs.gpu_total_bytes // MIB
+    the decode graphs' largest size as typed (cuda_graph_bs.decode_graph_max_bs; None: the GPU class's). The GPU's
+    memory is nvidia-smi's total (get_nvgpu_memory_capacity: utils.py ≤ 0.4.x, utils/common.py:1724 in 0.5.9), never a
+    --gpu-memory's CUDA total (`gpu_total_origin.smi_total_bytes`)."""
+    origin = inputs.measured.total_origin(inputs.gpu_name, inputs.gpu_total_bytes)
+    gpu_mib = smi_total_bytes(inputs.gpu_name, inputs.gpu_total_bytes, origin) // MIB
     era = era_for(AUTO_FRACTION_ERAS, inputs.version)
     fraction, how = era.value(inputs, gpu_mib, graph_bs)
     source = f"auto {inputs.version.label}: {how}"

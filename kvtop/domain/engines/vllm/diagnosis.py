@@ -24,7 +24,7 @@ from kvtop.domain.diagnose_findings import (
     all_ranks,
     capacity_change,
 )
-from kvtop.domain.engines.vllm.budget import starting_utilization
+from kvtop.domain.engines.vllm.budget import start_request_bytes, starting_utilization
 from kvtop.domain.engines.vllm.eras import has_kv_cache_memory_bytes
 from kvtop.domain.engines.vllm.extensible_kv import SOURCE as EXTENSIBLE_SOURCE
 from kvtop.domain.engines.vllm.extensible_kv import extensible
@@ -52,16 +52,17 @@ def sizes_from_free(ledger: Ledger, settings: LaunchSettings | None = None) -> b
 
 def fitting_utilization(ledger: Ledger, least_free: int) -> float:
     """The largest --gpu-memory-utilization (2 decimals) that passes the startup check (§2)."""
-    return min(ledger.engine.memory_fraction, starting_utilization(ledger.gpu_total_bytes, least_free))
+    return min(ledger.engine.memory_fraction, starting_utilization(ledger.engine_total_bytes, least_free))
 
 
 def restart_capacity(replay: WhatIf, free: Mapping[int, int]) -> int:
     """Tokens per rank a restart gets with `free` bytes free on each GPU: all of it if the share fits,
-    else what the largest utilisation that starts would give."""
+    else what the largest utilisation that starts would give. The share is of CUDA's total, as the budget's
+    (`Ledger.engine_total_bytes`; `request_memory`'s `init_snapshot.total_memory`), never nvidia-smi's."""
     ledger, least = replay.ledger, min(free.values())
     if sizes_from_free(ledger):  # no start check: the least free GPU's headroom sizes every rank
         return replay.capacity_at_least_free(free)
-    if least >= math.ceil(ledger.gpu_total_bytes * ledger.engine.memory_fraction):
+    if least >= start_request_bytes(ledger.engine_total_bytes, ledger.engine.memory_fraction):
         return replay.capacity()
     fitting = fitting_utilization(ledger, least)
     if fitting <= 0:
@@ -76,7 +77,9 @@ def restart_ledger(replay: WhatIf, free: Mapping[int, int], settings: LaunchSett
     if sizes_from_free(replay.ledger, settings):
         return replay.at_least_free(free, settings)
     solved = replay.solve(settings)
-    if solved is None or min(free.values()) < math.ceil(solved.gpu_total_bytes * solved.engine.memory_fraction):
+    if solved is None:
+        return None
+    if min(free.values()) < start_request_bytes(solved.engine_total_bytes, solved.engine.memory_fraction):
         return None
     return solved
 
@@ -89,7 +92,7 @@ def spread_evidence(ledger: Ledger, tokens: int, ranks: str) -> str:
             f"the least free GPU sizing all {ranks}"
         )
     share = ledger.engine.memory_fraction
-    needed = math.ceil(ledger.gpu_total_bytes * share)
+    needed = start_request_bytes(ledger.engine_total_bytes, share)
     return (
         f"vLLM budgets {share:g} × total, whatever is free; a restart needs {gib(needed)} free on every GPU"
     )
@@ -144,7 +147,7 @@ def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | N
     extra = predicted - observed
     if extra <= thresholds.reserve_excess_bytes:
         return None
-    util, total = ledger.engine.memory_fraction, ledger.gpu_total_bytes
+    util, total = ledger.engine.memory_fraction, ledger.engine_total_bytes
     now = replay.capacity(available_kv_bytes=observed)
     lost = replay.capacity() - now
     summary = f"vLLM keeps {gib(extra)} more outside the KV cache than predicted: −{lost:,} tokens per rank"
@@ -153,7 +156,7 @@ def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | N
         return _extensible_reserve(engine, extra, observed, lost, summary, found)
     raised = min(0.99, math.ceil((util + extra / total) * 10000) / 10000)
     fixed = ledger.settings.model_copy(update={"gpu_memory_utilization": raised})
-    more = math.ceil(total * raised) - math.ceil(total * util)
+    more = start_request_bytes(total, raised) - start_request_bytes(total, util)
     gain = replay.capacity(fixed, available_kv_bytes=observed + more) - now
     return engine.finding(
         rule="reserve_larger_than_expected",
@@ -182,7 +185,7 @@ def _extensible_reserve(
     the smaller term, nothing where the free memory binds (then no fix kvtop can name)."""
     assert engine.ledger is not None and engine.replay is not None
     ledger, replay = engine.ledger, engine.replay
-    util, total, predicted = ledger.engine.memory_fraction, ledger.gpu_total_bytes, ledger.engine.kv_budget_bytes
+    util, total, predicted = ledger.engine.memory_fraction, ledger.engine_total_bytes, ledger.engine.kv_budget_bytes
     raised = min(EXTENSIBLE_MAX_UTILIZATION, math.ceil((util + extra / total) * 10000) / 10000)
     fixed = ledger.settings.model_copy(update={"gpu_memory_utilization": raised})
     solved = replay.solve(fixed) if raised > util else None
@@ -215,8 +218,8 @@ def restart_finding(engine: EngineOnNode) -> Finding | None:
     ledger = engine.ledger
     if sizes_from_free(ledger):
         return _extensible_restart(engine, tight, now)
-    total, capacity, fraction = ledger.gpu_total_bytes, ledger.token_capacity, ledger.engine.memory_fraction
-    needed = math.ceil(total * fraction)
+    total, capacity, fraction = ledger.engine_total_bytes, ledger.token_capacity, ledger.engine.memory_fraction
+    needed = start_request_bytes(total, fraction)
     if now[tight] >= needed:
         return None
     fitting = fitting_utilization(ledger, now[tight])
