@@ -134,8 +134,8 @@ def gpu_total_bytes(name: str) -> int:
     if key not in GPU_TOTAL_MIB:
         board = unlisted_board(name)
         if board is not None:
-            raise InputError(f"no row for {name[:48]!r}: {board}; give --gpu-memory SIZE (nvidia-smi's total of "
-                             f"this {'slice' if variants.is_mig_slice(name) else 'card'})", field="--gpu")  # fmt: skip
+            raise InputError(f"no row for {name[:48]!r}: {board}; give --gpu-memory SIZE (CUDA's total of this "
+                             f"{'slice' if variants.is_mig_slice(name) else 'card'}: an engine log's 'Free memory on device (F/T GiB)' T)", field="--gpu")  # fmt: skip
         ask = f"did you mean {', '.join(near)}? " if (near := nearest_gpus(name)) else ""  # none near: no guess
         raise InputError(f"unknown GPU {name[:40]!r} ({ask}`{LIST_GPUS}` lists the {len(known_gpus())} "
                          "kvtop knows; or give --gpu-memory SIZE)", field="--gpu")  # fmt: skip

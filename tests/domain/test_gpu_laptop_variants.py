@@ -72,7 +72,7 @@ def test_an_unlisted_board_is_refused_by_name(name: str, said: str) -> None:
     assert (unlisted_board(name) or "").startswith(said)
     assert not is_listed_card(name)
     assert sm_count(name) is None  # not the desktop card's
-    with pytest.raises(InputError, match=r"no row for .*give --gpu-memory SIZE \(nvidia-smi's total of this card\)"):
+    with pytest.raises(InputError, match=r"no row for .*give --gpu-memory SIZE \(CUDA's total of this card"):
         gpu_total_bytes(name)
 
 

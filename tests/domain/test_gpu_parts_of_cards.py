@@ -56,7 +56,7 @@ def test_a_mig_slice_is_refused_by_name_not_read_as_its_card(
 ) -> None:
     board = unlisted_board(name)
     assert board is not None and board.startswith(said)
-    with pytest.raises(InputError, match=r"give --gpu-memory SIZE \(nvidia-smi's total of this slice\)"):
+    with pytest.raises(InputError, match=r"give --gpu-memory SIZE \(CUDA's total of this slice"):
         gpu_total_bytes(name)
     assert not is_listed_card(name)  # its total is the slice's, not a whole card's
     assert sm_count(name) is None  # a slice holds a part of the card's SMs
