@@ -5,9 +5,10 @@ CUDA graphs captured after the pool, DeepEP buffers at the first MoE forward) ha
 left. `headroom_of` sets that beside the needs kvtop knows: the engine's own reserve rule where it has
 one (SGLang's automatic share keeps room for its chunked prefill and graphs), and the deployment's
 after-pool terms; a need kvtop cannot price is listed as not modelled, never counted as 0 bytes. Where the
-engine keeps a reserve of its own for a feature (a `reserve` term: SGLang's draft reserve, 4 GiB at 0.5.10rc0–0.5.13,
-by its era in engines/sglang/deployment_eras.py) that feature's after-pool terms count against that reserve, not on
-top of the engine's own need: the reserve is kept for exactly them. A given share (SGLang's explicit
+engine keeps a reserve of its own for a feature (a `reserve` term: SGLang's draft reserve, by release in
+engines/sglang/deployment_eras.py) that feature's after-pool terms count against that reserve, not on top of the
+engine's own need. SGLang keeps its draft reserve for the draft's CUDA graphs too, which no term prices yet: terms
+that fit the reserve may still overrun it once those graphs are captured. A given share (SGLang's explicit
 --mem-fraction-static) emits no reserve term, but the reserve its engine's rule would keep (`reserve_needed_bytes`)
 holds that feature's share all the same: the engine names it (`need_reserve_terms`), so the explicit and the
 automatic launch of one fraction read one headroom.

@@ -20,6 +20,7 @@ from kvtop.domain.rounding import ceil_div
 # Where a split that does not divide puts its remainder layers: one each on the last stages ("last"), the stages
 # before the last ("second_to_last"), the first ("first"), or every one on the last stage ("last_takes_all")
 PpRemainder = Literal["last", "second_to_last", "first", "last_takes_all"]
+MtpFc = Literal["", "split", "split_quantized"]  # how an MTP layer's input projection is built: StageParts.mtp_fc
 
 
 class StageParts(BaseModel):
@@ -112,7 +113,7 @@ class StageParts(BaseModel):
     # the model dtype (DeepSeek's eh_proj in both engines, SGLang's Qwen3-Next/3.5 fc); 'split' a ColumnParallelLinear
     # over TP, the model dtype; 'split_quantized' one given the quant config (vLLM's Qwen3-Next/3.5 fc:
     # engines/vllm/mtp_build.py)
-    mtp_fc: Literal["", "split", "split_quantized"] = ""
+    mtp_fc: MtpFc = ""
     # DeepSeek-V4's attention sink over the rank's q heads padded to 64 or 128 (vLLM's FlashMLA
     # get_padded_num_q_heads) rather than every head on every rank (SGLang's)
     sink_padded_local_heads: bool = False

@@ -15,6 +15,7 @@ from kvtop.domain.diagnose_headroom import headroom_short
 from kvtop.domain.headroom import HeadroomNeed, after_pool_short_bytes, headroom_of
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import Ledger, predict
+from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
 from kvtop.domain.whatif import Replay
 from tests.conftest import CONFIGS
@@ -27,10 +28,13 @@ EMBED_ROWS = VOCAB * HIDDEN * 2 // TP  # VocabParallelEmbedding / ParallelLMHead
 LATENT = (512 + 64) * 2  # one MLA layer's row a token
 
 
+def _dsv3() -> ModelSpec:
+    return model_from_config(json.loads((CONFIGS / "deepseek-ai--DeepSeek-V3.json").read_text()), source="dsv3")
+
+
 def _plan(version: str, *more: str) -> Ledger:
-    dsv3 = model_from_config(json.loads((CONFIGS / "deepseek-ai--DeepSeek-V3.json").read_text()), source="dsv3")
     flags = ["--tp-size", str(TP), "--speculative-algorithm", "EAGLE", "--engine-version", version, *more]
-    return predict(dsv3, parse_flags("sglang", flags, strict=True), gpu_total_bytes=H200, gpu_name="H200")
+    return predict(_dsv3(), parse_flags("sglang", flags, strict=True), gpu_total_bytes=H200, gpu_name="H200")
 
 
 def _spec(ledger: Ledger) -> dict[str, tuple[Charge, int]]:
@@ -61,11 +65,13 @@ def test_the_mtp_layer_leaves_the_weights_at_0_5_13_for_an_after_pool_term_and_s
     assert new.ranks[0].weights.total_bytes - old.ranks[0].weights.total_bytes == book["mtp"]
     assert _spec(old)["draft weights: 1 MTP layer, loaded after the pool"] == (Charge.AFTER_POOL, book["mtp"])
     assert _spec(new)["draft weights: 1 MTP layer, in the weights book"] == (Charge.WEIGHTS, book["mtp"])
-    # the pool gains what the layer no longer takes: its bytes over the 0.5.13 cell (61 layers × 1,152 B)
+    # the 0.5.13 pool is sized before the draft exists (model_runner.py:784, then scheduler.py:816-818): at the
+    # automatic fraction written out, the target launched without a draft sizes the same cell and the same pool
     assert old.kv_bytes_per_token == 61 * LATENT
-    # 615,981 = 593,806 (the plan with the layer resident) + 1,558,298,272 // (61 × 1,152), the layer as booked then:
-    # the 0.5.13 pool is sized without the layer, so its later bytes (eh_proj in bf16) leave the pool as it was
-    assert old.token_capacity == 615_981
+    fraction = f"{old.engine.memory_fraction:g}"
+    flags = ["--tp-size", str(TP), "--mem-fraction-static", fraction, "--engine-version", "0.5.13"]
+    alone = predict(_dsv3(), parse_flags("sglang", flags, strict=True), gpu_total_bytes=H200, gpu_name="H200")
+    assert (old.kv_bytes_per_token, old.token_capacity) == (alone.kv_bytes_per_token, alone.token_capacity)
 
 
 def test_the_drafts_own_embedding_head_and_kv_pool_come_after_the_target_pool_at_0_5_13() -> None:

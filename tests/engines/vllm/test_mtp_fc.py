@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from kvtop.domain.engines.catalogue import EngineId
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.layout import ParallelLayout
@@ -23,9 +24,9 @@ HIDDEN, TP = 5120, 2
 WHOLE_BF16 = 2 * HIDDEN * HIDDEN * 2  # SGLang's fc: 104,857,600 B on every rank
 
 
-def _mtp(engine: str, version: str, model: ModelSpec) -> int:
+def _mtp(engine: EngineId, version: str, model: ModelSpec) -> int:
     layers = range(model.num_layers)
-    parts = engine_rules(engine).stage_parts(model, 0, 1, ResolvedVersion(text=version))  # type: ignore[arg-type]
+    parts = engine_rules(engine).stage_parts(model, 0, 1, ResolvedVersion(text=version))
     book = weights_book(model, ParallelLayout(tp=TP), layers, first_stage=True, last_stage=True, load_mtp=True,
                         parts=parts)  # fmt: skip
     return next(row.bytes for row in book.rows if row.component == "mtp")

@@ -10,13 +10,9 @@ The architectures are data (the classes whose draft is this predictor); the buil
 
 from __future__ import annotations
 
-from typing import Literal
-
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.layout import StageParts
+from kvtop.domain.layout import MtpFc, StageParts
 from kvtop.domain.model import ModelSpec
-
-MtpFc = Literal["", "split", "split_quantized"]
 
 # the target classes whose MTP draft is Qwen3-Next's predictor, and Qwen3.5's (registry.py Qwen3NextMTP, Qwen3_5MTP,
 # Qwen3_5MoeMTP; the drafts vLLM's speculative config picks for these model types)
