@@ -34,6 +34,7 @@ from pydantic import (
 )
 
 from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin
 from kvtop.domain.kv import KvBook
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
@@ -252,6 +253,7 @@ class TermInputs(BaseModel):
     draft_layer_bytes: float | None = None  # one layer of the draft model's KV per token, when its config is known
     gpu_name: str | None = None  # the GPU, where a rule depends on it (SGLang's large-Hopper Qwen3-VL path)
     gpu_total_bytes: int | None = None
+    gpu_total_origin: GpuTotalOrigin | None = None  # where that total came from, as its chooser said (None: unsaid)
 
 
 class DeploymentRules(Protocol):

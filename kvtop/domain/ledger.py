@@ -237,7 +237,7 @@ def _solve(
                 kv_with_draft=kv, version=version, first_stage=is_first, last_stage=is_last, draft=draft,
                 stage_layers=(layers.start, layers.stop),
                 measured_draft_bytes=measured.draft_weights_bytes, draft_layer_bytes=draft_cell, gpu_name=gpu_name,
-                gpu_total_bytes=gpu_total_bytes,
+                gpu_total_bytes=gpu_total_bytes, gpu_total_origin=measured.gpu_total_origin,
             )
         )  # fmt: skip
         if mtp_later:  # the terms read the MTP rows (their after-pool term); the pool is sized without them

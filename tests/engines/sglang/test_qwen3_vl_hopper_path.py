@@ -17,6 +17,7 @@ from benchmarks.engine_diff.cases import config_path
 from benchmarks.engine_diff.kvtop_side import kvtop_plan
 from kvtop.domain.engines.sglang.multimodal import multimodal_reserve_bytes
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.wording import MIB
 from kvtop.sources.hub import load_model
@@ -47,9 +48,12 @@ def test_the_profiled_path_keeps_one_gib_off_the_budget(variant: str, tokens: in
     assert kvtop_plan("sglang", "0.5.23", row)["tokens"] == tokens
 
 
-def _reserve(flags: list[str], gpu: str, total_gib: int, version: ResolvedVersion = V0523) -> int:
+def _reserve(
+    flags: list[str], gpu: str, total_gib: float, version: ResolvedVersion = V0523, origin: GpuTotalOrigin | None = None
+) -> int:
     model = load_model(str(config_path(CONFIG)))
-    return multimodal_reserve_bytes(model, parse_flags("sglang", flags), version, gpu, total_gib << 30)
+    total = round(total_gib * (1 << 30))
+    return multimodal_reserve_bytes(model, parse_flags("sglang", flags), version, gpu, total, origin)
 
 
 def test_the_override_arithmetic() -> None:
@@ -58,5 +62,27 @@ def test_the_override_arithmetic() -> None:
     assert _reserve(["--mm-feature-transport", "shm"], "H100", 80) == 0  # no GPU pool; the VLM cache still off
     # not a large Hopper GPU (sm90 and ≥ 60 GiB), or an earlier release: the default 100 MiB VLM cache
     assert _reserve([], "A100", 80) == 100 * MIB
-    assert _reserve([], "H100", 40) == 100 * MIB
+    assert _reserve([], "H100 MIG 3g.40gb", 40) == 100 * MIB  # a slice: nvidia-smi prints no total, CUDA's is read
     assert _reserve([], "H100", 80, ResolvedVersion(text="0.5.22", source=VersionSource.FLAG)) == 100 * MIB
+
+
+@pytest.mark.parametrize(
+    ("gpu", "total_gib", "origin", "reserve_mib"),
+    [
+        # The line is nvidia-smi's: large_hopper_qwen3_vl_model_type reads get_device_memory_capacity() < 60 × 1024
+        # (0.5.23 arg_groups/model_overrides/qwen3_vl.py:24-25), get_nvgpu_memory_capacity's `nvidia-smi
+        # --query-gpu=memory.total` (utils/common.py:802-832). An H100's --gpu-memory is CUDA's total; its nvidia-smi
+        # prints 81,559 MiB (the table's) ≥ 61,440, so the profiled path's 1 GiB, however little CUDA's is said to be.
+        # kvtop compared the CUDA total given and kept the default 100 MiB below 60 GiB.
+        ("H100", 59.5, GpuTotalOrigin.GIVEN, 1024),
+        ("H100", 59.5, None, 1024),  # unsaid: read from the bytes as a --gpu-memory
+        # a MIG slice: nvidia-smi prints no total and SGLang falls back to CUDA's (_cuda_mem_fallback, :824-829),
+        # so the line falls on the total given: 61,440 MiB is on it (not < 60 × 1024), one MiB less is below it
+        ("H100 MIG 4g.40gb", 60, GpuTotalOrigin.GIVEN, 1024),
+        ("H100 MIG 4g.40gb", 60 - 1 / 1024, GpuTotalOrigin.GIVEN, 100),
+    ],
+)
+def test_the_60_gib_line_is_nvidia_smis_total(
+    gpu: str, total_gib: float, origin: GpuTotalOrigin | None, reserve_mib: int
+) -> None:
+    assert _reserve([], gpu, total_gib, origin=origin) == reserve_mib * MIB

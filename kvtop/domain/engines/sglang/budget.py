@@ -180,9 +180,10 @@ class SglangBudget:
             )
         )
         rest_gib = avail / GIB - slack_gib
-        mm_reserve = multimodal_reserve_bytes(m, s, inputs.version, inputs.gpu_name, inputs.gpu_total_bytes)
+        said = inputs.measured.gpu_total_origin  # the 60 GiB line is nvidia-smi's (multimodal.LARGE_HOPPER_BYTES)
+        mm_reserve = multimodal_reserve_bytes(m, s, inputs.version, inputs.gpu_name, inputs.gpu_total_bytes, said)
         if mm_reserve:
-            profiled = profiled_hopper_path(m, inputs.version, inputs.gpu_name, inputs.gpu_total_bytes)
+            profiled = profiled_hopper_path(m, inputs.version, inputs.gpu_name, inputs.gpu_total_bytes, said)
             what = "SGLang's default VLM cache" + (" + feature-transport pool" if mm_reserve > VLM_CACHE_MIB * MIB else "")
             if profiled:
                 what = "the feature-transport pool of SGLang's large-Hopper Qwen3-VL path (VLM cache off)"

@@ -64,7 +64,7 @@ from kvtop.domain.engines.sglang.draft_cell import cell_holds_draft
 from kvtop.domain.engines.sglang.draft_load import DRAFT_BEFORE_POOL_ERAS, mtp_embed_head_bytes
 from kvtop.domain.engines.sglang.eagle3 import SOURCE as EAGLE3_SOURCE
 from kvtop.domain.engines.sglang.eagle3 import eagle3_head_bytes
-from kvtop.domain.engines.sglang.multimodal import multimodal_reserve_bytes
+from kvtop.domain.engines.sglang.multimodal import multimodal_reserve_bytes, profiled_hopper_path
 from kvtop.domain.engines.sglang.spec_methods import METHOD_ERAS, NO_SPECULATION
 from kvtop.domain.engines.versions import ResolvedVersion, era_for
 from kvtop.domain.errors import InputError
@@ -206,17 +206,18 @@ def terms(inputs: TermInputs) -> tuple[BudgetTerm, ...]:
 def _encoder(inputs: TermInputs) -> list[BudgetTerm]:
     """§4, §19.5: a multimodal model's reserve for the encoder's embedding cache and feature pools, off the
     KV budget (the budget's own step; shown here beside the other terms, not a waterfall term)."""
-    reserve = multimodal_reserve_bytes(
-        inputs.model, inputs.settings, inputs.version, inputs.gpu_name, inputs.gpu_total_bytes
-    )
+    gpu = (inputs.gpu_name, inputs.gpu_total_bytes, inputs.gpu_total_origin)
+    reserve = multimodal_reserve_bytes(inputs.model, inputs.settings, inputs.version, *gpu)
     if not reserve:
         return []
+    profiled = profiled_hopper_path(inputs.model, inputs.version, *gpu)  # the large-Hopper Qwen3-VL path
+    cache = "0 and the feature cache the large-Hopper Qwen3-VL path sets" if profiled else "100"
     return [BudgetTerm(
         feature=Feature.ENCODER, charge=Charge.RESERVE, bytes=reserve, setting="(multimodal model)",
         label="multimodal reserve: encoder cache and feature pools",
         source="mm_runtime_reservation_gb: SGLANG_VLM_CACHE_SIZE_MB (+ SGLANG_MM_FEATURE_CACHE_MB with "
         "--mm-feature-transport cuda_ipc|cuda_vmm), v0.5.18 on",
-        detail="the default environment values assumed (SGLANG_VLM_CACHE_SIZE_MB 100)", basis=Basis.ASSUMED,
+        detail=f"the default environment values assumed (SGLANG_VLM_CACHE_SIZE_MB {cache})", basis=Basis.ASSUMED,
     )]  # fmt: skip
 
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from kvtop.domain.engines.sglang.vlm_vision import vision_reading
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, parse_release
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin, smi_total_bytes, total_origin
 from kvtop.domain.gpus import gpu_capability
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.load_casts import TowerSwitch
@@ -21,7 +22,11 @@ VLM_CACHE_MIB = 100  # SGLANG_VLM_CACHE_SIZE_MB
 MM_FEATURE_CACHE_MIB = 1024  # SGLANG_MM_FEATURE_CACHE_MB, with --mm-feature-transport cuda_ipc/cuda_vmm
 MM_RESERVE_SINCE = "0.5.18"  # mm_runtime_reservation_gb (#34141, 2026-08-12)
 _MM_FEATURE_POOL_TRANSPORTS = {"cuda_ipc", "cuda_vmm"}
-LARGE_HOPPER_BYTES = 60 << 30  # large_hopper_qwen3_vl_model_type: get_device_memory_capacity ≥ 60 × 1024 MiB
+# large_hopper_qwen3_vl_model_type: get_device_memory_capacity() ≥ 60 × 1024 MiB (0.5.23
+# arg_groups/model_overrides/qwen3_vl.py:24-25), which on CUDA is get_nvgpu_memory_capacity (utils/common.py:990-998):
+# nvidia-smi's memory.total, least over the visible GPUs (:802-832), CUDA's total only where nvidia-smi prints none
+# (a MIG slice, :824-829 _cuda_mem_fallback)
+LARGE_HOPPER_BYTES = 60 << 30
 HIGH_CONCURRENCY_REQUESTS = 400  # --max-running-requests from which the profiled path keeps a 3 GiB feature cache
 
 # The classes SGLang serves through a profiled path on a large Hopper GPU (sm90, ≥ 60 GiB):
@@ -117,16 +122,23 @@ def is_multimodal(model: ModelSpec, settings: LaunchSettings, version: ResolvedV
 
 
 def profiled_hopper_path(
-    model: ModelSpec, version: ResolvedVersion, gpu_name: str | None, gpu_total_bytes: int | None
+    model: ModelSpec,
+    version: ResolvedVersion,
+    gpu_name: str | None,
+    gpu_total_bytes: int | None,
+    origin: GpuTotalOrigin | None = None,
 ) -> bool:
-    """Whether this release serves `model` through its profiled large-Hopper path (`PROFILED_HOPPER_ERAS`)."""
+    """Whether this release serves `model` through its profiled large-Hopper path (`PROFILED_HOPPER_ERAS`): its
+    60 GiB line is drawn on nvidia-smi's total (`LARGE_HOPPER_BYTES`), so a --gpu-memory (CUDA's total) is read as
+    the card's nvidia-smi figure (`smi_total_bytes`), as the automatic fraction reads it; `origin` as its chooser
+    said it (None: read from the bytes, `total_origin`)."""
     capability = gpu_capability(gpu_name)
-    return (
-        model.architecture in PROFILED_HOPPER_ERAS.at(version)
-        and capability is not None
-        and capability // 10 == 9
-        and (gpu_total_bytes or 0) >= LARGE_HOPPER_BYTES
-    )
+    if model.architecture not in PROFILED_HOPPER_ERAS.at(version) or capability is None or capability // 10 != 9:
+        return False
+    if gpu_total_bytes is None:
+        return False
+    smi = smi_total_bytes(gpu_name, gpu_total_bytes, total_origin(gpu_name, gpu_total_bytes, origin))
+    return smi >= LARGE_HOPPER_BYTES
 
 
 def multimodal_reserve_bytes(
@@ -135,15 +147,17 @@ def multimodal_reserve_bytes(
     version: ResolvedVersion,
     gpu_name: str | None = None,
     gpu_total_bytes: int | None = None,
+    origin: GpuTotalOrigin | None = None,
 ) -> int:
-    """§4 `mm_runtime_reservation_gb` (v0.5.18+): what a multimodal model keeps off the KV budget."""
+    """§4 `mm_runtime_reservation_gb` (v0.5.18+): what a multimodal model keeps off the KV budget (`origin`: the GPU
+    total's, for `profiled_hopper_path`)."""
     release, since = version.release, parse_release(MM_RESERVE_SINCE)
     if not is_multimodal(model, settings, version) or (
         release is not None and since is not None and release < since
     ):
         return 0
     transport = settings.flags.get("mm-feature-transport")
-    if profiled_hopper_path(model, version, gpu_name, gpu_total_bytes):
+    if profiled_hopper_path(model, version, gpu_name, gpu_total_bytes, origin):
         transport = transport or "cuda_ipc"  # the VLM cache off (SGLANG_VLM_CACHE_SIZE_MB=0)
         many = (settings.max_running_requests or 0) >= HIGH_CONCURRENCY_REQUESTS and transport == "cuda_ipc"
         return (3 * MM_FEATURE_CACHE_MIB if many else MM_FEATURE_CACHE_MIB) * MIB if transport in _MM_FEATURE_POOL_TRANSPORTS else 0
