@@ -94,8 +94,8 @@ def headroom_lines(ledger: Ledger) -> list[str]:
     if headroom is None or not any(t.charge is Charge.AFTER_POOL for t in ledger.terms):
         return []
     needs = "; ".join(f"{n.label} {fmt_both(n.bytes) if n.bytes is not None else 'not modelled'}"
-                      + (f" (against the {n.held_by})" if n.held_by else "") for n in headroom.needs)  # fmt: skip
-    kept = "".join(f"; {r.label} {fmt_both(r.bytes or 0)} holds {fmt_both(headroom.held_bytes(r.label))} of them"
+                      + (f" (against the {r.label})" if (r := headroom.reserve_of(n)) else "") for n in headroom.needs)  # fmt: skip
+    kept = "".join(f"; {r.label} {fmt_both(r.bytes)} holds {fmt_both(headroom.held_bytes(r))} of them"
                    for r in headroom.reserves)  # fmt: skip
     line = f"  headroom after the pool: runtime reserve {fmt_both(headroom.left_bytes)}; needs {needs}{kept}"
     finding = headroom_short(ledger, Replay(ledger), Thresholds())

@@ -33,7 +33,7 @@ def headroom_short(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Fi
             fixed = alt
             break
     gpus, ranks = all_ranks(ledger)
-    after = [n for n in headroom.needs[1:]]
+    after = list(headroom.needs[1:])
     return Finding(
         rule=Rule.HEADROOM_SHORT, severity=Severity.WARNING, gpus=gpus, ranks=ranks, bytes=short,
         summary=f"{', '.join(n.label for n in after)} need {gib(sum(n.bytes or 0 for n in after))} after the pool, "
@@ -44,7 +44,7 @@ def headroom_short(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Fi
         evidence=(f"runtime reserve {gib(headroom.left_bytes)} per rank; the engine's own rule keeps "
                   f"{gib(headroom.needs[0].bytes or 0)} of it for activations and CUDA graphs",
                   *(f"{n.label}: {gib(n.bytes) if n.bytes is not None else 'not modelled'}" for n in after),
-                  *(f"{r.label}: {gib(r.bytes or 0)}, against which {gib(headroom.held_bytes(r.label))} of them count"
+                  *(f"{r.label}: {gib(r.bytes)}, against which {gib(headroom.held_bytes(r))} of them count"
                     for r in headroom.reserves),
                   *((f"{flag} {ledger.engine.memory_fraction:g} → {fixed.engine.memory_fraction:g}: "
                      f"{ledger.token_capacity:,} → {fixed.token_capacity:,} tokens per rank",) if fixed else ())),

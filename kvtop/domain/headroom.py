@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
-from kvtop.domain.deployment import BudgetTerm, Charge
+from kvtop.domain.deployment import BudgetTerm, Charge, Feature
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.ledger import Ledger
 
@@ -28,7 +28,17 @@ class HeadroomNeed(BaseModel):
 
     label: str
     bytes: int | None  # None: not modelled
-    held_by: str = ""  # the engine's reserve (`Headroom.reserves`) this need counts against; '': on top of the rest
+    held_by: Feature | None = None  # the feature whose engine reserve (`Headroom.reserves`) it counts against
+
+
+class HeadroomReserve(BaseModel):
+    """The engine's reserve for one feature: that feature's after-pool needs count against it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    bytes: int
+    feature: Feature
 
 
 class Headroom(BaseModel):
@@ -38,19 +48,23 @@ class Headroom(BaseModel):
 
     left_bytes: int  # GPU total less context, weights, resident terms, KV pools and req_to_token
     needs: tuple[HeadroomNeed, ...] = ()  # the first: the engine's own reserve, less `reserves`
-    reserves: tuple[HeadroomNeed, ...] = ()  # the engine's reserves for a feature, each holding its `held_by` needs
+    reserves: tuple[HeadroomReserve, ...] = ()  # the engine's reserves for a feature, each holding its feature's needs
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def needed_bytes(self) -> int:
         """What the priced later phases need (in `plan --json`'s `deployment.headroom`, as a computed field): each
         engine reserve for a feature counts as the larger of itself and the needs it holds."""
-        free = sum(n.bytes for n in self.needs if n.bytes is not None and not n.held_by)
-        return free + sum(max(r.bytes or 0, self.held_bytes(r.label)) for r in self.reserves)
+        free = sum(n.bytes for n in self.needs if n.bytes is not None and n.held_by is None)
+        return free + sum(max(r.bytes, self.held_bytes(r)) for r in self.reserves)
 
-    def held_bytes(self, reserve: str) -> int:
-        """What the priced needs the reserve named `reserve` holds come to."""
-        return sum(n.bytes for n in self.needs if n.bytes is not None and n.held_by == reserve)
+    def held_bytes(self, reserve: HeadroomReserve) -> int:
+        """What the priced needs `reserve` holds come to."""
+        return sum(n.bytes for n in self.needs if n.bytes is not None and n.held_by is reserve.feature)
+
+    def reserve_of(self, need: HeadroomNeed) -> HeadroomReserve | None:
+        """The reserve `need` counts against (None: on top of the rest)."""
+        return next((r for r in self.reserves if r.feature is need.held_by), None)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -80,9 +94,8 @@ def headroom_of(ledger: Ledger) -> Headroom | None:
         + (", less its reserve for what follows)" if reserves else ")"),
         bytes=max(0, (ledger.engine.reserve_bytes if own is None else own) - kept),
     )]  # fmt: skip
-    holder = {t.feature: t.label for t in reserves}
-    needs += [_need(term, holder.get(term.feature, "")) for term in after]
-    held = tuple(HeadroomNeed(label=t.label, bytes=t.bytes) for t in reserves)
+    held = tuple(HeadroomReserve(label=t.label, bytes=t.bytes, feature=t.feature) for t in reserves)
+    needs += [_need(term, term.feature if term.feature in {r.feature for r in held} else None) for term in after]
     return Headroom(left_bytes=ledger.engine.reserve_bytes, needs=tuple(needs), reserves=held)
 
 
@@ -96,5 +109,5 @@ def after_pool_short_bytes(ledger: Ledger) -> int:
     return min(headroom.short_bytes, after_pool)
 
 
-def _need(term: BudgetTerm, held_by: str) -> HeadroomNeed:
+def _need(term: BudgetTerm, held_by: Feature | None) -> HeadroomNeed:
     return HeadroomNeed(label=term.label, bytes=term.bytes if term.modelled else None, held_by=held_by)

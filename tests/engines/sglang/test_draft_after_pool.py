@@ -12,7 +12,7 @@ import json
 from kvtop.domain.deployment import Charge, Feature
 from kvtop.domain.diagnose_findings import Thresholds
 from kvtop.domain.diagnose_headroom import headroom_short
-from kvtop.domain.headroom import HeadroomNeed, after_pool_short_bytes, headroom_of
+from kvtop.domain.headroom import HeadroomReserve, after_pool_short_bytes, headroom_of
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.model import ModelSpec
@@ -110,8 +110,8 @@ def test_the_drafts_after_pool_terms_count_against_its_4_gib_reserve_at_0_5_13()
     headroom = headroom_of(old)
     assert headroom is not None
     assert _draft_after_pool(old) == 2_833_998_752 < 4 * GIB
-    assert headroom.reserves == (HeadroomNeed(label=DRAFT_RESERVE, bytes=4 * GIB),)
-    assert headroom.held_bytes(DRAFT_RESERVE) == _draft_after_pool(old)
+    assert headroom.reserves == (HeadroomReserve(label=DRAFT_RESERVE, bytes=4 * GIB, feature=Feature.SPECULATIVE),)
+    assert headroom.held_bytes(headroom.reserves[0]) == _draft_after_pool(old)
     # the engine's own need is the automatic reserve less the draft's: nothing left to warn of
     assert headroom.needs[0].bytes == headroom.left_bytes - 4 * GIB
     assert headroom.needed_bytes == headroom.left_bytes
@@ -123,7 +123,7 @@ def test_the_draft_still_warns_where_its_after_pool_terms_overrun_the_2_gib_rese
     """server_args.py 0.4.7.post1–0.5.1: 2 × 1024 MiB for any speculative draft: the same three terms overrun it."""
     old = _plan("0.5.1")
     headroom = headroom_of(old)
-    assert headroom is not None and headroom.reserves == (HeadroomNeed(label=DRAFT_RESERVE, bytes=2 * GIB),)
+    assert headroom is not None and headroom.reserves == (HeadroomReserve(label=DRAFT_RESERVE, bytes=2 * GIB, feature=Feature.SPECULATIVE),)
     short = _draft_after_pool(old) - 2 * GIB
     assert short == 720_867_744
     assert headroom.short_bytes == after_pool_short_bytes(old) == short
@@ -146,8 +146,8 @@ def test_the_automatic_fraction_written_out_reads_the_same_headroom_at_0_5_13_an
         assert DRAFT_RESERVE not in _spec(given)  # no reserve term: the given share keeps none of its own
         a, g = headroom_of(auto), headroom_of(given)
         assert a is not None and g is not None
-        assert g.reserves == a.reserves == (HeadroomNeed(label=DRAFT_RESERVE, bytes=share),)
+        assert g.reserves == a.reserves == (HeadroomReserve(label=DRAFT_RESERVE, bytes=share, feature=Feature.SPECULATIVE),)
         assert g.needs[0].bytes == a.needs[0].bytes == g.left_bytes - share
-        assert g.held_bytes(DRAFT_RESERVE) == a.held_bytes(DRAFT_RESERVE) == _draft_after_pool(given)
+        assert g.held_bytes(g.reserves[0]) == a.held_bytes(a.reserves[0]) == _draft_after_pool(given)
         assert g.short_bytes == a.short_bytes == after_pool_short_bytes(given) == max(0, _draft_after_pool(given) - share)
         assert (headroom_short(given, Replay(given), Thresholds()) is None) == (version == "0.5.13")

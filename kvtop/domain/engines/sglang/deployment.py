@@ -287,10 +287,12 @@ def _mtp_layers(inputs: TermInputs, base: BudgetTerm, mtp: int) -> BudgetTerm:
     target's pool); before it an after-pool term, the ledger sizing the pool without them (draft_load.py)."""
     layers = counted(inputs.model.mtp_layers, "MTP layer")
     bytes_ = mtp if inputs.last_stage else 0
+    source = DRAFT_BEFORE_POOL_ERAS.era(inputs.version).source
     if DRAFT_BEFORE_POOL_ERAS.at(inputs.version):
-        return _term(base, charge=Charge.WEIGHTS, label=f"draft weights: {layers}, in the weights book", bytes=bytes_)
+        return _term(base, charge=Charge.WEIGHTS, label=f"draft weights: {layers}, in the weights book", bytes=bytes_,
+                     source=source)
     return _term(base, charge=Charge.AFTER_POOL, label=f"draft weights: {layers}, loaded after the pool",
-                 bytes=bytes_, source=DRAFT_BEFORE_POOL_ERAS.era(inputs.version).source,
+                 bytes=bytes_, source=source,
                  detail="the draft worker is built after the target's init_memory_pool: its layers come out of what "
                  "the pool leaves")  # fmt: skip
 
