@@ -6,11 +6,11 @@ import shlex
 from typing import Any
 
 from kvtop.commands.render_ledger import flags_not_read_json, gpu_shown
-from kvtop.domain.compare import Comparison, EngineRow, SameBudget, SameBudgetMethod
+from kvtop.domain.compare import Comparison, EngineRow, NotStarting, SameBudget, SameBudgetMethod
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.launch_notes import unread_measured_flags
-from kvtop.units import fmt_both, fmt_tokens
+from kvtop.units import fmt_both, fmt_both_or_binary, fmt_tokens
 
 _METHOD_NOTES = {
     SameBudgetMethod.ABSOLUTE: "",
@@ -52,6 +52,7 @@ def same_budget_json(same: SameBudget) -> dict[str, Any]:
         "reached": same.reached,
         "fits": same.fits,
         "shortfall_bytes": same.shortfall_bytes,
+        "not_starting": same.not_starting.value if same.not_starting else None,
         "starts_at_context": same.starts_at_context,
         "error": same.error,
     }
@@ -108,12 +109,16 @@ def _same_line(same: SameBudget) -> str:
 
 
 def _not_starting(same: SameBudget) -> str:
-    """Why a re-solved row holds the budget yet 0 tokens: the engine would not start with it."""
-    if same.fits:
+    """Why a re-solved row holds the budget yet 0 tokens, in the domain's words for it (`SameBudget.not_starting`)."""
+    if same.not_starting is None:
         return ""
-    short = f": {fmt_both(same.shortfall_bytes)} short per rank" if same.shortfall_bytes else ""
-    context = f"; a context of {same.starts_at_context:,} or less starts" if same.starts_at_context else ""
-    return f"  (does not start at this context{short}{context})"
+    short = f"{fmt_both_or_binary(same.shortfall_bytes)} short per rank" if same.shortfall_bytes else ""
+    if same.not_starting is NotStarting.CONTEXT:
+        starts = f"; a context of {same.starts_at_context:,} or less starts" if same.starts_at_context else ""
+        return f"  (does not start at this context{': ' + short if short else ''}{starts})"
+    if same.not_starting is NotStarting.WEIGHTS:
+        return f"  (does not start: the weights and the runtime leave no KV memory{'; ' + short if short else ''})"
+    return f"  (does not start{': ' + short if short else ''})"
 
 
 def comparison_text(comparison: Comparison) -> str:

@@ -45,6 +45,14 @@ class SameBudgetMethod(str, Enum):
     MOST = "most"  # even its largest share falls short: the most it reaches
 
 
+class NotStarting(str, Enum):
+    """Why a re-solved launch holds the budget yet would not start, as its engine's result says (`not_starting`)."""
+
+    CONTEXT = "context"  # one request at the context needs more KV than the budget (a shorter one starts)
+    WEIGHTS = "weights"  # the weights and the runtime leave no memory for KV at all
+    OTHER = "other"  # anything else the engine's rule refuses (a pool a flag fixes, a state pool): its shortfall only
+
+
 class EngineRow(BaseModel):
     """One engine's plan of the launch under its default rules (or why there is none)."""
 
@@ -87,7 +95,8 @@ class SameBudget(BaseModel):
     # that cannot hold one request at the context: 0 tokens), and the row says so, not a bare 0
     fits: bool = True
     shortfall_bytes: int = 0  # per rank, where it does not start (`EngineResult.shortfall_bytes`)
-    starts_at_context: int | None = None  # the longest context it would start with (vLLM's estimate)
+    not_starting: NotStarting | None = None  # why it does not start (None: it starts)
+    starts_at_context: int | None = None  # the longest context it would start with (vLLM's estimate), where context is why
     error: str | None = None
 
 
@@ -313,7 +322,19 @@ def _absolute_only(ledger: Ledger, target: int, solve: Callable[[LaunchSettings]
         return SameBudget(engine=ledger.settings.engine, error=str(error))
 
 
+def not_starting(result: EngineResult) -> NotStarting | None:
+    """Why `result` would not start: the context where the engine says one request at it needs more KV than the
+    budget (`EngineResult.short_of_context`), the weights where no KV memory is left, else another rule, said by its
+    shortfall alone (None: it starts)."""
+    if result.fits:
+        return None
+    if result.short_of_context:
+        return NotStarting.CONTEXT
+    return NotStarting.WEIGHTS if result.kv_budget_bytes <= 0 else NotStarting.OTHER
+
+
 def _resolved(ledger: Ledger, method: SameBudgetMethod, *, reached: bool) -> SameBudget:
+    why = not_starting(ledger.engine)
     return SameBudget(
         engine=ledger.settings.engine,
         method=method,
@@ -323,5 +344,6 @@ def _resolved(ledger: Ledger, method: SameBudgetMethod, *, reached: bool) -> Sam
         reached=reached,
         fits=ledger.engine.fits,
         shortfall_bytes=0 if ledger.engine.fits else ledger.engine.shortfall_bytes,
-        starts_at_context=None if ledger.engine.fits else ledger.engine.estimated_max_model_len,
+        not_starting=why,
+        starts_at_context=ledger.engine.estimated_max_model_len if why is NotStarting.CONTEXT else None,
     )

@@ -62,7 +62,7 @@ class ContextOverride(BaseModel):
     strips: bool = False  # the engine strips the value before comparing (vLLM's `.strip().lower()`)
     unset_allows: bool = False  # unset, the release takes the longer length (a default of "True")
 
-    def allows(self, flags: Mapping[str, object]) -> bool:
+    def allows(self, flags: Mapping[str, str | bool]) -> bool:
         """Whether the launch's environment (its `NAME=VALUE`s, kept in `LaunchSettings.flags`) makes the engine take
         the longer length: a value it reads as true, or unset where the release defaults to taking it."""
         value = flags.get(self.env)
@@ -76,7 +76,7 @@ class ContextOverride(BaseModel):
         """How a refusal names it: 'VLLM_ALLOW_LONG_MAX_MODEL_LEN=1'; None where the release has none."""
         return f"{self.env}=1" if self.read else None
 
-    def unread(self, flags: Mapping[str, object]) -> str:
+    def unread(self, flags: Mapping[str, str | bool]) -> str:
         """Why a value the launch sets does not allow it, said after the refusal; empty where it sets none."""
         value = flags.get(self.env)
         if value is None:

@@ -445,6 +445,8 @@ class EngineResult(BaseModel):
     # vLLM: the longest max_model_len its admission check admits, (blocks − the ones it holds back) × block tokens,
     # where one request's blocks are its length's (one full-attention group); None where they are not, or no vLLM
     estimated_max_model_len: int | None = None
+    # it does not start for the context: one request at it needs more KV than the budget holds (vLLM's admission check)
+    short_of_context: bool = False
     kv_budget_bytes: int  # bytes the engine hands to the KV pools
     kv_pool_bytes: int  # bytes the pools really take (padding rows, state, index included)
     state_pool_bytes: int = 0

@@ -314,6 +314,7 @@ class VllmBudget:
         return EngineResult(
             engine="vllm", token_capacity=tokens, page_size=block, num_blocks=num_blocks,
             block_bytes=page_bytes * group_size, estimated_max_model_len=estimate,
+            short_of_context=not fits and not over and available > 0,  # _refusal's second error, not its first
             kv_budget_bytes=max(available, 0), kv_pool_bytes=num_blocks * page_bytes * group_size if fits else 0,
             max_running_requests=max_seqs, max_concurrency=concurrency, reserve_bytes=max(non_kv, 0), unused_bytes=unused,
             memory_fraction=util, memory_fraction_source=util_source, fits=fits,
