@@ -122,8 +122,9 @@ def _launched(launch_command: str | None, engine: str) -> LaunchSettings | None:
 
 
 def _cmd_settings(cmd: str | None, engine: str) -> LaunchSettings | None:
-    """`--cmd`: the operator's launch command (or its flags alone); unreadable or another engine's is an error."""
-    if not cmd:
+    """`--cmd`: the operator's launch command (or its flags alone); unreadable, empty or another engine's is an
+    error."""
+    if cmd is None:
         return None
     tokens = split_command(cmd)
     launched = parse_launch_command(tokens)
