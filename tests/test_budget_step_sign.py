@@ -18,7 +18,15 @@ C13_LOG = str(CASES / "sglang" / "C13" / "engine.log")
 
 
 def step_line(text: str, label: str) -> str:
-    return next(line for line in text.splitlines() if line.strip().startswith(label))
+    """The step's row, a label longer than its column joined with its wrapped rows (`render_ledger.column_rows`)."""
+    lines = text.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith(label))
+    rows = [lines[at]]
+    for line in lines[at + 1 :]:
+        if not line.startswith("    ") or line.lstrip().startswith("↳"):
+            break
+        rows.append(line.strip())
+    return " ".join(rows)
 
 
 def test_plan_prints_the_weights_and_the_reserve_it_subtracts_without_a_second_minus(

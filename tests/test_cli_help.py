@@ -350,6 +350,7 @@ def test_the_neutral_flags_are_listed_by_kind_and_an_unclassified_engine_says_so
         main(["explain", "--list-neutral-flags", "lmdeploy"])
     err = capsys.readouterr().err
     assert done.value.code == 2 and err.count("\n") == 1 and "LMDeploy's flags are not classified yet" in err
+    assert "(only SGLang's and vLLM's are)" in err  # the engines by their names, as the refusal's first one
 
 
 @pytest.mark.parametrize("command", list(SUMMARIES))

@@ -124,8 +124,10 @@ def classified_engine(text: str) -> str:
     engine = engine_id(text)
     if not engine_flags(engine).memory_neutral_groups:
         classified = [other for other in ENGINE_IDS if engine_flags(other).memory_neutral_groups]
-        raise argparse.ArgumentTypeError(f"{display_name(engine)}'s flags are not classified yet (only "
-                                         f"{', '.join(classified)}'s are): a flag kvtop does not read is refused")  # fmt: skip
+        named = [f"{display_name(other)}'s" for other in classified]
+        only = " and ".join([", ".join(named[:-1]), named[-1]] if len(named) > 1 else named)
+        raise argparse.ArgumentTypeError(f"{display_name(engine)}'s flags are not classified yet (only {only} "
+                                         f"{'are' if len(named) > 1 else 'is'}): a flag kvtop does not read is refused")  # fmt: skip
     return engine
 
 
@@ -287,7 +289,7 @@ def settings_from_args(args: argparse.Namespace, extra: Sequence[str]) -> Launch
     """Merge `--cmd`, the engine flags given directly, and `--model`/`--engine`."""
     cmd = getattr(args, "cmd", None)
     base: LaunchSettings | None = None
-    if cmd:
+    if cmd is not None:  # an empty --cmd is refused as a blank one is, never read as no --cmd (explain's alike)
         tokens = split_command(cmd)
         base = parse_launch_command(tokens)
         if base is None:

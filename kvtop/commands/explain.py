@@ -20,7 +20,7 @@ from kvtop.commands.common import (
     total_origin_from_args,
 )
 from kvtop.commands.output import print_error, print_json, print_text
-from kvtop.commands.render_ledger import step_figure, unchecked_json
+from kvtop.commands.render_ledger import step_lines, unchecked_json
 from kvtop.domain.capacity_assumption import assumption_words
 from kvtop.domain.doc_refs import qualified
 from kvtop.domain.engines.base import BudgetStep
@@ -122,8 +122,9 @@ def _launched(launch_command: str | None, engine: str) -> LaunchSettings | None:
 
 
 def _cmd_settings(cmd: str | None, engine: str) -> LaunchSettings | None:
-    """`--cmd`: the operator's launch command (or its flags alone); unreadable or another engine's is an error."""
-    if not cmd:
+    """`--cmd`: the operator's launch command (or its flags alone); unreadable, empty or another engine's is an
+    error."""
+    if cmd is None:
         return None
     tokens = split_command(cmd)
     launched = parse_launch_command(tokens)
@@ -365,12 +366,11 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
 
 def _steps_text(steps: Sequence[BudgetStep]) -> list[str]:
     """Each budget step: its label, figure and where the figure came from (measured, calibrated, assumed; a
-    default or stand-in in its label), then its note (the log line it was read from, the term's basis) indented
+    default or stand-in in its label; `step_lines`), then its note (the log line it was read from, the term's basis) indented
     beneath, wrapped to 100 columns."""
-    width = max((48, *(len(step.label) for step in steps)))  # the figures in one column
     lines: list[str] = []
-    for step in steps:
-        lines.append(f"  {step.label:<{width}}{step_figure(step):>30}  {step_source(step)}".rstrip())
+    for step in steps:  # the figures in one column: a long label wraps within its own (`step_lines`)
+        lines += step_lines(step, step_source(step))
         if step.note:
             lines += textwrap.wrap(step.note, 100, initial_indent="      ↳ ", subsequent_indent="        ")
     return lines

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import textwrap
 from typing import Any
 
 from kvtop.commands.render_deployment import deployment_json, deployment_lines, term_json
@@ -149,6 +150,23 @@ def _kv_heading(label: str, rank: RankLedger) -> list[str]:
     return lines
 
 
+#: The label column of the budget and the terms before the start (`plan`, `explain`): the figures stay in one column.
+LABEL_COLUMN = 48
+
+
+def column_rows(label: str, rest: str) -> list[str]:
+    """'  label   figure  source': a label longer than its column wraps within it, `rest` (the figure, right-aligned,
+    and what follows) on its last line (vLLM's 'free at the worker's start (the extensible KV cache's headroom)'
+    pushed its figure out of the column, session 64's operator walk)."""
+    parts = textwrap.wrap(label, LABEL_COLUMN, subsequent_indent="  ") or [""]
+    return [f"  {part}" for part in parts[:-1]] + [f"  {parts[-1]:<{LABEL_COLUMN}}{rest}".rstrip()]
+
+
+def step_lines(step: BudgetStep, tail: str) -> list[str]:
+    """A budget step's row (`column_rows`): its figure in one column, then `tail` (where it came from)."""
+    return column_rows(step.label, f"{step_figure(step):>30}  {tail}")
+
+
 def step_figure(step: BudgetStep) -> str:
     """A budget step's figure as `plan` and `explain` print it: '17.64 GB (16.43 GiB)' beside '− weights'. A
     label that states the sign ('− …', '+ …') is followed by the size alone (not '− weights  −17.64 GB'); a
@@ -269,10 +287,8 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
         f"Budget ({display_name(e.engine)} {ledger.version.label}, tightest rank; {ledger.version.detail})"
     )
     for step in e.steps:
-        figure = step_figure(step)
         source = step.source or ("measured" if step.measured else "")
-        note = f"  {step.note}" if step.note else ""
-        lines.append(f"  {step.label:<48}{figure:>30}  {source}{note}".rstrip())
+        lines += step_lines(step, source + (f"  {step.note}" if step.note else ""))
     lines.append("")
     lines += capacity if capacity is not None else capacity_lines(ledger)
     defaulted = (
@@ -420,7 +436,7 @@ def plan_text(plan: CapacityPlan) -> str:
     terms = [f"Before the start ({plan.estimate.node_note or 'docs/calibration.md'}): what the plan assumes, per rank"]
     for term in plan.estimate.terms:
         basis = f"{term.basis}; held in {term.within}" if term.within else term.basis
-        terms.append(f"  {term.label:<48}{fmt_gib(term.bytes):>12}  {term_error(term):<14}{term.source:<11} {basis}")
+        terms += column_rows(term.label, f"{fmt_gib(term.bytes):>12}  {term_error(term):<14}{term.source:<11} {basis}")
     if plan.estimate.scale_basis:
         terms.append(f"  the interval: the errors together {plan.estimate.scale_basis}")
     outside = plan.extrapolation_term

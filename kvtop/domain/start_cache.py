@@ -10,9 +10,20 @@ unit the capacity is in.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from enum import Enum
+
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from kvtop.domain.wording import gib, gib_range
+
+
+class SaidCacheState(Enum):
+    """The cache's state where the operator said it (`plan --compile-cache`), as the start meets it; the engine's
+    module words each (`StartCacheCharge.state_words`)."""
+
+    COLD = "cold"  # said cold
+    OVERRIDDEN_COLD = "overridden cold"  # said warm, but the launch turns the cache off: compiled cold
+    WARM_UNCHARGED = "warm uncharged"  # said warm, where the engine charges nothing apart for the compile
 
 
 class StartCacheCharge(BaseModel):
@@ -27,9 +38,22 @@ class StartCacheCharge(BaseModel):
     most_bytes: int
     pairs: int  # the cold and warm pairs the figures are measured on
     source: str  # "docs/engines/vllm.md §2.6"
-    # the cache's state where the operator said it ('cold, as said (--compile-cache cold), not modelled'); None: not
-    # known before a start
-    state: str | None = None
+    # the cache's state where the operator said it; None: not known before a start
+    state: SaidCacheState | None = None
+    # each state's words, the engine's ('cold, as said (--compile-cache cold), not modelled')
+    state_words: tuple[tuple[SaidCacheState, str], ...] = ()
+
+    @model_validator(mode="after")
+    def _state_worded(self) -> StartCacheCharge:
+        """A said state has the engine's words: never a state the note could not say."""
+        if self.state is not None and self.state not in dict(self.state_words):
+            raise ValueError(f"{self.cache}: no words for the said state {self.state.value!r}")
+        return self
+
+    def said(self) -> str:
+        """The state's words where said, else 'not known before a start (not modelled)'."""
+        unsaid = "not known before a start (not modelled)"
+        return dict(self.state_words)[self.state] if self.state is not None else unsaid
 
     def spread(self) -> str:
         """'0.46–2.60 GiB a GPU': the least to the most excess measured (the plan's and `explain`'s words)."""
@@ -43,10 +67,10 @@ class StartCacheCharge(BaseModel):
         """'torch.compile's cache: not known before a start (not modelled); a first (cold) start on a node charged
         0.46–2.60 GiB a GPU more than a warm one on 9 pairs of kvtop's corpus (median 0.98 GiB, ≈ 36,688 tokens of this
         plan), …'; `median_tokens` the median read as the plan's tokens (`Ledger.tokens_in`; None or 0: no tokens to
-        say); where said, its `state` in place of 'not known before a start (not modelled)'."""
+        say); where said, its `state`'s words in place of 'not known before a start (not modelled)'."""
         cost = f", ≈ {median_tokens:,} tokens of this plan" if median_tokens else ""
         return (
-            f"{self.cache}: {self.state or 'not known before a start (not modelled)'}; a first (cold) start on a node charged "
+            f"{self.cache}: {self.said()}; a first (cold) start on a node charged "
             f"{self.spread()} more than a warm one on "
             f"{self.pairs} pairs of kvtop's corpus (median {self.median()}{cost}), or nothing where "
             f"its kernels were cached; the plan sits between the two, a cold start towards the interval's low end "

@@ -92,6 +92,12 @@ FIELDS: tuple[PlanField, ...] = (
 DEPLOYMENT_KEYS = frozenset({"spec_method", "redundant_experts", "lora_slots", "lora_rank", "host_kv_gib"})
 #: Planner keys that are what the GPU holds beside the engine (`MeasuredInputs` fields of the same name), not flags.
 MEASURED_KEYS = frozenset({"desktop", "compile_cache"})
+
+#: The fields whose placeholder offers the engine's own pick as 'auto: 0.818' (the planner's hints): 'auto' typed there
+#: reads as the blank it names (session 64's operator typed it and was told 'needs a number'); an engine that reads
+#: 'auto' its own way (vLLM's --max-model-len auto: fit to memory) is read as the engine reads it (`engine_count`).
+AUTO_KEYS = frozenset({"memory_fraction", "page_size", "context_length", "max_running_requests"})
+AUTO = "auto"
 #: The compile cache field's choices: "unsaid" is `plan` without --compile-cache (the domain plans a cold start)
 CACHE_STATES: tuple[str, ...] = ("unsaid", *get_args(CompileCacheState))
 FIELD_BY_KEY = {field.key: field for field in FIELDS}

@@ -28,6 +28,8 @@ from kvtop.domain.span import NodeLaunch
 from kvtop.domain.wording import GIB, gib_setting
 from kvtop.ui.plan_errors import FieldErrors, field_error
 from kvtop.ui.plan_fields import (
+    AUTO,
+    AUTO_KEYS,
     CACHE_STATES,
     DEPLOYMENT_KEYS,
     FIELD_BY_KEY,
@@ -178,6 +180,8 @@ def field_texts(settings: LaunchSettings, measured: MeasuredInputs | None = None
 
 def _parse(field: PlanField, text: str) -> object:
     raw, kind = text.strip(), field.kind
+    if field.key in AUTO_KEYS and raw.lower() == AUTO:  # as the placeholder offers it: the engine's own pick
+        raw = ""
     if kind is FieldKind.TEXT:
         if not raw:
             raise InputError("give a model (preset, config path or hub id)", field=field.label)

@@ -30,6 +30,7 @@ from kvtop.domain.engines.vllm.compile_cache import (
     DISABLED_STATE,
     UNREAD_WARM,
     WARM_SAID_V1,
+    WarmUnread,
 )
 from tests.conftest import DATA
 
@@ -119,12 +120,12 @@ def test_the_launchs_disabled_cache_overrides_a_said_warm(capsys: pytest.Capture
     disabled = _cmd(capsys, f"{DISABLE_ENV}=1 vllm serve", "--compile-cache", "warm")
     assert disabled["token_capacity"] == unsaid["token_capacity"]
     assert 19_760 < int(str(disabled["token_capacity"])) < 27_024
-    assert UNREAD_WARM["disabled"] in _notes(disabled)
+    assert UNREAD_WARM[WarmUnread.DISABLED] in _notes(disabled)
     notes = disabled["start_notes"]
     assert isinstance(notes, list) and notes[0].startswith(f"torch.compile's cache: {DISABLED_STATE}; ")
     kept = _cmd(capsys, f"{DISABLE_ENV}=0 vllm serve", "--compile-cache", "warm")
     assert abs(int(str(kept["token_capacity"])) / 27_024 - 1) < 0.02
-    assert UNREAD_WARM["disabled"] not in _notes(kept)
+    assert UNREAD_WARM[WarmUnread.DISABLED] not in _notes(kept)
 
 
 def test_an_eager_launch_reads_no_cache(capsys: pytest.CaptureFixture[str]) -> None:
@@ -133,8 +134,8 @@ def test_an_eager_launch_reads_no_cache(capsys: pytest.CaptureFixture[str]) -> N
     eager = (*L4, "--enforce-eager")
     said, unsaid = _plan(capsys, eager, "--compile-cache", "warm"), _plan(capsys, eager)
     assert said["token_capacity"] == unsaid["token_capacity"]
-    assert UNREAD_WARM["uncompiled"] in _notes(said)
-    assert UNREAD_WARM["uncompiled"] not in _notes(unsaid)
+    assert UNREAD_WARM[WarmUnread.UNCOMPILED] in _notes(said)
+    assert UNREAD_WARM[WarmUnread.UNCOMPILED] not in _notes(unsaid)
 
 
 def test_a_value_vllm_cannot_read_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
@@ -143,3 +144,21 @@ def test_a_value_vllm_cannot_read_is_refused(capsys: pytest.CaptureFixture[str])
             "0.30.0", "--gpu", "L4", "--compile-cache", "warm", "--json"]  # fmt: skip
     assert main(args) != 0
     assert DISABLE_ENV in capsys.readouterr().err
+
+
+def test_every_said_state_has_vllm_s_words_and_an_unworded_one_is_refused() -> None:
+    """`StartCacheCharge.state` is a `SaidCacheState`; vLLM's module words each (compile_cache.py `STATE_WORDS`), so
+    the note says the words, never the enum; a charge told a state it has no words for is refused at its build."""
+    from pydantic import ValidationError
+
+    from kvtop.domain.engines.vllm.compile_cache import COLD_COMPILE_CHARGE
+    from kvtop.domain.start_cache import SaidCacheState, StartCacheCharge
+
+    worded = {SaidCacheState.COLD: COLD_SAID, SaidCacheState.OVERRIDDEN_COLD: DISABLED_STATE,
+              SaidCacheState.WARM_UNCHARGED: WARM_SAID_V1}  # fmt: skip
+    for state, words in worded.items():
+        charge = StartCacheCharge.model_validate({**COLD_COMPILE_CHARGE.model_dump(), "state": state})
+        assert charge.words(None).startswith(f"torch.compile's cache: {words}; ")
+    assert COLD_COMPILE_CHARGE.words(None).startswith(CACHE_LINE)
+    with pytest.raises(ValidationError, match="no words for the said state 'cold'"):
+        StartCacheCharge.model_validate({**COLD_COMPILE_CHARGE.model_dump(), "state_words": (), "state": "cold"})

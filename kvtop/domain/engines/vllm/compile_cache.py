@@ -43,6 +43,7 @@ way the plan is the unsaid one and a named note says why (`UNREAD_WARM`).
 
 from __future__ import annotations
 
+from enum import Enum
 from statistics import median
 
 from kvtop.domain.engine_log import EngineLog
@@ -54,7 +55,7 @@ from kvtop.domain.engines.vllm.log_records import VllmRankLog
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.start_cache import StartCacheCharge
+from kvtop.domain.start_cache import SaidCacheState, StartCacheCharge
 from kvtop.domain.wording import GIB
 
 # cold less warm on one launch and host, GiB a GPU (docs/engines/vllm.md §2.6; each pair's records in
@@ -71,10 +72,6 @@ COLD_EXCESS_GIB: tuple[tuple[float, str], ...] = (
     (0.47, "2 × RTX 4090, v0.28.0 (vllm#54383)"),
 )
 _EXCESS = tuple(round(figure * GIB) for figure, _ in COLD_EXCESS_GIB)
-COLD_COMPILE_CHARGE = StartCacheCharge(
-    cache="torch.compile's cache", least_bytes=min(_EXCESS), median_bytes=round(median(_EXCESS)),
-    most_bytes=max(_EXCESS), pairs=len(_EXCESS), source="docs/engines/vllm.md §2.6",
-)  # fmt: skip
 
 # the launch line's switch that turns vLLM's compile cache off (envs.py:601-602 at v0.8.5, :363-364 at v0.30.0), and
 # where the release reads it: the cache disabled ('vLLM's torch.compile cache is disabled.'), the AOT artifact not loaded
@@ -85,17 +82,36 @@ DISABLED_LINE_SOURCES = (
 )
 DISABLED_SOURCES = (f"{DISABLED_LINE_SOURCES}; the AOT load skipped, decorators.py:499 at v0.19.0, :566 at v0.30.0, "
                     ":595 at v0.34.0")  # fmt: skip
-# the start note's state where said (`StartCacheCharge.state`, `said_state`)
+# the start note's state where said (`StartCacheCharge.state`, `said_state`), in vLLM's words
 COLD_SAID = "cold, as said (--compile-cache cold), not modelled"
 DISABLED_STATE = (f"cold: the launch's {DISABLE_ENV}=1 turns vLLM's cache off, which overrides the said warm (its "
                   "note), not modelled")  # fmt: skip
 WARM_SAID_V1 = ("warm, as said (--compile-cache warm), not modelled on vLLM's V1 runner, which charges nothing apart for "
                 "the compile (the plan is an unsaid one's)")  # fmt: skip
+STATE_WORDS = (
+    (SaidCacheState.COLD, COLD_SAID),
+    (SaidCacheState.OVERRIDDEN_COLD, DISABLED_STATE),
+    (SaidCacheState.WARM_UNCHARGED, WARM_SAID_V1),
+)
+COLD_COMPILE_CHARGE = StartCacheCharge(
+    cache="torch.compile's cache", least_bytes=min(_EXCESS), median_bytes=round(median(_EXCESS)),
+    most_bytes=max(_EXCESS), pairs=len(_EXCESS), source="docs/engines/vllm.md §2.6", state_words=STATE_WORDS,
+)  # fmt: skip
+
+
+class WarmUnread(Enum):
+    """Why a said warm cache is not what the start reads (`warm_unread`)."""
+
+    DISABLED = "disabled"  # the launch's VLLM_DISABLE_COMPILE_CACHE=1 turns the cache off
+    UNCOMPILED = "uncompiled"  # the launch compiles nothing
+
+
 UNREAD_WARM = {
-    "disabled": (f"said warm (--compile-cache warm), but the launch sets {DISABLE_ENV}=1: vLLM neither loads nor saves "
-                 f"its compiled graphs ({DISABLED_SOURCES}), so every start compiles cold; planned as a cold start"),
-    "uncompiled": ("said warm (--compile-cache warm), but this launch compiles nothing (--enforce-eager, -O0, a "
-                   "compilation mode or level 0, backend 'eager'): no cache is read; planned as unsaid"),
+    WarmUnread.DISABLED: (f"said warm (--compile-cache warm), but the launch sets {DISABLE_ENV}=1: vLLM neither loads "
+                          f"nor saves its compiled graphs ({DISABLED_SOURCES}), so every start compiles cold; planned as "
+                          "a cold start"),
+    WarmUnread.UNCOMPILED: ("said warm (--compile-cache warm), but this launch compiles nothing (--enforce-eager, -O0, "
+                            "a compilation mode or level 0, backend 'eager'): no cache is read; planned as unsaid"),
 }  # fmt: skip
 
 # what a log's 'vLLM's torch.compile cache is disabled.' line earns in `explain` (`compile_cache_note`): what turns the
@@ -177,18 +193,18 @@ def warm_unread(version: ResolvedVersion, gpu_name: str | None, settings: Launch
     """Why a said warm cache is not what the start finds (`UNREAD_WARM`): the launch compiles nothing
     (`compiles`), or its `VLLM_DISABLE_COMPILE_CACHE` turns the cache off; None where a warm cache is read."""
     if not compiles(version, gpu_name, settings):
-        return UNREAD_WARM["uncompiled"]
-    return UNREAD_WARM["disabled"] if cache_disabled(settings) else None
+        return UNREAD_WARM[WarmUnread.UNCOMPILED]
+    return UNREAD_WARM[WarmUnread.DISABLED] if cache_disabled(settings) else None
 
 
-def said_state(inputs: EngineInputs) -> str | None:
+def said_state(inputs: EngineInputs) -> SaidCacheState | None:
     """How the plan's start note says the cache's state (`StartCacheCharge.state`): cold as said, cold where the
     launch's `VLLM_DISABLE_COMPILE_CACHE` overrides a said warm, warm as said where the runner charges nothing apart
     for the compile; None where not said."""
     said = inputs.measured.compile_cache
     if said == "warm":
-        return DISABLED_STATE if cache_disabled(inputs.settings) else WARM_SAID_V1
-    return COLD_SAID if said == "cold" else None
+        return SaidCacheState.OVERRIDDEN_COLD if cache_disabled(inputs.settings) else SaidCacheState.WARM_UNCHARGED
+    return SaidCacheState.COLD if said == "cold" else None
 
 
 def unread_warm_note(inputs: EngineInputs) -> str | None:
