@@ -100,3 +100,16 @@ def test_a_fold_without_the_most_takes_the_next_source() -> None:
     most, found = profile_span({"vllm": list(RECORDS.values())}, fits, RECORDS[MOST].source)
     assert all(not key.startswith("kuotunyu") for key, _ in found)
     assert 1.10 < most / 2**30 < 1.13
+
+
+def test_the_interval_names_the_desktop_where_its_span_is_the_widest() -> None:
+    """The span (1.68 GiB, the closed-loop session's arithmetic above) is more than any term's held-out error on that
+    launch, so the plan names the desktop as what widens its interval most (its low end), not the widest term; the
+    same launch without a desktop names that term."""
+    record = RECORDS[MOST]
+    with_desktop, without = _plan(record), _plan(record, desktop=False)
+    widest = without.dominant
+    assert widest is not None and widest.term is not Term.DESKTOP
+    assert widest.error_bytes * without.estimate.interval_scale < DESKTOP_PROFILE_BYTES
+    named = with_desktop.dominant
+    assert named is not None and named.term is Term.DESKTOP and named.error_bytes == DESKTOP_PROFILE_BYTES
