@@ -226,7 +226,9 @@ def preload_estimate(
         if is_unified(ledger.gpu_name) else None,
         # a desktop's share is in a free memory given (before or after the load): the low end takes nothing more
         desktop=desktop_host(charged=from_free, free_measured=free_measured, held_bytes=desktop_held_bytes(support),
-                             seen=ledger.measured.desktop_seen, profile_bytes=desktop_profile_bytes(support))
+                             seen=ledger.measured.desktop_seen, profile_bytes=desktop_profile_bytes(support),
+                             runtime_measured=all(estimate.source == "measured" for estimate in estimates
+                                                  if estimate.term in RUNTIME_TERMS))  # fmt: skip
         if ledger.measured.desktop else None,
     )
 

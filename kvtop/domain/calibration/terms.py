@@ -172,11 +172,8 @@ class PreloadEstimate(BaseModel):
     def unmodelled_runtime_bytes(self) -> int:
         """What a desktop may take while an engine that sizes from the total profiles (vLLM's non-torch memory):
         the low end's runtime memory takes it, the centre and the high end do not; 0 where the runtime memory was
-        measured (what the desktop took is in it) or no desktop start measured it."""
-        runtime = [estimate for estimate in self.terms if estimate.term in RUNTIME_TERMS]
-        if self.desktop is None or not any(estimate.source != "measured" for estimate in runtime):
-            return 0
-        return self.desktop.profile_bytes
+        measured (what the desktop took is in it) or no desktop start measured it (`DesktopHost.profile_bytes`)."""
+        return self.desktop.profile_bytes if self.desktop is not None else 0
 
     @property
     def desktop_term(self) -> TermEstimate | None:

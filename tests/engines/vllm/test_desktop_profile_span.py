@@ -113,3 +113,17 @@ def test_the_interval_names_the_desktop_where_its_span_is_the_widest() -> None:
     assert widest.error_bytes * without.estimate.interval_scale < DESKTOP_PROFILE_BYTES
     named = with_desktop.dominant
     assert named is not None and named.term is Term.DESKTOP and named.error_bytes == DESKTOP_PROFILE_BYTES
+
+
+def test_a_given_runtime_memory_takes_no_span_and_says_why() -> None:
+    """Where the runtime memory is given (`--non-kv-memory`, read at a start with the desktop), what the desktop took
+    during that profile is in it: the low end takes no span, and neither the sentence nor `profile_bytes` claims one."""
+    record = RECORDS[MOST]
+    assert record.model is not None and record.gpu_total_bytes is not None
+    measured = record.host_measured().model_copy(update={"desktop": True, "non_kv_bytes": 2 * 2**30})
+    plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
+                            gpu_name=gpu_key(record.gpu), measured=measured)  # fmt: skip
+    desktop = plan.estimate.desktop
+    assert desktop is not None and desktop.profile_bytes == 0 and plan.estimate.unmodelled_runtime_bytes == 0
+    assert f"({gib(DESKTOP_PROFILE_BYTES)})" not in desktop.note and "runtime memory given" in desktop.note
+    assert plan.dominant is None or plan.dominant.term is not Term.DESKTOP
