@@ -319,7 +319,9 @@ class CapacityPlan(BaseModel):
             return None
         largest = self.estimate.dominant
         widths = [(largest.error_bytes * self.estimate.interval_scale, largest)] if largest is not None else []
-        widths += [(own.error_bytes, own) for own in (self.extrapolation_term, self.estimate.desktop_term) if own]
+        # the desktop lowers the low end only: no reason a plan that fits nowhere fails at its kindest end
+        desktop = self.estimate.desktop_term if self.token_capacity_max > 0 else None
+        widths += [(own.error_bytes, own) for own in (self.extrapolation_term, desktop) if own]
         return max(widths, key=lambda width: width[0])[1] if widths else None
 
     @property

@@ -127,3 +127,18 @@ def test_a_given_runtime_memory_takes_no_span_and_says_why() -> None:
     assert desktop is not None and desktop.profile_bytes == 0 and plan.estimate.unmodelled_runtime_bytes == 0
     assert f"({gib(DESKTOP_PROFILE_BYTES)})" not in desktop.note and "runtime memory given" in desktop.note
     assert plan.dominant is None or plan.dominant.term is not Term.DESKTOP
+
+
+def test_a_plan_that_fits_nowhere_does_not_blame_the_desktop() -> None:
+    """At 0.70 of the 24,564 MiB card (17,195 MiB) Qwen3-8B's 15.27 GiB of weights leave less than one 40,960-token
+    request's 5.63 GiB of KV even at the kindest end, which the desktop's span does not touch (it lowers the low end
+    only): the plan names a term of its budget, as the same launch without the desktop does."""
+    record = RECORDS[MOST]
+    assert record.model is not None and record.gpu_total_bytes is not None
+    settings = record.settings.model_copy(update={"gpu_memory_utilization": 0.70, "context_length": 40_960})
+    plans = [planned_capacity(record.model, settings, gpu_total_bytes=record.gpu_total_bytes, gpu_name=gpu_key(record.gpu),
+                              measured=record.host_measured().model_copy(update={"desktop": desktop}))
+             for desktop in (True, False)]  # fmt: skip
+    assert all(plan.token_capacity_max == 0 for plan in plans)
+    named = [plan.dominant for plan in plans]
+    assert named[0] is not None and named[0].term is not Term.DESKTOP and named[0] == named[1]
