@@ -16,10 +16,10 @@ then comes off its KV cache (`host_memory.DESKTOP_DURING_PROFILE`): `profile_exc
 starts, what the start left beside weights (the log's, else the book's) and KV (the logged tokens or GiB) beyond the
 plan's runtime terms, and `host_memory.DESKTOP_PROFILE_BYTES` is the most of it (a start that left less widens nothing).
 
-`desktop_fits` holds those figures as fits (`plan_fits.DESKTOP_HELD_KEY`) among `evaluate.fit_all`'s, so the judgement
-plans a desktop start with the share of the other sources' desktop starts, like every other figure; a fold with none
-left has no desktop fit, and its plan's low end takes nothing for the desktop (what the product takes with no desktop
-start in the corpus: `DESKTOP_HELD_BYTES` 0), the desktop only said "not modelled".
+`desktop_fits` holds those figures as fits (`DESKTOP_HELD_KEY`, `DESKTOP_PROFILE_KEY`) among `evaluate.fit_all`'s,
+so the judgement plans a desktop start with the figures of the other sources' desktop starts, like every other figure;
+a fold with none left has no desktop fit, and its plan's low end takes nothing for the desktop (what the product takes
+with no desktop start in the corpus: 0 bytes), the desktop only said "not modelled".
 """
 
 from __future__ import annotations

@@ -189,8 +189,9 @@ def observed(record: Record, term: Term, totals: dict[str, LinearTerm]) -> int |
 
 
 def fit_all(corpus: Corpus, leave_out: str | None = None, skip_gpus: frozenset[str] = frozenset()) -> dict[str, LinearTerm]:
-    """Every engine's fits, the CUDA totals, the weights book's errors and a desktop's share beyond Linux, on every
-    record but `leave_out` (and without the totals printed outside a log of the GPU models in `skip_gpus`)."""
+    """Every engine's fits, the CUDA totals, the weights book's errors, a desktop's share beyond Linux and its span
+    during an engine's profile (desktop.py), on every record but `leave_out` (and without the totals printed outside a
+    log of the GPU models in `skip_gpus`)."""
     fits = {**cuda_total_fits(corpus, leave_out, skip_gpus), **weights_fits(corpus, leave_out)}
     fits.update(assumed_context_fits(corpus, fits, leave_out))
     fits.update(cuda_context_fits(corpus, fits, leave_out))

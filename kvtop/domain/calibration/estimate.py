@@ -226,7 +226,9 @@ def preload_estimate(
         if is_unified(ledger.gpu_name) else None,
         # a desktop's share is in a free memory given (before or after the load): the low end takes nothing more
         desktop=desktop_host(charged=from_free, free_measured=free_measured, held_bytes=desktop_held_bytes(support),
-                             seen=ledger.measured.desktop_seen, profile_bytes=desktop_profile_bytes(support))
+                             seen=ledger.measured.desktop_seen, profile_bytes=desktop_profile_bytes(support),
+                             runtime_measured=all(estimate.source == "measured" for estimate in estimates
+                                                  if estimate.term in RUNTIME_TERMS))  # fmt: skip
         if ledger.measured.desktop else None,
     )
 
@@ -307,17 +309,20 @@ class CapacityPlan(BaseModel):
 
     @property
     def dominant(self) -> TermEstimate | None:
-        """The term whose error widens the interval most: the one to measure first; the host's assumed share where
-        part of it refuses the start; None where no term widens it."""
+        """The term whose error widens the interval most: the one to measure first (a term's error × the interval
+        scale, the widening outside the corpus, or what the low end takes for a desktop); the host's assumed share
+        where part of it refuses the start; None where no term widens it."""
         if self.start is not None and self.start.refused_in_span:
             unified = self.estimate.unified_host
             return host_term(self.ledger.gpu_name, unified.total_bytes) if unified is not None else None
         if self.zero_wide or self.fixed_by is not None:
             return None
-        own, largest = self.extrapolation_term, self.estimate.dominant
-        if own is not None and (largest is None or own.error_bytes > largest.error_bytes * self.estimate.interval_scale):
-            return own
-        return largest
+        largest = self.estimate.dominant
+        widths = [(largest.error_bytes * self.estimate.interval_scale, largest)] if largest is not None else []
+        # the desktop lowers the low end only: no reason a plan that fits nowhere fails at its kindest end
+        desktop = self.estimate.desktop_term if self.token_capacity_max > 0 else None
+        widths += [(own.error_bytes, own) for own in (self.extrapolation_term, desktop) if own]
+        return max(widths, key=lambda width: width[0])[1] if widths else None
 
     @property
     def extrapolation_bytes(self) -> int:

@@ -98,11 +98,14 @@ DESKTOP_DURING_PROFILE = (
 DESKTOP_PROFILE_KEY = "desktop.beside_during_profile"
 
 
-def desktop_note(*, charged: bool, held_bytes: int, measured: bool = False, profile_bytes: int = 0) -> str:
+def desktop_note(
+    *, charged: bool, held_bytes: int, measured: bool = False, profile_bytes: int = 0, runtime_measured: bool = False
+) -> str:
     """The plan's sentence for a desktop sharing the card: not modelled, and what it can do to this engine's plan
     (`measured`: the free memory was given, so what the desktop held at the start is in it and nothing is charged;
     `held_bytes`: what the low end takes, 0 where no desktop start measured it; `profile_bytes`: what the low end of
-    an engine that sizes from the total takes as runtime memory for it, 0 where none was measured)."""
+    an engine that sizes from the total takes as runtime memory for it, 0 where none was measured;
+    `runtime_measured`: its runtime memory was given, so what the desktop took during that start's profile is in it)."""
     if measured:
         return (f"{DESKTOP_NOTE.split(':')[0]}: a desktop (Windows, WSL2) shares this GPU; what it held before the "
                 "engine started is in the free memory given, what it takes later is not")  # fmt: skip
@@ -111,7 +114,8 @@ def desktop_note(*, charged: bool, held_bytes: int, measured: bool = False, prof
                 f"({gib(held_bytes)})")  # fmt: skip
     if charged:
         return f"{DESKTOP_NOTE}; no desktop start measured what it holds, so the low end takes nothing for it"
-    span = (f"; its low end takes the most such starts left beside weights and KV beyond their plans "
+    span = ("; the runtime memory given holds what it took during that start's profile"
+            if runtime_measured else f"; its low end takes the most such starts left beside weights and KV beyond their plans "
             f"({gib(profile_bytes)})" if profile_bytes > 0 else "; no desktop start measured it, so the low end "
             "takes nothing for it")  # fmt: skip
     return (f"{DESKTOP_NOTE}; the engine sizes from the total, so it starts only where the desktop leaves what it asks "
@@ -184,16 +188,18 @@ def host_term(gpu_name: str | None, total_bytes: int) -> TermEstimate | None:
 
 
 def desktop_host(
-    *, charged: bool, free_measured: bool, held_bytes: int, seen: HostDesktop | None = None, profile_bytes: int = 0
+    *, charged: bool, free_measured: bool, held_bytes: int, seen: HostDesktop | None = None, profile_bytes: int = 0,
+    runtime_measured: bool = False,
 ) -> DesktopHost:
     """A desktop sharing the card: its sentence and what the low end takes (`free_measured`: the free memory before
     or after the load was given, and holds what the desktop took before the start; `held_bytes`: the fits' desktop
     share, `DESKTOP_HELD_KEY`, 0 where they have none; `profile_bytes`: the fits' span of what such starts of an
     engine that sizes from the total left beside weights and KV, `DESKTOP_PROFILE_KEY`, taken only where not
-    `charged`; `seen`: the node showed the desktop itself, a WSL2 kernel, and the sentence says where it was read)."""
-    during = 0 if charged else profile_bytes
+    `charged` or `runtime_measured` (every runtime term given: what the desktop took then is in them); `seen`: the node showed the desktop itself, a WSL2 kernel, and the sentence says where it was read)."""
+    during = 0 if charged or runtime_measured else profile_bytes
     note = desktop_note(charged=charged and not free_measured, measured=charged and free_measured,
-                        held_bytes=held_bytes, profile_bytes=during)  # fmt: skip
+                        held_bytes=held_bytes, profile_bytes=during,
+                        runtime_measured=runtime_measured and not charged)  # fmt: skip
     if seen is not None:
         note = f"{note} ({seen.cited})"
     return DesktopHost(low_end_bytes=held_bytes if charged and not free_measured else 0, note=note,

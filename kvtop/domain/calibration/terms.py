@@ -40,6 +40,9 @@ class Term(str, Enum):
     # the widening of a plan outside what its engine's corpus covers (extrapolation.py): no budget figure of its own,
     # the plan's ends take it (`CapacityPlan.extrapolation_term`)
     EXTRAPOLATION = "extrapolation"
+    # what a desktop sharing the card may take that the plan does not model (host_memory.py): no budget figure of its
+    # own, only the low end takes it (`PreloadEstimate.desktop_term`)
+    DESKTOP = "desktop"
 
 
 # Terms whose bytes the engines charge as runtime memory besides the weights (vLLM's non-KV memory,
@@ -169,11 +172,18 @@ class PreloadEstimate(BaseModel):
     def unmodelled_runtime_bytes(self) -> int:
         """What a desktop may take while an engine that sizes from the total profiles (vLLM's non-torch memory):
         the low end's runtime memory takes it, the centre and the high end do not; 0 where the runtime memory was
-        measured (what the desktop took is in it) or no desktop start measured it."""
-        runtime = [estimate for estimate in self.terms if estimate.term in RUNTIME_TERMS]
-        if self.desktop is None or not any(estimate.source != "measured" for estimate in runtime):
-            return 0
-        return self.desktop.profile_bytes
+        measured (what the desktop took is in it) or no desktop start measured it (`DesktopHost.profile_bytes`)."""
+        return self.desktop.profile_bytes if self.desktop is not None else 0
+
+    @property
+    def desktop_term(self) -> TermEstimate | None:
+        """What the low end takes for a desktop sharing the card (before the load, and during an engine's profile) as a
+        term of the interval, so the plan can name it where it widens the interval most; None: it takes nothing."""
+        taken = self.unmodelled_host_bytes + self.unmodelled_runtime_bytes
+        if self.desktop is None or not taken:
+            return None
+        return TermEstimate(term=Term.DESKTOP, label="what a desktop sharing the GPU may take, at the low end only",
+                            bytes=0, error_bytes=taken, source="calibrated", basis=self.desktop.note)  # fmt: skip
 
     def term(self, term: Term) -> TermEstimate | None:
         return next((estimate for estimate in self.terms if estimate.term is term), None)

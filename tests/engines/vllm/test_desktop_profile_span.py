@@ -100,3 +100,45 @@ def test_a_fold_without_the_most_takes_the_next_source() -> None:
     most, found = profile_span({"vllm": list(RECORDS.values())}, fits, RECORDS[MOST].source)
     assert all(not key.startswith("kuotunyu") for key, _ in found)
     assert 1.10 < most / 2**30 < 1.13
+
+
+def test_the_interval_names_the_desktop_where_its_span_is_the_widest() -> None:
+    """The span (1.68 GiB, the closed-loop session's arithmetic above) is more than any term's held-out error on that
+    launch, so the plan names the desktop as what widens its interval most (its low end), not the widest term; the
+    same launch without a desktop names that term."""
+    record = RECORDS[MOST]
+    with_desktop, without = _plan(record), _plan(record, desktop=False)
+    widest = without.dominant
+    assert widest is not None and widest.term is not Term.DESKTOP
+    assert widest.error_bytes * without.estimate.interval_scale < DESKTOP_PROFILE_BYTES
+    named = with_desktop.dominant
+    assert named is not None and named.term is Term.DESKTOP and named.error_bytes == DESKTOP_PROFILE_BYTES
+
+
+def test_a_given_runtime_memory_takes_no_span_and_says_why() -> None:
+    """Where the runtime memory is given (`--non-kv-memory`, read at a start with the desktop), what the desktop took
+    during that profile is in it: the low end takes no span, and neither the sentence nor `profile_bytes` claims one."""
+    record = RECORDS[MOST]
+    assert record.model is not None and record.gpu_total_bytes is not None
+    measured = record.host_measured().model_copy(update={"desktop": True, "non_kv_bytes": 2 * 2**30})
+    plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
+                            gpu_name=gpu_key(record.gpu), measured=measured)  # fmt: skip
+    desktop = plan.estimate.desktop
+    assert desktop is not None and desktop.profile_bytes == 0 and plan.estimate.unmodelled_runtime_bytes == 0
+    assert f"({gib(DESKTOP_PROFILE_BYTES)})" not in desktop.note and "runtime memory given" in desktop.note
+    assert plan.dominant is None or plan.dominant.term is not Term.DESKTOP
+
+
+def test_a_plan_that_fits_nowhere_does_not_blame_the_desktop() -> None:
+    """At 0.70 of the 24,564 MiB card (17,195 MiB) Qwen3-8B's 15.27 GiB of weights leave less than one 40,960-token
+    request's 5.63 GiB of KV even at the kindest end, which the desktop's span does not touch (it lowers the low end
+    only): the plan names a term of its budget, as the same launch without the desktop does."""
+    record = RECORDS[MOST]
+    assert record.model is not None and record.gpu_total_bytes is not None
+    settings = record.settings.model_copy(update={"gpu_memory_utilization": 0.70, "context_length": 40_960})
+    plans = [planned_capacity(record.model, settings, gpu_total_bytes=record.gpu_total_bytes, gpu_name=gpu_key(record.gpu),
+                              measured=record.host_measured().model_copy(update={"desktop": desktop}))
+             for desktop in (True, False)]  # fmt: skip
+    assert all(plan.token_capacity_max == 0 for plan in plans)
+    named = [plan.dominant for plan in plans]
+    assert named[0] is not None and named[0].term is not Term.DESKTOP and named[0] == named[1]
