@@ -65,7 +65,7 @@ def test_a_native_linux_desktop_keeps_the_drivers_gap(card: str, printed: str) -
 
 
 def test_every_record_whose_source_says_wsl_is_planned_as_wsl2() -> None:
-    said = {r.id for r in RECORDS.values() if "wsl" in json.dumps(r.raw).lower()}
+    said = {r.id for r in RECORDS.values() if "wsl" in json.dumps(r.raw).lower()} - NATIVE_THOUGH_WSL_NAMED
     assert said == {r.id for r in RECORDS.values() if r.wsl2}
     # 7 before session 60, + 9 its SOURCES.md names as WSL2 starts: the 7 RTX 4090 lab records (file61510271682-*,
     # file61585879089-*), the RTX 5060 Ti run note (file70376054105-*) and the RTX 3060 SGLang start (ghourimarti-*);
@@ -74,6 +74,11 @@ def test_every_record_whose_source_says_wsl_is_planned_as_wsl2() -> None:
     # GLM-4 on an RTX 4090 (tritonbackend-issue625-*); + 16 in session 63: the RTX 4070 Laptop sweep (sanss-infra-lab-*,
     # six) and the RTX 3050 Laptop project (damnkuldeep-*), the RTX 4080 Laptop study's nine (file69415599131-*)
     assert len(said) == 7 + 9 + 11 + 5 + 16
+
+
+# records whose source names WSL2 only to say the start left it: Vote-App's compose header, 'live-verified on native
+# Ubuntu after a WSL2 / Docker Desktop bug' (session 64)
+NATIVE_THOUGH_WSL_NAMED = frozenset({"burbanit0-vote-app-qwen3-8b-awq-rtx5070ti-v0300-u080"})
 
 
 def test_the_wsl2_origin_is_a_cards_own_figure_never_the_operators() -> None:
