@@ -44,8 +44,3 @@ def flashinfer_copies(version: ResolvedVersion, model: ModelSpec, v0: bool) -> f
         return None
     cast = 0.0 if model.dtype_bytes == FLOAT32_BYTES else 1.0
     return model.dtype_bytes / FLOAT32_BYTES + cast + extra
-
-
-def flashinfer_source(version: ResolvedVersion) -> str:
-    """Where the era's count comes from, for a plan's basis."""
-    return FLASHINFER_EXTRA_ERAS.era(version).source
