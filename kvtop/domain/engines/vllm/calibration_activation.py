@@ -33,7 +33,6 @@ from kvtop.domain.engines.vllm.pooling import pooling_estimate, refuse_unmodelle
 from kvtop.domain.engines.vllm.pooling_runner import pooling_runner
 from kvtop.domain.engines.vllm.profile_run import batch_limits, lora, runs_opt_in_v1
 from kvtop.domain.engines.vllm.rejection_sampler import rejection_extra_bytes
-from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.sampler_path import ProfiledPath, profiled_sampler_path
 from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
 from kvtop.domain.engines.vllm.text_only import profiles_encoder, refuse_unread
@@ -293,14 +292,17 @@ def _guess_on_path(inputs: CalibrationInputs, fit: LinearTerm, guess: int, token
     that path is FlashInfer's (`sampler_path.py`: the official image at v0.9.0 – v0.11.0) the fit's logits copies
     beyond FlashInfer's (`flashinfer_copies.py`) come off as `_sampler_path_error` takes them off a fitted peak, never below the forward's MLP
     transient (`held_forward_bytes`); the guess's own error (the fitted figure or 2 GiB) keeps the native path. The
-    V1 runner's only: V2's dummy batch asks for neither path (sampler_path.py), and its guess is not read here."""
+    path is `_sampler_path_error`'s (`profiled_sampler_path`, a V2 launch's included): V2 runs from v0.22.0, whose
+    fit counts fewer copies than FlashInfer keeps, so nothing comes off there."""
     model = inputs.model
-    if model is None or runs_v2(inputs.version, model, inputs.settings):
+    if model is None:
         return guess, ""
     path = _profiled_path(inputs, model)
     if path.path != "flashinfer":
         return guess, ""
     kept, extra = _copies_beyond_flashinfer(inputs, model, fit, seqs)
+    if not extra:  # the fit counts no more than FlashInfer keeps (v17's 3.47 copies): nothing to take off
+        return guess, ""
     lowered = min(guess, max(guess - extra, held_forward_bytes(model, inputs.layout, tokens)))
     return lowered, (f", FlashInfer's top-k/top-p sampler ({path.why}): its logits copies beyond FlashInfer's {kept:g} "
                      f"(flashinfer_copies.py) taken off, no lower than the forward's MLP transient at {tokens:,} tokens")  # fmt: skip
