@@ -33,8 +33,7 @@ from kvtop.domain.engines.vllm.pooling import pooling_estimate, refuse_unmodelle
 from kvtop.domain.engines.vllm.pooling_runner import pooling_runner
 from kvtop.domain.engines.vllm.profile_run import batch_limits, lora, runs_opt_in_v1
 from kvtop.domain.engines.vllm.rejection_sampler import rejection_extra_bytes
-from kvtop.domain.engines.vllm.runner_eras import runs_v2
-from kvtop.domain.engines.vllm.sampler_path import profiled_sampler_path
+from kvtop.domain.engines.vllm.sampler_path import ProfiledPath, profiled_sampler_path
 from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
 from kvtop.domain.engines.vllm.text_only import profiles_encoder, refuse_unread
 from kvtop.domain.engines.vllm.v0_profile import (
@@ -293,16 +292,17 @@ def _guess_on_path(inputs: CalibrationInputs, fit: LinearTerm, guess: int, token
     that path is FlashInfer's (`sampler_path.py`: the official image at v0.9.0 – v0.11.0) the fit's logits copies
     beyond FlashInfer's (`flashinfer_copies.py`) come off as `_sampler_path_error` takes them off a fitted peak, never below the forward's MLP
     transient (`held_forward_bytes`); the guess's own error (the fitted figure or 2 GiB) keeps the native path. The
-    V1 runner's only: V2's dummy batch asks for neither path (sampler_path.py), and its guess is not read here."""
+    path is `_sampler_path_error`'s (`profiled_sampler_path`, a V2 launch's included): V2 runs from v0.22.0, whose
+    fit counts fewer copies than FlashInfer keeps, so nothing comes off there."""
     model = inputs.model
-    if model is None or runs_v2(inputs.version, model, inputs.settings):
+    if model is None:
         return guess, ""
-    path = profiled_sampler_path(inputs.version, inputs.gpu_name, model, inputs.settings.flags, inputs.settings.image,
-                                 inputs.settings)  # fmt: skip
+    path = _profiled_path(inputs, model)
     if path.path != "flashinfer":
         return guess, ""
-    kept = _flashinfer_kept(inputs, model)
-    extra = round(max(fit.coefficients[1] - kept, 0.0) * logits_gib(seqs, model) * GIB)
+    kept, extra = _copies_beyond_flashinfer(inputs, model, fit, seqs)
+    if not extra:  # the fit counts no more than FlashInfer keeps (v17's 3.47 copies): nothing to take off
+        return guess, ""
     lowered = min(guess, max(guess - extra, held_forward_bytes(model, inputs.layout, tokens)))
     return lowered, (f", FlashInfer's top-k/top-p sampler ({path.why}): its logits copies beyond FlashInfer's {kept:g} "
                      f"(flashinfer_copies.py) taken off, no lower than the forward's MLP transient at {tokens:,} tokens")  # fmt: skip
@@ -390,13 +390,10 @@ def _sampler_path_error(
     after it."""
     if activation is None or fit is None or inputs.model is None or activation.source != "calibrated":
         return activation
-    path, why, warms_native = profiled_sampler_path(inputs.version, inputs.gpu_name, inputs.model,
-                                                    inputs.settings.flags, inputs.settings.image, inputs.settings)  # fmt: skip
+    path, why, warms_native = _profiled_path(inputs, inputs.model)
     if path == "native":  # the serving path FlashInfer's or unknown, the native warm-up's peak: said here
         return activation.model_copy(update={"basis": f"{activation.basis}; {why}"}) if warms_native else activation
-    kept = _flashinfer_kept(inputs, inputs.model)
-    copies = max(fit.coefficients[1] - kept, 0.0)  # the fit's logits coefficient: copies of seqs × vocab × 4 B
-    extra = round(copies * logits_gib(seqs, inputs.model) * GIB)
+    kept, extra = _copies_beyond_flashinfer(inputs, inputs.model, fit, seqs)
     if not extra:
         return activation
     if path == "either":
@@ -410,11 +407,19 @@ def _sampler_path_error(
     })  # fmt: skip
 
 
-def _flashinfer_kept(inputs: CalibrationInputs, model: ModelSpec) -> float:
-    """The copies of seqs × vocab × 4 B FlashInfer's path keeps in the profile (`flashinfer_copies.py`: 3.5 in a
-    16-bit model from v0.9.0, 2.5 at v0.8.x); one where its sampler was not read (V0's), as assumed before."""
+def _profiled_path(inputs: CalibrationInputs, model: ModelSpec) -> ProfiledPath:
+    """The sampler path whose copies this launch's profile holds (`sampler_path.profiled_sampler_path`)."""
+    settings = inputs.settings
+    return profiled_sampler_path(inputs.version, inputs.gpu_name, model, settings.flags, settings.image, settings)
+
+
+def _copies_beyond_flashinfer(inputs: CalibrationInputs, model: ModelSpec, fit: LinearTerm, seqs: int) -> tuple[float, int]:
+    """(the copies of seqs × vocab × 4 B FlashInfer's path keeps in the profile, `flashinfer_copies.py`: 3.5 in a
+    16-bit model from v0.9.0, 2.5 at v0.8.x, one where its sampler was not read (V0's), as assumed before; the bytes
+    of the fit's logits copies beyond them, which its logits coefficient counts on the native path)."""
     copies = flashinfer_copies(inputs.version, model, activation_key(inputs) == "vllm.activation.v0")
-    return 1.0 if copies is None else copies
+    kept = 1.0 if copies is None else copies
+    return kept, round(max(fit.coefficients[1] - kept, 0.0) * logits_gib(seqs, model) * GIB)
 
 
 def activation_features(inputs: CalibrationInputs, model: ModelSpec) -> tuple[float, ...]:

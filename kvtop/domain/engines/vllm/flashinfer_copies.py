@@ -4,7 +4,7 @@ FlashInfer's path (`calibration_activation._sampler_path_error`, `sampler_path.p
 
 `_dummy_sampler_run` hands the model-dtype logits `compute_logits` returned (kept by the runner) to the sampler, which
 casts them to float32 (`logits.to(torch.float32)`: v1/sample/sampler.py:39 at v0.8.5.post1 and v0.9.0, :87 at v0.10.2,
-:86 at v0.11.0, :90 at v0.15.1, :97 at v0.30.0; none for a float32 model) and samples with top-k and top-p set. What
+:86 at v0.11.0, :90 at v0.15.1, :97 at v0.30.0; none for a float32 model: `sampler_peak.logits_and_cast_copies`) and samples with top-k and top-p set. What
 FlashInfer's path adds beside those two is the era's (`FLASHINFER_EXTRA_ERAS`). V0's FlashInfer sampler
 (`VLLM_USE_FLASHINFER_SAMPLER=1` before v0.8.0, or a V0 start after) was not read: `None`. Read through v0.30.0;
 v0.34.0's wheel has no V1 runner, and its V2 runner's `_dummy_sampler_run` samples a second time with
@@ -15,9 +15,8 @@ v1/worker/gpu/sample/sampler.py:304-340), which takes FlashInfer's path: not mod
 from __future__ import annotations
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.sampler_peak import logits_and_cast_copies
 from kvtop.domain.model import ModelSpec
-
-FLOAT32_BYTES = 4
 
 # float32 copies of the logits FlashInfer's path makes beside the model-dtype logits and their float32 cast
 FLASHINFER_EXTRA_ERAS: Eras[float | None] = Eras((
@@ -40,12 +39,4 @@ def flashinfer_copies(version: ResolvedVersion, model: ModelSpec, v0: bool) -> f
     """The copies of seqs × vocab × 4 B FlashInfer's path holds at once in the V1 runner's profile (3.5 in a 16-bit
     model from v0.9.0, 3 in a float32 one; 2.5 at v0.8.x), or None where it was not read (V0's sampler)."""
     extra = None if v0 else FLASHINFER_EXTRA_ERAS.at(version)
-    if extra is None:
-        return None
-    cast = 0.0 if model.dtype_bytes == FLOAT32_BYTES else 1.0
-    return model.dtype_bytes / FLOAT32_BYTES + cast + extra
-
-
-def flashinfer_source(version: ResolvedVersion) -> str:
-    """Where the era's count comes from, for a plan's basis."""
-    return FLASHINFER_EXTRA_ERAS.era(version).source
+    return None if extra is None else logits_and_cast_copies(model) + extra

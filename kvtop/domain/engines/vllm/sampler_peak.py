@@ -61,12 +61,18 @@ COUNTED_ERAS: Eras[bool] = Eras((
 ))  # fmt: skip
 
 
-def logits_copies(model: ModelSpec) -> float:
-    """Copies of seqs × vocab × 4 B the native sampler holds at once: the model-dtype logits, the float32 copy (none
-    where the model is float32), the probabilities and the exponential noise."""
-    model_dtype = model.dtype_bytes / FLOAT32_BYTES
+def logits_and_cast_copies(model: ModelSpec) -> float:
+    """Copies of seqs × vocab × 4 B every V1 top-k/top-p path holds under its own: the model-dtype logits
+    `_dummy_sampler_run` keeps and the sampler's float32 copy (`logits.to(torch.float32)`, sampler.py; none where the
+    model is float32 already)."""
     cast = 0.0 if model.dtype_bytes == FLOAT32_BYTES else 1.0
-    return model_dtype + cast + 2.0
+    return model.dtype_bytes / FLOAT32_BYTES + cast
+
+
+def logits_copies(model: ModelSpec) -> float:
+    """Copies of seqs × vocab × 4 B the native sampler holds at once: the logits and their float32 copy
+    (`logits_and_cast_copies`), the probabilities and the exponential noise."""
+    return logits_and_cast_copies(model) + 2.0
 
 
 def moe_workspace_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int, chunk: int | None) -> int:
