@@ -45,8 +45,10 @@ def test_the_trials_gpt_oss_120b_plan_holds_no_negative_term_at_either_end() -> 
     model = load_model(str(CONFIGS / "openai--gpt-oss-120b.json"))
     plan = planned_capacity(model, LaunchSettings(engine="vllm", model="openai/gpt-oss-120b", tp=8),
                             gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")  # fmt: skip
-    activation = plan.estimate.term(Term.ACTIVATION)
-    assert activation is not None and activation.error_bytes > activation.bytes  # the trial's 3.52 GiB over 1.04
+    graphs = plan.estimate.term(Term.CUDA_GRAPHS)  # the trial's activation (3.52 GiB of error over 1.04) keeps
+    # FlashInfer's 3.5 logits copies since session 64 (2.94 ± 1.38 GiB); the CUDA graphs' estimate is the term whose
+    # error passes its bytes now
+    assert graphs is not None and graphs.error_bytes > graphs.bytes
     for side in ("low", "high"):
         figures = plan.estimate.figures(side)
         assert figures.non_kv_bytes is not None and figures.non_kv_bytes >= 0, side

@@ -41,13 +41,12 @@ def test_gpt_oss_tp8_weights_beside_the_book_count_once() -> None:
     combined = estimate.combined_error_bytes
     central = plan.ledger.engine.kv_budget_bytes
     assert 0.99 * combined <= central - plan.kv_budget_min_bytes <= combined
-    # Since session 52 (CUDA graphs charged from v0.20.0: 1.95 ± 3.21 GiB beside the 1.04 ± 3.19 GiB activation) the
-    # high end cannot reach the combined error: no term moves below 0 bytes nor beyond its own error (terms.py
-    # `_end_moves`), so it moves by those caps, each once: the activation and the graphs to 0, the non-torch, the
-    # weights (their error alone, not the beside figure again) and the CUDA total's 0.92 by their errors
-    total, activation, non_torch, graphs = (estimate.term(term) for term in
-                                            (Term.CUDA_TOTAL, Term.ACTIVATION, Term.NON_TORCH, Term.CUDA_GRAPHS))
-    assert total is not None and activation is not None and non_torch is not None and graphs is not None
-    assert activation.error_bytes > activation.bytes and graphs.error_bytes > graphs.bytes  # both stop at 0
-    caps = 0.92 * total.error_bytes + weights.error_bytes + non_torch.error_bytes + activation.bytes + graphs.bytes
-    assert caps < combined and abs(plan.kv_budget_max_bytes - central - caps) < 2**20
+    # Session 52 to 63 (CUDA graphs charged from v0.20.0: 1.95 ± 3.21 GiB beside a 1.04 ± 3.19 GiB activation) the high
+    # end could not reach the combined error: both stopped at 0. Since session 64 the activation keeps FlashInfer's 3.5
+    # logits copies (flashinfer_copies.py: 2.94 ± 1.38 GiB), so only the graphs stop at 0 and the rest of the move is
+    # shared among the others, none beyond its own error (terms.py `_end_moves`): the high end reaches the combined
+    # error as the low end does, by the CUDA total's 0.92 a little less
+    activation, graphs = (estimate.term(term) for term in (Term.ACTIVATION, Term.CUDA_GRAPHS))
+    assert activation is not None and graphs is not None
+    assert activation.error_bytes < activation.bytes and graphs.error_bytes > graphs.bytes  # only the graphs stop at 0
+    assert 0.99 * combined <= plan.kv_budget_max_bytes - central <= combined

@@ -31,6 +31,11 @@ from tests.fakes.fake_process_table import (
 )
 from tests.fakes.fake_pynvml import MIB, FakeGpu, FakePynvml
 
+# FlashInfer's top-k/top-p path keeps 3.5 logits-sized float32 copies of a 16-bit model's logits while it samples: the
+# logits (half), their float32 cast, top_k_mask_logits' masked copy and its softmax (vLLM v1/sample/sampler.py:97 and
+# topk_topp_sampler.py:489-526 at v0.30.0; FlashInfer sampling.py:980-981 at 0.3.0): a fit's copies beyond it come off
+FLASHINFER_KEPT = 3.5
+
 GPT_OSS = "openai/gpt-oss-120b"
 
 
@@ -112,7 +117,7 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     v2_graphs = round(per_node * (1 + 34) * 36 / 1000 * GIB)  # V2's own form: the first capture, FULL beyond the first
     activation = vllm_activation_bytes("v17", seqs=256, vocab=201_088, tokens=1_024, hidden=2_880,
                                        mlp_width=4 * (3 * 2_880 + 2_880), moe=True)  # fmt: skip
-    flashinfer = round((VLLM_FITS["vllm.activation.v17"].coefficients[1] - 1) * 256 * 201_088 * 4)
+    flashinfer = round(max(0.0, VLLM_FITS["vllm.activation.v17"].coefficients[1] - FLASHINFER_KEPT) * 256 * 201_088 * 4)
     non_torch = round(VLLM_FITS["vllm.non_torch.v18"].coefficients[0] * GIB)
     # the latest release runs gpt-oss on V2's runner, which from v0.29.0 takes its measured graphs off beside what its
     # profile held (gpu_worker.py:606-610 at v0.29.0): the V1 graph figure stands for what the profile held, and V2's
@@ -132,7 +137,12 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     context = round(VLLM_FITS["vllm.context"].coefficients[0] * GIB)
     headroom = cuda_total - context - max(GIB, int(0.75 * (activation - flashinfer))) - vllm.ledger.weights_bytes - runtime
     assert budget < headroom and vllm.ledger.engine.kv_budget_bytes == budget
-    assert budget // (4 * 589_824) == vllm.ledger.engine.num_blocks  # a block of 64 tokens: four of 16's
+    # a block of 64 tokens (four of 16's) is 4 × 589,824 B over the 18 layer slots the two attention groups share
+    # (18 full + 18 sliding-window layers, one tensor a slot: 64 tokens × 2 × 8 KV heads × 64 × 2 B = 131,072 B a
+    # slot's block), each slot mapped in whole 2 MiB granules by 0.34.0's extensible cache (extensible_kv_cache.py:304-318
+    # blocks_within: n × page ≤ ⌊available ÷ (slots × granule)⌋ × granule)
+    assert 18 * 131_072 == 4 * 589_824
+    assert budget // (18 * 2 * MIB) * (2 * MIB) // 131_072 == vllm.ledger.engine.num_blocks
     assert vllm.ledger.token_capacity == vllm.ledger.engine.num_blocks * 131_072 // 2_083
     assert vllm.ledger.gpu_total_bytes == 81_920 * MIB and vllm.ledger.kv_bytes_per_token == 73_728
     [rank] = vllm.ranks
@@ -141,9 +151,8 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     # the rank's prediction is the explained ledger's rank (no log here: the ledger's own), and at 0.34.0 the
     # co-tenant's 4,770 MiB come off the free memory at the worker's start, which then binds below the request
     assert headroom - 4_770 * MIB < budget
-    # its blocks in whole 2 MiB granules of each of the 36 layers' regions (extensible_kv_cache.py:304-318
-    # blocks_within): a block is 4 × 589,824 B over 36 layers, 65,536 B a layer
-    rank_blocks = (headroom - 4_770 * MIB) // (36 * 2 * MIB) * (2 * MIB) // (4 * 589_824 // 36)
+    # its blocks in whole 2 MiB granules of each of the 18 slots (above)
+    rank_blocks = (headroom - 4_770 * MIB) // (18 * 2 * MIB) * (2 * MIB) // 131_072
     assert rank.predicted.token_capacity == rank_blocks * 131_072 // 2_083 < vllm.ledger.token_capacity
     assert vllm.engine.live.state is EndpointState.UNREACHABLE
     assert "not visible" in snapshot.notice
@@ -269,7 +278,7 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     v2_graphs = round(per_node * (1 + 50) * 36 / 1000 * GIB)  # V2's own form: the first capture, FULL beyond the first
     activation = vllm_activation_bytes("v17", seqs=1_024, vocab=201_088, tokens=1_024, hidden=2_880,
                                        mlp_width=4 * (3 * 2_880 / 8 + 2_880), moe=True)  # fmt: skip
-    flashinfer = round((VLLM_FITS["vllm.activation.v17"].coefficients[1] - 1) * 1_024 * 201_088 * 4)
+    flashinfer = round(max(0.0, VLLM_FITS["vllm.activation.v17"].coefficients[1] - FLASHINFER_KEPT) * 1_024 * 201_088 * 4)
     non_torch_fit = VLLM_FITS["vllm.non_torch.v18"].coefficients
     workspace = (8 + 2 + 24) << 20  # FlashInfer's fusion workspace at TP 8 (182 tokens × 2,880)
     non_torch = round((non_torch_fit[0] + non_torch_fit[1]) * GIB) + workspace

@@ -18,6 +18,7 @@ from kvtop.domain.engines.sglang.weights_held import rope_cache_of, rope_cache_r
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.rounding import round_up
 
 SAFETY_FACTOR, MARGIN, ALIGN = 2, 256, 128  # environ.py's defaults (module docstring)
 
@@ -39,7 +40,7 @@ def speculative_rows(settings: LaunchSettings) -> int:
 def reserve_rows(settings: LaunchSettings, context: int) -> int:
     """`reserve`: the context, the speculative expansion, the margin, aligned up."""
     reserve = context + speculative_rows(settings) + MARGIN
-    return -(-reserve // ALIGN) * ALIGN
+    return round_up(reserve, ALIGN)
 
 
 def rope_growth(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> tuple[int, str] | None:
