@@ -168,7 +168,7 @@ class VllmBudget:
             util, util_source = s.gpu_memory_utilization, "--gpu-memory-utilization"
         else:
             util, util_source = utilization_default(s, inputs.version) or default_utilization(inputs.version)
-        requested = math.ceil(total * util)
+        requested = start_request_bytes(total, util)
         steps.append(
             BudgetStep(
                 label=f"requested: ceil(total × {util:g})", bytes=requested, note=util_source, role="memory_fraction"
