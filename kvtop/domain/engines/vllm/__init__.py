@@ -24,6 +24,7 @@ from kvtop.domain.engines.vllm.flags import VllmFlags
 from kvtop.domain.engines.vllm.kv_storage import KV_STORAGE, kv_storage_for
 from kvtop.domain.engines.vllm.layer_build import with_layer_build
 from kvtop.domain.engines.vllm.load_line import LOGGED_WEIGHTS_STAGE
+from kvtop.domain.engines.vllm.mtp_build import with_mtp_build
 from kvtop.domain.engines.vllm.pp_parts import stage_parts
 from kvtop.domain.engines.vllm.pp_split import PP_SPLIT_ERAS
 from kvtop.domain.engines.vllm.release_calendar import CALENDAR, resolve_version
@@ -149,7 +150,6 @@ class VllmRules(VllmBudget, EngineBase):
         they build on each layer beside the checkpoint's tensors (layer_build.py), Kimi-K3's bf16 latent
         projections (kimi_k3.py), and Qwen3-Next/3.5's MTP fc (mtp_build.py)."""
         from kvtop.domain.engines.vllm.kimi_k3 import with_kimi_k3_build
-        from kvtop.domain.engines.vllm.mtp_build import with_mtp_build
 
         built = with_layer_build(stage_parts(model, pp_rank, pp, version), model, version)
         return with_mtp_build(with_kimi_k3_build(built, model, version), model, version)
