@@ -43,6 +43,13 @@ NOT_MODELLED_EXTENSIBLE = "not modelled under the extensible KV cache (vLLM 0.34
 #: The largest utilization vLLM takes (CacheConfig.gpu_memory_utilization ≤ 1, config/cache.py at v0.34.0); without
 #: the extensible cache the advice stays at 0.99, below the start check's whole GPU.
 EXTENSIBLE_MAX_UTILIZATION = 1.0
+ADVICE_MAX_UTILIZATION = 0.99  # the advice's ceiling where the start check asks the share free
+
+
+def covering_utilization(util: float, extra: int, total: int, ceiling: float) -> float:
+    """The utilization, in ten-thousandths rounded up, that gives `extra` bytes more of `total` than `util`, at most
+    `ceiling`: the reserve advice's fix."""
+    return min(ceiling, math.ceil((util + extra / total) * 10000) / 10000)
 
 
 def sizes_from_free(ledger: Ledger, settings: LaunchSettings | None = None) -> bool:
@@ -154,7 +161,7 @@ def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | N
     found = f"engine KV cache {gib(observed)} per rank; predicted available KV memory {gib(predicted)}"
     if sizes_from_free(ledger):
         return _extensible_reserve(engine, extra, observed, lost, summary, found)
-    raised = min(0.99, math.ceil((util + extra / total) * 10000) / 10000)
+    raised = covering_utilization(util, extra, total, ADVICE_MAX_UTILIZATION)
     fixed = ledger.settings.model_copy(update={"gpu_memory_utilization": raised})
     more = start_request_bytes(total, raised) - start_request_bytes(total, util)
     gain = replay.capacity(fixed, available_kv_bytes=observed + more) - now
@@ -186,7 +193,7 @@ def _extensible_reserve(
     assert engine.ledger is not None and engine.replay is not None
     ledger, replay = engine.ledger, engine.replay
     util, total, predicted = ledger.engine.memory_fraction, ledger.engine_total_bytes, ledger.engine.kv_budget_bytes
-    raised = min(EXTENSIBLE_MAX_UTILIZATION, math.ceil((util + extra / total) * 10000) / 10000)
+    raised = covering_utilization(util, extra, total, EXTENSIBLE_MAX_UTILIZATION)
     fixed = ledger.settings.model_copy(update={"gpu_memory_utilization": raised})
     solved = replay.solve(fixed) if raised > util else None
     more = solved.engine.kv_budget_bytes - predicted if solved is not None else 0
