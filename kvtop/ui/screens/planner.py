@@ -177,7 +177,7 @@ class PlannerScreen(NodeScreen):
                                 placeholder=placeholder,
                                 compact=True,
                                 id=f"plan-{field.key}",
-                                passed_keys=NUMBER_FIELD_KEYS if field.is_number else frozenset(),
+                                passed_keys=NUMBER_FIELD_KEYS if field.kind.is_number else frozenset(),
                             )
             # its own scroll, no tab stop: on a short terminal the per-rank rows scroll into view, never cut off
             with VerticalScroll(id="plan-result-box", can_focus=False):
