@@ -57,11 +57,6 @@ class PlanField:
     label: str
     kind: FieldKind
 
-    @property
-    def is_number(self) -> bool:
-        """Whether its text is a number (a count, a share, a size; '32K', 'x2', 'auto' at most): no P or c in it."""
-        return self.kind.is_number
-
 
 FIELDS: tuple[PlanField, ...] = (
     PlanField("model", "model", FieldKind.TEXT),

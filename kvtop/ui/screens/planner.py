@@ -61,9 +61,6 @@ from kvtop.ui.widgets.plan_result import NO_REQUESTS, outcome_table, requests_ru
 from kvtop.ui.widgets.typed_input import TypedInput
 from kvtop.units import fmt_gib
 
-#: The fields whose blank text means the engine's own pick, shown as the field's placeholder ('auto: 0.818').
-DEFAULT_HINTS = ("memory_fraction", "page_size", "context_length", "max_running_requests", "engine_version")
-
 #: The keys a number field leaves to their bindings (no number holds them): `P` probes the planned pool and `c` copies
 #: the flags from TP (focused on opening), not only from a dropdown. A word field (model, engine version, speculative)
 #: types them.
@@ -180,7 +177,7 @@ class PlannerScreen(NodeScreen):
                                 placeholder=placeholder,
                                 compact=True,
                                 id=f"plan-{field.key}",
-                                passed_keys=NUMBER_FIELD_KEYS if field.is_number else frozenset(),
+                                passed_keys=NUMBER_FIELD_KEYS if field.kind.is_number else frozenset(),
                             )
             # its own scroll, no tab stop: on a short terminal the per-rank rows scroll into view, never cut off
             with VerticalScroll(id="plan-result-box", can_focus=False):
