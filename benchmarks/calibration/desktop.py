@@ -41,6 +41,7 @@ from kvtop.domain.calibration.terms import RUNTIME_TERMS, Term
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import gpu_key
+from kvtop.domain.rounding import round_up
 from kvtop.domain.wording import GIB, MIB
 
 SEARCH_LIMIT_MIB = 4096  # no desktop was seen to hold 4 GiB beyond Linux: a search that gets there has found nothing
@@ -106,7 +107,7 @@ def desktop_held(corpus: Corpus, fits: dict[str, LinearTerm],
     found = [(record.id, excess) for records in corpus.values() for record in records
              if not left_out(record, leave_out) and (excess := desktop_excess(record, fits)) is not None]  # fmt: skip
     most = max((excess for _, excess in found), default=0)
-    return -(-most // MIB) * MIB, found
+    return round_up(most, MIB), found
 
 
 def profile_excess(record: Record, fits: dict[str, LinearTerm]) -> int | None:
@@ -144,7 +145,7 @@ def profile_span(corpus: Corpus, fits: dict[str, LinearTerm],
     found = [(record.id, excess) for records in corpus.values() for record in records
              if not left_out(record, leave_out) and (excess := profile_excess(record, fits)) is not None]  # fmt: skip
     most = max((excess for _, excess in found), default=0)
-    return -(-max(most, 0) // MIB) * MIB, found
+    return round_up(max(most, 0), MIB), found
 
 
 def desktop_fits(corpus: Corpus, fits: dict[str, LinearTerm], leave_out: str | None = None) -> dict[str, LinearTerm]:

@@ -95,7 +95,8 @@ def headroom_of(ledger: Ledger) -> Headroom | None:
         bytes=max(0, (ledger.engine.reserve_bytes if own is None else own) - kept),
     )]  # fmt: skip
     held = tuple(HeadroomReserve(label=t.label, bytes=t.bytes, feature=t.feature) for t in reserves)
-    needs += [_need(term, term.feature if term.feature in {r.feature for r in held} else None) for term in after]
+    held_features = {r.feature for r in held}
+    needs += [_need(term, term.feature if term.feature in held_features else None) for term in after]
     return Headroom(left_bytes=ledger.engine.reserve_bytes, needs=tuple(needs), reserves=held)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engines.sglang.context_len import derived_context
+from kvtop.domain.engines.sglang.vocab_launch import TRUE_WORDS
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.refusals import (
     ContextOverride,
@@ -43,7 +44,7 @@ LONG_CONTEXT_ERAS: Eras[ContextOverride] = Eras((
     Era("0.5.1", ContextOverride(env=OVERWRITE_ENV, truthy=_BOOL_WORDS),
         "0.5.1 model_config.py:176-177 `get_bool_env_var(…) or is_in_ci()` (default 'false' again); 0.5.1.post1 "
         ":176, 0.5.2 :186, 0.5.3rc0 :208 alike"),
-    Era("0.5.3rc2", ContextOverride(env=OVERWRITE_ENV, truthy=frozenset({"true", "1", "yes", "y"})),
+    Era("0.5.3rc2", ContextOverride(env=OVERWRITE_ENV, truthy=TRUE_WORDS),
         "0.5.3rc2 model_config.py:265 `envs.SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN.get()` (environ.py:192 "
         "EnvBool(False); :82-89 parse: lower() in true/1/yes/y, an unreadable value warns and takes False); 0.5.6 "
         ":298, 0.5.9 :371, 0.5.10 :391, 0.5.23 :1303 (environ.py:320, :143-150) alike"),

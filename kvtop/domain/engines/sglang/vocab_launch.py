@@ -41,7 +41,8 @@ if TYPE_CHECKING:
     from kvtop.domain.model import ModelSpec
 
 EMBED_ENV = "SGLANG_ENABLE_EMBED_REPLICATION"
-TRUE_WORDS = frozenset({"true", "1", "yes", "y"})  # srt/environ.py EnvBool.parse
+# srt/environ.py EnvBool.parse, from 0.5.3rc2 (:82-89; 0.5.23 :143-150): `value.lower() in …`, no strip
+TRUE_WORDS = frozenset({"true", "1", "yes", "y"})
 DP_HEAD_FLAG = "--enable-dp-lm-head"
 DP_HEAD_KEY = DP_HEAD_FLAG.removeprefix("--")  # its LaunchSettings.flags key
 _DSV2 = "DeepseekV2Model"
@@ -146,7 +147,7 @@ EMBEDDING_TAKES_DP_HEAD: dict[str, Eras[bool]] = {
 def replicates_embedding(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool:
     """Whether the launch's SGLANG_ENABLE_EMBED_REPLICATION makes this class's embedding whole on every rank."""
     value = settings.flags.get(EMBED_ENV)
-    if not isinstance(value, str) or value.strip().lower() not in TRUE_WORDS:
+    if not isinstance(value, str) or value.lower() not in TRUE_WORDS:
         return False
     entry = dp_attention_embedding_class(model)
     return entry is not None and entry.built_by in REPLICATING_ERAS.at(version)
