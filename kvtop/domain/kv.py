@@ -289,7 +289,7 @@ def _attention_layer_bytes(
     if fmt in ("int8", "int4"):
         return _int_layer_bytes(model, heads, dims, fmt, storage)
     if latent and model.mla is not None:
-        width = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
+        width = model.mla.latent_width
         if storage.mla_latent_as_k_and_v and fmt in ("bf16", "fp16", "fp32"):
             return float(2 * width * _ELEMENT_BYTES[fmt]), (1, width), 2
         if _ds_mla_layout(model, fmt, storage, gpu_name):
@@ -333,7 +333,7 @@ def _int_layer_bytes(
         return width if fmt == "int8" else width // 2
 
     if _stores_latent(model, storage) and model.mla is not None:
-        width = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
+        width = model.mla.latent_width
         copies = 2 if storage.mla_latent_as_k_and_v else 1
         return float(copies * (packed(width) + params)), (1, packed(width)), copies
     k, v = dims

@@ -53,7 +53,7 @@ def block_bytes(model: ModelSpec, kv: KvBook, block: int, aligned: bool) -> int:
     layers = (full.layers if full else 0) + (swa.layers if swa else 0)
     fmt = kv.kv_format
     if model.mla is not None:
-        k_dim, v_dim = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim, 0
+        k_dim, v_dim = model.mla.latent_width, 0
     else:
         k_dim, v_dim = model.head_dim, model.v_head_dim
     attention = full or swa
@@ -74,7 +74,7 @@ def block_bytes(model: ModelSpec, kv: KvBook, block: int, aligned: bool) -> int:
 def _block_size(model: ModelSpec, asked: int | None, gpu_name: str | None, notes: list[str]) -> int:
     """64 tokens; 32 for a head of ≥ 512 (MLA) unless FlashMLA runs, which needs 64 (`_adjust_block_size`)."""
     block = asked or 64
-    width = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim if model.mla else model.head_dim
+    width = model.mla.latent_width if model.mla else model.head_dim
     if width < 512:
         return block
     if FLASH_MLA_FAMILY.holds(gpu_name):

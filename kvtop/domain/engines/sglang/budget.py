@@ -351,7 +351,7 @@ class SglangBudget:
             or not dsa_cell_is_latent(version)
         ):
             return kv
-        latent = m.mla.kv_lora_rank + m.mla.qk_rope_head_dim
+        latent = m.mla.latent_width
         raw = full.model_copy(
             update={"bytes_per_token": latent * full.layers, "bytes_per_layer_token": float(latent)}
         )

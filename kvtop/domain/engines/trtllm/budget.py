@@ -118,7 +118,7 @@ def estimator_bytes_per_token(
     layers = sum(pool.layers for pool in kv.pools if pool.name in ("full", "swa"))
     layers = max(layers, 1)
     if model.mla is not None:
-        head: float = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
+        head: float = model.mla.latent_width
         factor = 1
     else:
         tp = 1 if layout.dp_attention else layout.tp
