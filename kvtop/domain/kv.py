@@ -27,6 +27,8 @@ from kvtop.domain.rounding import ceil_div
 
 PoolName = Literal["full", "swa", "dsa_index", "state", "ring", "cross"]
 KvFormat = Literal["bf16", "fp16", "fp32", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "fp4", "mxfp8", "int8", "int4"]
+# the two FP8 element formats of a plain KV cache (1 B an element); `fp8_ds_mla` is DeepSeek-V3.2's packed row, apart
+FP8_KV_FORMATS: tuple[KvFormat, ...] = ("fp8_e4m3", "fp8_e5m2")
 
 _ALIASES: dict[str, KvFormat] = {
     "bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "float16": "fp16", "half": "fp16",
@@ -128,7 +130,7 @@ def resolve_kv_format(
     GPUs where the engine stores it so (vLLM on Hopper, docs/engines/vllm.md §3)."""
     fmt = _requested_format(requested, model, storage, gpu_name)
     dsa = model.attention_kind is AttentionKind.DSA
-    if fmt in ("fp8_e4m3", "fp8_e5m2") and dsa and storage.fp8_dsa_ds_mla_family.holds(gpu_name):
+    if fmt in FP8_KV_FORMATS and dsa and storage.fp8_dsa_ds_mla_family.holds(gpu_name):
         return "fp8_ds_mla"
     return fmt
 

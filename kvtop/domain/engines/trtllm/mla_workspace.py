@@ -44,7 +44,7 @@ from kvtop.domain.engines.trtllm.budget import executor_max_num_tokens, launch_m
 from kvtop.domain.engines.trtllm.kv_storage import TRTLLM_KV_STORAGE
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import compute_capability, sm_count
-from kvtop.domain.kv import resolve_kv_format
+from kvtop.domain.kv import FP8_KV_FORMATS, resolve_kv_format
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_layers import MlaSpec
 from kvtop.domain.rounding import ceil_div, round_up
@@ -112,7 +112,7 @@ def generation_bytes(mla: MlaSpec, heads: int, max_requests: int, window: int, s
 
 def _fp8_kv(model: ModelSpec, inputs: CalibrationInputs) -> bool:
     found = resolve_kv_format(inputs.settings.kv_cache_dtype, model, TRTLLM_KV_STORAGE, gpu_name=inputs.gpu_name)
-    return found in ("fp8_e4m3", "fp8_e5m2")
+    return found in FP8_KV_FORMATS
 
 
 def held_in_torch(inputs: CalibrationInputs) -> tuple[int, str] | None:
