@@ -29,6 +29,8 @@ PoolName = Literal["full", "swa", "dsa_index", "state", "ring", "cross"]
 KvFormat = Literal["bf16", "fp16", "fp32", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "fp4", "mxfp8", "int8", "int4"]
 # the two FP8 element formats of a plain KV cache (1 B an element); `fp8_ds_mla` is DeepSeek-V3.2's packed row, apart
 FP8_KV_FORMATS: tuple[KvFormat, ...] = ("fp8_e4m3", "fp8_e5m2")
+# … and with it every FP8 KV format (1 B an element), the packed DSA row included
+ANY_FP8_KV_FORMATS: tuple[KvFormat, ...] = (*FP8_KV_FORMATS, "fp8_ds_mla")
 
 _ALIASES: dict[str, KvFormat] = {
     "bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "float16": "fp16", "half": "fp16",
@@ -276,7 +278,7 @@ def _ds_mla_layout(model: ModelSpec, fmt: KvFormat, storage: KvStorage, gpu_name
     if storage.ds_mla_on_fp8_dsa:
         if storage.raw_fp8_dsa_family.holds(gpu_name):
             return fmt == "fp8_ds_mla"
-        return fmt in ("fp8_e4m3", "fp8_e5m2", "fp8_ds_mla") and model.attention_kind is AttentionKind.DSA
+        return fmt in ANY_FP8_KV_FORMATS and model.attention_kind is AttentionKind.DSA
     return fmt == "fp8_ds_mla"
 
 

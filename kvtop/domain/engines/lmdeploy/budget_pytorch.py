@@ -31,7 +31,7 @@ from kvtop.domain.engines.lmdeploy.flags import QUANT_POLICIES
 from kvtop.domain.engines.lmdeploy.memory import free_after_weights
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import SM90_AND_NEWER
-from kvtop.domain.kv import KvBook
+from kvtop.domain.kv import ANY_FP8_KV_FORMATS, KvBook
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import round_up
 from kvtop.domain.wording import mib
@@ -96,7 +96,7 @@ def solve_pytorch(inputs: EngineInputs, backend_why: str) -> EngineResult:
     dsa_fp8 = auto_is_fp8(m, version)  # v0.11.1 – v0.16.x: FP8 with no --quant-policy, before QuantPolicy.FP8 too
     if dsa_fp8 is not None and asked == "auto":
         notes.append(f"KV fp8_ds_mla (656 B a token a layer) with no --quant-policy: {dsa_fp8.source}")
-    if asked in ("fp8_e4m3", "fp8_e5m2", "fp8_ds_mla") and not since(PYTORCH_FP8_SINCE, version):
+    if asked in ANY_FP8_KV_FORMATS and not since(PYTORCH_FP8_SINCE, version):
         raise InputError(f"LMDeploy {version.label} has no FP8 KV (quant_policy 16/17 from v0.14.0)",
                          field="--quant-policy")  # fmt: skip
     if kv.kv_format in ("int8", "int4") and not since(PYTORCH_KV_QUANT_SINCE, version):
