@@ -27,6 +27,10 @@ from kvtop.domain.rounding import ceil_div
 
 PoolName = Literal["full", "swa", "dsa_index", "state", "ring", "cross"]
 KvFormat = Literal["bf16", "fp16", "fp32", "fp8_e4m3", "fp8_e5m2", "fp8_ds_mla", "fp4", "mxfp8", "int8", "int4"]
+# the two FP8 element formats of a plain KV cache (1 B an element); `fp8_ds_mla` is DeepSeek-V3.2's packed row, apart
+FP8_KV_FORMATS: tuple[KvFormat, ...] = ("fp8_e4m3", "fp8_e5m2")
+# … and with it every FP8 KV format (1 B an element), the packed DSA row included
+ANY_FP8_KV_FORMATS: tuple[KvFormat, ...] = (*FP8_KV_FORMATS, "fp8_ds_mla")
 
 _ALIASES: dict[str, KvFormat] = {
     "bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "float16": "fp16", "half": "fp16",
@@ -128,7 +132,7 @@ def resolve_kv_format(
     GPUs where the engine stores it so (vLLM on Hopper, docs/engines/vllm.md §3)."""
     fmt = _requested_format(requested, model, storage, gpu_name)
     dsa = model.attention_kind is AttentionKind.DSA
-    if fmt in ("fp8_e4m3", "fp8_e5m2") and dsa and storage.fp8_dsa_ds_mla_family.holds(gpu_name):
+    if fmt in FP8_KV_FORMATS and dsa and storage.fp8_dsa_ds_mla_family.holds(gpu_name):
         return "fp8_ds_mla"
     return fmt
 
@@ -274,7 +278,7 @@ def _ds_mla_layout(model: ModelSpec, fmt: KvFormat, storage: KvStorage, gpu_name
     if storage.ds_mla_on_fp8_dsa:
         if storage.raw_fp8_dsa_family.holds(gpu_name):
             return fmt == "fp8_ds_mla"
-        return fmt in ("fp8_e4m3", "fp8_e5m2", "fp8_ds_mla") and model.attention_kind is AttentionKind.DSA
+        return fmt in ANY_FP8_KV_FORMATS and model.attention_kind is AttentionKind.DSA
     return fmt == "fp8_ds_mla"
 
 
@@ -289,7 +293,7 @@ def _attention_layer_bytes(
     if fmt in ("int8", "int4"):
         return _int_layer_bytes(model, heads, dims, fmt, storage)
     if latent and model.mla is not None:
-        width = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
+        width = model.mla.latent_width
         if storage.mla_latent_as_k_and_v and fmt in ("bf16", "fp16", "fp32"):
             return float(2 * width * _ELEMENT_BYTES[fmt]), (1, width), 2
         if _ds_mla_layout(model, fmt, storage, gpu_name):
@@ -333,7 +337,7 @@ def _int_layer_bytes(
         return width if fmt == "int8" else width // 2
 
     if _stores_latent(model, storage) and model.mla is not None:
-        width = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
+        width = model.mla.latent_width
         copies = 2 if storage.mla_latent_as_k_and_v else 1
         return float(copies * (packed(width) + params)), (1, packed(width)), copies
     k, v = dims

@@ -42,6 +42,11 @@ class MlaSpec(BaseModel):
     qk_nope_head_dim: int
     v_head_dim: int
 
+    @property
+    def latent_width(self) -> int:
+        """Elements of the one cached latent per token and layer: `kv_lora_rank + qk_rope_head_dim` (576 for DeepSeek-V3)."""
+        return self.kv_lora_rank + self.qk_rope_head_dim
+
 
 class MoeSpec(BaseModel):
     model_config = ConfigDict(frozen=True)

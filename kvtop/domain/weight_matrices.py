@@ -129,7 +129,7 @@ def latentattention(rank: RankMatrices, names: tuple[str, ...], layer: int) -> N
         rank.vector("norms", norm_width(m, mla.q_lora_rank) if m.body.norm_gate_rank else mla.q_lora_rank)
     else:
         rank.matrix("attention", q_width, h, tp, named("q_proj"))
-    latent = mla.kv_lora_rank + mla.qk_rope_head_dim
+    latent = mla.latent_width
     # the latent: whole; fused with q_a into one module where there is a q_a (vLLM 0.33.0 deepseek_v2.py
     # fused_qkv_a_proj, SGLang 0.5.23 fused_qkv_a_proj_with_mqa)
     rank.matrix("attention", latent, h, 1, named("kv_a_proj_with_mqa"), opens_module=not mla.q_lora_rank)

@@ -31,7 +31,7 @@ from kvtop.domain.engines.lmdeploy.flags import QUANT_POLICIES
 from kvtop.domain.engines.lmdeploy.memory import free_after_weights
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import SM90_AND_NEWER
-from kvtop.domain.kv import KvBook
+from kvtop.domain.kv import ANY_FP8_KV_FORMATS, KvBook
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import round_up
 from kvtop.domain.wording import mib
@@ -53,7 +53,7 @@ def block_bytes(model: ModelSpec, kv: KvBook, block: int, aligned: bool) -> int:
     layers = (full.layers if full else 0) + (swa.layers if swa else 0)
     fmt = kv.kv_format
     if model.mla is not None:
-        k_dim, v_dim = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim, 0
+        k_dim, v_dim = model.mla.latent_width, 0
     else:
         k_dim, v_dim = model.head_dim, model.v_head_dim
     attention = full or swa
@@ -74,7 +74,7 @@ def block_bytes(model: ModelSpec, kv: KvBook, block: int, aligned: bool) -> int:
 def _block_size(model: ModelSpec, asked: int | None, gpu_name: str | None, notes: list[str]) -> int:
     """64 tokens; 32 for a head of ≥ 512 (MLA) unless FlashMLA runs, which needs 64 (`_adjust_block_size`)."""
     block = asked or 64
-    width = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim if model.mla else model.head_dim
+    width = model.mla.latent_width if model.mla else model.head_dim
     if width < 512:
         return block
     if FLASH_MLA_FAMILY.holds(gpu_name):
@@ -96,7 +96,7 @@ def solve_pytorch(inputs: EngineInputs, backend_why: str) -> EngineResult:
     dsa_fp8 = auto_is_fp8(m, version)  # v0.11.1 – v0.16.x: FP8 with no --quant-policy, before QuantPolicy.FP8 too
     if dsa_fp8 is not None and asked == "auto":
         notes.append(f"KV fp8_ds_mla (656 B a token a layer) with no --quant-policy: {dsa_fp8.source}")
-    if asked in ("fp8_e4m3", "fp8_e5m2", "fp8_ds_mla") and not since(PYTORCH_FP8_SINCE, version):
+    if asked in ANY_FP8_KV_FORMATS and not since(PYTORCH_FP8_SINCE, version):
         raise InputError(f"LMDeploy {version.label} has no FP8 KV (quant_policy 16/17 from v0.14.0)",
                          field="--quant-policy")  # fmt: skip
     if kv.kv_format in ("int8", "int4") and not since(PYTORCH_KV_QUANT_SINCE, version):

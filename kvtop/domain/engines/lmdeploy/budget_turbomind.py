@@ -36,6 +36,7 @@ from kvtop.domain.engines.lmdeploy.turbomind_pages import PAGE_BYTES, charged_pa
 from kvtop.domain.engines.lmdeploy.turbomind_weights import ZERO_SOURCE, zero_point_extra_bytes
 from kvtop.domain.engines.versions import ResolvedVersion, era_for
 from kvtop.domain.errors import InputError, UnsupportedModelError
+from kvtop.domain.kv import ANY_FP8_KV_FORMATS
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import ceil_div
@@ -54,7 +55,7 @@ def solve_turbomind(inputs: EngineInputs, backend_why: str) -> EngineResult:
             f"LMDeploy {version.label} counted cached sequences, not KV blocks ({share.source}): not modelled",
             field="--engine-version",
         )
-    if kv.kv_format in ("fp8_e4m3", "fp8_e5m2", "fp8_ds_mla"):
+    if kv.kv_format in ANY_FP8_KV_FORMATS:
         raise InputError("TurboMind has no FP8 KV cache (quant_policy 16/17 are the PyTorch engine's): "
                          "use --quant-policy 8 (int8) or --backend pytorch", field="--quant-policy")  # fmt: skip
     steps: list[BudgetStep] = []

@@ -70,7 +70,7 @@ from kvtop.domain.engines.sglang.spec_requests import spec_default_requests
 from kvtop.domain.engines.sglang.torch_compile import check_torch_compile
 from kvtop.domain.engines.sglang.whole_fraction import WHOLE, whole_fraction_note
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.kv import KvBook
+from kvtop.domain.kv import FP8_KV_FORMATS, KvBook
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
@@ -346,12 +346,12 @@ class SglangBudget:
             m.mla is None
             or m.attention_kind is not AttentionKind.DSA
             or full is None
-            or kv.kv_format not in ("fp8_e4m3", "fp8_e5m2")
+            or kv.kv_format not in FP8_KV_FORMATS
             or full.torch_dtype != "uint8"  # already the raw latent (trtllm)
             or not dsa_cell_is_latent(version)
         ):
             return kv
-        latent = m.mla.kv_lora_rank + m.mla.qk_rope_head_dim
+        latent = m.mla.latent_width
         raw = full.model_copy(
             update={"bytes_per_token": latent * full.layers, "bytes_per_layer_token": float(latent)}
         )

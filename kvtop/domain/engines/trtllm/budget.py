@@ -38,7 +38,7 @@ from kvtop.domain.engines.trtllm.eras import (
 from kvtop.domain.engines.trtllm.max_seq_len import max_seq_len_note
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError, UnsupportedModelError
-from kvtop.domain.kv import KvBook
+from kvtop.domain.kv import FP8_KV_FORMATS, KvBook
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
@@ -118,7 +118,7 @@ def estimator_bytes_per_token(
     layers = sum(pool.layers for pool in kv.pools if pool.name in ("full", "swa"))
     layers = max(layers, 1)
     if model.mla is not None:
-        head: float = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
+        head: float = model.mla.latent_width
         factor = 1
     else:
         tp = 1 if layout.dp_attention else layout.tp
@@ -130,7 +130,7 @@ def estimator_bytes_per_token(
     if kv.kv_format == "fp4":
         elements = math.ceil(factor * layers * head)
         return ceil_div(elements, 2) + ceil_div(elements, 16)
-    element = 1 if kv.kv_format in ("fp8_e4m3", "fp8_e5m2") else 2
+    element = 1 if kv.kv_format in FP8_KV_FORMATS else 2
     return int(element * layers * head * factor)
 
 

@@ -44,7 +44,7 @@ from kvtop.domain.engines.trtllm.budget import executor_max_num_tokens, launch_m
 from kvtop.domain.engines.trtllm.kv_storage import TRTLLM_KV_STORAGE
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import compute_capability, sm_count
-from kvtop.domain.kv import resolve_kv_format
+from kvtop.domain.kv import FP8_KV_FORMATS, resolve_kv_format
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_layers import MlaSpec
 from kvtop.domain.rounding import ceil_div, round_up
@@ -83,7 +83,7 @@ def _aligned(*sizes: int) -> int:
 
 def context_bytes(mla: MlaSpec, heads: int, tokens: int, max_requests: int, *, fp8_context_mla: bool) -> int:
     """`getWorkspaceSizeForContext` for an MLA op of `heads` heads on `tokens` context tokens."""
-    latent = mla.kv_lora_rank + mla.qk_rope_head_dim
+    latent = mla.latent_width
     qk = mla.qk_nope_head_dim + mla.qk_rope_head_dim
     cu_seqlens = INT_BYTES * (max_requests + 1)
     fp8 = (tokens * heads * qk, tokens * heads * qk, tokens * heads * mla.v_head_dim) if fp8_context_mla else (0, 0, 0)
@@ -100,7 +100,7 @@ def generation_bytes(mla: MlaSpec, heads: int, max_requests: int, window: int, s
     kernels' multi-CTA scratch (the XQA and FlashMLA buffers not read, §32; beside the scratch, the two cu_seqlens,
     the tile counter and, with an FP8 KV cache, FP8 generation MLA's quantized Q are left out: the partial buffers
     are the larger at the logged starts)."""
-    latent = mla.kv_lora_rank + mla.qk_rope_head_dim
+    latent = mla.latent_width
     smallest = ceil_div(ceil_div(window + 1, 4), (OPT_IN_SHARED_BYTES - 2048) // MMHA_BYTES_PER_ELEMENT)
     tile = max(smallest, ceil_div(sms, heads), 1)
     partial = _aligned(HALF_BYTES * max_requests * heads * latent * tile,
@@ -112,7 +112,7 @@ def generation_bytes(mla: MlaSpec, heads: int, max_requests: int, window: int, s
 
 def _fp8_kv(model: ModelSpec, inputs: CalibrationInputs) -> bool:
     found = resolve_kv_format(inputs.settings.kv_cache_dtype, model, TRTLLM_KV_STORAGE, gpu_name=inputs.gpu_name)
-    return found in ("fp8_e4m3", "fp8_e5m2")
+    return found in FP8_KV_FORMATS
 
 
 def held_in_torch(inputs: CalibrationInputs) -> tuple[int, str] | None:
@@ -134,7 +134,7 @@ def held_in_torch(inputs: CalibrationInputs) -> tuple[int, str] | None:
     if beyond <= 0:
         return None
     said_graphs = (f"the CUDA graphs' {gib(graphs)} (max_batch_size {requests:,} × {heads} heads × "
-                   f"{mla.kv_lora_rank + mla.qk_rope_head_dim}, "
+                   f"{mla.latent_width}, "
                    f"{sms} SMs)" if sms else "the CUDA graphs' not counted (the GPU's SM count unknown)")
     return beyond, (f"{gib(beyond)} of MLA attention workspaces in torch: the eager one's {gib(context)} "
                     f"({tokens:,} context tokens × {heads} heads{', FP8 context MLA' if fp8 else ''}) and {said_graphs}, "

@@ -35,7 +35,7 @@ from kvtop.domain.engines.vllm.backends import (
 from kvtop.domain.engines.vllm.kv_storage import kv_storage_for
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.gpus import compute_capability
-from kvtop.domain.kv import resolve_kv_format
+from kvtop.domain.kv import FP8_KV_FORMATS, resolve_kv_format
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import MIB, mib
 
@@ -68,7 +68,7 @@ def _fp8_kv(inputs: CalibrationInputs, model: ModelSpec) -> str | None:
     fmt = resolve_kv_format(inputs.settings.kv_cache_dtype, model, storage, gpu_name=inputs.gpu_name)
     if fmt in ("bf16", "fp16", "fp32"):
         return ""
-    if fmt not in ("fp8_e4m3", "fp8_e5m2"):
+    if fmt not in FP8_KV_FORMATS:
         return None
     requested = inputs.settings.kv_cache_dtype.strip().lower()
     return "fp8" if requested == "auto" else requested
