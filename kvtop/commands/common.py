@@ -285,18 +285,24 @@ def add_model_arguments(
     parser.set_defaults(model_required=model_required)
 
 
+def cmd_settings(cmd: str, engine: str) -> LaunchSettings:
+    """`--cmd` (`plan`'s and `explain`'s one reader): an engine's launch command, or its flags alone read as
+    `engine`'s; an empty, blank or unreadable one is refused, never read as no `--cmd`."""
+    tokens = split_command(cmd)
+    launched = parse_launch_command(tokens)
+    if launched is None and detect_engine(tokens) is None and tokens and tokens[0].startswith("-"):
+        launched = parse_flags(engine, tokens, engine_line=True)
+    if launched is None:
+        raise InputError("not a launch command of an engine kvtop models", field="--cmd")
+    return launched
+
+
 def settings_from_args(args: argparse.Namespace, extra: Sequence[str]) -> LaunchSettings:
     """Merge `--cmd`, the engine flags given directly, and `--model`/`--engine`."""
     cmd = getattr(args, "cmd", None)
     base: LaunchSettings | None = None
-    if cmd is not None:  # an empty --cmd is refused as a blank one is, never read as no --cmd (explain's alike)
-        tokens = split_command(cmd)
-        base = parse_launch_command(tokens)
-        if base is None:
-            if detect_engine(tokens) is None and tokens and tokens[0].startswith("-"):
-                base = parse_flags(args.engine or DEFAULT_ENGINE, tokens, engine_line=True)
-            else:
-                raise InputError("not a launch command of an engine kvtop models", field="--cmd")
+    if cmd is not None:  # an empty --cmd is refused as a blank one is, never read as no --cmd
+        base = cmd_settings(cmd, args.engine or DEFAULT_ENGINE)
     if base is not None and args.engine is not None and base.engine != args.engine:
         # the command's flags were read as its engine's (a vLLM fraction is not SGLang's): never re-read as another's
         raise InputError(f"the --cmd is {display_name(base.engine)}'s launch command, not {display_name(args.engine)}'s: "

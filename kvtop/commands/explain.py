@@ -13,6 +13,7 @@ from kvtop.commands.common import (
     add_calibration_store,
     add_hub_timeout,
     add_model_arguments,
+    cmd_settings,
     engine_flags_help,
     gpu_from_args,
     hub_deadline,
@@ -32,7 +33,6 @@ from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.explanation import EstimatedInput, PoolPart, findings_beside_verdict, step_source
 from kvtop.domain.launch import LaunchSettings, check_parallel, parse_flags
 from kvtop.domain.launch_line import parse_launch_command
-from kvtop.domain.launch_tokens import split_command
 from kvtop.domain.wording import with_the
 from kvtop.sources.engines.registry import complete_settings
 from kvtop.units import fmt_both, fmt_both_or_binary, fmt_bytes, fmt_gib, fmt_signed, fmt_tokens
@@ -126,12 +126,7 @@ def _cmd_settings(cmd: str | None, engine: str) -> LaunchSettings | None:
     error."""
     if cmd is None:
         return None
-    tokens = split_command(cmd)
-    launched = parse_launch_command(tokens)
-    if launched is None and tokens and tokens[0].startswith("-"):
-        launched = parse_flags(engine, tokens, engine_line=True)
-    if launched is None:
-        raise InputError("not a launch command of an engine kvtop models", field="--cmd")
+    launched = cmd_settings(cmd, engine)
     if launched.engine != engine:
         raise InputError(f"a {launched.engine} launch command, but the log is {engine}'s", field="--cmd")
     return launched

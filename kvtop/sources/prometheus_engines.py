@@ -40,10 +40,16 @@ def _count(text: str | None, least: int) -> int | None:
     return int(text) if text and text.isdigit() and len(text) <= 9 and int(text) >= least else None
 
 
+def served_model(labels: Mapping[str, str]) -> str | None:
+    """The model a `kvtop_engine_info` series names (its `model` label; empty: none named) — the one reader, for
+    the cluster's rows and a node's engines alike."""
+    return labels.get("model") or None
+
+
 def _span(labels: Mapping[str, str]) -> EngineSpan:
     nnodes, node_rank = _count(labels.get("nnodes"), 1), _count(labels.get("node_rank"), 0)
     return EngineSpan(
-        kind=labels.get("kind") or "?", served_model=labels.get("model") or None,
+        kind=labels.get("kind") or "?", served_model=served_model(labels),
         rendezvous=labels.get("rendezvous") or None, nnodes=nnodes or 1, node_rank=node_rank or 0,
         serves_api=labels.get("serves_api", "1") != "0", role=_ROLES.get(labels.get("role", ""), ServingRole.WHOLE),
         transfer=labels.get("transfer") or None,

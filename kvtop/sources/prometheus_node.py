@@ -31,6 +31,7 @@ from kvtop.domain.observe import (
     NvmlState,
 )
 from kvtop.sources.prometheus import DEFAULT_STALE_AFTER_S, ENGINE_REPORTED, PrometheusClient, Series
+from kvtop.sources.prometheus_engines import served_model
 from kvtop.units import MIB
 
 NOT_EXPORTED = "prediction not exported"
@@ -216,10 +217,15 @@ def _kvtop_gpus(series: Series) -> tuple[GpuObservation, ...]:
     return tuple(gpus)
 
 
-def _ranks(series: Series) -> list[_Rank]:
+def _ranks(series: Series) -> tuple[list[_Rank], dict[str, str | None]]:
+    """The ranks the `kvtop_rank_*` series describe, and each engine's model its `kvtop_engine_info` names, in one
+    pass over the series."""
     ranks: dict[tuple[str, str, int], _Rank] = {}
+    models: dict[str, str | None] = {}
     for labels, value in series:
         name = labels["__name__"]
+        if name == "kvtop_engine_info":
+            models[labels.get("engine", "?")] = served_model(labels)
         if not name.startswith("kvtop_rank_"):
             continue
         layout, index = _RANK.fullmatch(labels.get("rank", "")), _int(labels.get("gpu"))
@@ -237,7 +243,7 @@ def _ranks(series: Series) -> list[_Rank]:
             rank.capacity[labels.get("source", "?")] = int(value)
         elif name == "kvtop_rank_kv_usage_ratio":
             rank.kv_usage = value
-    return sorted(ranks.values(), key=lambda r: (r.engine_id, r.gpu_index))
+    return sorted(ranks.values(), key=lambda r: (r.engine_id, r.gpu_index)), models
 
 
 def _engine(engine_id: str, instance: str, ranks: Iterable[_Rank], model: str | None) -> EngineInstance | None:
@@ -259,11 +265,9 @@ def _engine(engine_id: str, instance: str, ranks: Iterable[_Rank], model: str | 
 
 def _engine_views(series: Series, observation: NodeObservation) -> tuple[EngineView, ...]:
     by_engine: dict[str, list[_Rank]] = {}
-    for rank in _ranks(series):
+    ranks, models = _ranks(series)  # the model as the cluster's rows say it (`prometheus_engines.served_model`)
+    for rank in ranks:
         by_engine.setdefault(rank.engine_id, []).append(rank)
-    # the model `kvtop_engine_info` names (the served model, as the cluster's rows say it: `prometheus_engines`)
-    models = {labels.get("engine", "?"): labels.get("model") or None
-              for labels, _ in series if labels["__name__"] == "kvtop_engine_info"}  # fmt: skip
     views = []
     for engine_id, ranks in sorted(by_engine.items()):
         engine = _engine(engine_id, ranks[0].instance, ranks, models.get(engine_id))
