@@ -205,8 +205,9 @@ def _solve(
         raise _respelled(err, settings.engine) from None
     storage = rules.kv_storage_for(model, settings, version)
     fmt = resolve_kv_format(settings.kv_cache_dtype, model, storage, gpu_name=gpu_name)
-    mtp = load_mtp or setup.loads_mtp(model)
-    mtp_later = setup.loads_mtp(model) and rules.mtp_after_pool(version)  # the draft's layers: an after-pool term
+    loads_mtp = setup.loads_mtp(model)
+    mtp = load_mtp or loads_mtp
+    mtp_later = loads_mtp and rules.mtp_after_pool(version)  # the draft's layers: an after-pool term
     context = rules.context_length(model, settings, version)  # the engine's: every figure reads this one
     # a draft model's own layer of KV per token: the same on every stage
     draft_cell = _draft_layer_bytes(draft, layout, fmt, storage, gpu_name) if setup.spec_kind is SpecKind.DRAFT_MODEL else None

@@ -32,47 +32,48 @@ _B = r"(?<![A-Za-z0-9])"  # a token starts at a boundary (not inside a longer wo
 _E = r"(?![A-Za-z0-9_\-])"  # ...and ends at one
 _BODY = r"[A-Za-z0-9_\-]"
 
-# (issuer, pattern of the whole token, whether its body must look random)
-_PREFIXED: tuple[tuple[str, str, bool], ...] = (
-    ("Hugging Face", r"hf_[A-Za-z0-9]{30,64}", True),
-    ("Hugging Face (org)", r"api_org_[A-Za-z0-9]{30,64}", True),
-    ("OpenAI / Anthropic / DeepSeek", rf"sk-(?:proj-|svcacct-|admin-|ant-(?:api|admin|sid)\d\d-)?{_BODY}{{20,200}}", True),
-    ("NVIDIA API", rf"nvapi-{_BODY}{{20,128}}", False),
-    ("GitHub", r"gh[pousr]_[A-Za-z0-9]{30,255}", False),
-    ("GitHub fine-grained", r"github_pat_[A-Za-z0-9_]{22,255}", False),
-    ("GitLab", rf"gl(?:pat|dt|rt|ft|cbt|imt|ptt|agent|oas)-{_BODY}{{20,128}}", False),
-    ("Slack", r"xox[abposre]-[A-Za-z0-9\-]{10,255}", False),
-    ("Slack app", r"xapp-\d-[A-Za-z0-9\-]{10,255}", False),
-    ("Google API", r"AIza[0-9A-Za-z_\-]{35}", False),
-    ("Google OAuth", r"ya29\.[0-9A-Za-z_\-]{20,2048}", False),
-    ("Google OAuth client", r"GOCSPX-[0-9A-Za-z_\-]{20,64}", False),
-    ("AWS key id", r"(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|ABIA|ACCA)[A-Z2-7]{16}", False),
-    ("Stripe", r"(?:sk|rk|pk|whsec)_(?:live|test)_[A-Za-z0-9]{16,255}", False),
-    ("npm", r"npm_[A-Za-z0-9]{36}", False),
-    ("PyPI", rf"pypi-AgE{_BODY}{{40,512}}", False),
-    ("Vault", r"hv[sbr]\.[A-Za-z0-9_\-]{20,512}", False),
-    ("Databricks", r"dapi[0-9a-f]{32}(?:-\d)?", False),
-    ("DigitalOcean", r"do[por]_v1_[a-f0-9]{64}", False),
-    ("SendGrid", rf"SG\.{_BODY}{{16,64}}\.{_BODY}{{16,128}}", False),
-    ("Replicate", r"r8_[A-Za-z0-9]{30,64}", True),
-    ("Groq", r"gsk_[A-Za-z0-9]{40,64}", True),
-    ("Perplexity", r"pplx-[A-Za-z0-9]{40,64}", True),
-    ("Together", rf"tgp_v1_{_BODY}{{30,64}}", False),
-    ("Fireworks", r"fw_[A-Za-z0-9]{20,64}", True),
-    ("LangSmith", r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}", False),
-    ("Tavily", r"tvly-[A-Za-z0-9]{20,64}", True),
-    ("Notion", r"(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,64})", True),
-    ("Linear", r"lin_api_[A-Za-z0-9]{40}", False),
-    ("Postman", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}", False),
-    ("Shopify", r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}", False),
-    ("Atlassian", rf"ATATT3{_BODY}{{50,300}}", False),
-    ("Doppler", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{30,64}", False),
-    ("Terraform Cloud", rf"[A-Za-z0-9]{{14}}\.atlasv1\.{_BODY}{{60,100}}", False),
-    ("Mailgun", r"key-[0-9a-f]{32}", False),
-    ("Twilio", r"SK[0-9a-f]{32}", False),
-    ("age", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", False),
-    ("JSON Web Token", r"eyJ[A-Za-z0-9_\-]{8,4096}\.eyJ[A-Za-z0-9_\-]{8,8192}\.[A-Za-z0-9_\-]{8,2048}", False),
-    ("Telegram bot", r"\d{8,10}:AA[A-Za-z0-9_\-]{33}", False),
+# (issuer, its prefix, the pattern of the body after it, whether the body must look random, whether a value glued
+# to a short flag is masked after the prefix whatever its shape: `_GLUED`; an issuer without a literal prefix has "")
+_PREFIXED: tuple[tuple[str, str, str, bool, bool], ...] = (
+    ("Hugging Face", r"hf_", r"[A-Za-z0-9]{30,64}", True, True),
+    ("Hugging Face (org)", r"api_org_", r"[A-Za-z0-9]{30,64}", True, True),
+    ("OpenAI / Anthropic / DeepSeek", r"sk-", rf"(?:proj-|svcacct-|admin-|ant-(?:api|admin|sid)\d\d-)?{_BODY}{{20,200}}", True, True),
+    ("NVIDIA API", r"nvapi-", rf"{_BODY}{{20,128}}", False, True),
+    ("GitHub", r"gh[pousr]_", r"[A-Za-z0-9]{30,255}", False, True),
+    ("GitHub fine-grained", r"github_pat_", r"[A-Za-z0-9_]{22,255}", False, True),
+    ("GitLab", r"gl(?:pat|dt|rt|ft|cbt|imt|ptt|agent|oas)-", rf"{_BODY}{{20,128}}", False, True),
+    ("Slack", r"xox[abposre]-", r"[A-Za-z0-9\-]{10,255}", False, True),
+    ("Slack app", r"xapp-", r"\d-[A-Za-z0-9\-]{10,255}", False, False),
+    ("Google API", r"AIza", r"[0-9A-Za-z_\-]{35}", False, False),
+    ("Google OAuth", r"ya29\.", r"[0-9A-Za-z_\-]{20,2048}", False, False),
+    ("Google OAuth client", r"GOCSPX-", r"[0-9A-Za-z_\-]{20,64}", False, False),
+    ("AWS key id", r"(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|ABIA|ACCA)", r"[A-Z2-7]{16}", False, False),
+    ("Stripe", r"(?:sk|rk|pk|whsec)_(?:live|test)_", r"[A-Za-z0-9]{16,255}", False, False),
+    ("npm", r"npm_", r"[A-Za-z0-9]{36}", False, True),
+    ("PyPI", r"pypi-AgE", rf"{_BODY}{{40,512}}", False, False),
+    ("Vault", r"hv[sbr]\.", r"[A-Za-z0-9_\-]{20,512}", False, True),
+    ("Databricks", r"dapi", r"[0-9a-f]{32}(?:-\d)?", False, False),
+    ("DigitalOcean", r"do[por]_v1_", r"[a-f0-9]{64}", False, False),
+    ("SendGrid", r"SG\.", rf"{_BODY}{{16,64}}\.{_BODY}{{16,128}}", False, False),
+    ("Replicate", r"r8_", r"[A-Za-z0-9]{30,64}", True, True),
+    ("Groq", r"gsk_", r"[A-Za-z0-9]{40,64}", True, True),
+    ("Perplexity", r"pplx-", r"[A-Za-z0-9]{40,64}", True, True),
+    ("Together", r"tgp_v1_", rf"{_BODY}{{30,64}}", False, False),
+    ("Fireworks", r"fw_", r"[A-Za-z0-9]{20,64}", True, False),
+    ("LangSmith", r"lsv2_", r"(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}", False, False),
+    ("Tavily", r"tvly-", r"[A-Za-z0-9]{20,64}", True, True),
+    ("Notion", r"", r"(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,64})", True, False),
+    ("Linear", r"lin_api_", r"[A-Za-z0-9]{40}", False, False),
+    ("Postman", r"PMAK-", r"[a-f0-9]{24}-[a-f0-9]{34}", False, False),
+    ("Shopify", r"shp(?:at|ss|ca|pa)_", r"[a-fA-F0-9]{32}", False, False),
+    ("Atlassian", r"ATATT3", rf"{_BODY}{{50,300}}", False, False),
+    ("Doppler", r"dp\.(?:pt|st|sa|ct|scim|audit)\.", r"[A-Za-z0-9]{30,64}", False, False),
+    ("Terraform Cloud", r"", rf"[A-Za-z0-9]{{14}}\.atlasv1\.{_BODY}{{60,100}}", False, False),
+    ("Mailgun", r"key-", r"[0-9a-f]{32}", False, False),
+    ("Twilio", r"SK", r"[0-9a-f]{32}", False, False),
+    ("age", r"AGE-SECRET-KEY-1", r"[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", False, False),
+    ("JSON Web Token", r"eyJ", r"[A-Za-z0-9_\-]{8,4096}\.eyJ[A-Za-z0-9_\-]{8,8192}\.[A-Za-z0-9_\-]{8,2048}", False, False),
+    ("Telegram bot", r"", r"\d{8,10}:AA[A-Za-z0-9_\-]{33}", False, False),
 )
 _PEM = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY( BLOCK)?-----.*?(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY( BLOCK)?-----|\Z)", re.S)
 # Webhook URLs carry their secret in the path: keep the host, mask the rest.
@@ -81,9 +82,9 @@ _WEBHOOK = re.compile(
     r"/api/webhooks|outlook\.office\.com/webhook|[a-z0-9\-]+\.webhook\.office\.com/webhookb2)/)(?P<secret>[^\s\"'`<>]+)",
     re.IGNORECASE,
 )
-_SHAPES = "(?:" + "|".join(f"(?P<g{i}>{pattern})" for i, (_, pattern, _) in enumerate(_PREFIXED)) + ")"
+_SHAPES = "(?:" + "|".join(f"(?P<g{i}>{prefix}{body})" for i, (_, prefix, body, _, _) in enumerate(_PREFIXED)) + ")"
 _TOKENS = re.compile(_B + _SHAPES + _E)
-_RANDOM_BODY = tuple(randomised for _, _, randomised in _PREFIXED)
+_RANDOM_BODY = tuple(randomised for _, _, _, randomised, _ in _PREFIXED)
 # Cheap first look: a text holding none of these holds no shaped secret.
 _TRIGGERS = re.compile(
     r"hf_|api_org_|sk-|nvapi-|gh[pousr]_|github_pat_|gl[a-z]{1,5}-|xox|xapp-|AIza|ya29\.|GOCSPX-|A[KSGIRPNBC][A-Z]{2}[A-Z2-7]"
@@ -126,8 +127,10 @@ def _mask_cut(match: re.Match[str]) -> str:
 # and `_CUT` miss it. A short flag's letters run straight into an issuer's prefix only where a value was glued on,
 # so the tail is masked after its prefix whatever its length or shape (a key typed short is still one).
 _GLUED = re.compile(
-    r"(?<![^\s\"'`=(\[{,])(?P<flag>-[A-Za-z]{1,4}?)(?P<prefix>hf_|api_org_|sk-|nvapi-|gh[pousr]_|github_pat_|glpat-"
-    r"|xox[abposre]-|gsk_|r8_|pplx-|tvly-|npm_|hvs\.)(?P<body>[A-Za-z0-9_\-.]+)" + _E
+    r"(?<![^\s\"'`=(\[{,])(?P<flag>-[A-Za-z]{1,4}?)(?P<prefix>"
+    + "|".join(prefix for _, prefix, _, _, glued in _PREFIXED if glued)
+    + r")(?P<body>[A-Za-z0-9_\-.]+)"
+    + _E
 )
 
 

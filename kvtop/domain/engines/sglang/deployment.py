@@ -229,11 +229,13 @@ def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
     base = BudgetTerm(
         feature=Feature.SPECULATIVE, charge=Charge.RESIDENT, label="", setting=setting, source=SOURCE_SPEC
     )
+    # the draft's load and its own pool: the era of DRAFT_BEFORE_POOL_ERAS at this release is their source
+    drafted = _term(base, source=DRAFT_BEFORE_POOL_ERAS.era(inputs.version).source)
     if setup.spec_kind is SpecKind.MTP:
         mtp = next((row.bytes for row in inputs.weights.rows if row.component == "mtp"), 0)
         if model.mtp_layers:
-            found.append(_mtp_layers(inputs, base, mtp))
-            found += _mtp_own_copies(inputs, base, mtp)
+            found.append(_mtp_layers(inputs, drafted, mtp))
+            found += _mtp_own_copies(inputs, drafted, mtp)
         else:
             found.append(_term(base, charge=Charge.RESIDENT, label="draft weights",
                                     state=TermState.NOT_MODELLED, source=SOURCE_SPEC,
@@ -251,7 +253,7 @@ def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
         found.append(_term(base, charge=Charge.KV_CELL, label="draft KV", state=TermState.NOT_MODELLED,
                                 source=SOURCE_SPEC, detail="the draft's layers are not known (no MTP layers in the "
                                 "config, no --speculative-draft-model-path): the cell shown is the target's alone"))  # fmt: skip
-    elif (late := _draft_pool_after(inputs, base)) is not None:
+    elif (late := _draft_pool_after(inputs, drafted)) is not None:
         found.append(late)
     elif cell:
         layers = inputs.kv_with_draft.draft_layers
@@ -287,12 +289,10 @@ def _mtp_layers(inputs: TermInputs, base: BudgetTerm, mtp: int) -> BudgetTerm:
     target's pool); before it an after-pool term, the ledger sizing the pool without them (draft_load.py)."""
     layers = counted(inputs.model.mtp_layers, "MTP layer")
     bytes_ = mtp if inputs.last_stage else 0
-    source = DRAFT_BEFORE_POOL_ERAS.era(inputs.version).source
     if DRAFT_BEFORE_POOL_ERAS.at(inputs.version):
-        return _term(base, charge=Charge.WEIGHTS, label=f"draft weights: {layers}, in the weights book", bytes=bytes_,
-                     source=source)
+        return _term(base, charge=Charge.WEIGHTS, label=f"draft weights: {layers}, in the weights book", bytes=bytes_)
     return _term(base, charge=Charge.AFTER_POOL, label=f"draft weights: {layers}, loaded after the pool",
-                 bytes=bytes_, source=source,
+                 bytes=bytes_,
                  detail="the draft worker is built after the target's init_memory_pool: its layers come out of what "
                  "the pool leaves")  # fmt: skip
 
@@ -308,12 +308,11 @@ def _mtp_own_copies(inputs: TermInputs, base: BudgetTerm, mtp: int) -> list[Budg
     charge = Charge.RESIDENT if before else Charge.AFTER_POOL
     label = "draft's own embedding and LM head " + ("(freed after the pool)" if before else
                                                     "(after the pool, freed once the draft's pool is allocated)")  # fmt: skip
-    source = DRAFT_BEFORE_POOL_ERAS.era(inputs.version).source
     if inputs.measured_draft_bytes is not None:
         return [_term(base, charge=charge, label=label, bytes=max(inputs.measured_draft_bytes - mtp, 0),
-                      basis=Basis.MEASURED, source=source,
+                      basis=Basis.MEASURED,
                       detail="the draft's logged load less its MTP layers")]  # fmt: skip
-    return [_term(base, charge=charge, label=label, bytes=own, basis=Basis.COMPUTED, source=source,
+    return [_term(base, charge=charge, label=label, bytes=own, basis=Basis.COMPUTED,
                   detail="the target's embedding and LM head rows: the draft builds and loads its own before "
                   "set_embed_and_head swaps in the target's")]  # fmt: skip
 
@@ -335,11 +334,10 @@ def _draft_pool_after(inputs: TermInputs, base: BudgetTerm) -> BudgetTerm | None
     else:
         return None
     label = f"draft's own KV pool: the target's tokens × {counted(layers, 'draft layer')}"
-    source = DRAFT_BEFORE_POOL_ERAS.era(inputs.version).source
     if per_layer is None:
-        return _term(base, charge=Charge.AFTER_POOL, label=label, state=TermState.NOT_MODELLED, source=source,
+        return _term(base, charge=Charge.AFTER_POOL, label=label, state=TermState.NOT_MODELLED,
                      detail="the target keeps no full-attention pool to size the draft's layers from")  # fmt: skip
-    return _term(base, charge=Charge.AFTER_POOL, label=label, bytes_per_token=int(layers * per_layer), source=source,
+    return _term(base, charge=Charge.AFTER_POOL, label=label, bytes_per_token=int(layers * per_layer),
                  basis=Basis.ASSUMED if assumed else Basis.COMPUTED,
                  detail="the draft worker reuses the target's memory_pool_config (its max_total_num_tokens) after "
                  "the target's pool is allocated" + ("; one draft layer of the target's shape assumed" if assumed
