@@ -4,7 +4,7 @@ of it): its tokens as the budget counts them, its embeddings, its pixels and eac
 Mistral-Small-3.x (`mistral3_item`), Gemma-3 (`gemma3_item`), Qwen2-VL / Qwen2.5-VL at v0.9.0.1 – v0.12.x
 (`qwen2_vl_item`), Qwen2.5-VL at v0.13.0 – v0.20.x (`qwen25_vl_item`, its dummy read with its tower in
 encoder_forward.py), and the Qwen3-VL family (`qwen3_vl_item`) by vLLM's own processing info
-(models/qwen3_vl.py, qwen2_vl.py) over the processor sizes every published Qwen3-VL checkpoint ships
+(models/qwen3_vl.py, qwen2_vl.py) over the processor sizes the published Qwen3-VL Instruct checkpoints ship
 (preprocessor_config.json: images 65,536 – 16,777,216 px; video_preprocessor_config.json: 4,096 – 25,165,824 px;
 patch 16, merge 2, temporal 2; search-index ids 52457624213, 59138427633), assumed, but for the image's bounds where
 the checkpoint's own preprocessor_config.json is given (`ModelSpec.image_pixels`, kvtop.domain.processor_config):
