@@ -106,17 +106,19 @@ def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: boo
     assert len({j.record.source for j in judged}) == (190 if weights_logged else 257)
     assert statistics.median(errors) <= 0.02 and not any(math.isnan(e) for e in errors)
     assert sum(j.covered for j in judged) / len(judged) >= 0.9
-    # within 5 %: NOT met with the weights logged since session 63 (330 of 367, 89.9 %, session 64; 326 of 363 in session
+    # within 5 %: met with the weights logged from session 65 (331 of 367, 90.2 %: the Qwen3-VL-Embedding T4 start given
+    # its checkpoint's processor); NOT met from session 63 (330 of 367, 89.9 %, session 64; 326 of 363 in session
     # 63: the laptop sweeps under WSL2,
     # an RTX 4070 Laptop's six AWQ starts and an RTX 4080 Laptop's nine, a constant 0.18-0.2 GiB the host holds beside
-    # the weights); fully blind NOT met since session 59 (400 of 471, 84.9 %, session 64; 383 of 451 in session 63):
+    # the weights); fully blind NOT met since session 59 (401 of 471, 85.1 %, session 65; 400, session 64; 383 of 451 in
+    # session 63):
     # the held-out starts added since include cold torch.compile starts at v0.29.0 (akamas L4, wrbooth RTX 5090)
     # whose compile holds 0.9-2.6 GiB inside the profile, and WSL2 desktop starts (an RTX 4090 lab's 0.27.1 notes,
     # session 61's kuotunyu RTX 4090 desktop: ten starts of one card, seven beyond 5 %), and session 62's warm-cache T4
     # restarts and desktop RTX 3060 / GTX 1650 / RTX 5070 Ti starts, all invisible at launch
     # (docs/calibration_history.md, docs/engines/vllm.md §2.6)
-    assert sum(e <= 0.05 for e in errors) == (330 if weights_logged else 400)
-    assert sum(e <= 0.05 for e in errors) / len(errors) >= (0.89 if weights_logged else 0.84)
+    assert sum(e <= 0.05 for e in errors) == (331 if weights_logged else 401)
+    assert sum(e <= 0.05 for e in errors) / len(errors) >= (0.9 if weights_logged else 0.85)
 
 
 def test_a_derived_figure_is_the_engines_own_definition_of_the_printed_ones() -> None:

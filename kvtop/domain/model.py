@@ -154,6 +154,9 @@ class ModelSpec(FreshCopyModel):
     tower: TowerSpec | None = None  # the vision tower's weights, where the entry describes its tower
     not_modelled: tuple[str, ...] = ()  # parts whose bytes kvtop leaves out, said aloud
     checkpoint_bytes: int | None = None  # all tensors of the checkpoint, from safetensors headers
+    # the checkpoint's image processor's (shortest_edge, longest_edge) pixels, from the preprocessor_config.json beside
+    # its config (kvtop.domain.processor_config); None: not given, an engine's rule assumes the family's published sizes
+    image_pixels: tuple[int, int] | None = None
     # the checkpoint's tensors are resident as stored (a GGUF file: its quantised blocks load as they are), so a
     # rank holding the whole model holds `checkpoint_bytes` of weights, whatever the config's dtype says
     weights_as_stored: bool = False

@@ -30,6 +30,7 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.mistral_params import model_from_params
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
+from kvtop.domain.processor_config import image_pixels
 from kvtop.domain.safetensors_header import MAX_HEADER_BYTES, header_bytes
 from kvtop.domain.terminal import cut
 from kvtop.sources.engines.registry import model_file_reader
@@ -83,6 +84,21 @@ def _sibling_quant_config(config_path: Path) -> tuple[dict[str, Any], str] | Non
         if candidate.is_file():
             return read_json_object(candidate, "hf_quant_config", field="--model"), str(candidate)
     return None
+
+
+def _with_processor(spec: ModelSpec, config_path: Path) -> ModelSpec:
+    """The spec with its image processor's pixel bounds from the checkpoint's preprocessor_config.json beside its
+    config.json (else `<stem>.preprocessor_config.json` beside any config), said in its notes; unchanged where there is
+    none or it states no bounds."""
+    folder = config_path.parent / "preprocessor_config.json" if config_path.name == "config.json" else None
+    for candidate in (folder, config_path.with_name(config_path.stem + ".preprocessor_config.json")):
+        if candidate is None or not candidate.is_file():
+            continue
+        pixels = image_pixels(read_json_object(candidate, "preprocessor", field="--model"), str(candidate))
+        if pixels is not None:
+            said = f"image processor sizes {pixels[0]:,} – {pixels[1]:,} px from {candidate.name}"
+            return spec.model_copy(update={"image_pixels": pixels, "read_from": (*spec.read_from, said)})
+    return spec
 
 
 def safetensors_bytes(folder: Path) -> int | None:
@@ -148,7 +164,7 @@ def load_config_file(
         return load_params_file(path, name, family=family)
     config = read_json_object(path, "config", field="--model")
     quant = _sibling_quant_config(path)
-    return model_from_config(
+    spec = model_from_config(
         config,
         source=str(path),
         name=name or _model_name(path),
@@ -158,6 +174,7 @@ def load_config_file(
         named_configs=named_text_configs(),
         override=override,
     )
+    return _with_processor(spec, path)
 
 
 def _no_override(override: ConfigOverride | None, what: str) -> None:

@@ -36,6 +36,8 @@ def model_key(model: ModelSpec) -> str:
     words = ("name", "source", "not_modelled", "config_defaults", "config_model_type")
     # what the books read, less the words (a tower row's kind names it: stored keys stay as they were)
     exclude: dict[str, Any] = {**dict.fromkeys(words, True), "tower": {"kind": True}}
+    if model.image_pixels is None:  # a later field, hashed only where read: stored keys stay as they were
+        exclude["image_pixels"] = True
     # positions_nominal was a field when the store's first keys were made: its flag stays in the hash
     facts = model.model_dump(exclude=exclude) | {"positions_nominal": model.positions_nominal}
     return hashlib.sha256(json.dumps(facts, sort_keys=True, default=str).encode()).hexdigest()[:16]

@@ -34,6 +34,8 @@ from tests.data_paths import CASES, CONFIGS
 
 QWEN3_VL_30B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-30B-A3B-Instruct.json"  # vision out_hidden_size 2,048
 QWEN3_VL_2B = CONFIGS / "heldout" / "Qwen--Qwen3-VL-2B-Instruct.json"  # out_hidden_size 2,048
+# the same config with the embedding checkpoint's processor beside it (tests/data/calibration/SOURCES.md)
+QWEN3_VL_EMBEDDING_2B = CONFIGS.parent / "calibration" / "configs" / "Qwen--Qwen3-VL-Embedding-2B.RECONSTRUCTED.json"
 GEMMA3_27B = CONFIGS / "google--gemma-3-27b-it.json"  # hidden 5,376, image_size 896
 
 
@@ -90,12 +92,29 @@ def test_the_embedding_start_s_launch_profiles_one_published_image() -> None:
     SOURCES.md): at the published Qwen3-VL processor sizes the image is 16,384 tokens, so the budget is 16,384 and one
     item, expanded to the budget (v0.11.0 :3375-3384): 16,384 × 8,192 × 2 B and 65,536 × 1,536 × 2 B. Its log
     profiles 6 images at a budget of 8,192: the embedding checkpoint's own processor makes them 1,171 – 1,365 tokens,
-    which kvtop does not read (assumed)."""
+    read where its preprocessor_config.json is given (the next test)."""
     profile = encoder_profile(_inputs(QWEN3_VL_2B, "0.11.0", 8192, "--limit-mm-per-prompt", '{"image": 1, "video": 0}',
                                       "--max-num-batched-tokens", "8192", "--max-num-seqs", "64"))  # fmt: skip
     assert profile is not None
     assert (profile.modality, profile.budget, profile.items) == ("image", 16_384, 1)
     assert profile.kept_bytes == 16_384 * 8_192 * 2 + 65_536 * 1_536 * 2
+
+
+def test_the_embedding_checkpoint_s_processor_profiles_the_log_s_six_images() -> None:
+    """The same launch with the Qwen3-VL-Embedding processor beside the config (max_pixels 1,310,720: the
+    checkpoint family's preprocessor_config.json, search-index id 14957053492): the largest image smart-resizes
+    9,999,999² to 1,120 × 1,120 px (floor(√1,310,720 ÷ 32) × 32), 70 × 70 patches, 1,225 tokens; the budget stays
+    max(8,192, 1,225) and holds 8,192 // 1,225 = 6 items, as the start's own log prints ('Encoder cache will be
+    initialized with a budget of 8192 tokens, and profiled with 6 image items of the maximum feature size').
+    Each output is expanded to (8,192, 8,192) (v0.11.0 gpu_model_runner.py:3375-3384) beside the returned
+    6 × 1,225 rows, and the pixels are 4,900 patches × 3 × 2 × 16² values an image."""
+    profile = encoder_profile(_inputs(QWEN3_VL_EMBEDDING_2B, "0.11.0", 8192, "--limit-mm-per-prompt",
+                                      '{"image": 1, "video": 0}', "--max-num-batched-tokens", "8192",
+                                      "--max-num-seqs", "64"))  # fmt: skip
+    assert profile is not None
+    assert (profile.modality, profile.budget, profile.items, profile.item_tokens) == ("image", 8_192, 6, 1_225)
+    assert profile.kept_bytes == 6 * 8_192 * 8_192 * 2 + 6 * 1_225 * 8_192 * 2 + 6 * 4_900 * 1_536 * 2
+    assert "from the checkpoint's preprocessor_config.json" in profile.words
 
 
 def test_a_dummy_size_is_not_counted() -> None:

@@ -4,9 +4,10 @@ of it): its tokens as the budget counts them, its embeddings, its pixels and eac
 Mistral-Small-3.x (`mistral3_item`), Gemma-3 (`gemma3_item`), Qwen2-VL / Qwen2.5-VL at v0.9.0.1 – v0.12.x
 (`qwen2_vl_item`), Qwen2.5-VL at v0.13.0 – v0.20.x (`qwen25_vl_item`, its dummy read with its tower in
 encoder_forward.py), and the Qwen3-VL family (`qwen3_vl_item`) by vLLM's own processing info
-(models/qwen3_vl.py, qwen2_vl.py) over the processor sizes every published Qwen3-VL checkpoint ships
+(models/qwen3_vl.py, qwen2_vl.py) over the processor sizes the published Qwen3-VL Instruct checkpoints ship
 (preprocessor_config.json: images 65,536 – 16,777,216 px; video_preprocessor_config.json: 4,096 – 25,165,824 px;
-patch 16, merge 2, temporal 2; search-index ids 52457624213, 59138427633), which kvtop does not read (assumed):
+patch 16, merge 2, temporal 2; search-index ids 52457624213, 59138427633), assumed, but for the image's bounds where
+the checkpoint's own preprocessor_config.json is given (`ModelSpec.image_pixels`, kvtop.domain.processor_config):
 - the image with the most features: 9,999,999² px resized to ≤ 16,777,216 px at a factor of patch × merge = 32
   (transformers qwen2_vl smart_resize): 4,096 × 4,096, (4,096 ÷ 16)² ÷ 2² = 16,384 tokens;
 - the video: one item (the profiler asks one per modality: v0.12.0 multimodal/registry.py:167-170) of
@@ -126,23 +127,26 @@ def _patches(frames: int, height: int, width: int) -> int:
     return max(padded // TEMPORAL, 1) * (height // PATCH) * (width // PATCH)
 
 
-def largest_image() -> tuple[int, int]:
-    """The image with the most features (`get_image_size_with_most_features`): 4,096 × 4,096 at the defaults."""
-    return _image_resize(LARGEST_SIDE, LARGEST_SIDE, IMAGE_MIN_PIXELS, IMAGE_MAX_PIXELS)
+def largest_image(pixels: tuple[int, int] | None = None) -> tuple[int, int]:
+    """The image with the most features (`get_image_size_with_most_features`) within the image processor's
+    (shortest_edge, longest_edge) `pixels` (None: the published 65,536 – 16,777,216, 4,096 × 4,096)."""
+    low, high = pixels if pixels is not None else (IMAGE_MIN_PIXELS, IMAGE_MAX_PIXELS)
+    return _image_resize(LARGEST_SIDE, LARGEST_SIDE, low, high)
 
 
-def video_patches(frames: int) -> int:
-    """Patches of a video of `frames` frames of the largest image, resized together."""
-    height, width = largest_image()
+def video_patches(frames: int, pixels: tuple[int, int] | None = None) -> int:
+    """Patches of a video of `frames` frames of the largest image (the image processor's: qwen3_vl.py
+    get_max_video_tokens, v0.11.0:686), resized together."""
+    height, width = largest_image(pixels)
     return _patches(frames, *_video_resize(frames, height, width))
 
 
 @cache
-def video_frames(max_model_len: int) -> int:
+def video_frames(max_model_len: int, pixels: tuple[int, int] | None = None) -> int:
     """`get_num_frames_with_most_features` for one video: the most frames, from 2, whose tokens fit the context
     (qwen2_vl.py `_get_max_video_frames`), at most 24,576."""
     frames = 2
-    while frames < MAX_FRAMES_PER_VIDEO and video_patches(frames + 1) // MERGE**2 <= max_model_len:
+    while frames < MAX_FRAMES_PER_VIDEO and video_patches(frames + 1, pixels) // MERGE**2 <= max_model_len:
         frames += 1
     return frames
 
@@ -161,12 +165,14 @@ class DummyItem:
 
 
 def qwen3_vl_item(inputs: CalibrationInputs, model: ModelSpec, on: tuple[str, ...]) -> DummyItem:
-    """Qwen3-VL's item of the most tokens of the modalities `on`: the image (16,384) or the video (× 12.5 through
-    v0.12.0), module docstring."""
-    height, width = largest_image()
+    """Qwen3-VL's item of the most tokens of the modalities `on`: the image (16,384 at the published sizes; within
+    the checkpoint's own image processor bounds where its preprocessor_config.json was read, `ModelSpec.image_pixels`:
+    qwen3_vl.py:619-625 at v0.11.0 resizes to `size["longest_edge"]`) or the video of that image's frames (the video
+    processor's published sizes; × 12.5 through v0.12.0), module docstring."""
+    height, width = largest_image(model.image_pixels)
     image_patches = _patches(1, height, width)
-    frames = video_frames(inputs.context_length)
-    patches = {"image": image_patches, "video": video_patches(frames)}
+    frames = video_frames(inputs.context_length, model.image_pixels)
+    patches = {"image": image_patches, "video": video_patches(frames, model.image_pixels)}
     soft = {modality: count // MERGE**2 for modality, count in patches.items()}
     counted = {"image": soft["image"], "video": int(soft["video"] * TIMESTAMP_ERAS.at(inputs.version))}
     counted = {modality: tokens for modality, tokens in counted.items() if modality in on}

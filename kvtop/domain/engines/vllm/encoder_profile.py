@@ -253,7 +253,7 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
         f"vLLM {inputs.version.label}'s encoder profile keeps {items} {item.modality} item{'s' if items > 1 else ''} "
         f"({item.shape}; a budget of {budget:,}) through the text run: outputs {items} × {rows:,} × {item.width:,}"
         f"{held} and pixels {items} × {item.pixel_values:,}, {model.dtype_bytes} B each ({gib(kept)}; "
-        "the processor's published sizes, assumed)"
+        f"{_sizes_words(family, item, model)})"
     )
     if not forward_counted(model, inputs.version):
         return EncoderProfile(item.modality, item.counted_tokens, items, budget, kept, words)
@@ -269,6 +269,14 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
     forward = tower_forward_bytes(model, patches, tower_tp, inputs.version) + pixels
     return EncoderProfile(item.modality, item.counted_tokens, items, budget, kept, words, forward,
                           tower_forward_words(model, patches, tower_tp, pixels, inputs.version))  # fmt: skip
+
+
+def _sizes_words(family: str, item: DummyItem, model: ModelSpec) -> str:
+    """Whose processor sizes the dummy item was built at: the checkpoint's preprocessor_config.json (Qwen3-VL's image,
+    `ModelSpec.image_pixels`), else the published ones, assumed."""
+    if family == QWEN3_VL and item.modality == "image" and model.image_pixels is not None:
+        return "the image processor's sizes from the checkpoint's preprocessor_config.json"
+    return "the processor's published sizes, assumed"
 
 
 def returned_held_bytes(version: ResolvedVersion, items: int, rows: int, item: DummyItem, dtype_bytes: int) -> int:
