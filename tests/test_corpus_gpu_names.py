@@ -37,6 +37,10 @@ RECORDS_WITHOUT_A_CARD = {
     "not a whole card, whose table total would be wrong",
     "file9907432117-mistral-7b-instruct-a100-mig-3g40gb-v033": "a MIG 3g.40gb slice of an A100 80GB (40,192 MiB, "
     "gpu_total_mib): not a whole card, and kvtop has no MIG profile",
+    "rhdemo-qwen3.8-27b-fp8-h200-mig-3g71gb-v0240": "a MIG 3g.71gb slice of an H200 (71,424 MiB, gpu_total_mib): "
+    "not a whole card, and kvtop has no MIG profile",
+    "rhdemo-qwen3.8-27b-h200-mig-3g71gb-v0240-bf16-eager": "a MIG 3g.71gb slice of an H200 (71,424 MiB, "
+    "gpu_total_mib): not a whole card, and kvtop has no MIG profile",
     "case-sglang-C13-llama-3.1-8b-80gb": "an 80 GB GPU the page does not name",
     "mlcommons2501-trtllm-gpt-oss-120b": "the GPU is not named (CUDA's total 276.50 GiB)",
     "case-vllm-15783-v073-80gb": "model and GPU not stated",
