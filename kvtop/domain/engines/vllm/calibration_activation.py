@@ -194,7 +194,10 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
     fit sums its features: one forward-bound log (Qwen2.5-3B at 2,048 tokens and 1 seq, v0.10.2 on an RTX 4090: 0.17
     and 0.60 GiB printed, its MLP transient 0.13) made V1's fit charge 1.84 × the MLP transient beside 7.0 copies of
     the logits to every sampler-bound launch (llm-d-planner's Qwen3-32B, 1.25 GiB of MLP transient: 6.36 GiB charged,
-    5.64 printed). V0's forward-bound and fused-MoE logs are left out alike (`v0_profile.py`)."""
+    5.64 printed). V0's forward-bound and fused-MoE logs are left out alike (`v0_profile.py`), and so is a V1 log whose
+    profile is known to take FlashInfer's path (the launch's VLLM_USE_FLASHINFER_SAMPLER=1, the official image at
+    v0.9.0-v0.11.0: `sampler_path.py`): V1's fit counts the native path's copies (techbromoho's v0.10.2 image starts
+    printed 0.52-0.54 GiB eager or warm at 256 seqs × 151,936, FlashInfer's 3.5 copies, where the fit counts 9.5)."""
     if runs_opt_in_v1(inputs):
         return None  # the opt-in V1 profiles no sampler: its peak is counted, not a row of V1's fit
     if key != activation_key(inputs) or pooling_runner(inputs.settings.flags, inputs.model, inputs.version):
@@ -203,6 +206,8 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
         return None  # its log measures the forward (or a MoE's, counted in part only), not the sampler the fit is of
     if key != "vllm.activation.v0" and forward_bound(inputs):
         return None
+    if key == "vllm.activation.v1" and inputs.model is not None and _profiled_path(inputs, inputs.model).path == "flashinfer":
+        return None  # FlashInfer's copies, which a plan takes off the fit (`_sampler_path_error`), not the native ones it counts
     return plan_features(inputs)
 
 

@@ -28,7 +28,7 @@ from functools import cache
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
-from kvtop.domain.engines.vllm.encoder_forward import QWEN2_MAX_PIXELS, QWEN2_PATCH, qwen25_dummy, stated
+from kvtop.domain.engines.vllm.encoder_forward import QWEN2_PATCH, qwen2_max_pixels, qwen25_dummy, stated
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import ceil_div
@@ -47,7 +47,8 @@ PIXTRAL_MERGE = 2
 GEMMA3_EMBEDS, GEMMA3_WRAPPING = 256, 4
 # Qwen2-VL / Qwen2.5-VL: the processor's published sizes (preprocessor_config.json of every Qwen2-VL / Qwen2.5-VL
 # checkpoint: min_pixels 3,136, max_pixels 12,845,056, patch 14, merge 2, temporal 2; search-index ids 5590532836,
-# 69393411951), not read (assumed). At v0.9.2 (models/qwen2_vl.py:909-976) the largest image is 9,999,999² px
+# 69393411951), assumed but for max_pixels where the checkpoint's own file was read (encoder_forward.qwen2_max_pixels).
+# At v0.9.2 (models/qwen2_vl.py:909-976) the largest image is 9,999,999² px
 # resized at a factor of 28 to 3,584 × 3,584: 256 × 256 patches, 16,384 tokens; the video of that image's frames
 # (`qwen2_vl_item`) has more tokens from 3 frames (32,768) and is then profiled, the image on a tie. Outputs
 # `out_hidden_size` (Qwen2.5-VL) or the text's width (Qwen2-VL) wide, no deepstack; pixels cast to the model dtype
@@ -186,7 +187,8 @@ def qwen3_vl_item(inputs: CalibrationInputs, model: ModelSpec, on: tuple[str, ..
 
 def qwen2_vl_item(inputs: CalibrationInputs, model: ModelSpec, on: tuple[str, ...]) -> DummyItem:
     """Qwen2-VL / Qwen2.5-VL's item of the most tokens at v0.9.x – v0.12.x (`QWEN2_VL_ERAS`): the image, 3,584 × 3,584
-    px (9,999,999² resized at a factor of patch × merge), 16,384 tokens; or the video of the most frames of that image
+    px (9,999,999² resized at a factor of patch × merge within max_pixels, the checkpoint's where read:
+    `qwen2_max_pixels`), 16,384 tokens at the published sizes; or the video of the most frames of that image
     (each frame resized alone, padded to the temporal patch, a pair's tokens an image's) whose tokens fit the context
     (less one image where the release subtracts it and the image is on), at most 16 (14 from v0.11.0: `_get_max_video_frames`,
     `get_num_frames_with_most_features`): from 3 frames (32,768 tokens) it has more than the image and is profiled;
@@ -194,7 +196,7 @@ def qwen2_vl_item(inputs: CalibrationInputs, model: ModelSpec, on: tuple[str, ..
     is the one fitting `max_num_batched_tokens` instead (`DUMMY_AT_BATCH_TOKENS_ERAS`): its rows and pixels."""
     patch, temporal = stated(model, "patch_size", QWEN2_PATCH), stated(model, "temporal_patch_size", TEMPORAL)
     factor = patch * MERGE
-    side = math.floor(math.sqrt(QWEN2_MAX_PIXELS) / factor) * factor  # smart_resize of the 9,999,999² square
+    side = max(factor, math.floor(math.sqrt(qwen2_max_pixels(model)) / factor) * factor)  # smart_resize of 9,999,999²
     image = (side // patch) ** 2 // MERGE**2
     width = stated(model, "out_hidden_size", model.hidden_size)
     rule = QWEN2_VL_ERAS.at(inputs.version)

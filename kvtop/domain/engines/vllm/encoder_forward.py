@@ -103,7 +103,8 @@ BLOCK_INPUTS, QKV, SPLIT_ROTARY_FLOAT32 = 2, 3, 2
 QK_ROTATED = 2  # v0.11.x rotates q and k together: 2 ÷ TP widths each copy
 MAX_FRAMES_PER_VIDEO = 14  # qwen2_vl.py:115 at v0.13.0 and v0.20.1
 # the Qwen2-VL / Qwen2.5-VL processor's published sizes (preprocessor_config.json: encoder_profile.py says where read;
-# min_pixels 3,136 never binds the largest image), its one home: encoder_profile.py imports them
+# min_pixels 3,136 never binds the largest image), its one home: encoder_profile.py imports them; the checkpoint's own
+# max_pixels where its preprocessor_config.json was read (`qwen2_max_pixels`)
 QWEN2_PATCH, QWEN2_MAX_PIXELS = 14, 12_845_056
 MERGE, TEMPORAL = 2, 2
 BLOCK_WIDTHS, MLP_WIDTHS = 3, 3  # the block's peak: 3 × hidden + 3 × intermediate ÷ TP (module docstring)
@@ -126,11 +127,20 @@ def stated(model: ModelSpec, key: str, default: int) -> int:
     return value if value is not None else default
 
 
+def qwen2_max_pixels(model: ModelSpec) -> int:
+    """The image processor's max_pixels vLLM's Qwen2-VL / Qwen2.5-VL dummy reads: the checkpoint's own where its
+    preprocessor_config.json was read (`ModelSpec.image_pixels`: `size["longest_edge"]`, `max_pixels` where stated),
+    else the published 12,845,056 (assumed). The image processor is the checkpoint's: `_get_vision_info` smart-resizes
+    with `image_processor.max_pixels` (models/qwen2_vl.py, v0.9.2 :909-976, v0.11.0 :956-963) and from v0.13.0
+    `get_image_size_with_most_features` reads `image_processor.size["longest_edge"]`."""
+    return model.image_pixels[1] if model.image_pixels is not None else QWEN2_MAX_PIXELS
+
+
 def _image_tokens(model: ModelSpec) -> tuple[int, str]:
-    """The largest image's tokens and size: max_pixels ÷ (patch × merge)² factored into the squarest pair (the
-    200:1 aspect bound never binds at the published sizes)."""
+    """The largest image's tokens and size: max_pixels (`qwen2_max_pixels`) ÷ (patch × merge)² factored into the
+    squarest pair (the 200:1 aspect bound never binds at the published sizes)."""
     unit = stated(model, "patch_size", QWEN2_PATCH) * stated(model, "spatial_merge_size", MERGE)
-    tokens = QWEN2_MAX_PIXELS // unit**2
+    tokens = qwen2_max_pixels(model) // unit**2
     height = next(d for d in range(math.isqrt(tokens), 0, -1) if tokens % d == 0)
     return tokens, f"{unit * tokens // height:,} × {unit * height:,} px"
 

@@ -27,7 +27,8 @@ Granite-Vision and every other tower in the catalogue, whose processors kvtop do
 Gemma-3, Qwen2-VL / Qwen2.5-VL at v0.9.0.1 – v0.12.x (Qwen2.5-VL's tower's forward too, encoder_forward.py),
 Qwen2.5-VL at v0.13.0 – v0.20.x with its tower's forward (encoder_forward.py), and the Qwen3-VL family
 (Qwen3VLVisionConfig, Qwen3VLMoeVisionConfig); each family's dummy item, by vLLM's own processing info over the
-processor's published sizes, is encoder_dummies.py's.
+processor's published sizes (the Qwen families' image bounds the checkpoint's own where its preprocessor_config.json
+is read), is encoder_dummies.py's.
 Not counted: the encoder's own forward but for Qwen2.5-VL at v0.9.0 – v0.20.x (encoder_forward.py: the profile's
 peak the larger of it and the text run with what is kept, `EncoderProfile.peak`; Qwen3-VL's is the tower's width
 over the patches: at the v0.12.0 start's 49,152 patches, 1,152 wide and a 4,304-wide MLP over TP 2, under 1 GiB with
@@ -272,9 +273,11 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
 
 
 def _sizes_words(family: str, item: DummyItem, model: ModelSpec) -> str:
-    """Whose processor sizes the dummy item was built at: the checkpoint's preprocessor_config.json (Qwen3-VL's image,
+    """Whose processor sizes the dummy item was built at: the checkpoint's preprocessor_config.json (Qwen3-VL's image;
+    Qwen2-VL / Qwen2.5-VL's image and the video of its frames, by max_pixels: `encoder_forward.qwen2_max_pixels`;
     `ModelSpec.image_pixels`), else the published ones, assumed."""
-    if family == QWEN3_VL and item.modality == "image" and model.image_pixels is not None:
+    read = family == QWEN2_VL or (family == QWEN3_VL and item.modality == "image")
+    if read and model.image_pixels is not None:
         return "the image processor's sizes from the checkpoint's preprocessor_config.json"
     return "the processor's published sizes, assumed"
 
