@@ -82,7 +82,7 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "reserve_short_bytes": e.reserve_short_bytes,
         "memory_fraction": {"value": e.memory_fraction, "source": e.memory_fraction_source},
         "fits": e.fits, "shortfall_bytes": e.shortfall_bytes, "tokens_per_gib": ledger.tokens_per_gib,
-        "steps": [step.model_dump() for step in e.steps], "notes": list(e.notes),
+        "steps": [step.model_dump() for step in e.steps], "notes": list(ledger.notes),
         "not_modelled": list(ledger.not_modelled), "checkpoint_bytes": ledger.model.checkpoint_bytes,
         "config_defaults_used": [d.said for d in (*ledger.model.defaults_used, *ledger.model.assumed_defaults)],
         "config_nominal_defaults": [d.said for d in ledger.model.nominal_defaults],
@@ -302,7 +302,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
         *(f"the config leaves out {d.said}" for d in m.nominal_defaults),
         *(f"the config leaves out {d.said}: {d.what}" for d in m.assumed_defaults),  # a missing dtype: 16 bit
     )
-    for note in (*m.reading_notes, *e.notes, *defaulted, *(f"not modelled: {n}" for n in ledger.not_modelled)):
+    for note in (*m.reading_notes, *ledger.notes, *defaulted, *(f"not modelled: {n}" for n in ledger.not_modelled)):
         lines.append(f"note: {note}")
     flags = shlex.join(ledger.settings.to_flags())  # pasted into a shell: a JSON value quoted whole
     if flags:
