@@ -172,11 +172,11 @@ def step_figure(step: BudgetStep) -> str:
     label that states the sign ('− …', '+ …') is followed by the size alone (not '− weights  −17.64 GB'); a
     step whose bytes run against its label's sign shows its own sign, so nothing is hidden. The glyph read is the
     one printed beside the figure, not a meaning: the sign of the figure is its bytes', and a typed sign beside
-    the label would be a second statement of what the printed label already says (one that could disagree). A
-    step with no figure (the type allows it; no budget builds one: mypy passes with both fields typed never None,
-    session 64) shows a dash, the views' mark of a figure not there, never Python's 'None'."""
+    the label would be a second statement of what the printed label already says (one that could disagree). Every
+    step carries bytes or a value (`BudgetStep` refuses one of neither)."""
     if step.bytes is None:
-        return "—" if step.value is None else number(step.value)
+        assert step.value is not None  # `BudgetStep._has_a_figure`: the one or the other
+        return number(step.value)
     size = step.bytes  # under 0.01 GB in whole bytes (`fmt_both_or_exact`): '0.00 GB (0.00 GiB)' would hide it
     stated = "−" if step.label.startswith("−") else "+" if step.label.startswith("+") else None
     if stated is None:
