@@ -76,6 +76,7 @@ cat >"$OUTDIR/direct.py" <<'PYEOF'
 import argparse, json, sys
 import pynvml
 from kvtop.domain.probe import ProbeRequest, default_chunk_tokens, mha_buffers, mla_buffer
+from kvtop.sources.hub import load_model
 from kvtop.sources.probe import run_probe
 
 parser = argparse.ArgumentParser()
@@ -89,7 +90,8 @@ args = parser.parse_args()
 if args.layout == "llama70b-tp8":
     buffers = mha_buffers(80, 1, 128, "bfloat16")
 else:
-    buffers = (mla_buffer(61, 512, 64, "bfloat16"),)
+    dsv3 = load_model("deepseek-v3")  # the preset's config: kv_lora_rank 512, qk_rope_head_dim 64, 61 layers
+    buffers = (mla_buffer(dsv3.num_layers, dsv3.mla, "bfloat16"),)
 pynvml.nvmlInit()
 handle = pynvml.nvmlDeviceGetHandleByIndex(args.gpu)
 reader = lambda: int(pynvml.nvmlDeviceGetMemoryInfo(handle).free)

@@ -75,9 +75,11 @@ def test_an_exbibyte_host_tier_keeps_its_columns(capsys: pytest.CaptureFixture[s
     # 1 EiB (2**60 B) at 524,288 B a token: 2,199,023,255,552 tokens, less the pool's rounding; 2**60 B is
     # 1,152,921,504.61 GB: the figure is wider than its column and still stands apart from the label
     out = _out(capsys, "plan", "--model", str(LLAMA2_7B), "--engine", "vllm", "--host-cache", "1EiB")
-    tier = _line(out, "host KV tier")
-    assert "× the GPU pool)  1,152," in tier and "GB (1,073," in tier
-    multiple = tier.split(" (", 1)[1].split("×", 1)[0]
+    # the label wraps within its column (`render_deployment.term_rows`), the figure on its last line
+    assert _line(out, "host KV tier").endswith("2,199,019,520,000 tokens per rank")
+    tier = _line(out, "(17,060,417.1× the GPU pool)")
+    assert "× the GPU pool)  " in tier and "  1,152," in tier and "GB (1,073," in tier
+    multiple = tier.split("(", 1)[1].split("×", 1)[0]
     assert "," in multiple  # '17,060,417.1', not '17060417.1'
     assert _line(out, "over 1 rank").startswith("over 1 rank ")  # not 'over 1 ranks'
 

@@ -69,6 +69,17 @@ def test_two_by_eight_h20_at_tp16_against_four_by_eight_at_tp8_dp4(capsys: pytes
     assert [n["label"] for n in second["placement"]["by_node"]] == [f"DP{d} TP0–TP7" for d in range(4)]
 
 
+def test_a_size_a_layout_leaves_out_is_the_launchs(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--layouts 1x8 --tp 2` was solved at TP1, the --tp neither read nor said (session 65's operator walk): a size
+    the layout does not state is the launch's, as `plan --tp 2` solves it; one it states is its own."""
+    out = run_json(capsys, "--model", DEEPSEEK, "--gpu", "H20", "--layouts", "2x8", "1x8 tp8", "--tp", "16")
+    tp16 = run_json(capsys, "--model", DEEPSEEK, "--gpu", "H20", "--tp", "16")
+    tp8 = run_json(capsys, "--model", DEEPSEEK, "--gpu", "H20", "--tp", "8")
+    inherited, stated = out["layouts"]
+    assert (inherited["gpus"], inherited["token_capacity"]) == (16, tp16["token_capacity"])
+    assert (stated["gpus"], stated["token_capacity"]) == (8, tp8["token_capacity"])
+
+
 def test_a_layout_that_cannot_run_is_a_row_that_says_why(capsys: pytest.CaptureFixture[str]) -> None:
     out = run_json(capsys, "--model", DEEPSEEK, "--gpu", "H20", "--layouts", "2x8 tp16", "3x8 tp16")
     assert out["layouts"][0]["error"] is None

@@ -61,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                        help="GPUs each node has (default: the ranks each node runs)")
     nodes.add_argument("--layouts", nargs="+", default=None, metavar="LAYOUT",
                        help="solve several layouts side by side, each NODESxGPUS and sizes: '2x8 tp16' '4x8 tp8 dp4' "
-                       "(dpa: DP attention)")
+                       "(dpa: DP attention; a size left out is the launch's, e.g. --tp)")
     parser.set_defaults(handler=run, accepts_engine_flags=True)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from kvtop.domain.deployment import (
@@ -21,6 +22,8 @@ from kvtop.domain.ledger_words import FEATURE_WORDS
 from kvtop.domain.whatif import Replay
 from kvtop.domain.wording import counted
 from kvtop.units import fmt_both, fmt_signed, fmt_tokens
+
+TERM_LABEL = 54  # the width of a term's label column, between its feature (16) and its figure (30)
 
 
 def term_json(term: BudgetTerm) -> dict[str, Any]:
@@ -69,9 +72,7 @@ def deployment_lines(ledger: Ledger) -> list[str]:
     lines = ["Beside the model (tightest rank)"]
     for term in terms:
         basis = "" if not term.modelled else term.basis.value
-        lines.append(
-            f"  {FEATURE_WORDS[term.feature]:<16}{term.label:<54}{_figure(term):>30}  {CHARGE_WORDS[term.charge]:<17}{basis}".rstrip()
-        )
+        lines += term_rows(FEATURE_WORDS[term.feature], term.label, f"{_figure(term):>30}  {CHARGE_WORDS[term.charge]:<17}{basis}")
     if host is not None:
         lines.append(host_tier_line(host))
     for term in terms:
@@ -86,6 +87,16 @@ def deployment_lines(ledger: Ledger) -> list[str]:
     lines += headroom_lines(ledger)
     lines.append("")
     return lines
+
+
+def term_rows(feature: str, label: str, rest: str) -> list[str]:
+    """'  draft model     draft weights (EAGLE-3 head) …  1.23 GB  …': a label longer than its column (`TERM_LABEL`)
+    wraps within it, `rest` (the figure, right-aligned, and what follows) on its last line, as the budget's rows
+    do (`render_ledger.column_rows`); the feature is named on the first."""
+    parts = textwrap.wrap(label, TERM_LABEL, subsequent_indent="  ") or [""]
+    leads = [feature, *[""] * (len(parts) - 1)]
+    tails = [""] * (len(parts) - 1) + [rest]
+    return [f"  {lead:<16}{part:<{TERM_LABEL}}{tail}".rstrip() for lead, part, tail in zip(leads, parts, tails, strict=True)]
 
 
 def headroom_lines(ledger: Ledger) -> list[str]:
@@ -114,13 +125,11 @@ def _said_as_not_modelled(term: BudgetTerm, ledger: Ledger) -> bool:
 def host_tier_line(host: HostTier) -> str:
     """'host KV tier  HiCache 2x: 759,744 tokens per rank (2.0× the GPU pool), 102.69 GB (95.64 GiB) pinned per rank'."""
     if host.state is not TermState.MODELLED:
-        return f"  {FEATURE_WORDS[Feature.HOST_KV]:<16}{host.connector:<54}{'not modelled':>30}"
+        return "\n".join(term_rows(FEATURE_WORDS[Feature.HOST_KV], host.connector, f"{'not modelled':>30}"))
     multiple = host.gpu_pool_multiple
     scale = f" ({multiple:,.1f}× the GPU pool)" if multiple is not None else ""
     label = f"{host.connector}: {fmt_tokens(host.tokens_per_rank)} tokens per rank{scale}"
     # two spaces at least before a figure: a label or a figure wider than its column (a 1 EiB tier) ran into the next
     per_rank, total = "  " + fmt_both(host.bytes_per_rank), "  " + fmt_both(host.total_bytes)
-    return (
-        f"  {FEATURE_WORDS[Feature.HOST_KV]:<16}{label:<54}{per_rank:>30}  {'host, per rank':<17}{host.basis.value}"
-        f"\n  {'':<16}{'over ' + counted(host.ranks, 'rank'):<54}{total:>30}  host memory"
-    )
+    rows = term_rows(FEATURE_WORDS[Feature.HOST_KV], label, f"{per_rank:>30}  {'host, per rank':<17}{host.basis.value}")
+    return "\n".join([*rows, *term_rows("", "over " + counted(host.ranks, "rank"), f"{total:>30}  host memory")])

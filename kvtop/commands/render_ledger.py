@@ -82,7 +82,7 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "reserve_short_bytes": e.reserve_short_bytes,
         "memory_fraction": {"value": e.memory_fraction, "source": e.memory_fraction_source},
         "fits": e.fits, "shortfall_bytes": e.shortfall_bytes, "tokens_per_gib": ledger.tokens_per_gib,
-        "steps": [step.model_dump() for step in e.steps], "notes": list(e.notes),
+        "steps": [step.model_dump() for step in e.steps], "notes": list(ledger.notes),
         "not_modelled": list(ledger.not_modelled), "checkpoint_bytes": ledger.model.checkpoint_bytes,
         "config_defaults_used": [d.said for d in (*ledger.model.defaults_used, *ledger.model.assumed_defaults)],
         "config_nominal_defaults": [d.said for d in ledger.model.nominal_defaults],
@@ -172,11 +172,11 @@ def step_figure(step: BudgetStep) -> str:
     label that states the sign ('− …', '+ …') is followed by the size alone (not '− weights  −17.64 GB'); a
     step whose bytes run against its label's sign shows its own sign, so nothing is hidden. The glyph read is the
     one printed beside the figure, not a meaning: the sign of the figure is its bytes', and a typed sign beside
-    the label would be a second statement of what the printed label already says (one that could disagree). A
-    step with no figure (the type allows it; no budget builds one: mypy passes with both fields typed never None,
-    session 64) shows a dash, the views' mark of a figure not there, never Python's 'None'."""
+    the label would be a second statement of what the printed label already says (one that could disagree). Every
+    step carries bytes or a value (`BudgetStep` refuses one of neither)."""
     if step.bytes is None:
-        return "—" if step.value is None else number(step.value)
+        assert step.value is not None  # `BudgetStep._has_a_figure`: the one or the other
+        return number(step.value)
     size = step.bytes  # under 0.01 GB in whole bytes (`fmt_both_or_exact`): '0.00 GB (0.00 GiB)' would hide it
     stated = "−" if step.label.startswith("−") else "+" if step.label.startswith("+") else None
     if stated is None:
@@ -302,7 +302,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
         *(f"the config leaves out {d.said}" for d in m.nominal_defaults),
         *(f"the config leaves out {d.said}: {d.what}" for d in m.assumed_defaults),  # a missing dtype: 16 bit
     )
-    for note in (*m.reading_notes, *e.notes, *defaulted, *(f"not modelled: {n}" for n in ledger.not_modelled)):
+    for note in (*m.reading_notes, *ledger.notes, *defaulted, *(f"not modelled: {n}" for n in ledger.not_modelled)):
         lines.append(f"note: {note}")
     flags = shlex.join(ledger.settings.to_flags())  # pasted into a shell: a JSON value quoted whole
     if flags:

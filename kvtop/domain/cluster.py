@@ -8,11 +8,13 @@ on top. Bytes are ints; an unread number is None, never a zero.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
 from kvtop.domain.cluster_engines import DisaggregatedGroup, JoinedEngine
+from kvtop.domain.errors import KvtopError
 from kvtop.domain.wording import percent, signed
 
 
@@ -30,6 +32,29 @@ class PrometheusState(str, Enum):
     HTTP_ERROR = "http_error"  # any other non-2xx answer
     QUERY_ERROR = "query_error"  # the server answered status=error
     BAD_PAYLOAD = "bad_payload"  # answered, but not the Prometheus API's JSON
+
+
+class PrometheusError(KvtopError):
+    """Prometheus could not answer; `state` names why (the message never holds the token)."""
+
+    def __init__(self, state: PrometheusState, message: str) -> None:
+        self.state = state
+        super().__init__(f"prometheus {state.value}: {message}")
+
+
+@dataclass(frozen=True)
+class ClusterFailure:
+    """Why the cluster's latest read failed: Prometheus's own named failure (`state`, a `PrometheusError`, whose
+    reason names Prometheus and that state), or any other (`state` None: 'RuntimeError: …')."""
+
+    reason: str
+    state: PrometheusState | None = None
+
+    @property
+    def said(self) -> str:
+        """The failure in one line, naming Prometheus once: 'prometheus unreachable: cannot reach …' as it is,
+        any other as 'prometheus failing: RuntimeError: …'."""
+        return self.reason if self.state is not None else f"prometheus failing: {self.reason}"
 
 
 class TargetHealth(str, Enum):

@@ -5,10 +5,13 @@ tables it reads."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 
+from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_estimate
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key, gpu_total_bytes, is_larger_variant, is_unified
+from kvtop.domain.wording import gib
 
 
 class GpuTotalOrigin(str, Enum):
@@ -62,19 +65,62 @@ def engine_visible_total(total_bytes: int | None, reserved_bytes: int | None) ->
     return total_bytes - reserved_bytes
 
 
-def smi_total_bytes(name: str | None, total_bytes: int, origin: GpuTotalOrigin) -> int:
-    """nvidia-smi's total of the card whose total of `origin` is `total_bytes` (what SGLang's automatic fraction reads,
-    `get_nvgpu_memory_capacity`): the total itself, unless it is the operator's --gpu-memory (GIVEN: CUDA's total,
-    which is below nvidia-smi's by the driver's reserve) for a whole card the table holds, whose table figure is then
-    nvidia-smi's. A card the table lacks, a MIG slice (whose nvidia-smi prints no total: SGLang falls back to CUDA's)
-    or a unified device keeps the total given."""
+def whole_card_floor(name: str, table_bytes: int) -> int:
+    """The least CUDA total a whole card of the model `name` (nvidia-smi's total `table_bytes`) is taken to report:
+    CUDA's total of it (`calibration.gpu_totals.cuda_total_estimate`: the model's fit of its logged totals, else the
+    table less the fitted gap) less the driver's reserve that estimate measures (nvidia-smi's less CUDA's) once more.
+    The H100's: 79.18 − 0.47 = 78.71 GiB; every whole card's total the corpus's logs printed lies above its floor
+    (the A100 80GB's least, 79.14 GiB, of 78.42; the H200's, 139.72, of 139.32). A --gpu-memory below it is not the
+    card named (`smi_total`)."""
+    cuda = cuda_total_estimate(name, table_bytes, CUDA_TOTAL_FITS).bytes
+    return cuda - max(table_bytes - cuda, 0)
+
+
+@dataclass(frozen=True)
+class SmiTotal:
+    """nvidia-smi's total of a card (`smi_total`), and why it is assumed where it is (None: the table's or the
+    total given itself, nvidia-smi's)."""
+
+    bytes: int
+    assumed_why: str | None = None
+
+
+def smi_total(name: str | None, total_bytes: int, origin: GpuTotalOrigin) -> SmiTotal:
+    """nvidia-smi's total of the card whose total of `origin` is `total_bytes` (what SGLang's automatic fraction and
+    its multimodal 60 GiB line read, `get_nvgpu_memory_capacity`). One rule: a total other than the operator's
+    --gpu-memory is nvidia-smi's already; a --gpu-memory (GIVEN: CUDA's total) of a card the table holds is the whole
+    card where it lies at or above the card's `whole_card_floor` (nvidia-smi's figure is then the table's), else a part
+    of it (a MIG slice, a vGPU, a memory limit such as HAMi's) whose nvidia-smi figure kvtop cannot know: the figure
+    given, assumed (a MIG slice's nvidia-smi prints no total and SGLang reads CUDA's, utils/common.py
+    `get_nvgpu_memory_capacity`'s fallback; HAMi reports its limit to both, tests/data/calibration/sglang.jsonl
+    markat1-course-assistant-*-hami38000; a vGPU's profile is a little above CUDA's). A card the table lacks, a MIG
+    slice named as one or a unified device keeps the total given."""
     if origin is not GpuTotalOrigin.GIVEN or not name or is_unified(name):
-        return total_bytes
+        return SmiTotal(total_bytes)
     try:
         table = gpu_total_bytes(name)
     except InputError:  # an unlisted board or a MIG slice: no whole card's figure to read
-        return total_bytes
-    return table if table >= total_bytes else total_bytes
+        return SmiTotal(total_bytes)
+    if total_bytes >= table:
+        return SmiTotal(total_bytes)
+    floor = whole_card_floor(name, table)
+    if total_bytes >= floor:
+        return SmiTotal(table)
+    return SmiTotal(total_bytes, (
+        f"--gpu-memory {gib(total_bytes)} is below what a whole {name} reports to CUDA (at least {gib(floor)}; "
+        f"nvidia-smi's {gib(table)}): planned as a part of the card (a MIG slice, a vGPU, a memory limit), whose "
+        f"nvidia-smi total (SGLang's automatic fraction reads it) is assumed the {gib(total_bytes)} given"
+    ))
+
+
+def smi_total_bytes(name: str | None, total_bytes: int, origin: GpuTotalOrigin) -> int:
+    """nvidia-smi's total of the card whose total of `origin` is `total_bytes` (`smi_total`'s bytes)."""
+    return smi_total(name, total_bytes, origin).bytes
+
+
+def smi_total_note(name: str | None, total_bytes: int, origin: GpuTotalOrigin | None) -> str | None:
+    """Why nvidia-smi's total of the card is assumed (`smi_total`), for the plan's notes; None where it is known."""
+    return None if origin is None else smi_total(name, total_bytes, origin).assumed_why
 
 
 def total_said(name: str | None, origin: GpuTotalOrigin) -> str:

@@ -29,18 +29,24 @@ _DP_ATTENTION = ("dpa", "dp-attention")
 
 
 class LayoutSpec(BaseModel):
-    """N nodes of G GPUs and the parallel sizes to lay over them."""
+    """N nodes of G GPUs and the parallel sizes to lay over them; a size the layout leaves out (None) is the
+    launch's (`--tp 2`, a --cmd's `--tp-size 2`): `1x8` with `--tp 2` was solved at TP1, the --tp unread and unsaid."""
 
     model_config = ConfigDict(frozen=True)
 
     text: str  # as the operator wrote it
     nodes: int
     gpus_per_node: int
-    tp: int = 1
-    pp: int = 1
-    dp: int = 1
-    ep: int = 1
-    dp_attention: bool = False
+    tp: int | None = None
+    pp: int | None = None
+    dp: int | None = None
+    ep: int | None = None
+    dp_attention: bool | None = None
+
+    def sizes(self) -> dict[str, int | bool]:
+        """The launch settings this layout states (`LaunchSettings` field → value)."""
+        stated = {"tp": self.tp, "pp": self.pp, "dp": self.dp, "ep": self.ep, "enable_dp_attention": self.dp_attention}
+        return {key: value for key, value in stated.items() if value is not None}
 
 
 def parse_layout(text: str) -> LayoutSpec:
@@ -107,9 +113,7 @@ def plan_layouts(
     plans = []
     for spec in specs:
         try:
-            laid = settings.model_copy(update={
-                "tp": spec.tp, "pp": spec.pp, "dp": spec.dp, "ep": spec.ep, "enable_dp_attention": spec.dp_attention,
-            })  # fmt: skip
+            laid = settings.model_copy(update=spec.sizes())
             laid = LaunchSettings.model_validate(laid.model_dump())
             check_parallel(laid)
             check_placement(laid.engine, layout_from_settings(laid, model), spec.nodes, spec.gpus_per_node)

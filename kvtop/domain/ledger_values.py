@@ -24,7 +24,7 @@ from kvtop.domain.deployment import (
 )
 from kvtop.domain.engines.base import EngineResult, KvCell, MeasuredInputs
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion
-from kvtop.domain.gpu_total_origin import GpuTotalOrigin
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin, smi_total_note
 from kvtop.domain.kv import KvBook, KvFormat
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
@@ -165,6 +165,14 @@ class Ledger(BaseModel):
         """The origin every view says for `gpu_total_bytes`, the budget's first line's decision
         (`MeasuredInputs.shown_total_origin`): said or inferred; None only for a measured total no chooser described."""
         return self.measured.shown_total_origin(self.gpu_name, self.gpu_total_bytes)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What every view notes under the budget: the engine's notes, and why nvidia-smi's total of the card is
+        assumed where a --gpu-memory is a part of it (`gpu_total_origin.smi_total`)."""
+        origin = self.measured.total_origin(self.gpu_name, self.gpu_total_bytes)
+        smi = smi_total_note(self.gpu_name, self.gpu_total_bytes, origin)
+        return (*self.engine.notes, *([smi] if smi else []))
 
     @property
     def engine_total_bytes(self) -> int:

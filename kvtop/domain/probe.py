@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
 
+from kvtop.domain.model_layers import MlaSpec
 from kvtop.domain.rounding import round_down
 from kvtop.domain.wording import GIB, percent
 
@@ -173,9 +174,10 @@ def mha_buffers(
     )
 
 
-def mla_buffer(layers: int, kv_lora_rank: int, rope_dim: int, dtype: str) -> ProbeBuffer:
-    """The MLA latent: per layer one `(rows, 1, kv_lora_rank + rope)` tensor."""
-    return ProbeBuffer(name="kv", tensors=layers, row_shape=(1, kv_lora_rank + rope_dim), dtype=dtype)
+def mla_buffer(layers: int, mla: MlaSpec, dtype: str) -> ProbeBuffer:
+    """The MLA latent: per layer one `(rows, 1, kv_lora_rank + qk_rope_head_dim)` tensor, the architecture's
+    `MlaSpec.latent_width`."""
+    return ProbeBuffer(name="kv", tensors=layers, row_shape=(1, mla.latent_width), dtype=dtype)
 
 
 def dsa_index_buffer(layers: int, index_head_dim: int) -> ProbeBuffer:

@@ -13,21 +13,13 @@ from functools import lru_cache
 from typing import Any
 
 from kvtop.domain.cluster import IgnoredSample, PrometheusState, SampleLie
-from kvtop.domain.errors import KvtopError
+from kvtop.domain.cluster import PrometheusError as PrometheusError  # domain's, so the UI can tell it apart
 from kvtop.domain.redact import redact_mapping
 from kvtop.domain.terminal import cut
 from kvtop.sources.prometheus_gpus import GPU_SUMMARY_QUERIES
 from kvtop.sources.prometheus_queries import ENGINE_METRICS
 
 _MAX_SAMPLE = 2.0**63  # bytes, tokens, ages: a sample beyond int64 is an overflow, never a figure
-
-
-class PrometheusError(KvtopError):
-    """Prometheus could not answer; `state` names why (the message never holds the token)."""
-
-    def __init__(self, state: PrometheusState, message: str) -> None:
-        self.state = state
-        super().__init__(f"prometheus {state.value}: {message}")
 
 
 Series = list[tuple[dict[str, str], float]]

@@ -37,7 +37,7 @@ from kvtop.ui.attention import worst_gpu
 from kvtop.ui.base_app import KvtopBaseApp
 from kvtop.ui.freshness import reading
 from kvtop.ui.messages import SnapshotArrived, SourceFailed
-from kvtop.ui.polling import diagnose_quietly, poll
+from kvtop.ui.polling import diagnose_quietly, failure_reason, poll
 from kvtop.ui.process_rows import gpus_of_pid
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.screens.dashboard import DashboardScreen, PreferencesChanged
@@ -166,7 +166,7 @@ class KvtopApp(KvtopBaseApp):
             snapshot = self._source.collect()
             return SnapshotArrived(snapshot, diagnose_quietly(snapshot))
 
-        poll(self, read, SourceFailed, self._collecting, self._interval_s)
+        poll(self, read, lambda err: SourceFailed(failure_reason(err)), self._collecting, self._interval_s)
 
     @on(SnapshotArrived)
     def show_snapshot(self, message: SnapshotArrived) -> None:

@@ -20,14 +20,14 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.reactive import reactive
 
-from kvtop.domain.cluster import SEVERITY_WEIGHT, ClusterNode, ClusterView
+from kvtop.domain.cluster import SEVERITY_WEIGHT, ClusterFailure, ClusterNode, ClusterView, PrometheusError
 from kvtop.domain.cluster_node_engines import with_cluster_engines
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.ports import ClusterReaderPort, ModelLoader, SnapshotSource
 from kvtop.ui.base_app import KvtopBaseApp
 from kvtop.ui.freshness import reading
 from kvtop.ui.keys import CLUSTER_KEYS, CLUSTER_SECTIONS
-from kvtop.ui.polling import diagnose_quietly, poll
+from kvtop.ui.polling import diagnose_quietly, failure_reason, poll
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.screens.cluster import ClusterNodeScreen, ClusterScreen
 from kvtop.ui.screens.help import HelpScreen, help_text
@@ -53,9 +53,10 @@ class ClusterArrived(Message):
 class ClusterFailed(Message):
     """The reader raised instead of answering; the UI keeps the last good view."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, error: Exception) -> None:
         super().__init__()
-        self.reason = reason
+        state = error.state if isinstance(error, PrometheusError) else None  # Prometheus's named failure, typed
+        self.failure = ClusterFailure(failure_reason(error), state)
 
 
 class NodeArrived(Message):
@@ -185,7 +186,7 @@ class ClusterApp(KvtopBaseApp):
             return NodeArrived(generation, snapshot, findings)
 
         poll(
-            self, read, lambda reason: NodeFailed(generation, reason), self._node_collecting, self._interval_s
+            self, read, lambda err: NodeFailed(generation, failure_reason(err)), self._node_collecting, self._interval_s
         )
 
     @on(ClusterArrived)
@@ -198,7 +199,7 @@ class ClusterApp(KvtopBaseApp):
 
     @on(ClusterFailed)
     def show_cluster_failure(self, message: ClusterFailed) -> None:
-        self.cluster = replace(self.cluster, failure=message.reason, failed_at=self._clock())
+        self.cluster = replace(self.cluster, failure=message.failure, failed_at=self._clock())
 
     @on(NodeArrived)
     def show_node(self, message: NodeArrived) -> None:
@@ -231,7 +232,8 @@ class ClusterApp(KvtopBaseApp):
                 screen.node = state
 
     def freshness_reading(self, now: float) -> object:
-        cluster = reading(self.cluster.age_s(now), self.cluster.failure, self._interval_s)
+        failure = self.cluster.failure
+        cluster = reading(self.cluster.age_s(now), failure.said if failure else None, self._interval_s)
         if self._node_screen is None:
             return cluster
         return cluster, reading(self.node.age_s(now), self.node.failure, self._interval_s)

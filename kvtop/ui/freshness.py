@@ -22,17 +22,17 @@ def is_stale(age_s: float | None, failing: bool, interval_s: float) -> bool:
 
 @dataclass(frozen=True)
 class Wording:
-    """What a header calls its source: 'source failing' / 'the source has not answered' / 'the first snapshot'
-    (`failing` "" where the failure is worded whole already, naming its source: the cluster's `failure_said`)."""
+    """What a header calls its source: 'the source has not answered' / 'the first snapshot' (a failure comes
+    worded whole, naming its source: 'source failing: …', the cluster's `ClusterFailure.said`)."""
 
-    failing: str
     silent: str
     first: str
     fresh: str = "live"  # on time: 'live', or 'simulated' for a demo node (no real GPU is read)
 
 
 def freshness(age_s: float | None, failure: str | None, interval_s: float, wording: Wording) -> Content:
-    """The freshness marker for data `age_s` old (None: nothing yet), given the last failure. A demo's marker
+    """The freshness marker for data `age_s` old (None: nothing yet), given the last failure as the header words it
+    ('source failing: …', 'prometheus unreachable: …'). A demo's marker
     names it simulated in every state (late, stale, waiting): its figures are never a real GPU's."""
     marker = _marker(age_s, failure, interval_s, wording)
     if wording.fresh == "live" or marker.plain.startswith(f"● {wording.fresh}"):
@@ -48,8 +48,7 @@ def simulated_badge(fresh: str = "simulated") -> Content:
 def _marker(age_s: float | None, failure: str | None, interval_s: float, wording: Wording) -> Content:
     if failure is not None:
         shown = "nothing shown yet" if age_s is None else f"showing data {age_s:.0f} s old"
-        said = f"{wording.failing}: {failure}" if wording.failing else failure  # "": the failure names its source
-        return Content.styled(f"▲ STALE · {said} · {shown}", "bold $error")
+        return Content.styled(f"▲ STALE · {failure} · {shown}", "bold $error")
     if age_s is None:
         return Content.styled(f"… waiting for {wording.first}", "$warning")
     if is_stale(age_s, False, interval_s):
@@ -60,7 +59,7 @@ def _marker(age_s: float | None, failure: str | None, interval_s: float, wording
     return Content.styled(f"● late · {age_s:.0f} s ago", "$warning")
 
 
-_ANY_WORDING = Wording(failing="failing", silent="silent", first="first")
+_ANY_WORDING = Wording(silent="silent", first="first")
 
 
 def reading(age_s: float | None, failure: str | None, interval_s: float) -> str:

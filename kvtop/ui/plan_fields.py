@@ -11,6 +11,7 @@ from typing import get_args
 from kvtop.domain.engines.base import CompileCacheState
 from kvtop.domain.engines.registry import EngineId, engine_flags
 from kvtop.domain.engines.versions import LATEST
+from kvtop.domain.errors import InputError
 from kvtop.domain.launch import check_values, spelling_of
 
 
@@ -93,6 +94,27 @@ MEASURED_KEYS = frozenset({"desktop", "compile_cache"})
 #: 'auto' its own way (vLLM's --max-model-len auto: fit to memory) is read as the engine reads it (`engine_count`).
 AUTO_KEYS = frozenset({"memory_fraction", "page_size", "context_length", "max_running_requests"})
 AUTO = "auto"
+
+
+def offers_auto(engine: EngineId, key: str, version: str | None) -> bool:
+    """Whether the field's placeholder may offer the engine's pick as 'auto: …': 'auto' typed there reads as the
+    blank (`AUTO_KEYS`), not as the engine's own 'auto' (vLLM's --max-model-len auto, auto-fit to memory from
+    v0.14.0, which kvtop refuses as not modelled; before it a number is needed): that field says 'default: …'."""
+    if key not in AUTO_KEYS:
+        return False
+    try:
+        return engine_count(engine, key, AUTO, version) is None
+    except InputError:  # the engine reads 'auto' its own way and kvtop refuses it, or the release refuses the word
+        return False
+
+
+def pick_hint(engine: EngineId, key: str, version: str | None, pick: str | None) -> str:
+    """The placeholder of a blank field of `AUTO_KEYS`: the engine's pick, 'auto: 0.818' where 'auto' typed reads as
+    the blank (`offers_auto`), else 'default: 131072' (vLLM's context length); 'no share' where the engine takes
+    none (llama.cpp's memory fraction: `pick` None)."""
+    if pick is None:
+        return "no share"
+    return f"{AUTO if offers_auto(engine, key, version) else 'default'}: {pick}"
 #: The compile cache field's choices: "unsaid" is `plan` without --compile-cache (the domain plans a cold start)
 CACHE_STATES: tuple[str, ...] = ("unsaid", *get_args(CompileCacheState))
 FIELD_BY_KEY = {field.key: field for field in FIELDS}

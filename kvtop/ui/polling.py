@@ -37,11 +37,12 @@ def diagnose_quietly(snapshot: NodeSnapshot) -> tuple[object, ...]:
 def poll(
     target: MessagePump,
     read: Callable[[], Message],
-    failed: Callable[[str], Message],
+    failed: Callable[[Exception], Message],
     busy: threading.Event,
     interval_s: float,
 ) -> None:
-    """Run in a thread worker: `read()` (or `failed(reason)`), post to `target`, wait, until cancelled.
+    """Run in a thread worker: `read()` (or `failed(error)`, which words it: `failure_reason`), post to `target`,
+    wait, until cancelled.
 
     `busy` is set while a read is in flight, so `r` does not start a second one.
     """
@@ -51,7 +52,7 @@ def poll(
         try:
             message = read()
         except Exception as err:  # any failure of an outside source is shown as a marker, never a crash
-            message = failed(failure_reason(err))
+            message = failed(err)
         finally:
             busy.clear()
         if worker.is_cancelled:

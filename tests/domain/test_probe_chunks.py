@@ -8,8 +8,11 @@ An allocation of 10 MiB or more is given exactly its size rounded up to 2 MiB; s
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from kvtop.domain.model_config import model_from_config
 from kvtop.domain.probe import (
     chunk_end,
     chunk_shapes,
@@ -19,8 +22,12 @@ from kvtop.domain.probe import (
     mla_buffer,
     tensor_sizes,
 )
+from tests.data_paths import CONFIGS
 
 MIB = 2**20
+# DeepSeek-V3's latent as its config.json gives it (kv_lora_rank 512, qk_rope_head_dim 64), read as kvtop reads it
+DSV3_MLA = model_from_config(json.loads((CONFIGS / "deepseek-ai--DeepSeek-V3.json").read_text())).mla
+assert DSV3_MLA is not None
 
 
 def _allocator_granted(size: int) -> int:
@@ -36,7 +43,7 @@ def _allocator_granted(size: int) -> int:
         (mha_buffers(80, 1, 128, "bfloat16"), 64, 262_144, 64),
         # DeepSeek-V3's latent: (512 + 64) x 2 B = 1,152 B a token; 2 MiB holds 16,384 x 1,152 B / 9, so tensors
         # grow by 9 x 2 MiB per 16,384 tokens: three steps (54 MiB) stay under 64 MiB
-        ((mla_buffer(61, 512, 64, "bfloat16"),), 64, 49_152, 54),
+        ((mla_buffer(61, DSV3_MLA, "bfloat16"),), 64, 49_152, 54),
         # Qwen3-8B at TP 1: (8 heads, 128) bf16 = 2,048 B; 32,768 tokens = 64 MiB
         (mha_buffers(36, 8, 128, "bfloat16"), 16, 32_768, 64),
     ],
@@ -54,7 +61,7 @@ def test_chunk_tensors_are_whole_2_mib_granules(buffers, page, expected_tokens, 
 def test_a_buffer_whose_alignment_would_swell_the_chunk_is_left_unaligned() -> None:
     # DeepSeek-V3.2: the latent (1,152 B) beside the DSA index key (128 + 4 = 132 B): aligning 132 B rows to 2 MiB
     # needs 524,288 tokens (a 576 MiB latent tensor per layer), so only the latent is aligned
-    buffers = (mla_buffer(61, 512, 64, "bfloat16"), dsa_index_buffer(61, 128))
+    buffers = (mla_buffer(61, DSV3_MLA, "bfloat16"), dsa_index_buffer(61, 128))
     tokens = default_chunk_tokens(buffers, 64)
     assert tokens == 49_152
     latent, index = tensor_sizes(chunk_shapes(buffers, tokens, 2 * tokens, 64))[::61]

@@ -118,6 +118,7 @@ async def test_a_failing_reader_shows_a_marker_and_the_app_stays_alive():
         said = header(app)
         assert f"▲ STALE · prometheus timeout: {URL} did not answer within 5 s · showing data" in said
         assert "prometheus failing" not in said
+        assert app.cluster.failure is not None and app.cluster.failure.state is PrometheusState.TIMEOUT  # typed
         assert list(rows(app)) == ["gpu-node-02", "gpu-node-03", "gpu-node-01"]  # the last good view stays
         await pilot.press("enter")  # still answering keys
         await wait_for(pilot, lambda: isinstance(app.screen, ClusterNodeScreen))
@@ -130,6 +131,7 @@ async def test_a_reader_failing_from_the_start_says_why_in_place_of_the_list():
         await pilot.pause()
         empty = app.cluster_screen.query_one("#cluster-empty").render().plain
         assert empty == "prometheus failing: RuntimeError: certificate verify failed"
+        assert app.cluster.failure is not None and app.cluster.failure.state is None  # no Prometheus state: any error
         assert "nothing shown yet" in header(app)
 
 

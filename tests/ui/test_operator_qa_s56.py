@@ -27,11 +27,11 @@ async def test_a_paused_demo_still_says_it_is_simulated(make_app):
 def test_a_late_or_stale_demo_marker_keeps_its_simulated_badge():
     from kvtop.ui.freshness import Wording, freshness
 
-    demo = Wording(failing="source failing", silent="silent", first="first", fresh="simulated")
+    demo = Wording(silent="silent", first="first", fresh="simulated")
     assert freshness(0.0, None, 1.0, demo).plain == "● simulated · every 1 s"
     assert freshness(2.5, None, 1.0, demo).plain == "● simulated · ● late · 2 s ago"  # 2 intervals late
     assert freshness(9.0, None, 1.0, demo).plain.startswith("● simulated · ▲ STALE 9 s")
-    live = Wording(failing="source failing", silent="silent", first="first")
+    live = Wording(silent="silent", first="first")
     assert freshness(2.5, None, 1.0, live).plain == "● late · 2 s ago"  # a real node: no badge
 
 

@@ -10,6 +10,8 @@ TP8 PP2 at --max-model-len 32768 (examples/scenarios/llama70b-pp2-vllm-node0.jso
 
 from __future__ import annotations
 
+from textual.widgets import Input
+
 from kvtop.commands.node_source import DemoSource
 from tests.ui.fakes import FakeSource
 from tests.ui.helpers import open_planner, retype, shown
@@ -60,3 +62,18 @@ async def test_auto_is_refused_as_plan_refuses_it(make_app):
         assert shown(screen, "#plan-error") == (
             "✗ context length: -1 (vLLM's auto-fit to memory) is not modelled by kvtop: give a length in tokens"
         )
+
+
+async def test_the_blank_context_field_offers_no_auto_that_vllm_reads_its_own_way(make_app):
+    """The placeholder read 'auto: 32768' on vLLM, and 'auto' typed there was then refused (above): vLLM reads
+    --max-model-len auto as its auto-fit, which kvtop does not model. The blank field's placeholder says 'default: …'
+    there; the share's 'auto: …' still reads as the blank it names (test_planner_auto_typed.py)."""
+    node = DemoSource.open(SCENARIO).collect_at(0)
+    app = make_app(FakeSource(node, label=f"demo:{SCENARIO}"))
+    async with app.run_test(size=(140, 50)) as pilot:
+        screen = await open_planner(pilot)
+        await retype(pilot, "#plan-context_length", "")
+        # the demo's Llama-3-70B (examples/models/llama-3-70b.json): max_position_embeddings 8192, vLLM's length
+        # where none is given
+        assert screen.query_one("#plan-context_length", Input).placeholder == "default: 8192"
+        assert screen.query_one("#plan-memory_fraction", Input).placeholder.startswith("auto: ")

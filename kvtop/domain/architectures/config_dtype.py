@@ -14,15 +14,17 @@ from kvtop.domain.config_default import ConfigDefault, DefaultKind
 from kvtop.domain.config_schema import OuterConfig, TextConfig
 from kvtop.domain.errors import InputError
 
+FLOAT32_BYTES = 4  # a float32 element: the logits, sampler and dequantised copies the engines hold in it
+
 DTYPE_BYTES = {
     "bfloat16": 2,
     "bf16": 2,
     "float16": 2,
     "fp16": 2,
     "half": 2,
-    "float32": 4,
-    "fp32": 4,
-    "float": 4,
+    "float32": FLOAT32_BYTES,
+    "fp32": FLOAT32_BYTES,
+    "float": FLOAT32_BYTES,
     "fp8": 1,
     "float8_e4m3fn": 1,
     "float8_e5m2": 1,

@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, computed_field
 
 from kvtop.domain.calibration.terms import CalibratedFigures, TermSource
 from kvtop.domain.deployment import Basis, BudgetTerm, Charge, resident_bytes
+from kvtop.domain.engines.budget_step import BudgetStep as BudgetStep
+from kvtop.domain.engines.budget_step import StepRole as StepRole
 from kvtop.domain.engines.measured_reads import MeasuredField, MeasuredNotRead
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin, total_origin, total_said
@@ -33,12 +35,6 @@ CONTEXT_BYTES_RANGE = (GIB // 4, 2 * GIB)
 CUDA_TOTAL_FROM_NVML = "NVML v2's total less the driver's reserved"
 
 
-# what a budget step is, for the callers that find one (explain says the GPU total as a stand-in or as the log's,
-# and where the memory fraction came from): typed, so that no caller reads meaning from the label the operator
-# reads, whose wording is each engine's own ("total (cudaMemGetInfo), …", "− reserve: pre-load × (1 − f)").
-# gpu_total: the GPU memory given (the operator's, NVML's, the table's, a stand-in, a log's); cuda_total: CUDA's own
-# total an engine sizes from in its place (`MeasuredInputs.engine_total_is_cuda`: NVML v2's, or calibrated per model)
-StepRole = Literal["gpu_total", "cuda_total", "memory_fraction", "slot_context"]
 
 
 #: torch.compile's cache as the operator says it (`plan --compile-cache`, the planner's field) or a log shows it:
@@ -291,21 +287,6 @@ FREE_BEFORE_LOAD_UNIFIED = (
     "free memory before load is estimated: CUDA's total less the CUDA context and NCCL by TP and less what the host "
     "holds of its unified memory ({held}, assumed: --free-memory gives the engine's own figure)"
 )
-
-
-class BudgetStep(BaseModel):
-    """One line of the engine's own arithmetic, shown to the operator in order."""
-
-    model_config = ConfigDict(frozen=True)
-
-    label: str
-    bytes: int | None = None
-    value: float | None = None
-    note: str = ""
-    measured: bool = False
-    source: TermSource | None = None  # where an input figure came from (None: the engine's arithmetic)
-    # the step a caller finds by what it is (the GPU total, the memory fraction), set where the budget builds it
-    role: StepRole | None = None
 
 
 class KvCell(BaseModel):

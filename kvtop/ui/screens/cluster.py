@@ -29,7 +29,7 @@ from kvtop.ui.widgets.cluster_table import ClusterState, ClusterTable, no_node_v
 from kvtop.ui.widgets.engine_table import EngineTable, no_engine_view
 from kvtop.ui.widgets.footer import Footer
 
-_WORDING = Wording(failing="", silent="prometheus has not answered", first="the first answer")  # `failure_said`
+_WORDING = Wording(silent="prometheus has not answered", first="the first answer")
 #: A cluster whose every node is a demo (`kvtop --demo-cluster`) is never "live", as a demo node is not.
 _DEMO_WORDING = replace(_WORDING, fresh="simulated")
 
@@ -39,15 +39,8 @@ def freshness(state: ClusterState, now: float, interval_s: float) -> Content:
     showing data 12 s old', or waiting."""
     view = state.view
     demo = view is not None and view.simulated
-    failure = None if state.failure is None else failure_said(state.failure)
+    failure = None if state.failure is None else state.failure.said
     return shared_freshness(state.age_s(now), failure, interval_s, _DEMO_WORDING if demo else _WORDING)
-
-
-def failure_said(reason: str) -> str:
-    """The cluster reader's failure in one line: a Prometheus error names Prometheus and its state itself
-    ('prometheus unreachable: cannot reach … (connection refused)', `PrometheusError`), so it is said as it is; any
-    other reason ('RuntimeError: …', `polling.failure_reason`) is said as Prometheus failing."""
-    return reason if reason.startswith("prometheus ") else f"prometheus failing: {reason}"
 
 
 def header_text(state: ClusterState, now: float, interval_s: float) -> Content:
@@ -139,7 +132,7 @@ class ClusterScreen(Screen[None]):
         empty = self.query_one("#cluster-empty", Static)
         empty.display = not nodes
         if state.failure is not None and state.view is None:
-            empty.update(Content(failure_said(state.failure)))
+            empty.update(Content(state.failure.said))
         elif state.view is not None:
             empty.update("Prometheus lists no node: no kvtop, DCGM or engine series, no target down")
         else:

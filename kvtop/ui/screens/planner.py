@@ -34,7 +34,15 @@ from kvtop.domain.model import ModelSpec
 from kvtop.domain.ports import ModelLoader
 from kvtop.domain.refusals import Refusal
 from kvtop.ui.plan_errors import model_load_error
-from kvtop.ui.plan_fields import CACHE_STATES, DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS, FieldKind
+from kvtop.ui.plan_fields import (
+    AUTO_KEYS,
+    CACHE_STATES,
+    DEPLOYMENT_KEYS,
+    FIELD_BY_KEY,
+    FIELDS,
+    FieldKind,
+    pick_hint,
+)
 from kvtop.ui.plan_nodes import copied_lines, copied_words, node_shortfall
 from kvtop.ui.planning import (
     PlanOutcome,
@@ -340,14 +348,16 @@ class PlannerScreen(NodeScreen):
             return
         shares = memory_fraction_field(after.settings) is not None  # llama.cpp's 1.0 is a placeholder
         requests = requests_run(after)  # the result table's 'max running reqs' reads the same
-        defaults = {
-            "memory_fraction": f"auto: {after.engine.memory_fraction:.3f}" if shares else "no share",
-            "page_size": f"auto: {after.engine.page_size}", "context_length": f"auto: {after.context_length}",
+        picks = {  # the engine's pick for each of `AUTO_KEYS`
+            "memory_fraction": f"{after.engine.memory_fraction:.3f}" if shares else None,
+            "page_size": str(after.engine.page_size), "context_length": str(after.context_length),
             # a launch that does not fit runs none: named, never 'auto: 0' (SGLang's figure follows its empty pool)
-            "max_running_requests": f"auto: {NO_REQUESTS if requests is None else requests}",
-            # blank: the latest release's rules (`--engine-version` unset), as the engine names one ('latest build')
-            "engine_version": f"latest {release_names(after.settings.engine).noun}",
+            "max_running_requests": str(NO_REQUESTS if requests is None else requests),
         }  # fmt: skip
+        engine, version = after.settings.engine, after.settings.engine_version
+        defaults = {key: pick_hint(engine, key, version, picks[key]) for key in AUTO_KEYS}
+        # blank: the latest release's rules (`--engine-version` unset), as the engine names one ('latest build')
+        defaults["engine_version"] = f"latest {release_names(engine).noun}"
         self._hints = defaults
         for key, value in defaults.items():
             self.query_one(f"#plan-{key}", Input).placeholder = value

@@ -13,12 +13,12 @@ ERRORS_SHOWN = 3
 
 
 def edit_notes(outcome: PlanOutcome) -> tuple[str, ...]:
-    """The engine's notes on the edit that the live launch has not (the ledger's: `kvtop plan` prints them as
+    """The ledger's notes on the edit that the live launch has not (`Ledger.notes`: `kvtop plan` prints them as
     'note:'), so a planned change the engine takes otherwise than typed is said where the edit is made."""
     if outcome.after is None:
         return ()
-    before = outcome.before.engine.notes if outcome.before is not None else ()
-    return tuple(note for note in outcome.after.engine.notes if note not in before)
+    before = outcome.before.notes if outcome.before is not None else ()
+    return tuple(note for note in outcome.after.notes if note not in before)
 
 
 def errors_text(errors: tuple[FieldError, ...]) -> str:

@@ -29,7 +29,15 @@ from typing import NamedTuple
 
 from rich.text import Text
 
-from kvtop.domain.cluster import ADVICE, SEVERITY_WEIGHT, ClusterNode, ClusterView, GpuSource, TargetHealth
+from kvtop.domain.cluster import (
+    ADVICE,
+    SEVERITY_WEIGHT,
+    ClusterFailure,
+    ClusterNode,
+    ClusterView,
+    GpuSource,
+    TargetHealth,
+)
 from kvtop.ui.widgets.keyed_rows import KeyedRowsTable, ToneCell
 from kvtop.units import fmt_gib, fmt_gib_figure, fmt_tokens
 
@@ -45,7 +53,7 @@ class ClusterState:
     source_label: str
     view: ClusterView | None = None
     received_at: float | None = None  # app clock when the view arrived
-    failure: str | None = None  # why the latest read failed (None: it answered)
+    failure: ClusterFailure | None = None  # why the latest read failed (None: it answered)
     failed_at: float | None = None
 
     def age_s(self, now: float) -> float | None:

@@ -21,7 +21,7 @@ from kvtop.ui.freshness import freshness as shared_freshness
 from kvtop.ui.state import NodeState
 from kvtop.units import fmt_gib, fmt_percent, fmt_tokens
 
-_WORDING = Wording(failing="source failing", silent="the source has not answered", first="the first snapshot")
+_WORDING = Wording(silent="the source has not answered", first="the first snapshot")
 #: A demo node is never "live": its figures are simulated, whatever their age.
 _DEMO_WORDING = replace(_WORDING, fresh="simulated")
 
@@ -31,7 +31,8 @@ def freshness(state: NodeState, now: float, interval_s: float) -> Content:
     'waiting for the first snapshot'."""
     snapshot = state.snapshot
     demo = snapshot is not None and snapshot.simulated
-    return shared_freshness(state.age_s(now), state.failure, interval_s, _DEMO_WORDING if demo else _WORDING)
+    failure = None if state.failure is None else f"source failing: {state.failure}"
+    return shared_freshness(state.age_s(now), failure, interval_s, _DEMO_WORDING if demo else _WORDING)
 
 
 def short_model_name(name: str) -> str:

@@ -56,3 +56,17 @@ def test_a_given_total_of_no_card_named_is_the_one_figure_there_is() -> None:
     assert H100_CUDA >> 20 == 81090
     assert fraction == round((81090 - RESERVED_MIB) / 81090, 3) == 0.817
     assert "81090 − 14848 MiB reserve" in source
+
+
+def test_a_given_total_far_below_the_named_card_is_a_part_of_it_not_the_card() -> None:
+    """`--gpu H100 --gpu-memory 40GiB` was sized from the H100's 81,559 MiB, as though the 40 GiB were the whole card's
+    CUDA total. A total below what a whole H100 reports to CUDA (the corpus's 76 H100 logs printed 79.10 – 79.22 GiB)
+    is a part of it: a MIG slice (nvidia-smi prints no total, SGLang reads CUDA's), a HAMi limit (reported to
+    nvidia-smi and CUDA alike: the corpus's 38,000 MiB slices of an H100), a vGPU. SGLang 0.5.9 on 40,960 MiB (below
+    60 GiB: chunked prefill 4,096, decode graphs to 160 at TP ≥ 4): reserved = 512 + 1.5 × 4,096 + 8 ÷ 8 × 1,024 +
+    2 × 160 = 8,000 MiB (no 10 GiB floor at or below 60 GiB), the fraction round(32,960 ÷ 40,960, 3) = 0.805."""
+    forty = 40 << 30
+    given = MeasuredInputs(gpu_total_bytes=forty, gpu_total_origin=GpuTotalOrigin.GIVEN)
+    fraction, source = _fraction(forty, "H100", given)
+    assert fraction == round((40960 - 8000) / 40960, 3) == 0.805
+    assert "40960 − 8000 MiB reserve" in source and "81559" not in source

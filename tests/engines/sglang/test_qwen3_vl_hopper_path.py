@@ -72,10 +72,13 @@ def test_the_override_arithmetic() -> None:
         # The line is nvidia-smi's: large_hopper_qwen3_vl_model_type reads get_device_memory_capacity() < 60 × 1024
         # (0.5.23 arg_groups/model_overrides/qwen3_vl.py:24-25), get_nvgpu_memory_capacity's `nvidia-smi
         # --query-gpu=memory.total` (utils/common.py:802-832). An H100's --gpu-memory is CUDA's total; its nvidia-smi
-        # prints 81,559 MiB (the table's) ≥ 61,440, so the profiled path's 1 GiB, however little CUDA's is said to be.
-        # kvtop compared the CUDA total given and kept the default 100 MiB below 60 GiB.
-        ("H100", 59.5, GpuTotalOrigin.GIVEN, 1024),
-        ("H100", 59.5, None, 1024),  # unsaid: read from the bytes as a --gpu-memory
+        # prints 81,559 MiB (the table's) ≥ 61,440, so the profiled path's 1 GiB where the total given is a whole
+        # H100's (79.19 GiB, as its logs print it). kvtop compared the CUDA total given and kept 100 MiB.
+        ("H100", 79.19, GpuTotalOrigin.GIVEN, 1024),
+        ("H100", 79.19, None, 1024),  # unsaid: read from the bytes as a --gpu-memory
+        # far below a whole H100's CUDA total (`gpu_total_origin.whole_card_floor`): a part of the card (a slice, a
+        # limit), whose nvidia-smi total is taken as the one given (`smi_total`), below the line
+        ("H100", 59.5, GpuTotalOrigin.GIVEN, 100),
         # a MIG slice: nvidia-smi prints no total and SGLang falls back to CUDA's (_cuda_mem_fallback, :824-829),
         # so the line falls on the total given: 61,440 MiB is on it (not < 60 × 1024), one MiB less is below it
         ("H100 MIG 4g.40gb", 60, GpuTotalOrigin.GIVEN, 1024),

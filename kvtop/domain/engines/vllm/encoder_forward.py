@@ -66,6 +66,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from kvtop.domain.architectures.config_dtype import FLOAT32_BYTES
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import gib
@@ -94,7 +95,6 @@ QWEN25_VL_FORWARD_ERAS: Eras[str | None] = Eras((
                          "v1/worker/gpu_model_runner.py profile_run"),
     Era("0.21.0", None, "not read after v0.20.x"),
 ))  # fmt: skip
-FLOAT32_BYTES = 4
 # the split form's attention, in model-dtype widths of hidden (÷ TP where per rank): x and the normed input (2, whole),
 # the qkv (3 ÷ TP; at TP > 1, while gathering, the t gathered parts and their concatenation, 3 + 3, freed once q, k, v
 # are copied), the contiguous q, k, v (3 ÷ TP) and the rotated one's model-dtype output (1 ÷ TP), beside two float32

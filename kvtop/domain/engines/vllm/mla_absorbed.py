@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kvtop.domain.architectures.config_dtype import FLOAT32_BYTES
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.pp_split import PP_SPLIT_ERAS
@@ -58,7 +59,6 @@ DEQUANT_DTYPE_ERAS: Eras[str] = Eras((
     Era("0.7.3", "activation", "quant_method.apply(layer, eye(act_dtype)): the GEMM returns the input's dtype "
                                "(attention/backends/mla/utils.py:279-290 at v0.7.3)"),
 ))  # fmt: skip
-FLOAT32_BYTES = 4
 
 
 @dataclass(frozen=True)

@@ -35,10 +35,10 @@ read at v0.26.0 and v0.33.0) runs no rejection sampler in its `_dummy_sampler_ru
 
 from __future__ import annotations
 
+from kvtop.domain.architectures.config_dtype import FLOAT32_BYTES
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.model import ModelSpec
 
-FLOAT32_BYTES = 4
 COUNTED_ERAS: Eras[bool] = Eras((
     Era("", False, "not read before v0.17.0 (the sampler's path is left to the fits there)"),
     Era("0.17.0", True, "v1/worker/gpu_model_runner.py `_dummy_sampler_run` + v1/sample/rejection_sampler.py, read "

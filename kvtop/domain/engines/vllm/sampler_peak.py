@@ -44,6 +44,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kvtop.domain.architectures.config_dtype import FLOAT32_BYTES
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.moe_workspace import CHUNK_ERAS, experts_workspace_bytes, unquantized_experts
 from kvtop.domain.engines.vllm.sampler_path import profiled_sampler_path
@@ -52,7 +53,6 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 
-FLOAT32_BYTES = 4
 # Where the sampler's native path is counted: from v0.17.0 (vllm#33538's Triton top-k/top-p); before it the sort-based
 # path's copies (about 9.7 in the logs) are left to the fits.
 COUNTED_ERAS: Eras[bool] = Eras((

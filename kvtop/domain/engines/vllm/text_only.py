@@ -37,7 +37,7 @@ FLAG = "--language-model-only"
 KEY = FLAG[2:]  # its key in LaunchSettings.flags
 # argparse has it from v0.17.0 (the module docstring; none at v0.16.0). The span's first is the first release of
 # flags_table.RELEASES_READ (every flag read) that has it, v0.19.0: the table refuses no release after v0.15.1 for it,
-# and `refuse_unread` refuses a multimodal model launched with it before v0.17.0 (TOWERS_UNBUILT_ERAS's first era)
+# and `refuse_unread` refuses a multimodal model launched with it before v0.17.0 (`NO_FLAG`)
 SPAN = FlagSpan("0.19.0", None, "engine/arg_utils.py:1496 (v0.33.0)")
 FLAGS = frozenset({FLAG})
 
@@ -47,13 +47,15 @@ _QWEN = frozenset({
     "Qwen3VLMoeForConditionalGeneration", "Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration",
 })  # fmt: skip
 _SIGLIP_PIXTRAL = frozenset({"Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration"})
-TOWERS_UNBUILT_ERAS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset(), "first in v0.17.0, engine/arg_utils.py:1029; v0.16.0's has none"),
-    Era("0.17.0", _QWEN | _SIGLIP_PIXTRAL,
+NO_FLAG: Era[frozenset[str]] = Era("", frozenset(), "first in v0.17.0, engine/arg_utils.py:1029; v0.16.0's has none")
+FIRST_READ: Era[frozenset[str]] = Era("0.17.0", _QWEN | _SIGLIP_PIXTRAL,  # the flag's first release, read
         "v0.17.0 and v0.17.1 models/qwen2_vl.py:1243, qwen2_5_vl.py:1125, qwen3_vl.py:1400, qwen3_vl_moe.py:436, "
         "qwen3_5.py:652, :864 (`self.visual`, the merger inside), gemma3_mm.py:510-516, mistral3.py:466-482 (the "
         "tower and multi_modal_projector); v0.18.0 qwen2_vl.py:1243, qwen2_5_vl.py:1128, qwen3_vl.py:1415, "
-        "qwen3_vl_moe.py:427, qwen3_5.py:681, :891, gemma3_mm.py:515-521, mistral3.py:465-481"),
+        "qwen3_vl_moe.py:427, qwen3_5.py:681, :891, gemma3_mm.py:515-521, mistral3.py:465-481")  # fmt: skip
+TOWERS_UNBUILT_ERAS: Eras[frozenset[str]] = Eras((
+    NO_FLAG,
+    FIRST_READ,
     Era("0.19.0", _QWEN | _SIGLIP_PIXTRAL,
         "v0.19.0 models/qwen2_vl.py:1242, qwen2_5_vl.py:1134, qwen3_vl.py:1493, qwen3_vl_moe.py:427, "
         "qwen3_5.py:597, :821 (`self.visual`, the merger inside), gemma3_mm.py:515-521, mistral3.py:418-434 (the "
@@ -80,16 +82,16 @@ def refuse_unread(model: ModelSpec, settings: LaunchSettings, version: ResolvedV
     (`TOWERS_UNBUILT_ERAS`): refused by name, its tower possibly still partly built."""
     if not asked(settings.flags) or not model.multimodal or tower_unbuilt(model, settings, version):
         return
-    if TOWERS_UNBUILT_ERAS.era(version).since == "":  # before the flag's first release
+    if TOWERS_UNBUILT_ERAS.era(version) == NO_FLAG:  # before the flag's first release
         raise UnsupportedModelError(
-            f"vLLM {version.label} has no such flag ({TOWERS_UNBUILT_ERAS[0].source}): not modelled",
+            f"vLLM {version.label} has no such flag ({NO_FLAG.source}): not modelled",
             field=FLAG,
         )
     read = TOWERS_UNBUILT_ERAS.at(version)  # the classes read at this release, as the table says
     raise UnsupportedModelError(
         "builds no tower for a class that wraps it in _mark_tower_model (models/interfaces.py:261 at "
         f"v0.17.0, :285 at v0.19.0); kvtop read that for {', '.join(sorted(read))} from "
-        f"v{TOWERS_UNBUILT_ERAS[1].since}, not for "
+        f"v{FIRST_READ.since}, not for "
         f"{model.architecture} at vLLM {version.label}: not modelled",
         field=FLAG,
     )

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from kvtop.domain.architectures.config_dtype import FLOAT32_BYTES
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
@@ -97,7 +98,7 @@ def v2_sampler_bytes(model: ModelSpec, tokens: int, seqs: int, layout: ParallelL
     layout = layout or ParallelLayout()
     logits = seqs * model.vocab_size * model.dtype_bytes
     gumbel = seqs * ceil_div(model.vocab_size, GUMBEL_BLOCK) * GUMBEL_BLOCK_BYTES
-    copy = seqs * model.vocab_size * 4 if float32_copy else 0
+    copy = seqs * model.vocab_size * FLOAT32_BYTES if float32_copy else 0
     # at TP > 1 compute_logits all-gathers the rank's vocab slice (LogitsProcessor._gather_logits, use_all_gather on
     # CUDA): CudaCommunicator.all_gather fills an output of the whole vocabulary and returns its movedim'd reshape, a
     # copy (device_communicators/cuda_communicator.py:355-389 at v0.27.1), so the slice, the output and the copy are
