@@ -16,8 +16,10 @@ v0.5.14 no reserve is kept (arg_groups/memory_hook.py), so the graphs come out o
 from __future__ import annotations
 
 from kvtop.domain.deployment import BudgetTerm, Charge, SpecKind, TermInputs, TermState
-from kvtop.domain.engines.sglang.decode_graphs_off import deepep_reserve_kept
+from kvtop.domain.engines.sglang.decode_graphs_off import decode_graphs_off
 from kvtop.domain.engines.sglang.deployment_eras import spec_reserve_mib
+from kvtop.domain.engines.sglang.span import serving_role
+from kvtop.domain.span import ServingRole
 
 SOURCE = ("speculative/eagle_worker_v2.py _capture_cuda_graphs after the pools (0.5.14 :371-376; 0.5.23 :476-658); "
           "layers/attention/flashinfer_backend.py multi-step init_cuda_graph_state (0.5.14 :1963-1968, 0.5.23 "
@@ -30,7 +32,7 @@ def draft_graphs_term(inputs: TermInputs, base: BudgetTerm) -> BudgetTerm | None
     capture: `--disable-cuda-graph`, a disabled decode backend, a PD prefill node)."""
     if inputs.setup.spec_kind not in (SpecKind.MTP, SpecKind.DRAFT_MODEL) or not inputs.last_stage:
         return None
-    if not deepep_reserve_kept(inputs.settings):  # the decode graphs off, or a PD prefill node
+    if decode_graphs_off(inputs.settings) is not None or serving_role(inputs.settings) is ServingRole.PREFILL:
         return None
     mib, _ = spec_reserve_mib(inputs.setup.spec_method or "", inputs.version)
     where = (f"SGLang's automatic share keeps {mib} MiB for the draft at this release, against which they count"
