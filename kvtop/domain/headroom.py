@@ -7,8 +7,9 @@ one (SGLang's automatic share keeps room for its chunked prefill and graphs), an
 after-pool terms; a need kvtop cannot price is listed as not modelled, never counted as 0 bytes. Where the
 engine keeps a reserve of its own for a feature (a `reserve` term: SGLang's draft reserve, by release in
 engines/sglang/deployment_eras.py) that feature's after-pool terms count against that reserve, not on top of the
-engine's own need. SGLang keeps its draft reserve for the draft's CUDA graphs too, which no term prices yet: terms
-that fit the reserve may still overrun it once those graphs are captured. A given share (SGLang's explicit
+engine's own need. SGLang keeps its draft reserve for the draft's CUDA graphs too: kvtop does not price those, so
+they are a named not-modelled need (engines/sglang/draft_graphs.py), and terms that fit the reserve may still overrun
+it once they are captured. A given share (SGLang's explicit
 --mem-fraction-static) emits no reserve term, but the reserve its engine's rule would keep (`reserve_needed_bytes`)
 holds that feature's share all the same: the engine names it (`need_reserve_terms`), so the explicit and the
 automatic launch of one fraction read one headroom.

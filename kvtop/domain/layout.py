@@ -114,6 +114,9 @@ class StageParts(BaseModel):
     # over TP, the model dtype; 'split_quantized' one given the quant config (vLLM's Qwen3-Next/3.5 fc:
     # engines/vllm/mtp_build.py)
     mtp_fc: MtpFc = ""
+    # the MTP layer built with no quant config whatever the checkpoint's (SGLang's Qwen3.5 draft of a ModelOpt NVFP4
+    # checkpoint, which ships it bf16: engines/sglang/mtp_quant.py)
+    mtp_plain: bool = False
     # DeepSeek-V4's attention sink over the rank's q heads padded to 64 or 128 (vLLM's FlashMLA
     # get_padded_num_q_heads) rather than every head on every rank (SGLang's)
     sink_padded_local_heads: bool = False

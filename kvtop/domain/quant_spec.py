@@ -174,8 +174,12 @@ class QuantSpec(FreshCopyModel):
         return (self.scale_bytes if self.per_tensor else 0) + fixed
 
     def spares(self, module_names: tuple[str, ...]) -> bool:
-        """True if the checkpoint leaves a module (any of its representative names) unquantized."""
-        return any(_spared(self.excluded, name) for name in module_names)
+        """True if the checkpoint leaves a module (any of its representative names) unquantized. A `re:` pattern is
+        matched on a layer's own name, as compressed-tensors matches it (vLLM 0.33.0 and SGLang 0.5.23
+        compressed_tensors/utils.py should_ignore_layer: the layer's name, or each shard's of a fused one), so not on a
+        name asked that is the parent of another name asked (a module holding the layer: `re:.*mlp\\.shared_expert$`
+        spares no shared-expert projection)."""
+        return any(_spared(self.excluded, name, not _parent(name, module_names)) for name in module_names)
 
 
 @functools.lru_cache(maxsize=65_536)
@@ -187,29 +191,33 @@ def _targets(target: str, name: str) -> bool:
     return target in ("Linear", name)
 
 
+def _parent(name: str, names: tuple[str, ...]) -> bool:
+    """Whether `name` is a dotted prefix of another of `names` (a module holding that one)."""
+    return any(other.startswith(name + ".") for other in names)
+
+
 @functools.lru_cache(maxsize=256)
-def _exclusion_index(excluded: tuple[str, ...]) -> tuple[frozenset[str], tuple[re.Pattern[str], ...]]:
-    """(the plain module names, the wildcard patterns compiled): a 94-layer checkpoint lists hundreds. A `re:`
-    entry is a regular expression matched from the name's start (compressed-tensors' `_is_equal_or_regex_match`,
+def _exclusion_index(
+    excluded: tuple[str, ...],
+) -> tuple[frozenset[str], tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...]]:
+    """(the plain module names, the wildcard patterns compiled, the `re:` ones): a 94-layer checkpoint lists hundreds.
+    A `re:` entry is a regular expression matched from the name's start (compressed-tensors' `_is_equal_or_regex_match`,
     vLLM 0.33.0 quantization/compressed_tensors/utils.py: Kimi-K2.5's `re:.*self_attn.*`)."""
     plain = frozenset(p for p in excluded if not p.startswith("re:") and not any(c in p for c in "*?["))
-    globs = tuple(
-        re.compile(p[3:]) if p.startswith("re:") else
-        re.compile(f"(?:{fnmatch.translate(p)})|(?:{fnmatch.translate(p + '.*')})")
-        for p in excluded if p not in plain
-    )  # fmt: skip
-    return plain, globs
+    globs = tuple(re.compile(f"(?:{fnmatch.translate(p)})|(?:{fnmatch.translate(p + '.*')})")
+                  for p in excluded if p not in plain and not p.startswith("re:"))  # fmt: skip
+    return plain, globs, tuple(re.compile(p[3:]) for p in excluded if p.startswith("re:"))
 
 
 @functools.lru_cache(maxsize=65_536)
-def _spared(excluded: tuple[str, ...], name: str) -> bool:
+def _spared(excluded: tuple[str, ...], name: str, layer: bool = True) -> bool:
     """Whether `name` is an excluded module or inside one (the name itself or a dotted prefix of it), or matches
-    an excluded wildcard pattern."""
-    plain, globs = _exclusion_index(excluded)
+    an excluded wildcard pattern, or (`layer`: the name is a layer's own) an excluded `re:` pattern."""
+    plain, globs, regexes = _exclusion_index(excluded)
     parts = name.split(".")
     if any(".".join(parts[:end]) in plain for end in range(1, len(parts) + 1)):
         return True
-    return any(pattern.match(name) for pattern in globs)
+    return any(pattern.match(name) for pattern in (*globs, *(regexes if layer else ())))
 
 
 NO_QUANT = QuantSpec()

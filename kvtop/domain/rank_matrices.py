@@ -83,6 +83,7 @@ class RankMatrices:
         self.build = build or TowerSplit()  # the engine's own way with the parts engines disagree on
         self.parts = parts  # the stage's parts: what the engine's class adds to each layer, or builds unquantized
         self.acc = ComponentSums()
+        self.plain = False  # every matrix in the model dtype while set (an MTP layer built unquantized: mtp_plain)
 
     def matrix(
         self,
@@ -135,6 +136,8 @@ class RankMatrices:
 
     def format_for(self, modules: tuple[str, ...], quantizable: bool = True) -> QuantSpec | None:
         """The checkpoint's format of the module `modules` name, as the engine builds it (None: the model dtype)."""
+        if self.plain:
+            return None
         unquantized = self.parts.unquantized if self.parts is not None else ()
         if unquantized and any(name.endswith(suffix) for name in modules[:1] for suffix in unquantized):
             return None  # the engine builds this module in the model dtype (its first name says which)

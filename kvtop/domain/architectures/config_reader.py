@@ -143,6 +143,7 @@ def read_config(
         "auto_map_models": _auto_models(outer.auto_map),
         "rope_type": _rope_type(config[nested_key] if nested_key else config),
         "rope_factor": _rope_factor(config[nested_key] if nested_key else config),
+        "rope_original_positions": _rope_original(config[nested_key] if nested_key else config),
         "mrope": _mrope(config[nested_key] if nested_key else config),
         "partial_rotary_factor": partial_rotary_factor(config[nested_key] if nested_key else config, entry.model_type),
         "text_config_of_own_type": nested_key == "text_config" and bool(outer.model_type)
@@ -341,6 +342,16 @@ def _rope_factor(section: dict[str, Any]) -> float:
             stated = block.get("factor")
             return float(stated) if isinstance(stated, int | float) and not isinstance(stated, bool) and stated > 0 else 1.0
     return 1.0
+
+
+def _rope_original(section: dict[str, Any]) -> int:
+    """The `original_max_position_embeddings` of the rope block `_rope_type` reads (0 where it states none)."""
+    for key in ("rope_scaling", "rope_parameters"):
+        block = section.get(key)
+        if isinstance(block, dict) and isinstance(block.get("rope_type", block.get("type")), str):
+            stated = block.get("original_max_position_embeddings")
+            return stated if isinstance(stated, int) and not isinstance(stated, bool) and stated > 0 else 0
+    return 0
 
 
 def _mrope(section: dict[str, Any]) -> bool:

@@ -151,3 +151,21 @@ def test_the_automatic_fraction_written_out_reads_the_same_headroom_at_0_5_13_an
         assert g.held_bytes(g.reserves[0]) == a.held_bytes(a.reserves[0]) == _draft_after_pool(given)
         assert g.short_bytes == a.short_bytes == after_pool_short_bytes(given) == max(0, _draft_after_pool(given) - share)
         assert (headroom_short(given, Replay(given), Thresholds()) is None) == (version == "0.5.13")
+
+
+DRAFT_GRAPHS = "the draft's CUDA graphs (draft decode and draft extend)"
+
+
+def test_the_drafts_cuda_graphs_are_a_named_unpriced_need_held_by_the_reserve_only_where_one_is_kept() -> None:
+    """speculative/eagle_worker_v2.py captures the draft-decode and draft-extend graphs after the pools (0.5.14
+    :371-376, 0.5.23 :476-658): kvtop does not price them, so the headroom names them rather than counting 0 bytes.
+    At 0.5.13 they count against the 4 GiB draft reserve (server_args.py); from 0.5.14 no reserve is kept
+    (arg_groups/memory_hook.py), so they stand on their own. `--disable-cuda-graph` captures none."""
+    for version, held in (("0.5.13", Feature.SPECULATIVE), ("0.5.14", None), ("0.5.23", None)):
+        headroom = headroom_of(_plan(version))
+        assert headroom is not None
+        need = next(n for n in headroom.needs if n.label == DRAFT_GRAPHS)
+        assert (need.bytes, need.held_by) == (None, held)
+        assert DRAFT_GRAPHS in headroom.unpriced
+    off = headroom_of(_plan("0.5.23", "--disable-cuda-graph"))
+    assert off is not None and DRAFT_GRAPHS not in off.unpriced

@@ -133,7 +133,7 @@ class SglangRules(SglangBudget, EngineBase):
         indexer's wk in bf16, MiniMax-M3's router in bf16, a WNA16 linear module's weight_shape and bnb 8-bit's
         host-side scales (layer_build.py), HunYuan's q/k norms only on its flag (weights_classes.py), and a
         Transformers-backend class's tower (transformers_tower.py), Kimi-K3's bf16 latent projections and MXFP4 expert
-        biases (kimi_k3.py)."""
+        biases (kimi_k3.py), a ModelOpt NVFP4 Qwen3.5's bf16 MTP layer (mtp_quant.py)."""
         from kvtop.domain.engines.sglang.kimi_k3 import with_kimi_k3_build
         from kvtop.domain.engines.sglang.kv_scales import with_input_scale_width, with_kv_scales
         from kvtop.domain.engines.sglang.layer_build import (
@@ -142,6 +142,7 @@ class SglangRules(SglangBudget, EngineBase):
             with_linear_shapes,
         )
         from kvtop.domain.engines.sglang.lm_head import with_quantized_head
+        from kvtop.domain.engines.sglang.mtp_quant import with_mtp_plain
         from kvtop.domain.engines.sglang.router_dtype import with_router_dtype
         from kvtop.domain.engines.sglang.transformers_tower import with_transformers_tower
         from kvtop.domain.engines.sglang.weights_classes import with_stated_qk_norm
@@ -149,7 +150,7 @@ class SglangRules(SglangBudget, EngineBase):
         parts = stage_parts(model, pp_rank, pp, version)
         for build in (with_kv_scales, with_input_scale_width, with_quantized_head, with_layer_build,
                       with_linear_shapes, with_host_scales, with_transformers_tower, with_stated_qk_norm,
-                      with_router_dtype, with_kimi_k3_build):
+                      with_router_dtype, with_kimi_k3_build, with_mtp_plain):
             parts = build(parts, model, version)
         return parts
 

@@ -61,6 +61,7 @@ from kvtop.domain.engines.sglang.deployment_eras import (
     spec_reserve_mib,
 )
 from kvtop.domain.engines.sglang.draft_cell import cell_holds_draft
+from kvtop.domain.engines.sglang.draft_graphs import draft_graphs_term
 from kvtop.domain.engines.sglang.draft_load import DRAFT_BEFORE_POOL_ERAS, mtp_embed_head_bytes
 from kvtop.domain.engines.sglang.eagle3 import SOURCE as EAGLE3_SOURCE
 from kvtop.domain.engines.sglang.eagle3 import eagle3_head_bytes
@@ -264,6 +265,8 @@ def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
             detail="the draft reuses the target's token count; one draft layer assumed (EAGLE heads)" if assumed else
             "the draft reuses the target's token count (§4.3)",
         ))  # fmt: skip
+    if (graphs := draft_graphs_term(inputs, base)) is not None:
+        found.append(graphs)
     if inputs.settings.mem_fraction_static is None:
         found += draft_reserve_terms(inputs.settings, inputs.version)
     return found

@@ -17,7 +17,10 @@ from typing import TYPE_CHECKING
 from kvtop.domain.engines.sglang.context_len import derived_context
 from kvtop.domain.engines.sglang.vocab_launch import TRUE_WORDS
 from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
 from kvtop.domain.refusals import (
+    AbovePositions,
     ContextOverride,
     Refusal,
     above_positions,
@@ -51,13 +54,19 @@ LONG_CONTEXT_ERAS: Eras[ContextOverride] = Eras((
 ))  # fmt: skip
 
 
+def context_above(model: ModelSpec, settings: LaunchSettings) -> AbovePositions | None:
+    """A --context-length above the context SGLang derives (the config's positions, or get_context_length's fallback):
+    the one test the refusal, its note and the rope cache's growth (rope_growth.py) read."""
+    return above_positions(model, settings, derived=derived_context(model, settings))
+
+
 def long_context_refusal(ledger: Ledger) -> Refusal | None:
     """SGLang's ValueError for a length above the derived one, where the launch does not allow it."""
-    above = above_positions(ledger.model, ledger.settings, derived=derived_context(ledger.model, ledger.settings))
+    above = context_above(ledger.model, ledger.settings)
     return context_above_positions(ledger, above, source=CONTEXT_SOURCE, override=LONG_CONTEXT_ERAS.at(ledger.version))
 
 
 def long_context_note(inputs: EngineInputs) -> str | None:
     """The plan's note where SGLang takes the longer length: the launch's variable, or its release's default."""
-    above = above_positions(inputs.model, inputs.settings, derived=derived_context(inputs.model, inputs.settings))
+    above = context_above(inputs.model, inputs.settings)
     return allowed_note(above, LONG_CONTEXT_ERAS.at(inputs.version), inputs.settings, inputs.version)

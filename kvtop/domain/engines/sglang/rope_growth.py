@@ -1,20 +1,24 @@
 """The rope cache's growth after the load, before the pool (docs/engines/sglang.md §4.6): bytes the KV budget loses
-where a --context-length above the config's positions is taken (long_context.py).
+where a --context-length above the context SGLang derives is taken (long_context.py).
 
 `ModelRunner.load_model` calls `reserve_rope_cache_for_long_sequences` after `Load weight end` (0.5.10
 model_executor/model_runner.py:1247, :1269; utils/common.py:3700-3737; 0.5.23 utils/common.py:4999-5039): reserve =
-the context + speculative steps × draft tokens × SGLANG_SPEC_EXPANSION_SAFETY_FACTOR (2) +
-SGLANG_ROPE_CACHE_SAFETY_MARGIN (256), rounded up to SGLANG_ROPE_CACHE_ALIGN (128) (environ.py 0.5.10 :437-439, 0.5.23
+the context (the server's context_length, else the derived context_len: `engine_context`) + speculative steps ×
+draft tokens × SGLANG_SPEC_EXPANSION_SAFETY_FACTOR (2) + SGLANG_ROPE_CACHE_SAFETY_MARGIN (256), rounded up to SGLANG_ROPE_CACHE_ALIGN (128) (environ.py 0.5.10 :437-439, 0.5.23
 :1545-1548); each rope module (one per distinct rope, get_rope's `_ROPE_DICT`) then `_ensure_cos_sin_cache_length
 (reserve − 1)`: rows up to `reserve` appended by `torch.cat` at the cache's own width and dtype. The profile that sizes
-the pool reads the free memory after it, so the appended rows come out of the KV budget. At a context up to the
-config's positions the growth is the margin's rows, a few hundred KiB: not charged.
+the pool reads the free memory after it, so the appended rows come out of the KV budget. At a context up to the one
+SGLang derives (long_context.py's test, one for the refusal and this growth) the growth is the margin's rows at most,
+a few hundred KiB: not charged. A YaRN, `dynamic` or `linear` rope's cache is longer than the config's positions
+(rope_rows.py): it grows only past its own rows.
 """
 
 from __future__ import annotations
 
 from kvtop.domain.deployment_flags import flag_int
-from kvtop.domain.engines.sglang.weights_held import rope_cache_of, rope_cache_rows
+from kvtop.domain.engines.sglang.context_len import engine_context
+from kvtop.domain.engines.sglang.long_context import context_above
+from kvtop.domain.engines.sglang.weights_held import cache_rows, rope_cache_of
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -44,15 +48,17 @@ def reserve_rows(settings: LaunchSettings, context: int) -> int:
 
 
 def rope_growth(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> tuple[int, str] | None:
-    """(bytes, why) the rope caches grow by after the load where the launch's --context-length is above the config's
-    positions; None below them, before 0.5.6, or for a model without a rope cache."""
-    stated = settings.context_length
-    if not RESERVE_ERAS.at(version) or not stated or stated <= model.max_position_embeddings:
+    """(bytes, why) the rope caches grow by after the load where the launch's --context-length is above the context
+    SGLang derives (long_context.context_above); None below it, before 0.5.6, for a model without a rope cache, or
+    where the cache its rope type builds already holds the rows (a YaRN one: rope_rows.py)."""
+    above = context_above(model, settings)
+    if not RESERVE_ERAS.at(version) or above is None:
         return None
     cache = rope_cache_of(model, version)
     if cache is None:
         return None
-    rows, reserve = rope_cache_rows(model), reserve_rows(settings, stated)
+    stated = above.stated  # SGLang's base_ctx: the server's context_length (engine_context)
+    rows, reserve = cache_rows(model), reserve_rows(settings, engine_context(model, settings))
     if reserve <= rows:
         return None
     grown = cache[0] // rows * (reserve - rows)

@@ -7,8 +7,8 @@ them in float32 ("NOTE(ByronHsu): cache needs to be in FP32 for numerical stabil
 it to the model dtype), a non-persistent buffer built on the GPU with the model, whatever the TP; `get_rope`
 shares one module per distinct rope (factory.py `_ROPE_DICT`). A forward later casts it to the activations'
 dtype (`_match_cos_sin_cache_dtype`), after the load's measure. Read as one cache of the full head (or the MLA
-rope part) over the config's positions, as vLLM's: a YaRN cache spans original positions × factor, a `linear` one
-positions × factor (LinearScalingRotaryEmbedding); a partial rotary factor or a second rope are not in ModelSpec, but
+rope part) over the positions its rope type builds (rope_rows.py: a `linear` or `dynamic` rope's the config's × factor,
+a YaRN one's original_max_position_embeddings × factor); a partial rotary factor or a second rope are not in ModelSpec, but
 Gemma-3's by era (`GEMMA3_ROPE_CACHES`): no cache before 0.5.10 (Gemma3RotaryEmbedding computes cos/sin each
 forward), then one default rope per layer type (2 × positions × head × 4 B; config.json's linear factor 8 unread). The length is the config's positions, not `--context-length`
 (`ModelConfig._derive_context_length` overrides `max_position_embeddings` for a draft model only); the
@@ -50,6 +50,7 @@ from __future__ import annotations
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.sglang.layers_twice import first_stack, second_rope
 from kvtop.domain.engines.sglang.mla_split import split_copies, split_tensors
+from kvtop.domain.engines.sglang.rope_rows import rope_cache_rows, rows_why
 from kvtop.domain.engines.sglang.weights_fp8_marlin import marlin_block_scales, marlin_scale_tensors
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.model import ModelSpec
@@ -66,11 +67,6 @@ LAYER_ROPE_ERAS: Eras[bool] = Eras((
                        "0.5.6.post2, 0.5.23)"),
 ))  # fmt: skip
 
-# SGLang's LinearScalingRotaryEmbedding._compute_cos_sin_cache: `max_len = self.max_position_embeddings *
-# scaling_factor` positions, float32 on CUDA (0.4.3 layers/rotary_embedding.py get_rope :1079 "linear"; 0.5.9
-# rotary_embedding.py:423-482, get_rope :3469; 0.5.23 rotary_embedding/base.py:601-681, factory.py:278-288), for a
-# class that hands get_rope the config's rope_scaling (models/llama.py). Read at 0.4.3, 0.5.9 and 0.5.23.
-LINEAR_ROPE = "linear"
 # Gemma-3's text stack (models/gemma3_causal.py; gemma3_mm.py builds it): the cos/sin caches it holds by era.
 GEMMA3_CLASSES = frozenset({"Gemma3ForCausalLM", "Gemma3ForConditionalGeneration"})
 GEMMA3_ROPE_CACHES: Eras[int] = Eras((
@@ -152,11 +148,10 @@ def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
     return rope_cache_of(inputs.model, inputs.version) if inputs.model is not None else None
 
 
-def rope_cache_rows(model: ModelSpec) -> int:
-    """The positions the cache is built for: the config's, × a `linear` rope's factor."""
-    if model.rope_type == LINEAR_ROPE and model.rope_factor > 1:
-        return int(model.max_position_embeddings * model.rope_factor)
-    return model.max_position_embeddings
+def cache_rows(model: ModelSpec) -> int:
+    """The rows each of `model`'s rope caches holds: its rope type's (rope_rows.py), but Gemma-3's default ropes'
+    the config's positions (its linear factor unread)."""
+    return model.max_position_embeddings if model.architecture in GEMMA3_CLASSES else rope_cache_rows(model)
 
 
 def rope_cache_of(model: ModelSpec, version: ResolvedVersion) -> tuple[int, str] | None:
@@ -170,9 +165,9 @@ def rope_cache_of(model: ModelSpec, version: ResolvedVersion) -> tuple[int, str]
         return caches * found[0], (f"{caches} × {found[1]}: models/gemma3_causal.py's sliding and global layers each "
                                    "ask get_rope for a default rope, of two bases (two modules; config.json's linear "
                                    "factor is not read)")  # fmt: skip
-    if model.rope_type == LINEAR_ROPE and model.rope_factor > 1:
+    if why := rows_why(model):  # a linear, dynamic or YaRN rope's longer cache (rope_rows.py)
+        source += f"; {why}"
         model = model.model_copy(update={"max_position_embeddings": rope_cache_rows(model)})
-        source += f"; LinearScalingRotaryEmbedding: the config's positions × its linear factor {model.rope_factor:g}"
     return rope_cache_bytes(model, ROPE_CACHE_BYTES, source)
 
 
