@@ -84,10 +84,10 @@ from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.attention_pick import flashinfer_workspace
 from kvtop.domain.engines.vllm.compile_cache import warm_unread
 from kvtop.domain.engines.vllm.graph_keys import V2_DECODE_KEYS, decode_query_len, spec_tokens
-from kvtop.domain.engines.vllm.profile_run import batch_limits, graph_counts, lora
+from kvtop.domain.engines.vllm.profile_run import graph_counts, lora
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.spec_methods import NO_DRAFT_METHODS, stated_method
-from kvtop.domain.engines.vllm.v2_profile import V2_LOGITS_FLOAT32_COPY, v2_counted, v2_stage_peaks
+from kvtop.domain.engines.vllm.v2_profile import launch_stage_peaks, v2_counted
 from kvtop.domain.wording import gib
 
 V2_GRAPHS_MEASURED: Eras[bool] = Eras(
@@ -206,8 +206,7 @@ def sampler_lead(inputs: CalibrationInputs) -> int:
     model = inputs.model
     if model is None or not v2_counted(inputs) or lora(inputs):
         return 0
-    tokens, seqs, _ = batch_limits(inputs)
-    peaks = v2_stage_peaks(model, inputs.layout, tokens, seqs, V2_LOGITS_FLOAT32_COPY.at(inputs.version))
+    peaks = launch_stage_peaks(inputs, model)
     return peaks.last - peaks.before_last
 
 
