@@ -34,6 +34,8 @@ with the Triton kernel, whose cached buffer is `sampler_peak.triton_buffer_bytes
 maxima. The logprobs (`compute_topk_scores`, sample/logprob.py) take a top-5 and a per-row kernel, no vocabulary-wide
 tensor. So the warm-up pass holds, beside the model-dtype logits, 1 float32 copy of seqs × vocab and FlashInfer's 2
 more, or the Triton buffer and gumbel's blocks: always above the greedy pass, so the last stage's sampler is its.
+(v0.34.0 lets a model state replace both passes, `dummy_sampler_run`, model_runner.py:1041: DiffusionGemma's only,
+model_executor/models/diffusion_gemma.py:924, not read.)
 """
 
 from __future__ import annotations
