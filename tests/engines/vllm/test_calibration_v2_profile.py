@@ -84,14 +84,13 @@ def test_a_v2_pipeline_start_is_charged_the_count() -> None:
     assert activation.error_bytes >= 0.8 * GIB
 
 
-def test_the_v1_runner_and_v0_33_keep_the_fits() -> None:
-    """V2 runs listed classes from v0.22.0 (v0.21.0 is the V1 runner's), and v0.33.0's warmup-param pass holds the
-    float32 pipeline (model_runner.py:1005-1014 at v0.33.0): neither is counted here."""
+def test_the_v1_runner_keeps_the_fits() -> None:
+    """V2 runs listed classes from v0.22.0 (v0.21.0 is the V1 runner's); from v0.33.0 its warm-up pass is counted too
+    (test_v2_sampler_warmup.py)."""
     assert not V2_SAMPLER_COUNTED.at(_version("0.21.0"))
-    assert V2_SAMPLER_COUNTED.at(_version("0.22.0")) and V2_SAMPLER_COUNTED.at(_version("0.32.0"))
-    assert not V2_SAMPLER_COUNTED.at(_version("0.33.0"))
-    for version in ("0.21.0", "0.33.0"):
-        assert "V2 model runner" not in _activation(version).basis
+    assert all(V2_SAMPLER_COUNTED.at(_version(v)) for v in ("0.22.0", "0.32.0", "0.33.0", "0.34.0"))
+    assert "V2 model runner" not in _activation("0.21.0").basis
+    assert "V2 model runner" in _activation("0.33.0").basis
 
 
 def test_before_v0_26_the_sampler_holds_a_float32_copy_of_the_logits() -> None:

@@ -47,7 +47,12 @@ from kvtop.domain.engines.vllm.v0_profile import (
     v0_moe_forward,
 )
 from kvtop.domain.engines.vllm.v1_opt_in import LOGITS_ROWS_ERAS
-from kvtop.domain.engines.vllm.v2_profile import V2_LOGITS_FLOAT32_COPY, v2_counted, v2_stage_peaks
+from kvtop.domain.engines.vllm.v2_profile import (
+    V2_LOGITS_FLOAT32_COPY,
+    launch_stage_peaks,
+    v2_counted,
+    warmup_pass,
+)
 from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.wording import GIB, gib
 
@@ -154,8 +159,9 @@ def _opt_in_activation(inputs: CalibrationInputs, fit: LinearTerm | None) -> Ter
 
 def _v2_activation(inputs: CalibrationInputs, v1: TermEstimate, fit: LinearTerm | None) -> TermEstimate | None:
     """V2's profiled peak as its code counts it (`v2_profile.py`): the forward alone on a stage before the last, the
-    larger of the forward and V2's dummy sampler (the model-dtype logits, and their float32 copy before v0.26.0) on
-    the last. One figure is charged to every stage's budget, so the largest, the last stage's: the pool is the least
+    larger of the forward and V2's dummy sampler (the model-dtype logits, and their float32 copy before v0.26.0; from
+    v0.33.0 its warm-up pass's float32 pipeline on the serving path, the other path's count kept in the interval
+    where the launch does not state it) on the last. One figure is charged to every stage's budget, so the largest, the last stage's: the pool is the least
     of the stages' blocks.
     No V2 start in the corpus prints its activation peak, so it is a stated assumption whose interval keeps the V1
     runner's form (`v1`), or the era's fit's held-out error where that is wider (`v1`'s own where no fit reaches: the
@@ -166,14 +172,19 @@ def _v2_activation(inputs: CalibrationInputs, v1: TermEstimate, fit: LinearTerm 
         return None
     tokens, seqs, _ = batch_limits(inputs)
     copy = V2_LOGITS_FLOAT32_COPY.era(inputs.version)
-    peaks = v2_stage_peaks(model, inputs.layout, tokens, seqs, copy.value)
+    peaks, warmup = launch_stage_peaks(inputs, model), warmup_pass(inputs, seqs)
     logits = ("and their float32 copy: the release copies them whatever the states" if copy.value
               else "no float32 copy: its dummy batch asks for no processing")  # fmt: skip
+    if warmup is not None:  # v0.33.0 on: the warm-up pass's float32 pipeline (v2_profile.py)
+        logits = (f"and, in the warm-up pass, a float32 copy and {warmup.path} top-k/top-p's "
+                  f"({gib(warmup.bytes)} beside them: {warmup.why})")  # fmt: skip
     stages = (f"the forward at {tokens:,} tokens (its MLP transient, residual and normed input) on the stages before the last "
               f"({gib(peaks.before_last)}), the larger of it and the sampler on the last"
               if inputs.layout.pp > 1 else f"the larger of the forward at {tokens:,} tokens (its MLP transient, residual and normed input) and the sampler")  # fmt: skip
+    path_gap = warmup.gap if warmup is not None and peaks.last > peaks.before_last else 0  # the other path's count
     return assumed_estimate(
-        Term.ACTIVATION, LABEL, peaks.last, max(fit.error_bytes if fit else v1.error_bytes, abs(v1.bytes - peaks.last)),
+        Term.ACTIVATION, LABEL, peaks.last,
+        max(fit.error_bytes if fit else v1.error_bytes, abs(v1.bytes - peaks.last), path_gap),
         f"vLLM {inputs.version.label}'s V2 model runner, counted from its code (v2_profile.py): {stages} (the "
         f"model-dtype logits of {seqs:,} seqs × {model.vocab_size:,} {logits}, {copy.source}); ± the V1 runner's "
         f"form ({gib(v1.bytes)}) or its fit's error, the larger: no V2 start printed its peak",

@@ -9,7 +9,7 @@ FlashInfer's path adds beside those two is the era's (`FLASHINFER_EXTRA_ERAS`). 
 (`VLLM_USE_FLASHINFER_SAMPLER=1` before v0.8.0, or a V0 start after) was not read: `None`. Read through v0.30.0;
 v0.34.0's wheel has no V1 runner, and its V2 runner's `_dummy_sampler_run` samples a second time with
 `SamplingParams.for_sampler_warmup()` (top-k 50, top-p 0.9: v1/worker/gpu/model_runner.py:1039-1062,
-v1/worker/gpu/sample/sampler.py:304-340), which takes FlashInfer's path: not modelled here (`v2_profile.py`).
+v1/worker/gpu/sample/sampler.py:304-340), which takes FlashInfer's path: counted apart, in `v2_profile.py`.
 """
 
 from __future__ import annotations

@@ -59,8 +59,9 @@ SAMPLER_PATHS: Eras[SamplerPath] = Eras((
 FLASHINFER_CAPABILITIES = ((8, 0), (12, 1))
 # the launch's own choice, a leading NAME=VALUE of its command (flags.py env_read): `bool(int(os.getenv(...)))`
 # where set (envs.py; topk_topp_sampler.py takes FlashInfer's path for 1 where FlashInfer imports, the native one
-# for 0). Read on the V1 runner's profile: V2's dummy batch (v1/worker/gpu/model_runner.py `_dummy_sampler_run`,
-# v0.29.0:832-849) sets no top-k or top-p, so its sampler takes neither path (sample/sampler.py:296-304)
+# for 0). Read on the V1 runner's profile, and on V2's from v0.33.0 (`V2_WARMUP_PASS_ERAS`): before it V2's dummy batch
+# (v1/worker/gpu/model_runner.py `_dummy_sampler_run`, v0.29.0:832-849, v0.32.0:972-983) sets no top-k or top-p, so
+# its sampler takes neither path (sample/sampler.py:296-304 at v0.29.0)
 FLASHINFER_SAMPLER_ENV = "VLLM_USE_FLASHINFER_SAMPLER"
 # the official image (`docker run vllm/vllm-openai:TAG`, flags.py reads its tag as the release)
 OFFICIAL_IMAGE = "vllm/vllm-openai"
@@ -92,6 +93,18 @@ NATIVE_WARMUP_ERAS: Eras[bool] = Eras((
                         "which FlashInfer's forward_cuda hands to forward_native (v1/sample/ops/topk_topp_sampler.py:143 "
                         "at v0.21.0, :166 at v0.23.0)"),
 ))  # fmt: skip
+# Whether the V2 runner's `_dummy_sampler_run` samples a second time with `SamplingParams.for_sampler_warmup()`
+# (temperature 0.9, top-k 50, top-p 0.9, min-p, penalties, logit bias, bad words, logprobs; no seed). That pass takes
+# the serving path (`sampler_path`): FlashInfer's fused sampler where `Sampler.use_flashinfer` (`flashinfer_sampler_
+# supported()`, the V1 sampler's own check) and no row is greedy or seeded, else the native Triton mask and
+# gumbel_sample; with no generators it warms no second, native path (v2_profile.py counts what it holds).
+V2_WARMUP_PASS_ERAS: Eras[bool] = Eras((
+    Era("", False, "V2's dummy sampler samples once, greedy, on neither path (v1/worker/gpu/model_runner.py "
+                   "`_dummy_sampler_run`, v0.29.0:832-849, v0.31.0:942-953, v0.32.0:972-983)"),
+    Era("0.33.0", True, "v1/worker/gpu/model_runner.py:1008-1014 at v0.33.0 (:1056-1062 at v0.34.0): a warmup-param "
+                        "pass (SamplingParams.for_sampler_warmup, sampling_params.py:1477-1493 at v0.33.0, :1480 at "
+                        "v0.34.0) on the serving path (sample/sampler.py:88-90, :307-317, :340-358 at v0.33.0)"),
+))  # fmt: skip
 # how a plan says it, where the serving path is not the native one
 PROFILE_WARMS_NATIVE = "the profile's dummy sampler warms the native top-k/top-p path too"
 # hosts the official image's FlashInfer install leaves out (linux/arm64): Grace-Hopper and Grace-Blackwell, as
@@ -104,13 +117,19 @@ def official_image(image: str | None) -> bool:
     return bool(image) and image_of(image or "", frozenset({OFFICIAL_IMAGE}))
 
 
+def stated_path(flags: Mapping[str, object] | None) -> str:
+    """The launch's own VLLM_USE_FLASHINFER_SAMPLER, "0" or "1", or "" where it states neither."""
+    stated = str((flags or {}).get(FLASHINFER_SAMPLER_ENV, "")).strip()
+    return stated if stated in ("0", "1") else ""
+
+
 def sampler_path(
     version: ResolvedVersion, gpu_name: str | None, flags: Mapping[str, object] | None = None, image: str | None = None
 ) -> tuple[SamplerPath, str]:
     """(the path a start of this release on this GPU takes: at its defaults, or as the launch's
     VLLM_USE_FLASHINFER_SAMPLER states, or as the official image it runs (`image`, LaunchSettings.image) installs; why)."""
-    stated = str((flags or {}).get(FLASHINFER_SAMPLER_ENV, "")).strip()
-    if stated in ("0", "1"):
+    stated = stated_path(flags)
+    if stated:
         path: SamplerPath = "flashinfer" if stated == "1" else "native"
         return path, f"{FLASHINFER_SAMPLER_ENV}={stated} in the launch"
     era = SAMPLER_PATHS.era(version)
@@ -141,10 +160,23 @@ def profiled_sampler_path(
     """(the path whose copies the profile holds at its peak; why; whether it is the native warm-up): the serving path (`sampler_path`), or the native
     one where the release's V1 runner warms it as well (NATIVE_WARMUP_ERAS: the second pass holds the native path's
     copies after FlashInfer's first has freed its own, so the peak is the native path's). A launch on the V2 runner
-    (`runner_eras.runs_v2`, `settings` its speculative decoding) keeps the serving path: its dummy sampler is its own (v1/worker/gpu/model_runner.py, v2_profile.py)."""
+    (`runner_eras.runs_v2`, `settings` its speculative decoding) keeps the serving path: its dummy sampler is its own
+    (v1/worker/gpu/model_runner.py, v2_profile.py), on neither path before v0.33.0 and on the serving one after
+    (`v2_warmup_path`)."""
     path, why = sampler_path(version, gpu_name, flags, image)
     warmup = era_for(NATIVE_WARMUP_ERAS, version)
     if path == "native" or not warmup.value or runs_v2(version, model, settings):
         return ProfiledPath(path, why)
     return ProfiledPath("native", (f"{PROFILE_WARMS_NATIVE} (v{warmup.since}+, v1/worker/gpu_model_runner.py "
                                    f"`_dummy_sampler_run`), whatever the serving path ({path}'s)"), warms_native=True)
+
+
+def v2_warmup_path(
+    version: ResolvedVersion, gpu_name: str | None, flags: Mapping[str, object] | None = None, image: str | None = None
+) -> tuple[SamplerPath, str] | None:
+    """(the path V2's warm-up pass takes, why): the serving path (`sampler_path`) where the release runs the pass
+    (`V2_WARMUP_PASS_ERAS`, v0.33.0 on); None before it, where V2's one greedy pass takes neither."""
+    if not V2_WARMUP_PASS_ERAS.at(version):
+        return None
+    path, why = sampler_path(version, gpu_name, flags, image)
+    return path, f"{why}; {V2_WARMUP_PASS_ERAS.era(version).source}"
