@@ -63,3 +63,23 @@ def test_vllm_builds_the_nvfp4_checkpoints_excluded_mtp_layer_in_bf16(config: st
 def test_an_mtp_module_is_never_read_as_the_targets_layer_0() -> None:
     assert module_from_layers("mtp.layers.0.mlp.gate_proj") == "mtp.layers.0.mlp.gate_proj"
     assert module_from_layers("model.language_model.layers.0.mlp.gate_proj") == "layers.0.mlp.gate_proj"
+
+
+def test_vllm_builds_deepseeks_excluded_nextn_layer_in_bf16() -> None:
+    """deepseek_mtp.py (v0.10.2 :95 – v0.34.0 :155) names DeepSeek-V3.1's MTP layer `model.layers.61`, which the NVFP4
+    checkpoint excludes whole (`model.layers.61*`), while layer 60's experts are NVFP4. The layer by hand (hidden 7,168):
+    MLA q_a 7,168 × 1,536 and its norm, q_b 1,536 × 128 × 192, kv_a 7,168 × 576 and its norm 512, kv_b 512 × 128 × 256,
+    o 128 × 128 × 7,168; 256 experts and a shared one of 2,048; the router 256 × 7,168 (and its fp32 bias of 256);
+    eh_proj 14,336 × 7,168 and five norms: bf16."""
+    path = DATA / "configs/heldout/nvidia--DeepSeek-V3.1-NVFP4.json"
+    quant = json.loads(path.with_name("nvidia--DeepSeek-V3.1-NVFP4.hf_quant_config.json").read_text())
+    model = model_from_config(json.loads(path.read_text()), source=path.name, hf_quant_config=quant)
+    assert (model.num_layers, model.mtp_layers, model.quant.method) == (61, 1, "nvfp4")
+    h = 7168
+    attention = h * 1536 + 1536 + 1536 * 128 * 192 + h * 576 + 512 + 512 * 128 * 256 + 128 * 128 * h
+    moe = 256 * 3 * h * 2048 + 3 * h * 2048 + 256 * h
+    params = attention + moe + 2 * h * h + 5 * h
+    parts = engine_rules("vllm").stage_parts(model, 0, 1, ResolvedVersion(text="0.34.0"))
+    book = weights_book(model, ParallelLayout(tp=1), range(model.num_layers), first_stage=True, last_stage=True,
+                        load_mtp=True, parts=parts)  # fmt: skip
+    assert next(row.bytes for row in book.rows if row.component == "mtp") == 2 * params + 256 * 4 == 23_220_136_960

@@ -32,6 +32,13 @@ NAMES_ERAS: Eras[str] = Eras((
         "v0.17.0 :92/:360 – v0.34.0 :124/:237: maybe_prefix(prefix, 'mtp') + `.layers.{idx}`"),
 ))  # fmt: skip
 
+# the targets whose draft is deepseek_mtp.py (DeepSeek-V3/V3.2, GLM-5: speculative.py v0.34.0 :850-852) or
+# glm4_moe_mtp.py: MTP layer i is `model.layers.{num_hidden_layers + i}` (deepseek_mtp.py v0.10.2 :89/:95 – v0.34.0
+# :148/:155/:244, glm4_moe_mtp.py v0.10.2 :116/:123 – v0.34.0 :142/:149/:204), which NVIDIA's NVFP4 checkpoints
+# exclude whole (`model.layers.61*`): the layer bf16 whatever the target's last layer holds
+NEXTN = frozenset({"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM", "Glm4MoeForCausalLM"})
+NEXTN_NAMES = "model.layers.{layer}."
+
 FC_QUANT_ERAS: Eras[bool] = Eras((
     Era("", False, "qwen3_next_mtp.py v0.10.2 :62: ColumnParallelLinear(hidden × 2, hidden, gather_output=True), "
         "no quant_config"),
@@ -66,4 +73,6 @@ def mtp_fc(model: ModelSpec, version: ResolvedVersion) -> MtpFc:
 def with_mtp_build(parts: StageParts, model: ModelSpec, version: ResolvedVersion) -> StageParts:
     """`parts` with the MTP `fc` as `version` builds it for `model`."""
     fc = mtp_fc(model, version)
-    return parts.model_copy(update={"mtp_fc": fc, "mtp_names": NAMES_ERAS.at(version)}) if fc else parts
+    if fc:
+        return parts.model_copy(update={"mtp_fc": fc, "mtp_names": NAMES_ERAS.at(version)})
+    return parts.model_copy(update={"mtp_names": NEXTN_NAMES}) if model.mtp_layers and model.architecture in NEXTN else parts
