@@ -117,6 +117,9 @@ class StageParts(BaseModel):
     # the MTP layer built with no quant config whatever the checkpoint's (SGLang's Qwen3.5 draft of a ModelOpt NVFP4
     # checkpoint, which ships it bf16: engines/sglang/mtp_quant.py)
     mtp_plain: bool = False
+    # the name the class gives MTP layer `index` (`layer`: num_layers + index), which the quant lists are asked under
+    # ('mtp.layers.{index}.': vLLM's Qwen3-Next/3.5 predictor, engines/vllm/mtp_build.py); '' the target's last layer's
+    mtp_names: str = ""
     # DeepSeek-V4's attention sink over the rank's q heads padded to 64 or 128 (vLLM's FlashMLA
     # get_padded_num_q_heads) rather than every head on every rank (SGLang's)
     sink_padded_local_heads: bool = False

@@ -12,6 +12,7 @@ from pydantic import ConfigDict
 from kvtop.domain.fresh_copy import FreshCopyModel
 from kvtop.domain.rounding import ceil_div
 
+MTP_PREFIX = "mtp."  # the checkpoints' MTP modules (Qwen3-Next/3.5: `mtp.fc`, `mtp.layers.0...`)
 ROUTED_EXPERTS = ".mlp.experts"  # the weights book's name of a layer's routed experts (not `.mlp.shared_experts`)
 
 
@@ -25,8 +26,9 @@ _MOE_NAMES = ((".block_sparse_moe.", ".mlp."), (".block_sparse_moe", ".mlp"), ("
 
 def module_from_layers(name: str) -> str:
     """A module name from `layers.` on (`model.language_model.layers.0.mlp` → `layers.0.mlp`), a Mixtral-style
-    `block_sparse_moe` read as kvtop's `mlp`."""
-    at = name.find("layers.")
+    `block_sparse_moe` read as kvtop's `mlp`; an MTP layer's (`mtp.layers.0.mlp`) kept whole, never the target's
+    layer 0 (vLLM's Qwen3-Next/3.5 predictor names it so: engines/vllm/mtp_build.py)."""
+    at = -1 if name.startswith(MTP_PREFIX) else name.find("layers.")
     name = name[at:] if at >= 0 else name
     for old, new in _MOE_NAMES:
         if old in name:

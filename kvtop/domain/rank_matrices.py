@@ -84,6 +84,7 @@ class RankMatrices:
         self.parts = parts  # the stage's parts: what the engine's class adds to each layer, or builds unquantized
         self.acc = ComponentSums()
         self.plain = False  # every matrix in the model dtype while set (an MTP layer built unquantized: mtp_plain)
+        self.asked_as: tuple[str, str] = ("", "")  # (a layer's name, the name its quant format is asked under)
 
     def matrix(
         self,
@@ -141,9 +142,19 @@ class RankMatrices:
         unquantized = self.parts.unquantized if self.parts is not None else ()
         if unquantized and any(name.endswith(suffix) for name in modules[:1] for suffix in unquantized):
             return None  # the engine builds this module in the model dtype (its first name says which)
+        held, asked_as = self.asked_as
+        if held:  # an MTP layer built as the target's last one but named as its class names it (`mtp_names`)
+            modules = tuple(asked_as + name[len(held):] if name.startswith(held) else name for name in modules)
         renames = self.parts.target_names if self.parts is not None and self.model.quant.targeted else ()
         asked = tuple(_renamed(name, renames) for name in modules) if renames else modules
         return self.model.quant.format_of(asked) if quantizable else None
+
+    def ask_mtp_as(self, target_layer: int, index: int) -> None:
+        """Asks `target_layer`'s modules' formats under MTP layer `index`'s names (`StageParts.mtp_names`), the
+        names the engine's class gives the layer it builds as the target's last."""
+        names = self.parts.mtp_names if self.parts is not None else ""
+        asked = names.format(index=index, layer=self.model.num_layers + index)
+        self.asked_as = (f"model.layers.{target_layer}.", asked) if names else ("", "")
 
     def unused_input_scale_bytes(self) -> int:
         """A W4A16 matrix's input_scale width: the engine's (its stage parts), else the model dtype."""

@@ -473,28 +473,28 @@ def layer_signature(model: ModelSpec, layer: int) -> tuple[Hashable, ...]:
 
 
 def mtp_weights(rank: RankMatrices, model: ModelSpec) -> None:
-    """Next-n layers: a whole decoder layer plus the projection that feeds it (2 × hidden → hidden). A plain bf16
-    `nn.Linear` whatever the checkpoint's quantization: DeepSeek's eh_proj in both engines (SGLang deepseek_nextn.py
-    0.5.13 :118 – 0.5.22 :101, a quantized ReplicatedLinear only under quark, not modelled; vLLM deepseek_mtp.py
-    v0.10.2 :54 – v0.34.0 :84), SGLang's Qwen3-Next/3.5 fc (qwen3_5_mtp.py 0.5.14 :87); vLLM's Qwen3-Next/3.5 fc is
-    split over TP and quantized as its release builds it (`StageParts.mtp_fc`, engines/vllm/mtp_build.py); the whole
-    layer in the model dtype where the engine builds it so (`StageParts.mtp_plain`). Five norms of `hidden`: the
-    three around the projection and the decoder layer's input and post-attention norms."""
+    """Next-n layers: the target's last decoder layer (its formats asked under the class's names, `mtp_names`) plus
+    the projection that feeds it (2 × hidden → hidden). A plain bf16 `nn.Linear` whatever the checkpoint's
+    quantization: DeepSeek's eh_proj in both engines (SGLang deepseek_nextn.py 0.5.13 :118 – 0.5.22 :101, a quantized
+    ReplicatedLinear only under quark, not modelled; vLLM deepseek_mtp.py v0.10.2 :54 – v0.34.0 :84), SGLang's
+    Qwen3-Next/3.5 fc (qwen3_5_mtp.py 0.5.14 :87); vLLM's Qwen3-Next/3.5 fc is split over TP and quantized as its
+    release builds it (`StageParts.mtp_fc`, engines/vllm/mtp_build.py); the whole layer in the model dtype where the
+    engine builds it so (`mtp_plain`). Five norms of `hidden`: the three around the projection and the layer's two."""
     before = {k: list(v) for k, v in rank.acc.parts.items()}
-    last, fc = model.num_layers - 1, rank.parts.mtp_fc if rank.parts is not None else ""
-    rank.plain = rank.parts is not None and rank.parts.mtp_plain
+    parts, last = rank.parts, model.num_layers - 1
+    fc = parts.mtp_fc if parts is not None else ""
+    rank.plain = parts is not None and parts.mtp_plain
     for index in range(model.mtp_layers):
+        rank.ask_mtp_as(last, index)
         attention(rank, last)
         mlp(rank, last, model.layer_mlp[last])
         module = ("mtp.fc",) if fc else (f"model.layers.{model.num_layers + index}.eh_proj",)
         shards, quantizable = (rank.layout.tp, fc == "split_quantized") if fc else (1, False)
         rank.matrix("mtp", model.hidden_size, 2 * model.hidden_size, shards, module, quantizable=quantizable)
         rank.vector("norms", 5 * model.hidden_size)
-    rank.plain, moved = False, [0.0, 0.0]
+    rank.plain, rank.asked_as, moved = False, ("", ""), [0.0, 0.0]
     for name, (params, nbytes) in list(rank.acc.parts.items()):
         old = before.get(name, [0.0, 0.0])
         if name != "mtp":
-            moved[0] += params - old[0]
-            moved[1] += nbytes - old[1]
-            rank.acc.parts[name] = old
+            moved, rank.acc.parts[name] = [moved[0] + params - old[0], moved[1] + nbytes - old[1]], old
     rank.acc.add("mtp", moved[0], moved[1], 1, listed=True)  # its tensors listed as its matrices were added
