@@ -17,11 +17,20 @@ from typing import Any
 
 from kvtop.domain.errors import InputError
 
+# the transformers classes whose `size` edges are pixel counts (image_processing_qwen2_vl.py / _fast.py): what every
+# Qwen2-VL, Qwen2.5-VL and Qwen3-VL preprocessor_config.json names; other processors' edges are sides (CLIP's
+# `shortest_edge` 336: image_processing_clip.py resizes the short side to it), not bounds on an area
+QWEN2_VL_PROCESSORS = frozenset({"Qwen2VLImageProcessor", "Qwen2VLImageProcessorFast"})
+
 
 def image_pixels(preprocessor: Mapping[str, Any], source: str) -> tuple[int, int] | None:
     """(shortest_edge, longest_edge) in pixels as the image processor takes them: `size`'s edges, each replaced by
-    `min_pixels` / `max_pixels` where stated; None where the file states neither edge (not a Qwen-VL processor: no
-    pixel bounds to read). An edge that is not a positive integer, or only one edge, is an InputError naming it."""
+    `min_pixels` / `max_pixels` where stated; None where the file is not a Qwen2-VL processor's (`QWEN2_VL_PROCESSORS`,
+    nor the legacy keys) or states neither edge. An edge that is not a positive integer, or only one edge, is an
+    InputError naming it."""
+    named = str(preprocessor.get("image_processor_type", "")) in QWEN2_VL_PROCESSORS
+    if not named and all(preprocessor.get(key) is None for key in ("min_pixels", "max_pixels")):
+        return None  # another processor's `size` (CLIP's shortest_edge 336, Idefics3's longest_edge) is a side in px
     size = preprocessor.get("size")
     edges = dict(size) if isinstance(size, Mapping) else {}
     for legacy, edge in (("min_pixels", "shortest_edge"), ("max_pixels", "longest_edge")):

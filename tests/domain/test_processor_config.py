@@ -34,10 +34,23 @@ def test_a_processor_without_pixel_bounds_is_not_read() -> None:
     assert image_pixels({"size": {"height": 384, "width": 384}}, "p") is None
 
 
+@pytest.mark.parametrize("processor", [
+    # LLaVA-1.5's CLIP processor: the short side resized to 336 px (transformers image_processing_clip.py)
+    {"image_processor_type": "CLIPImageProcessor", "size": {"shortest_edge": 336}},
+    # Idefics2's: a side between 378 and 980 px (image_processing_idefics2.py), not an area
+    {"image_processor_type": "Idefics2ImageProcessor", "size": {"shortest_edge": 378, "longest_edge": 980}},
+])
+def test_another_processor_s_sides_are_not_read_as_pixel_bounds(processor: dict[str, object]) -> None:
+    """Only a Qwen2-VL image processor's edges are pixel counts: a CLIP or Idefics file beside a config neither
+    refuses the plan nor reads as bounds."""
+    assert image_pixels(processor, "p") is None
+
+
 @pytest.mark.parametrize("value", [0, -1, "1310720", 1.5, True])
 def test_a_bound_that_is_not_a_positive_integer_is_refused_by_name(value: object) -> None:
     with pytest.raises(InputError, match=r"size\.longest_edge"):
-        image_pixels({"size": {"shortest_edge": 4_096, "longest_edge": value}}, "p")
+        image_pixels({"image_processor_type": "Qwen2VLImageProcessorFast",
+                      "size": {"shortest_edge": 4_096, "longest_edge": value}}, "p")
 
 
 def test_one_bound_alone_is_refused() -> None:

@@ -16,7 +16,6 @@ a few hundred KiB: not charged. A YaRN, `dynamic` or `linear` rope's cache is lo
 from __future__ import annotations
 
 from kvtop.domain.deployment_flags import flag_int
-from kvtop.domain.engines.sglang.context_len import engine_context
 from kvtop.domain.engines.sglang.long_context import context_above
 from kvtop.domain.engines.sglang.weights_held import cache_rows, rope_cache_of
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
@@ -57,8 +56,8 @@ def rope_growth(model: ModelSpec, settings: LaunchSettings, version: ResolvedVer
     cache = rope_cache_of(model, version)
     if cache is None:
         return None
-    stated = above.stated  # SGLang's base_ctx: the server's context_length (engine_context)
-    rows, reserve = cache_rows(model), reserve_rows(settings, engine_context(model, settings))
+    stated = above.stated  # SGLang's base_ctx: the server's context_length, stated here (engine_context's answer)
+    rows, reserve = cache_rows(model), reserve_rows(settings, stated)
     if reserve <= rows:
         return None
     grown = cache[0] // rows * (reserve - rows)

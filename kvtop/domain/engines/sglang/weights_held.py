@@ -10,11 +10,12 @@ dtype (`_match_cos_sin_cache_dtype`), after the load's measure. Read as one cach
 rope part) over the positions its rope type builds (rope_rows.py: a `linear` or `dynamic` rope's the config's × factor,
 a YaRN one's original_max_position_embeddings × factor); a partial rotary factor or a second rope are not in ModelSpec, but
 Gemma-3's by era (`GEMMA3_ROPE_CACHES`): no cache before 0.5.10 (Gemma3RotaryEmbedding computes cos/sin each
-forward), then one default rope per layer type (2 × positions × head × 4 B; config.json's linear factor 8 unread). The length is the config's positions, not `--context-length`
-(`ModelConfig._derive_context_length` overrides `max_position_embeddings` for a draft model only); the
-growth after the measure (`reserve_rope_cache_for_long_sequences`, srt/utils/common.py: to the context + 256 rows)
-is 256 rows at a context up to the config's; a longer one is refused, or planned where the launch allows it with that
-growth charged to the KV budget, not to this term (rope_growth.py, from 0.5.6).
+forward), then one default rope per layer type (2 × positions × head × 4 B; config.json's linear factor 8 unread).
+The length is those rows, not `--context-length` (`ModelConfig._derive_context_length` overrides
+`max_position_embeddings` for a draft model only); the growth after the measure (`reserve_rope_cache_for_long_sequences`,
+srt/utils/common.py: to the context + 256 rows) is 256 rows at most at a context up to the one SGLang derives; a
+longer one is refused, or planned where the launch allows it with the growth past the cache's own rows charged to the
+KV budget, not to this term (rope_growth.py, from 0.5.6).
 
 Judged against the weights SGLang printed (`mem usage`, or free before less after the load;
 tests/data/calibration/sglang.jsonl): Llama-3.1-8B-Instruct on an H100 (2025-03) book −1.01 % → −0.60 %, on an
