@@ -57,7 +57,6 @@ from kvtop.domain.rounding import ceil_div
 
 GUMBEL_BLOCK = 1024  # gumbel.py: BLOCK_SIZE, one program per 1,024 vocabulary entries of a row
 GUMBEL_BLOCK_BYTES = 8 + 4  # its local_argmax (int64) and local_max (float32) per row and block
-FLOAT32_BYTES = 4
 # float32 copies of seqs × vocab FlashInfer's top-k-first sampler holds beside its input: the masked logits
 # (`top_k_mask_logits`: torch.empty_like) and their softmax (flashinfer sampling.py:1795-1796 at 0.7.2.post1; a
 # per-row top-k tensor never takes its radix fast path, `_top_k_first_fast_path_applicable`: an int top-k only)
