@@ -88,3 +88,14 @@ def test_a_bad_figure_is_said_before_the_model_the_log_lacks(
     assert main(["explain", str(c13), *flags, "--no-calibration-store"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(said) and len(err.splitlines()) == 1
+
+
+def test_a_log_that_names_no_model_is_said_so(capsys: pytest.CaptureFixture[str]) -> None:
+    """C13's lines name no model path (no `model_path=`), so there is nothing to resolve: the error said 'the log names
+    no model that resolves here', as if a name were read and not found."""
+    c13 = DATA / "cases" / "sglang" / "C13" / "engine.log"
+    assert "model_path" not in c13.read_text()
+    assert main(["explain", str(c13), "--no-calibration-store"]) == 2
+    assert capsys.readouterr().err == (
+        "kvtop: error: --model: the log names no model (no model path in its lines): pass --model PATH|PRESET|HUB_ID\n"
+    )

@@ -65,3 +65,16 @@ def test_the_probe_s_plan_is_checked_too(capsys: pytest.CaptureFixture[str]) -> 
     cpu = ["probe", "--model", LLAMA, "--device", "cpu", "--memory-limit", "1GiB", "--tokens", "1"]
     assert main([*cpu, "--free-memory", "137.29GiB"]) == 2
     assert capsys.readouterr().err.startswith("kvtop: error: --free-memory: 137.29 GiB is more than the GPU's 79.65 GiB")
+
+
+def test_the_hint_offers_what_the_command_takes(capsys: pytest.CaptureFixture[str]) -> None:
+    """What to give instead is what the command accepts: plan's --gpu names a model, the probe's is an index (was
+    '…; give the GPU with --gpu MODEL or --gpu-memory SIZE (probe: --gpu-memory)' from both)."""
+    over = "kvtop: error: --free-memory: 137.29 GiB is more than the GPU's 79.65 GiB (an H100, assumed); "
+    assert main(["plan", "--model", LLAMA, "--free-memory", "137.29GiB"]) == 2
+    assert capsys.readouterr().err == over + "give the GPU with --gpu MODEL or --gpu-memory SIZE\n"
+    cpu = ["probe", "--model", LLAMA, "--device", "cpu", "--memory-limit", "1GiB", "--tokens", "1"]
+    assert main([*cpu, "--free-memory", "137.29GiB"]) == 2
+    assert capsys.readouterr().err == over + "give the GPU's memory with --gpu-memory SIZE (the probe's --gpu is its index)\n"
+    assert main(["plan", "--model", LLAMA, "--gpu", "H100", "--free-memory", "137.29GiB"]) == 2
+    assert capsys.readouterr().err.endswith("79.65 GiB (--gpu H100) (GB is 10^9 bytes, GiB 2^30)\n")

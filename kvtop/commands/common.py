@@ -232,6 +232,7 @@ def add_model_arguments(
             metavar="MODEL",
             help="GPU model, e.g. H100 (also H200, A100-80GB, B200, L40S, …; default H100)",
         )
+    parser.set_defaults(gpu_names_model=gpu_model)  # what a hint may offer: `--gpu MODEL`, or only --gpu-memory
     group.add_argument(
         "--gpu-memory",
         default=None,
@@ -413,9 +414,10 @@ def total_origin_from_args(args: argparse.Namespace, name: str | None, total_byt
     return wsl2_total_origin(name, origin) if getattr(args, "wsl2", False) else origin
 
 
-def check_within_gpu(measured: MeasuredInputs, total_bytes: int, gpu: str, *, assumed: bool) -> None:
+def check_within_gpu(measured: MeasuredInputs, total_bytes: int, gpu: str, hint: str) -> None:
     """A measured amount of one GPU's memory cannot exceed the GPU: `--free-memory 100TiB` on an H100
-    would be solved as measured and plan billions of tokens. `gpu` names where the total came from."""
+    would be solved as measured and plan billions of tokens. `gpu` names where the total came from, `hint`
+    what to give instead."""
     for flag, value in (
         ("--free-memory", measured.free_before_load_bytes),
         ("--free-after-load", measured.free_after_load_bytes),
@@ -423,14 +425,22 @@ def check_within_gpu(measured: MeasuredInputs, total_bytes: int, gpu: str, *, as
         ("--non-kv-memory", measured.non_kv_bytes),
     ):
         if value is not None and value > total_bytes:
-            hint = (
-                "; give the GPU with --gpu MODEL or --gpu-memory SIZE (probe: --gpu-memory)"
-                if assumed
-                else " (GB is 10^9 bytes, GiB 2^30)"
-            )
             raise InputError(
                 f"{fmt_gib(value)} is more than the GPU's {fmt_gib(total_bytes)} ({gpu}){hint}", field=flag
             )
+
+
+_UNITS_HINT = " (GB is 10^9 bytes, GiB 2^30)"
+
+
+def _assumed_gpu(args: argparse.Namespace, name: str) -> tuple[str, str]:
+    """Where a total checked against came from, and what to give instead where it was assumed: `--gpu MODEL` only
+    where the command's --gpu names a model (the probe's is an index: `gpu_names_model` False)."""
+    if args.gpu:
+        return f"--gpu {name}", _UNITS_HINT
+    if getattr(args, "gpu_names_model", True):
+        return "an H100, assumed", "; give the GPU with --gpu MODEL or --gpu-memory SIZE"
+    return "an H100, assumed", "; give the GPU's memory with --gpu-memory SIZE (the probe's --gpu is its index)"
 
 
 def gpu_from_args(args: argparse.Namespace, measured: MeasuredInputs, *, within: bool = True) -> tuple[int, str | None]:
@@ -444,12 +454,12 @@ def gpu_from_args(args: argparse.Namespace, measured: MeasuredInputs, *, within:
         if measured.gpu_total_bytes <= 0:
             raise InputError("must be positive", field="--gpu-memory")
         if within:
-            check_within_gpu(measured, measured.gpu_total_bytes, "--gpu-memory", assumed=False)
+            check_within_gpu(measured, measured.gpu_total_bytes, "--gpu-memory", hint=_UNITS_HINT)
         return measured.gpu_total_bytes, args.gpu
     name = args.gpu or "H100"
     total = gpu_total_bytes(name)
     if within:
-        check_within_gpu(measured, total, f"--gpu {name}" if args.gpu else "--gpu H100, assumed", assumed=not args.gpu)
+        check_within_gpu(measured, total, *_assumed_gpu(args, name))
     return total, name.upper()
 
 

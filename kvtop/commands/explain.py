@@ -172,7 +172,7 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         settings = settings.model_copy(update={"engine_version": version.text})
     if not settings.model:
         raise InputError(
-            "the log names no model that resolves here: pass --model PATH|PRESET|HUB_ID", field="--model"
+            "the log names no model (no model path in its lines): pass --model PATH|PRESET|HUB_ID", field="--model"
         )
     given = measured.model_copy(update={"gpu_total_bytes": None})  # the GPU goes in as gpu_total
     # what the total is (the engine's, a larger memory variant's nvidia-smi total, the table's): as plan reads it

@@ -238,5 +238,5 @@ def run_compare(args: argparse.Namespace, extra: Sequence[str]) -> int:
     comparison = compare_engines(
         model, settings, engines, gpu_total_bytes=total, gpu_name=name, measured=measured, load_mtp=args.load_mtp
     )
-    emit(args.json, lambda: comparison_json(comparison, settings), lambda: comparison_text(comparison))
+    emit(args.json, lambda: comparison_json(comparison, settings), lambda: comparison_text(comparison, model))
     return 0

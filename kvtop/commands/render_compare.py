@@ -6,10 +6,13 @@ import shlex
 from typing import Any
 
 from kvtop.commands.render_ledger import flags_not_read_json, gpu_shown
+from kvtop.commands.render_notes import config_default_notes, unmodelled_notes
 from kvtop.domain.compare import Comparison, EngineRow, NotStarting, SameBudget, SameBudgetMethod
+from kvtop.domain.doc_refs import qualified
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.launch_notes import unread_measured_flags
+from kvtop.domain.model import ModelSpec
 from kvtop.units import fmt_both, fmt_both_or_binary, fmt_tokens
 
 _METHOD_NOTES = {
@@ -39,6 +42,8 @@ def row_json(row: EngineRow) -> dict[str, Any]:
         "error": row.error,
         # the measured inputs given that this engine's rule does not read (`plan --json`'s `flags_not_read` entries)
         "flags_not_read": [flag.model_dump() for flag in unread_measured_flags(row.inputs_not_read)],
+        "notes": list(row.notes),  # `plan --json`'s engine notes and not_modelled, row by row
+        "not_modelled": list(row.not_modelled),
     }
 
 
@@ -121,7 +126,21 @@ def _not_starting(same: SameBudget) -> str:
     return f"  (does not start{': ' + short if short else ''})"
 
 
-def comparison_text(comparison: Comparison) -> str:
+def notes_lines(comparison: Comparison, model: ModelSpec) -> list[str]:
+    """The plans' 'note: …' lines, each said once: the config's (every row's), then each row's own notes and what
+    it leaves out (`EngineRow.notes`, `.not_modelled`), naming the engines that carry one where not every row does."""
+    rows = comparison.rows
+    carried: dict[str, list[str]] = {}  # a note's words -> the engines whose plans carry it
+    for row in rows:
+        for note in (*row.notes, *unmodelled_notes(row.not_modelled)):
+            carried.setdefault(qualified(note, row.engine), []).append(display_name(row.engine))
+    lines = [f"note: {note}" for note in (*model.reading_notes, *config_default_notes(model))]
+    for note, engines in carried.items():
+        lines.append(f"note{'' if len(engines) == len(rows) else ' (' + ', '.join(engines) + ')'}: {note}")
+    return lines
+
+
+def comparison_text(comparison: Comparison, model: ModelSpec) -> str:
     c = comparison
     dtype = "auto (each engine's default)" if c.kv_cache_dtype == "auto" else c.kv_cache_dtype
     lines = [
@@ -151,4 +170,5 @@ def comparison_text(comparison: Comparison) -> str:
         lines += [_same_line(same) for same in c.same_budget]
     if c.not_carried:
         lines.append(f"note: not carried to the other engines (kvtop does not model them): {' '.join(c.not_carried)}")
-    return "\n".join(lines)
+    notes = notes_lines(c, model)
+    return "\n".join([*lines, *([""] if notes and not c.not_carried else []), *notes])

@@ -7,6 +7,7 @@ import textwrap
 from typing import Any
 
 from kvtop.commands.render_deployment import deployment_json, deployment_lines, term_json
+from kvtop.commands.render_notes import plan_notes
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.doc_refs import qualified
@@ -293,16 +294,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
         lines += step_lines(step, source + (f"  {step.note}" if step.note else ""))
     lines.append("")
     lines += capacity if capacity is not None else capacity_lines(ledger)
-    defaulted = (
-        *(  # whose defaults they are: the entry's config class (ConfigDefault.what), not always transformers'
-            f"the config leaves out {', '.join(d.said for d in m.defaults_used if d.what == what)}: {what}"
-            + ("s" if sum(d.what == what for d in m.defaults_used) > 1 else "")
-            for what in dict.fromkeys(d.what for d in m.defaults_used)
-        ),
-        *(f"the config leaves out {d.said}" for d in m.nominal_defaults),
-        *(f"the config leaves out {d.said}: {d.what}" for d in m.assumed_defaults),  # a missing dtype: 16 bit
-    )
-    for note in (*m.reading_notes, *ledger.notes, *defaulted, *(f"not modelled: {n}" for n in ledger.not_modelled)):
+    for note in plan_notes(ledger):
         lines.append(f"note: {note}")
     flags = shlex.join(ledger.settings.to_flags())  # pasted into a shell: a JSON value quoted whole
     if flags:

@@ -76,6 +76,8 @@ class EngineRow(BaseModel):
     engine_flags: tuple[str, ...] = ()  # the launch in the engine's own spelling
     error: str | None = None  # the named state when the engine cannot plan this launch
     inputs_not_read: tuple[MeasuredNotRead, ...] = ()  # measured figures given that its rule does not read
+    notes: tuple[str, ...] = ()  # its plan's notes (`Ledger.notes`: the engine's, an assumed nvidia-smi total)
+    not_modelled: tuple[str, ...] = ()  # what its plan leaves out (`Ledger.not_modelled`)
 
 
 class SameBudget(BaseModel):
@@ -256,6 +258,8 @@ def _row(ledger: Ledger) -> EngineRow:
         fits=result.fits,
         engine_flags=tuple(ledger.settings.to_flags()),
         inputs_not_read=result.inputs_not_read,
+        notes=ledger.notes,
+        not_modelled=ledger.not_modelled,
     )
 
 

@@ -65,7 +65,7 @@ from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.model_notes import model_notes_text
 from kvtop.ui.widgets.node_header import NodeHeader
-from kvtop.ui.widgets.plan_result import NO_REQUESTS, outcome_table, requests_run
+from kvtop.ui.widgets.plan_result import NO_REQUESTS_HINT, outcome_table, requests_run
 from kvtop.ui.widgets.typed_input import TypedInput
 from kvtop.units import fmt_gib
 
@@ -352,7 +352,7 @@ class PlannerScreen(NodeScreen):
             "memory_fraction": f"{after.engine.memory_fraction:.3f}" if shares else None,
             "page_size": str(after.engine.page_size), "context_length": str(after.context_length),
             # a launch that does not fit runs none: named, never 'auto: 0' (SGLang's figure follows its empty pool)
-            "max_running_requests": str(NO_REQUESTS if requests is None else requests),
+            "max_running_requests": str(NO_REQUESTS_HINT if requests is None else requests),
         }  # fmt: skip
         engine, version = after.settings.engine, after.settings.engine_version
         defaults = {key: pick_hint(engine, key, version, picks[key]) for key in AUTO_KEYS}

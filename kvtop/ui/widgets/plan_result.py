@@ -42,6 +42,9 @@ def _state_requests(ledger: Ledger) -> str:
 #: The requests a launch that does not fit runs: none, named (its engine figure, e.g. SGLang's pool-derived 0, is no
 #: choice the engine makes: the engine does not start), read from the domain's `EngineResult.fits`.
 NO_REQUESTS = "— (does not fit)"
+#: The same in the max-requests field's hint ('auto: none'), whose width cut 'auto: — (does not fit)' to 'auto: — (does'
+#: (the planner's form column is 14 cells at any terminal width); the status line says why.
+NO_REQUESTS_HINT = "none"
 
 
 def requests_run(ledger: Ledger) -> int | None:
