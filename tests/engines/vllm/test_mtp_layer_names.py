@@ -83,3 +83,20 @@ def test_vllm_builds_deepseeks_excluded_nextn_layer_in_bf16() -> None:
     book = weights_book(model, ParallelLayout(tp=1), range(model.num_layers), first_stage=True, last_stage=True,
                         load_mtp=True, parts=parts)  # fmt: skip
     assert next(row.bytes for row in book.rows if row.component == "mtp") == 2 * params + 256 * 4 == 23_220_136_960
+
+
+def test_glm_4_5s_draft_named_its_layer_0_until_v0_14_0() -> None:
+    """speculative.py set the GLM-4.5 draft's num_hidden_layers to 0 (v0.10.2 config/__init__.py :2012, v0.11.0 :171,
+    v0.13.0 :202), so glm4_moe_mtp.py's `model.layers.{mtp_start_layer_idx + i}` was `model.layers.0`; v0.14.0 keeps
+    it (:198-206): GLM-4.5-Air's 46 → `model.layers.46`. MiMo's draft is still pinned to 0 (v0.33.0 :800)."""
+    air = model_from_config(json.loads((DATA / "configs/heldout/zai-org--GLM-4.5-Air.json").read_text()), source="air")
+    assert (air.num_layers, air.mtp_layers) == (46, 1)
+    mimo = model_from_config(json.loads((DATA / "configs/heldout/XiaomiMiMo--MiMo-7B-Base.json").read_text()),
+                             source="mimo")  # fmt: skip
+    names = {(model.architecture, version): engine_rules("vllm").stage_parts(model, 0, 1, ResolvedVersion(text=version))
+             .mtp_names.format(index=0, layer=model.num_layers)
+             for model in (air, mimo) for version in ("0.13.0", "0.14.0", "0.33.0")}  # fmt: skip
+    assert names == {("Glm4MoeForCausalLM", "0.13.0"): "model.layers.0.", ("Glm4MoeForCausalLM", "0.14.0"):
+                     "model.layers.46.", ("Glm4MoeForCausalLM", "0.33.0"): "model.layers.46.",
+                     ("MiMoForCausalLM", "0.13.0"): "model.layers.0.", ("MiMoForCausalLM", "0.14.0"): "model.layers.0.",
+                     ("MiMoForCausalLM", "0.33.0"): "model.layers.0."}  # fmt: skip

@@ -7,7 +7,7 @@ config then (`fc_quant`, vLLM PR 38650). SGLang's qwen3_next_mtp.py / qwen3_5_mt
 hidden)`: whole and bf16 on every rank (0.5.14 :67 / :87), the weights book's default (`StageParts.mtp_fc` '').
 The predictor names its layer `mtp.layers.{i}` from v0.11.0 (`NAMES_ERAS`), the names the checkpoint's quant lists are
 asked under (`StageParts.mtp_names`). The architectures are data (the classes whose draft is this predictor); the build
-is the engine's, by release.
+is the engine's, by release. The other drafts' layer names by target class and release are `NEXTN_ERAS`.
 """
 
 from __future__ import annotations
@@ -32,12 +32,50 @@ NAMES_ERAS: Eras[str] = Eras((
         "v0.17.0 :92/:360 – v0.34.0 :124/:237: maybe_prefix(prefix, 'mtp') + `.layers.{idx}`"),
 ))  # fmt: skip
 
-# the targets whose draft is deepseek_mtp.py (DeepSeek-V3/V3.2, GLM-5: speculative.py v0.34.0 :850-852) or
-# glm4_moe_mtp.py: MTP layer i is `model.layers.{num_hidden_layers + i}` (deepseek_mtp.py v0.10.2 :89/:95 – v0.34.0
-# :148/:155/:244, glm4_moe_mtp.py v0.10.2 :116/:123 – v0.34.0 :142/:149/:204), which NVIDIA's NVFP4 checkpoints
-# exclude whole (`model.layers.61*`): the layer bf16 whatever the target's last layer holds
-NEXTN = frozenset({"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM", "Glm4MoeForCausalLM"})
-NEXTN_NAMES = "model.layers.{layer}."
+# the names the other `*_mtp` drafts give MTP layer i (`layer`: num_hidden_layers + i, `index`: i), by target class:
+# `{prefix}.layers.{mtp_start_layer_idx + idx}` under prefix 'model', mtp_start_layer_idx the draft config's
+# num_hidden_layers, which speculative.py's hf_config_override sets to 0 for some (then `index`). NVIDIA's NVFP4
+# checkpoints exclude DeepSeek's `model.layers.61*` whole: the layer bf16 whatever the target's last layer holds
+_LAYER = "model.layers.{layer}."
+_INDEX = "model.layers.{index}."
+NEXTN_ERAS: dict[frozenset[str], Eras[str]] = {
+    # deepseek_mtp.py (DeepSeek-V3/V3.2, GLM-5: speculative.py v0.34.0 :850-852) v0.10.2 :89/:95 – v0.34.0
+    # :148/:155/:244; the override keeps num_hidden_layers (config/__init__.py v0.10.2 :1990-1997)
+    frozenset({"DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM"}): Eras((
+        Era("", _LAYER, "deepseek_mtp.py v0.10.2 :89/:95 – v0.34.0 :148/:155/:244"),
+    )),
+    frozenset({"Glm4MoeForCausalLM"}): Eras((
+        Era("", _INDEX, "glm4_moe_mtp.py v0.10.2 :116/:123 with num_hidden_layers 0 (config/__init__.py v0.10.2 "
+            ":2012, speculative.py v0.11.0 :171, v0.13.0 :202)"),
+        Era("0.14.0", _LAYER, "speculative.py v0.14.0 :198-206 keeps num_hidden_layers; glm4_moe_mtp.py v0.14.0 "
+            ":127/:134 – v0.34.0 :142/:149/:204"),
+    )),
+    frozenset({"MiMoForCausalLM"}): Eras((
+        Era("", _INDEX, "mimo_mtp.py v0.10.2 :98/:110 – v0.33.0 :96/:108, num_hidden_layers 0 (config/__init__.py "
+            "v0.10.2 :2003, speculative.py v0.19.1 :249, v0.24.0 :342, v0.33.0 :800)"),
+    )),
+    frozenset({"Ernie4_5_MoeForCausalLM"}): Eras((
+        Era("", _LAYER, "ernie_mtp.py v0.10.2 :101/:108, v0.19.1 :93/:100, v0.33.0 :91/:98 (mtp_block under the "
+            "layer's prefix)"),
+    )),
+    frozenset({"PanguUltraMoEForCausalLM"}): Eras((
+        Era("", _LAYER, "openpangu_mtp.py v0.19.1 :72/:78, v0.33.0 :76/:82 (first read at v0.19.1)"),
+    )),
+    frozenset({"HYV3ForCausalLM"}): Eras((
+        Era("", _LAYER, "hy_v3_mtp.py v0.24.0 :145/:153, v0.33.0 :149/:157 (first read at v0.24.0)"),
+    )),
+    frozenset({"Step3p5ForCausalLM", "Step3p7FlashForCausalLM", "Step3p7ForConditionalGeneration"}): Eras((
+        Era("", "model.layers.{layer}.mtp_block.", "step3p5_mtp.py v0.19.1 :58/:89/:96 – v0.33.0 :74/:105/:112: "
+            "the decoder under `{prefix}.mtp_block` (first read at v0.19.1)"),
+    )),
+}  # fmt: skip
+
+
+def nextn_names(model: ModelSpec, version: ResolvedVersion) -> str:
+    """The names `version`'s draft class gives `model`'s MTP layers ('' where not read: the target's last layer's)."""
+    eras = next((eras for archs, eras in NEXTN_ERAS.items() if model.architecture in archs), None)
+    return eras.at(version) if eras is not None and model.mtp_layers else ""
+
 
 FC_QUANT_ERAS: Eras[bool] = Eras((
     Era("", False, "qwen3_next_mtp.py v0.10.2 :62: ColumnParallelLinear(hidden × 2, hidden, gather_output=True), "
@@ -75,4 +113,5 @@ def with_mtp_build(parts: StageParts, model: ModelSpec, version: ResolvedVersion
     fc = mtp_fc(model, version)
     if fc:
         return parts.model_copy(update={"mtp_fc": fc, "mtp_names": NAMES_ERAS.at(version)})
-    return parts.model_copy(update={"mtp_names": NEXTN_NAMES}) if model.mtp_layers and model.architecture in NEXTN else parts
+    names = nextn_names(model, version)
+    return parts.model_copy(update={"mtp_names": names}) if names else parts
