@@ -33,14 +33,14 @@ MIB = 1 << 20
 # 139.81 GiB (file20903468563-deepseek-r1-h200-tp8); a TP 4 group's 1.55 GiB before the weights (79.19 − 77.64 GiB,
 # and vLLM's runtime 1.97 + 2.21 + 1.70 GiB: activation, non-torch, CUDA graphs; all of llmd-v019's Llama-3.3-70B at
 # TP 4 on H100), its non-torch moved to the node's v0.33.0: v0.19.0's FlashInfer fusion workspace, three buffers at the
-# 512 MiB multicast granularity, out, and v0.33.0's, 10 + 2 + 26 MiB at the 2 MiB allocation granularity (128 tokens
-# × hidden 8,192 at TP 4), in
+# 512 MiB multicast granularity, out, and v0.33.0's, mnnvl's one McastGPUBuffer (3 × 4 MiB: 128 tokens × hidden
+# 8,192 at TP 4) at the same 512 MiB granularity, in
 TP4 = "llmd-v019-llama-3.3-70b-fp8dyn-tp4"
 H200_TOTAL = logged_bytes("file20903468563-deepseek-r1-h200-tp8:cuda_total")
 TP4_CONTEXT = round((logged_gib(f"{TP4}:cuda_total") - logged_gib(f"{TP4}:free_before_load")) * GIB)
 VLLM_RUNTIME = (
     round(sum(logged_gib(f"{TP4}:{term}") for term in ("activation", "non_torch", "cuda_graphs")) * GIB)
-    - 3 * 512 * MIB + 38 * MIB
+    - 3 * 512 * MIB + 512 * MIB
 )
 
 
@@ -123,15 +123,16 @@ def test_vllm_engine_shows_lora_ngram_and_offloading(snapshot: NodeSnapshot) -> 
     sized = calibrated_ledger(view.ledger.model, view.ledger.settings, gpu_total_bytes=H200_TOTAL,
                               gpu_name="NVIDIA H200", measured=measured)  # fmt: skip
     # by hand: ceil(150,119,844,413 × 0.92) = 138,110,256,860 B, less the weights 35,283,025,920, the LoRA slots
-    # 3,418,357,760 and the runtime 4,742,835,077 (5.88 GiB − 1,536 MiB + 38 MiB): 94,666,038,103 B ÷ 1,310,720 B a
-    # block of 16 = 72,224 blocks, 1,155,584 tokens (with v0.19.0's workspace in the runtime it was 1,136,416)
-    assert VLLM_RUNTIME == 4_742_835_077
-    assert waterfall.actual_tokens == sized.token_capacity == 1_155_584
+    # 3,418,357,760 and the runtime 5,239,860,101 (5.88 GiB − 1,536 MiB + 512 MiB): 94,169,013,079 B ÷ 1,310,720 B a
+    # block of 16 = 71,845 blocks, 1,149,520 tokens (with v0.19.0's workspace in the runtime it was 1,136,416; with
+    # trtllm's 38 MiB, before session 65 read v0.33.0's mnnvl default, 1,155,584)
+    assert VLLM_RUNTIME == 5_239_860_101
+    assert waterfall.actual_tokens == sized.token_capacity == 1_149_520
     # kvtop's clean prediction is the same rule on the fits (tests/calibrated_figures.py, by hand; 1,156,800 tokens at
     # the fits of 92ecbd45 and the fitted total): CUDA's total as the demo's NVML v2 reports it (H200_TOTAL, its total
     # less its reserve, as on a live node), vllm serve's defaults on a GPU of 70 GiB and more (1,024 seqs, 8,192
     # tokens; the dummy run's hidden states 8,192 × 8,192 bf16), Llama-3-70B's MLP at TP 4 (3 × 28,672 ÷ 4 + 8,192
-    # wide, dense), the custom all-reduce on (NVLink), FlashInfer's fusion workspace at v0.33.0 (10 + 2 + 26 MiB,
+    # wide, dense), the custom all-reduce on (NVLink), FlashInfer's fusion workspace at v0.33.0 (mnnvl's 512 MiB,
     # fusion_workspace.py) and the CUDA-graph estimate on 57 PIECEWISE + 51 FULL graphs (the first capture and 56 + 50
     # beyond each mode's first × 80 layers ÷ 1000; the 51 default sizes to 512 and six of the n-gram's n × 5 not among
     # them, the FULL decode keys those sizes rounded up to multiples of 5, 51) for what V2's profile holds beside its peak, with V2's own measured
@@ -143,7 +144,7 @@ def test_vllm_engine_shows_lora_ngram_and_offloading(snapshot: NodeSnapshot) -> 
     lora = 4 * 80 * 64 * 83_456 * 2
     assert lora == 3_418_357_760
     runtime = vllm_v21_runtime_bytes(seqs=1_024, vocab=128_256, tokens=8_192, hidden=8_192,
-                                     mlp_width=3 * 28_672 / 4 + 8_192, moe=False, all_reduce=True, workspace=38 * MIB,
+                                     mlp_width=3 * 28_672 / 4 + 8_192, moe=False, all_reduce=True, workspace=512 * MIB,
                                      graph_nodes=(1 + 56 + 50) * 80 / 1000, v2_beside=True,
                                      v2_graph_nodes=(1 + 50) * 80 / 1000)  # fmt: skip
     # the weights as the by-hand line above counts them (35,283,025,920 B): the rank's bf16 checkpoint and 4 MiB beside it
@@ -152,7 +153,7 @@ def test_vllm_engine_shows_lora_ngram_and_offloading(snapshot: NodeSnapshot) -> 
                             block_bytes=1_310_720, block_tokens=16, util=0.92)  # fmt: skip
     assert view.ledger.token_capacity == predicted
     # what is left is the runtime vLLM measured against kvtop's fits (CUDA's total is the same measured 139.81 GiB)
-    assert waterfall.terms[-1].tokens == 1_155_584 - predicted
+    assert waterfall.terms[-1].tokens == 1_149_520 - predicted
 
 
 def test_the_rank_ledger_lists_the_resident_terms_and_still_adds_up(snapshot: NodeSnapshot) -> None:

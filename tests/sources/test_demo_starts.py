@@ -87,10 +87,13 @@ def test_the_sized_terms_are_flashinfer_s_buffers_by_hand() -> None:
     # v0.19.0 (flashinfer 0.6.8): the three buffers, each held at the 512 MiB multicast granularity (the record's own
     # non-torch, 2.21 GiB, holds them: v0.11.0's TP 2 non-torch was 0.55 GiB with no workspace)
     assert _sized_bytes(f"{TP4}:fusion_workspace") == 3 * 512 * MIB
-    # from v0.22.0 at the 2 MiB allocation granularity: 2 MiB ÷ (8,192 × 2 B) = 128 tokens at TP 4; one-shot
+    # v0.22.0-v0.24.x at the 2 MiB allocation granularity: 2 MiB ÷ (8,192 × 2 B) = 128 tokens at TP 4; one-shot
     # 4 × 128 × 8,192 × 2 B = 8 MiB (+ 2,048 B signal pad -> 10 MiB), flags 4 × 256 × 4 B (-> 2 MiB), Lamport
     # 3 × 8 MiB = 24 MiB (-> 26 MiB)
-    assert _sized_bytes(f"{TP4}:fusion_workspace@0.33.0") == (10 + 2 + 26) * MIB
+    assert _sized_bytes(f"{TP4}:fusion_workspace@0.24.0") == (10 + 2 + 26) * MIB
+    # v0.33.0 picks mnnvl on one node (flashinfer_all_reduce.py:162-163): three Lamport copies of the two-shot buffer
+    # 2 × ceil(128 ÷ 4) × 4 × 8,192 × 2 B = 4 MiB, 12 MiB + the pad, one McastGPUBuffer at the 512 MiB granularity
+    assert _sized_bytes(f"{TP4}:fusion_workspace@0.33.0") == 512 * MIB
 
 
 @pytest.mark.parametrize("name", scenario_names())

@@ -119,7 +119,7 @@ def test_from_v0_22_each_buffer_is_held_at_the_allocation_granularity() -> None:
     assert fw.allocation_held_bytes((2 * MIB - 2048,)) == 2 * MIB
     assert fw.allocation_held_bytes((2 * MIB - 2047,)) == 4 * MIB
     tp2 = "llmd-v019-llama-3.1-8b-tp2"
-    for version in ("0.22.0", "0.23.0", "0.33.0"):
+    for version in ("0.22.0", "0.23.0", "0.24.0"):
         found = fw.fusion_workspace(_inputs(tp2, version=ResolvedVersion(text=version)), 8192)
         assert found is not None and found.modelled and found.bytes == 518 * MIB
         assert "(8,192 tokens × hidden 4,096)" in found.why and "518 MiB" in found.why
@@ -183,3 +183,43 @@ def test_where_vllm_builds_none_the_workspace_is_zero_with_the_reason() -> None:
     for inputs, reason in cases:
         found = fw.fusion_workspace(inputs, 8192)
         assert found is not None and found.modelled and found.bytes == 0 and reason in found.why
+
+
+K2_TP2 = "file68717835392-k2-horizon-32b-2xh100-tp2-v0300-len131072"
+K2_TP4 = "file68717835392-k2-horizon-32b-4xh100-tp4-v0300-len524288"
+
+
+def test_from_v0_25_hopper_takes_mnnvl_on_one_node_with_trtllm_as_its_fallback() -> None:
+    # flashinfer_all_reduce.py _resolve_fi_ar_backend: "mnnvl" on one node, trtllm where mnnvl's workspace cannot be
+    # made (v0.27.1 :134-135, v0.30.0 :156-157, v0.31.0 :165-166; v0.33.0 :162-163 "MNNVL decodes faster than TRTLLM
+    # on single-node NVSwitch systems ... on H200 and B200"). From v0.27.0 mnnvl's workspace is one McastGPUBuffer
+    # (flashinfer 0.6.18.post1 comm/trtllm_mnnvl_ar.py:104-154): 3 × max(one-shot, two-shot) + the 2,048 B signal pad,
+    # to 2 MiB and then to the multicast granularity (comm/mnnvl.py:1015-1035), 512 MiB on the H100.
+    # K2-Horizon-32B (hidden 5,120, BF16) at TP 4 on H100, max_num_batched_tokens 8,192: 2 MiB ÷ 10,240 B = 204 tokens;
+    # one-shot min(1 MiB ÷ (4 × 2 × 5,120) = 25, 204) × 5,120 × 4 × 2 = 1,024,000 B, two-shot 2 × ceil(204 ÷ 4) × 4 ×
+    # 5,120 × 2 = 4,177,920 B; 3 × 4,177,920 = 12,533,760 B -> 12 MiB -> 512 MiB
+    found = fw.fusion_workspace(RECORDS[K2_TP4].inputs(), 8192)
+    assert found is not None and found.modelled and found.bytes == 512 * MIB
+    # the trtllm fallback's three buffers: 4 × 204 × 5,120 × 2 B = 8,355,840 -> 8 MiB, 4 × 256 × 4 B -> 2 MiB,
+    # 3 × 8,355,840 = 25,067,520 -> 24 MiB
+    assert found.other_bytes == (8 + 2 + 24) * MIB and "falls back to trtllm" in found.why
+    # at TP 2: 64 MiB ÷ 10,240 B = 6,553 tokens; two-shot 2 × 3,277 × 2 × 5,120 × 2 = 134,205,440 B; × 3 =
+    # 402,616,320 B -> 386 MiB -> 512 MiB; trtllm's: 2 × 6,553 × 5,120 × 2 B = 134,184,960 -> 128 MiB, 2 MiB of
+    # flags, 3 × 134,184,960 -> 384 MiB: 514 MiB
+    found = fw.fusion_workspace(RECORDS[K2_TP2].inputs(), 8192)
+    assert found is not None and found.bytes == 512 * MIB and found.other_bytes == 514 * MIB
+    # v0.25.0-v0.26.x (flashinfer 0.6.13 / 0.6.14, torch symmetric memory): the request + pad at 2 MiB alone
+    for version in ("0.25.0", "0.26.0"):
+        found = fw.fusion_workspace(_inputs(K2_TP2, version=ResolvedVersion(text=version)), 8192)
+        assert found is not None and found.bytes == 386 * MIB
+        found = fw.fusion_workspace(_inputs(K2_TP4, version=ResolvedVersion(text=version)), 8192)
+        assert found is not None and found.bytes == 12 * MIB and found.other_bytes == 34 * MIB
+    # v0.24.0: trtllm on one node, no fallback kept
+    found = fw.fusion_workspace(_inputs(K2_TP4, version=ResolvedVersion(text="0.24.0")), 8192)
+    assert found is not None and found.bytes == 34 * MIB and found.other_bytes == 0
+    # Llama-3.1-8B at TP 2 at v0.33.0: 8,192 tokens, 3 × 2 × 4,096 × 4,096 × 2 B = 384 MiB -> 512 MiB; trtllm 518
+    found = fw.fusion_workspace(_inputs("llmd-v019-llama-3.1-8b-tp2", version=ResolvedVersion(text="0.33.0")), 8192)
+    assert found is not None and found.bytes == 512 * MIB and found.other_bytes == 518 * MIB
+    # where multicast is not read (H20, H800, GH200), trtllm's bytes stay charged
+    found = fw.fusion_workspace(_inputs(K2_TP4, gpu_name="H20"), 8192)
+    assert found is not None and found.bytes == 34 * MIB and found.other_bytes == 0

@@ -50,6 +50,21 @@ Llama-3.1-8B at TP 2, 130 + 2 + 386 = 518 MiB per rank where v0.19.0 held 1,536.
 torch binds beside them (NVSwitch systems) and the 20 B control flags (`cudaMalloc(5 * 4)`) are not counted.
 Blackwell's workspace at v0.19.0-v0.24.x: `fusion_blackwell_trtllm.py` (trtllm on one node); at v0.25.0-v0.26.x:
 `fusion_blackwell.py` (mnnvl or its trtllm fallback); in other releases not read: left to the fitted remainder.
+
+Hopper from v0.25.0 (`HOPPER_MNNVL_ERAS`). `_resolve_fi_ar_backend` picks mnnvl on one node too, with trtllm as the
+fallback where the mnnvl workspace cannot be made ("likely no NVSwitch multicast support"): read at v0.25.0 and
+v0.26.0 (`fusion_blackwell.py`), v0.27.1 (flashinfer_all_reduce.py:113-138, fallback :177), v0.30.0 (:135-160, :207),
+v0.31.0 (:143-169, :215) and v0.33.0 (:142-177: "MNNVL decodes faster than TRTLLM on single-node NVSwitch systems
+... on H200 and B200"); the pass asks `get_fi_ar_workspace` for it (allreduce_rms_fusion.py:1050 at v0.27.1
+and v0.30.0). mnnvl's request is `fusion_blackwell.mnnvl_request_bytes` (three Lamport copies of the larger of
+one-shot and two-shot). At v0.25.0-v0.26.x (flashinfer 0.6.13 / 0.6.14) it is held through torch symmetric memory at
+the allocation granularity. From v0.27.0 (flashinfer 0.6.16.post3; 0.6.18.post1 at v0.30.0 and 0.7.0.post1 at
+v0.31.0, read at both) it is one `McastGPUBuffer` (comm/trtllm_mnnvl_ar.py:104-154): a `SymmDeviceMemory` with
+multicast on, whose `_get_allocation_prop` (comm/mnnvl.py:1015-1035) rounds request + signal pad to the allocation
+and then to the multicast granularity (512 MiB on the H100, above): one 512 MiB allocation wherever the request is
+smaller, at TP 4 and 8 as at TP 2, where trtllm's buffers at TP 4 or 8 take some tens of MiB. Taken on the H100 and H200
+(NVSwitch boards, multicast as NCCL's NVLS finds it: `MULTICAST_HOPPER`), trtllm's bytes kept in the interval (a board
+without multicast falls back); on the H20, H800 and GH200 (multicast not read) trtllm's bytes stay charged.
 """
 
 from __future__ import annotations
@@ -79,6 +94,8 @@ SIGNAL_PAD_BYTES = 2048  # SymmDeviceMemory.SIGNAL_PAD_SIZE (kSIGNAL_PAD_SIZE)
 BARRIER_FLAGS = 256  # trtllm_ar.py BarrierFlagCount: int32 flags per rank
 LAMPORT_BUFFERS = 3
 SUPPORTED_TP = (2, 4, 8)  # PassConfig.flashinfer_max_size: FI_SUPPORTED_WORLD_SIZES
+# the Hopper boards whose NVSwitch takes multicast (NCCL's NVLS buffers there: nvls_buffers.py)
+MULTICAST_HOPPER = frozenset({"H100", "H100-SXM", "H200"})
 # FI_ALLREDUCE_FUSION_MAX_SIZE_MB on Hopper (compute capability 9.0), by TP: v0.13.0's table, which the v0.19.0 starts'
 # token counts match at TP 2 and 4 (v0.33.0 has 0.5 at TP 8)
 HOPPER_MAX_SIZE_MIB = {2: 64.0, 4: 2.0, 8: 1.0}
@@ -93,6 +110,17 @@ WORKSPACE_ERAS: Eras[str | None] = Eras((
                                 "CUDASymmetricMemoryAllocator::alloc); from 0.6.15 SymmDeviceMemory without multicast"),
 ))  # fmt: skip
 
+# Hopper's backend on one node: None (trtllm, `WORKSPACE_ERAS`), "mnnvl_symm" (mnnvl through torch symmetric memory at
+# the allocation granularity) or "mnnvl_multicast" (mnnvl's McastGPUBuffer at the multicast granularity)
+HOPPER_MNNVL_ERAS: Eras[str | None] = Eras((
+    Era("", None, "v0.19.0-v0.24.x: trtllm on one node (MNNVL_ACROSS_NODES_ERAS)"),
+    Era("0.25.0", "mnnvl_symm", "_resolve_fi_ar_backend: mnnvl on one node, trtllm as fallback (read at v0.25.0 and "
+                                "v0.26.0, fusion_blackwell.py); flashinfer 0.6.13 / 0.6.14: torch symmetric memory"),
+    Era("0.27.0", "mnnvl_multicast", "flashinfer 0.6.16.post3 on: McastGPUBuffer (comm/trtllm_mnnvl_ar.py:154, "
+                                     "comm/mnnvl.py:1015-1035 at 0.6.18.post1 and 0.7.0.post1); the resolver read at "
+                                     "v0.27.1 flashinfer_all_reduce.py:113-138, v0.30.0 :135-160, v0.31.0 :143-169, "
+                                     "v0.33.0 :142-177 (flashinfer 0.7.2.post1)"),
+))  # fmt: skip
 
 # enable_allreduce_rms_fusion's parallel gates by release: (PP > 1 turns it off, DP > 1 turns it off)
 SPLIT_OFF_ERAS: Eras[tuple[bool, bool]] = Eras((
@@ -288,6 +316,9 @@ def _by_default(inputs: CalibrationInputs, max_num_batched_tokens: int) -> Fusio
             "FlashInfer's workspace) is not read; the workspace is in the fitted remainder"))  # fmt: skip
     payload = _payload(model, int(HOPPER_MAX_SIZE_MIB[layout.tp] * MIB), max_num_batched_tokens)
     sizes = payload.buffer_sizes(layout.tp)
+    mnnvl = HOPPER_MNNVL_ERAS.at(inputs.version)
+    if mnnvl is not None and gpu_model_key(inputs.gpu_name) in MULTICAST_HOPPER:
+        return _hopper_mnnvl(payload, layout.tp, int(HOPPER_MAX_SIZE_MIB[layout.tp] * MIB), model, mnnvl)
     if era == "allocation":
         held = allocation_held_bytes(sizes)
         return FusionWorkspace(bytes=held, modelled=True, why=(
@@ -300,6 +331,30 @@ def _by_default(inputs: CalibrationInputs, max_num_batched_tokens: int) -> Fusio
         f"{mib(held)}, each rounded to the {mib(MULTICAST_GRANULARITY)} multicast granularity"))  # fmt: skip
 
 
+def _mnnvl_request(payload: _Payload, tp: int, max_size: int, model: ModelSpec | None) -> int:
+    """mnnvl's request for this payload; the model's config not at hand, the largest payload over TP tokens (two-shot's
+    rounding to TP exact): as many bytes."""
+    tokens, hidden = payload.tokens, payload.hidden
+    if model is None:
+        tokens, hidden = tp, max_size // (tp * payload.element)
+    return mnnvl_request_bytes(tp, tokens, hidden, payload.element)
+
+
+def _hopper_mnnvl(payload: _Payload, tp: int, max_size: int, model: ModelSpec | None, era: str) -> FusionWorkspace:
+    """Hopper's workspace from v0.25.0 (`HOPPER_MNNVL_ERAS`): mnnvl's, with its trtllm fallback's bytes kept in the
+    interval."""
+    held = round_up(_mnnvl_request(payload, tp, max_size, model) + SIGNAL_PAD_BYTES, ALLOCATION_GRANULARITY)
+    how = f"to the {mib(ALLOCATION_GRANULARITY)} allocation granularity (torch symmetric memory)"
+    if era == "mnnvl_multicast":
+        held = round_up(held, MULTICAST_GRANULARITY)
+        how = f"one McastGPUBuffer at the {mib(MULTICAST_GRANULARITY)} multicast granularity"
+    trtllm = allocation_held_bytes(payload.buffer_sizes(tp))
+    return FusionWorkspace(bytes=held, modelled=True, other_bytes=trtllm, why=(
+        f"FlashInfer's all-reduce + RMSNorm workspace at TP {tp} ({payload.shape}): mnnvl's three Lamport copies held "
+        f"as {mib(held)}, {how} (vLLM's default backend on one node), or {mib(trtllm)} where the start falls back "
+        "to trtllm (no NVSwitch multicast: not known before the start, kept in the interval)"))  # fmt: skip
+
+
 def _blackwell(inputs: CalibrationInputs, capability: tuple[int, int], max_num_batched_tokens: int) -> FusionWorkspace | None:
     """Blackwell's workspace (`fusion_blackwell.py`): mnnvl's, with its trtllm fallback's bytes kept in the interval."""
     tp, model = inputs.layout.tp, inputs.model
@@ -307,11 +362,7 @@ def _blackwell(inputs: CalibrationInputs, capability: tuple[int, int], max_num_b
     if max_size is None:
         return None  # FI_SUPPORTED_WORLD_SIZES: 2, 4, 8, 16
     payload = _payload(model, max_size, max_num_batched_tokens)
-    mnnvl_tokens, mnnvl_hidden = payload.tokens, payload.hidden
-    if model is None:  # the largest payload over TP tokens (two-shot's rounding to TP exact): as many bytes
-        mnnvl_tokens, mnnvl_hidden = tp, max_size // (tp * payload.element)
-    request = mnnvl_request_bytes(tp, mnnvl_tokens, mnnvl_hidden, payload.element)
-    mnnvl = round_up(request + SIGNAL_PAD_BYTES, ALLOCATION_GRANULARITY)
+    mnnvl = round_up(_mnnvl_request(payload, tp, max_size, model) + SIGNAL_PAD_BYTES, ALLOCATION_GRANULARITY)
     trtllm = allocation_held_bytes(payload.buffer_sizes(tp))
     return FusionWorkspace(bytes=mnnvl, modelled=True, other_bytes=trtllm, why=(
         f"FlashInfer's all-reduce + RMSNorm workspace at TP {tp} on Blackwell ({payload.shape}): mnnvl's three Lamport "

@@ -42,7 +42,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
-from kvtop.domain.engines.vllm.fusion_workspace import MULTICAST_GRANULARITY
+from kvtop.domain.engines.vllm.fusion_workspace import MULTICAST_GRANULARITY, MULTICAST_HOPPER
 from kvtop.domain.gpus import gpu_model_key
 from kvtop.domain.rounding import round_up
 from kvtop.domain.wording import MIB, counted, figure, mib
@@ -53,7 +53,7 @@ CHANNELS_TP8 = 24
 HEADS_TP8 = 8
 COMMUNICATORS = 2  # the TP group's pynccl communicator and its device group's torch communicator
 CUSTOM_ALL_REDUCE_MAX = 8 * MIB  # CustomAllreduce max_size: larger all-reduces take torch's communicator
-NVLS_GPUS = frozenset({"H100", "H100-SXM", "H200"})
+NVLS_GPUS = MULTICAST_HOPPER  # the Hopper boards whose NVSwitch takes multicast
 
 
 class NcclNvls(NamedTuple):
