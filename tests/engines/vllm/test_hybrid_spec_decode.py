@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from kvtop.cli import main
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.kv_storage import kv_storage_for
 from kvtop.domain.kv import kv_book
@@ -79,3 +80,31 @@ def test_gdn_state_keeps_a_conv_row_per_draft_token() -> None:
     state = book.pool("state")
     assert state is not None and state.layers == 48
     assert state.bytes_per_request == 48 * (7 * 10_240 * 2 + 48 * 128 * 128 * 4)
+
+
+# The start's own launch (its InferenceService args): upstream's split flags, first in v0.22.0
+# (vllm/engine/arg_utils.py:1501-1504 and create_speculative_config :1706-1719 at v0.24.0)
+SPLIT = " --spec-method=mtp --spec-tokens=4"
+
+
+def test_split_spec_flags_are_read_as_the_config(capsys: pytest.CaptureFixture[str]) -> None:
+    """--spec-method / --spec-tokens are SpeculativeConfig's method and num_speculative_tokens: the same plan as
+    --speculative-config, the flags read (none left unread)."""
+    split = _plan(capsys, CMD + SPLIT + " --kv-cache-memory-bytes 72821050900")
+    assert split["flags_not_read"] == []
+    assert split["token_capacity"] == 749_568
+    assert split["num_blocks"] == 1_281
+
+
+def test_split_spec_flag_beside_the_config_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM raises '--spec-tokens and --speculative-config['num_speculative_tokens'] are mutually exclusive'."""
+    assert main(["plan", "--json", "--no-calibration-store", *BASE, "--cmd", CMD + MTP4 + " --spec-tokens=4"]) != 0
+    assert "mutually exclusive" in capsys.readouterr().err
+
+
+def test_split_spec_flags_before_v0_22_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    """v0.21.0's parser has no --spec-method (its arg_utils.py): a launch there stops on it."""
+    args = ["plan", "--json", "--no-calibration-store", "--model", QWEN36, "--engine", "vllm",
+            "--engine-version", "0.21.0", "--gpu", "H200", "--cmd", CMD + SPLIT]  # fmt: skip
+    assert main(args) != 0
+    assert "--spec-method" in capsys.readouterr().err

@@ -35,6 +35,7 @@ from kvtop.domain.engines.vllm.hybrid import CACHE_MODE_FLAG, CACHE_MODE_SPAN
 from kvtop.domain.engines.vllm.hybrid import FLAGS as HYBRID_FLAGS
 from kvtop.domain.engines.vllm.long_context import ALLOW_LONG_ENV
 from kvtop.domain.engines.vllm.mm_limits import FLAG as MM_LIMIT_FLAG
+from kvtop.domain.engines.vllm.spec_methods import SPLIT_FIELDS
 from kvtop.domain.engines.vllm.mm_limits import FLAGS as MM_LIMIT_FLAGS
 from kvtop.domain.engines.vllm.mm_limits import SPAN as MM_LIMIT_SPAN
 from kvtop.domain.engines.vllm.mm_limits import read_limits
@@ -134,9 +135,12 @@ NEUTRAL_SPELLINGS = spellings(MEMORY_NEUTRAL)
 # (mm_limits.py), `--language-model-only` (text_only.py). Not here: flags whose release is an exact era with its own words (`--kv-cache-memory-bytes`,
 # human_ints.py; `--rope-scaling` / `--hf-overrides`, rope_override.py) or a value's release (`--load-format
 # runai_streamer`, flags_valued.py)
+# --spec-method / --spec-model / --spec-tokens (spec_methods.SPLIT_FIELDS): absent from v0.21.0
+SPLIT_SPEC_SPAN = FlagSpan("0.22.0", None, "engine/arg_utils.py:1900-1903 (v0.34.0)")
 RELEASE_SPANS = merged((MEMORY_NEUTRAL, POOLING_SPANS, DP_SPANS, NODE_SPANS, {
     SHORT_FLAG: SHORT_SPAN, CACHE_MODE_FLAG: CACHE_MODE_SPAN, MM_LIMIT_FLAG: MM_LIMIT_SPAN, TEXT_ONLY_FLAG: TEXT_ONLY_SPAN,
     ENCODER_TP_FLAG: ENCODER_TP_SPAN, ASYNC_FLAG: ASYNC_SPAN, EXTENSIBLE_FLAG: EXTENSIBLE_SPAN,
+    **{f"--{flag}": SPLIT_SPEC_SPAN for flag, _ in SPLIT_FIELDS},
 }))  # fmt: skip
 # each kind of NEUTRAL_GROUPS as `--help` names it
 NEUTRAL_KINDS: Mapping[str, str] = {
