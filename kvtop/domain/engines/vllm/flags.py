@@ -35,7 +35,6 @@ from kvtop.domain.engines.vllm.hybrid import CACHE_MODE_FLAG, CACHE_MODE_SPAN
 from kvtop.domain.engines.vllm.hybrid import FLAGS as HYBRID_FLAGS
 from kvtop.domain.engines.vllm.long_context import ALLOW_LONG_ENV
 from kvtop.domain.engines.vllm.mm_limits import FLAG as MM_LIMIT_FLAG
-from kvtop.domain.engines.vllm.spec_methods import SPLIT_FIELDS
 from kvtop.domain.engines.vllm.mm_limits import FLAGS as MM_LIMIT_FLAGS
 from kvtop.domain.engines.vllm.mm_limits import SPAN as MM_LIMIT_SPAN
 from kvtop.domain.engines.vllm.mm_limits import read_limits
@@ -51,6 +50,7 @@ from kvtop.domain.engines.vllm.rope_override import HF_OVERRIDES_FLAG, launch_ro
 from kvtop.domain.engines.vllm.sampler_path import FLASHINFER_SAMPLER_ENV, OFFICIAL_IMAGE, official_image
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.engines.vllm.span import NODE_FLAGS, NODE_SPANS, check_node_rank
+from kvtop.domain.engines.vllm.spec_methods import SPLIT_FIELDS
 from kvtop.domain.engines.vllm.text_only import FLAG as TEXT_ONLY_FLAG
 from kvtop.domain.engines.vllm.text_only import FLAGS as TEXT_ONLY_FLAGS
 from kvtop.domain.engines.vllm.text_only import SPAN as TEXT_ONLY_SPAN
