@@ -108,3 +108,12 @@ def test_split_spec_flags_before_v0_22_are_refused(capsys: pytest.CaptureFixture
             "--engine-version", "0.21.0", "--gpu", "H200", "--cmd", CMD + SPLIT]  # fmt: skip
     assert main(args) != 0
     assert "--spec-method" in capsys.readouterr().err
+
+
+def test_the_blocks_step_says_the_logged_padding(capsys: pytest.CaptureFixture[str]) -> None:
+    """The log's 'Add 3 padding layers, may waste at most 6.25% KV cache memory': 17 attention layers (16 + MTP's)
+    make the group size, and 3 GDN groups of 17 hold 48 layers; without MTP (16 and 48) nothing is padded."""
+    blocks = next(s for s in _plan(capsys, CMD + MTP4)["steps"] if s["label"].startswith("blocks of"))
+    assert "'Add 3 padding layers, may waste at most 6.25% KV cache memory'" in blocks["note"]
+    plain = next(s for s in _plan(capsys, CMD)["steps"] if s["label"].startswith("blocks of"))
+    assert "padding" not in plain["note"]
