@@ -2,7 +2,8 @@
 
 `_get_kv_cache_groups_uniform_page_size` splits each kind's n layers into cdiv(n, group_size) groups of group_size
 slots; the slots no layer fills are padding, and it warns "Add %d padding layers, may waste at most %.2f%% KV cache
-memory" (padding ÷ n; v1/core/kv_cache_utils.py:1205-1212 at v0.24.0). A drafter's attention layers count among the
+memory" (padding ÷ n; v1/core/kv_cache_utils.py:1195-1212 at v0.24.0, v1/core/kv_cache_planning.py:570-586 at
+v0.34.0). A drafter's attention layers count among the
 full-attention ones (MTP: Qwen3.6-27B's 16 + 1 against 48 GDN layers is a group size of 17, and 3 padding slots).
 """
 
