@@ -96,6 +96,7 @@ class KvStorage(BaseModel):
     mla_as_heads: frozenset[str] = frozenset()
     # bytes of one SSM state element when the config names no dtype (None: the StateSpec's, float32)
     unstated_ssm_dtype_bytes: int | None = None
+    conv_extra_rows: int = 0  # conv-state rows a state layer keeps beyond kernel − 1 (vLLM GDN: one per draft token)
     # a draft's KV layers join the full-attention pool as layers of their own (vLLM's KV cache spec), rather
     # than inflating the cell by `draft_layers / layers` (SGLang, docs/engines/sglang.md §6.1)
     draft_kv_as_layers: bool = False
@@ -427,11 +428,8 @@ def kv_book(
         )  # fmt: skip
     linear = sum(1 for i in layers if model.has_state(i))
     if linear and model.state is not None:
-        pools.append(
-            KvPool(
-                name="state", layers=linear, bytes_per_request=state_bytes_per_request(model, layout, storage.unstated_ssm_dtype_bytes) * linear
-            )
-        )
+        state = state_bytes_per_request(model, layout, storage.unstated_ssm_dtype_bytes, storage.conv_extra_rows)
+        pools.append(KvPool(name="state", layers=linear, bytes_per_request=state * linear))
     first = full_layers[0] if full_layers else (layers[0] if layers else 0)
     heads = heads_of(first) if first < model.num_layers else 1
     workspace = 0

@@ -52,6 +52,7 @@ from kvtop.domain.engines.vllm.extensible_kv import (
 )
 from kvtop.domain.engines.vllm.flags import RELEASE_SPANS
 from kvtop.domain.engines.vllm.flags_table import refuse_missing
+from kvtop.domain.engines.vllm.group_padding import padding_note
 from kvtop.domain.engines.vllm.hybrid import HybridBlocks, hybrid_blocks
 from kvtop.domain.engines.vllm.kernels import check_weights
 from kvtop.domain.engines.vllm.long_context import long_context_note
@@ -282,11 +283,12 @@ class VllmBudget:
             from_memory = granule_blocks(available, page_bytes, group_size)
         num_blocks = from_memory if s.num_gpu_blocks_override is None else s.num_gpu_blocks_override
         block_note = unified.why if unified else "" if s.page_size and hybrid is None else block_why
+        padding = padding_note(kv, groups, group_size) if stage is None and dsv4 is None and state_only is None else ""
         steps.append(
             BudgetStep(
                 label=f"blocks of {block:,} tokens ({page_bytes * group_size:,} B each)",
                 value=num_blocks,
-                note="; ".join(n for n in (block_note, GRANULE_SOURCE if granular else "") if n),
+                note="; ".join(n for n in (block_note, padding, GRANULE_SOURCE if granular else "") if n),
             )
         )
         needed = blocks_per_request * page_bytes * group_size

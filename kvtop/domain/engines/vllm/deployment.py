@@ -72,8 +72,10 @@ from kvtop.domain.engines.vllm.rope_override import max_model_len
 from kvtop.domain.engines.vllm.spec_methods import (
     METHOD_ERAS,
     NO_DRAFT_METHODS,
+    SPLIT_FIELDS,
     draft_tokens,
     is_mtp,
+    spec_config,
     stated_method,
 )
 from kvtop.domain.errors import InputError
@@ -83,7 +85,7 @@ from kvtop.domain.served_model import tower_unbuilt
 from kvtop.domain.spec_methods import check_method
 from kvtop.domain.wording import GIB, counted, gib_setting
 
-SPEC_FLAGS = ("speculative-config", "speculative-model", "num-speculative-tokens")
+SPEC_FLAGS = ("speculative-config", "speculative-model", "num-speculative-tokens", *(f for f, _ in SPLIT_FIELDS))
 EXPERT_FLAGS = ("enable-eplb", "eplb-config", "num-redundant-experts", "all2all-backend")
 LORA_FLAGS = ("enable-lora", "max-loras", "max-lora-rank", "fully-sharded-loras", "max-cpu-loras")
 HOST_FLAGS = ("kv-offloading-size", "kv-offloading-backend", "swap-space")
@@ -122,7 +124,7 @@ SWAP_ERAS: Eras[bool] = Eras((
 
 def setup(settings: LaunchSettings) -> DeploymentSetup:
     """What the launch turns on beside the model (a malformed value names the flag)."""
-    spec = flag_json(settings, "speculative-config")
+    spec = spec_config(settings)  # --speculative-config with --spec-method / --spec-model / --spec-tokens merged
     method = stated_method(settings)
     draft = spec.get("model") or flag_text(settings, "speculative-model")
     # a method the release's SpeculativeMethod lacks stops vLLM in validation (vllm/spec_methods.py)
@@ -212,6 +214,7 @@ def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettin
         "num-redundant-experts": None,  # the older spelling: the config above states it now
         "speculative-model": None,  # the older spellings: the speculative config above states them now
         "num-speculative-tokens": None,
+        **{flag: None for flag, _ in SPLIT_FIELDS},  # v0.22.0's split spellings: the config above states them
         "enable-lora": setup.lora,
         "max-loras": str(setup.max_loras) if setup.lora and setup.max_loras else None,
         "max-lora-rank": str(setup.max_lora_rank) if setup.lora and setup.max_lora_rank else None,

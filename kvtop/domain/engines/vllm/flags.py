@@ -50,6 +50,7 @@ from kvtop.domain.engines.vllm.rope_override import HF_OVERRIDES_FLAG, launch_ro
 from kvtop.domain.engines.vllm.sampler_path import FLASHINFER_SAMPLER_ENV, OFFICIAL_IMAGE, official_image
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.engines.vllm.span import NODE_FLAGS, NODE_SPANS, check_node_rank
+from kvtop.domain.engines.vllm.spec_methods import SPLIT_FIELDS
 from kvtop.domain.engines.vllm.text_only import FLAG as TEXT_ONLY_FLAG
 from kvtop.domain.engines.vllm.text_only import FLAGS as TEXT_ONLY_FLAGS
 from kvtop.domain.engines.vllm.text_only import SPAN as TEXT_ONLY_SPAN
@@ -134,9 +135,12 @@ NEUTRAL_SPELLINGS = spellings(MEMORY_NEUTRAL)
 # (mm_limits.py), `--language-model-only` (text_only.py). Not here: flags whose release is an exact era with its own words (`--kv-cache-memory-bytes`,
 # human_ints.py; `--rope-scaling` / `--hf-overrides`, rope_override.py) or a value's release (`--load-format
 # runai_streamer`, flags_valued.py)
+# --spec-method / --spec-model / --spec-tokens (spec_methods.SPLIT_FIELDS): absent from v0.21.0
+SPLIT_SPEC_SPAN = FlagSpan("0.22.0", None, "engine/arg_utils.py:1900-1903 (v0.34.0)")
 RELEASE_SPANS = merged((MEMORY_NEUTRAL, POOLING_SPANS, DP_SPANS, NODE_SPANS, {
     SHORT_FLAG: SHORT_SPAN, CACHE_MODE_FLAG: CACHE_MODE_SPAN, MM_LIMIT_FLAG: MM_LIMIT_SPAN, TEXT_ONLY_FLAG: TEXT_ONLY_SPAN,
     ENCODER_TP_FLAG: ENCODER_TP_SPAN, ASYNC_FLAG: ASYNC_SPAN, EXTENSIBLE_FLAG: EXTENSIBLE_SPAN,
+    **{f"--{flag}": SPLIT_SPEC_SPAN for flag, _ in SPLIT_FIELDS},
 }))  # fmt: skip
 # each kind of NEUTRAL_GROUPS as `--help` names it
 NEUTRAL_KINDS: Mapping[str, str] = {

@@ -5,6 +5,12 @@ and the state page is padded to it; Mamba layers then group with the attention l
 The state page is the KV book's state pool per layer and rank, with vLLM's SSM dtype (`unstated_ssm_dtype_bytes`:
 GDN keeps the model dtype; NemotronH the config's `mamba_ssm_cache_dtype`, else the release's default); the
 attention page of one token is the book's full pool. Which alignment and how many state blocks a request takes follow `mamba_cache_mode` (§4.4).
+
+Speculative decoding (any method: `speculative_config.num_speculative_tokens` k) changes two things for a hybrid:
+a GDN layer's conv state keeps k more rows (`spec_conv_rows`), so the state page and with it the attention block
+grow; and from v0.15.0 a request takes k more state blocks a Mamba group (`SPEC_STATE_BLOCKS_ERAS`). A drafter's
+attention layers (MTP's) join the full-attention layers' groups (§4.1 step 6, KvStorage.draft_kv_as_layers), so the
+group size and its padding follow them (`VllmBudget._groups`).
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.eras import (
     DEFAULT_BLOCK_ERAS,
     HYBRID_CACHE_MODE_ERAS,
@@ -23,6 +29,7 @@ from kvtop.domain.engines.vllm.eras import (
 )
 from kvtop.domain.engines.vllm.flags_table import FlagSpan
 from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS
+from kvtop.domain.engines.vllm.spec_methods import draft_tokens
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.kv import KvBook
@@ -70,6 +77,32 @@ def unstated_ssm_dtype_bytes(model: ModelSpec, version: ResolvedVersion) -> int 
     if model.state.kind is StateKind.KIMI_DELTA:
         return KDA_RECURRENT_BYTES  # MambaStateDtypeCalculator.kda_state_dtype: float32 under `auto`
     return model.dtype_bytes
+
+
+def spec_conv_rows(model: ModelSpec, settings: LaunchSettings) -> int:
+    """Rows a GDN layer's conv state keeps beyond kernel − 1: num_speculative_tokens under speculative decoding
+    (`MambaStateShapeCalculator.gated_delta_net_state_shape`: conv_kernel_size − 1 + num_spec, layers/mamba/
+    mamba_utils.py:185-191 at v0.10.2, :213-227 at v0.24.0, :286-293 at v0.34.0; the config's shape passes it for
+    the block size, models/qwen3_5.py:699-718 and qwen3_next.py:855-867 at v0.24.0, and the layer's own,
+    gdn/base.py:43-47); 0 for other state layers (Mamba2 and KDA: not read) and without speculative decoding."""
+    return (draft_tokens(settings) or 0) if _gdn(model) else 0
+
+
+# A request's extra state blocks a Mamba group under speculative decoding: `MambaSpec.max_memory_usage_bytes` is
+# page × (1 + num_speculative_blocks) in mode none, × (2 + num_speculative_blocks [+ checkpoints]) in align, with
+# num_speculative_blocks = num_speculative_tokens (layers/mamba/abstract.py:55-59 at v0.24.0, :94-98 at v0.34.0,
+# where ReplaySSM, off by default, makes it 0)
+SPEC_STATE_BLOCKS_ERAS: Eras[bool] = Eras((
+    Era("", False, "v0.13.0-v0.14.1 kv_cache_interface.py MambaSpec.max_memory_usage_bytes: cdiv(max_model_len, "
+        "block_size) pages, one (mamba_block_size = max_model_len); num_speculative_blocks not counted"),
+    Era("0.15.0", True, "first in v0.15.0: v1/kv_cache_interface.py:296-300 MambaSpec.max_memory_usage_bytes "
+        "page × (1 + num_speculative_blocks) ('none'), (2 + …) ('align'); :648-657 at v0.24.0, :1168-1174 at v0.34.0"),
+))  # fmt: skip
+
+
+def spec_state_blocks(settings: LaunchSettings, version: ResolvedVersion) -> int:
+    """The state blocks a request takes a Mamba group beyond the mode's own: num_speculative_tokens from v0.15.0."""
+    return (draft_tokens(settings) or 0) if SPEC_STATE_BLOCKS_ERAS.at(version) else 0
 
 
 # GDN layers that always run FLA and export no prefill checkpoints (get_prefill_checkpoint_alignment None):
@@ -131,7 +164,7 @@ def hybrid_blocks(
         align = 32 if cap[0] == 10 and model.head_dim == 256 else BACKEND_BLOCK  # flashinfer#1993
         block = max(align * ceil_div(state, align * attention), settings.page_size or 0)
         why = f"{block}: {align} × cdiv(state {state:,} B, {align} × {attention:,} B) (hybrids without prefix caching)"
-        return HybridBlocks(block, block * attention, state, 1, why)
+        return HybridBlocks(block, block * attention, state, 1 + spec_state_blocks(settings, version), why)
     # MLA: a multiple of 128 (§4.4); the cache's block (the default unless --block-size) is a floor: 64 from v0.34.0
     align = max(BACKEND_BLOCK, settings.page_size or DEFAULT_BLOCK_ERAS.at(version), mla_align)
     checkpoints, exported = 0, PREFILL_CHECKPOINT_ERAS.at(version)
@@ -143,7 +176,7 @@ def hybrid_blocks(
             align = math.lcm(align, FLASHINFER_GDN_CHECKPOINT_ALIGNMENT)
     block = align * ceil_div(state, align * attention)
     block = max(round_up(block, BACKEND_BLOCK), settings.page_size or 0)
-    per_request = (2 if mode == "align" else 1) + checkpoints
+    per_request = (2 if mode == "align" else 1) + checkpoints + spec_state_blocks(settings, version)
     why = f"{block}: {align} × cdiv(state {state:,} B, {align} × {attention:,} B) (mamba_cache_mode {mode})"
     return HybridBlocks(block, block * attention, state, per_request, why)
 

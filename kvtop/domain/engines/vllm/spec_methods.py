@@ -93,10 +93,32 @@ def detected_method(draft: str, architectures: Iterable[str], version: ResolvedV
     return "draft_model"
 
 
+# `--spec-method` / `--spec-model` / `--spec-tokens`: SpeculativeConfig's method, model and num_speculative_tokens
+# as flags of their own, merged into --speculative-config (EngineArgs.create_speculative_config: "… and
+# --speculative-config['…'] are mutually exclusive"); first in v0.22.0 (engine/arg_utils.py:1463-1466, 1668-1680;
+# absent from v0.21.0), :1501-1504 at v0.24.0, :1900-1903 at v0.34.0
+SPLIT_FIELDS = (("spec-method", "method"), ("spec-model", "model"), ("spec-tokens", "num_speculative_tokens"))
+
+
+def spec_config(settings: LaunchSettings) -> dict[str, object]:
+    """`--speculative-config`'s object with the split flags' fields merged in, as vLLM merges them; an InputError
+    where a field is given both ways (vLLM's ValueError)."""
+    spec = dict(flag_json(settings, "speculative-config"))
+    for flag, key in SPLIT_FIELDS:
+        value: object = flag_int(settings, flag) if key == "num_speculative_tokens" else flag_text(settings, flag)
+        if value is None:
+            continue
+        if key in spec:
+            raise InputError(f"--{flag} and --speculative-config['{key}'] are mutually exclusive (vLLM refuses)",
+                             field=f"--{flag}")  # fmt: skip
+        spec[key] = value
+    return spec
+
+
 def draft_tokens(settings: LaunchSettings) -> int | None:
-    """num_speculative_tokens the launch states (`--speculative-config`'s, else --num-speculative-tokens); None where
-    none. An InputError for a value vLLM refuses (not a whole number ≥ 1)."""
-    tokens = flag_json(settings, "speculative-config").get("num_speculative_tokens") or flag_int(
+    """num_speculative_tokens the launch states (`--speculative-config`'s or --spec-tokens, else
+    --num-speculative-tokens); None where none. An InputError for a value vLLM refuses (not a whole number ≥ 1)."""
+    tokens = spec_config(settings).get("num_speculative_tokens") or flag_int(
         settings, "num-speculative-tokens", least=1
     )
     if tokens is not None and (not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 1):
@@ -111,7 +133,7 @@ def stated_method(settings: LaunchSettings) -> str | None:
     draft's name or config architectures at the launch's release (`detected_method`); None without speculative
     decoding. The architectures are `settings.draft_architectures`: the draft config's where kvtop read it
     (`deployment.with_draft_config`), else none (the name alone decides)."""
-    spec = flag_json(settings, "speculative-config")
+    spec = spec_config(settings)
     method = str(spec.get("method") or "") or None
     draft = spec.get("model") or flag_text(settings, "speculative-model")
     if method not in (None, "draft_model") or draft is None:
@@ -167,7 +189,7 @@ def keeps_v1_runner(method: str | None, settings: LaunchSettings, version: Resol
         return None
     if method in era.value:
         return f"speculative method '{method}' ({era.source})"
-    if flag_json(settings, "speculative-config").get("parallel_drafting") is True and method not in ("dflash", "dspark"):
+    if spec_config(settings).get("parallel_drafting") is True and method not in ("dflash", "dspark"):
         return "parallel drafting for speculative decoding (config/vllm.py, v0.22.0 on)"
     if method == "eagle3" and settings.pp > 1 and not EAGLE3_PP_ON_V2.at(version):
         return "EAGLE3 with pipeline parallelism (config/vllm.py, v0.22.0-v0.29.0)"
