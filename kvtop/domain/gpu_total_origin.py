@@ -69,8 +69,8 @@ def whole_card_floor(name: str, table_bytes: int) -> int:
     """The least CUDA total a whole card of the model `name` (nvidia-smi's total `table_bytes`) is taken to report:
     CUDA's total of it (`calibration.gpu_totals.cuda_total_estimate`: the model's fit of its logged totals, else the
     table less the fitted gap) less the driver's reserve that estimate measures (nvidia-smi's less CUDA's) once more.
-    The H100's: 79.18 − 0.47 = 78.71 GiB; every whole card's total the corpus's logs printed lies above its floor
-    (the A100 80GB's least, 79.14 GiB, of 78.42; the H200's, 139.72, of 139.32). A --gpu-memory below it is not the
+    The H100's: 79.18 − 0.46 = 78.72 GiB; every whole card's total the corpus's logs printed lies above its floor
+    (the A100 80GB's least, 79.14 GiB, of 78.41; the H200's, 139.72, of 139.31). A --gpu-memory below it is not the
     card named (`smi_total`)."""
     cuda = cuda_total_estimate(name, table_bytes, CUDA_TOTAL_FITS).bytes
     return cuda - max(table_bytes - cuda, 0)

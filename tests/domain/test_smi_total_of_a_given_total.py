@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvtop.domain.gpu_total_origin import GpuTotalOrigin, smi_total, smi_total_note
+from kvtop.domain.gpu_total_origin import GpuTotalOrigin, SmiTotal, smi_total, smi_total_note
 
 MIB = 1 << 20
 GIVEN = GpuTotalOrigin.GIVEN
@@ -34,8 +34,9 @@ def test_a_part_of_a_card_keeps_the_total_given_and_says_it_is_assumed(name: str
 
 
 def test_totals_that_are_nvidia_smis_already_are_kept() -> None:
-    # the table's own figure, and a larger memory variant's (above the card's table figure)
+    # the table's own figure, NVML's (nvidia-smi's own reading), and a given total above the card's table figure (a
+    # larger memory variant's: the H100 NVL's 95,830 MiB, kvtop/domain/gpus.py)
     assert smi_total("H100", 81_559 * MIB, GpuTotalOrigin.TABLE).bytes == 81_559 * MIB
-    assert smi_total("H100", 40 << 30, GpuTotalOrigin.NVML) == smi_total("H100", 40 << 30, GpuTotalOrigin.NVML)
-    assert smi_total("H100", 40 << 30, GpuTotalOrigin.NVML).assumed_why is None
+    assert smi_total("H100", 40 << 30, GpuTotalOrigin.NVML) == SmiTotal(40 << 30)
+    assert smi_total("H100", 95_830 * MIB, GIVEN) == SmiTotal(95_830 * MIB)
     assert smi_total(None, 40 << 30, GIVEN).bytes == 40 << 30

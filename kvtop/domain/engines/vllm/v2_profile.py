@@ -34,6 +34,8 @@ with the Triton kernel, whose cached buffer is `sampler_peak.triton_buffer_bytes
 maxima. The logprobs (`compute_topk_scores`, sample/logprob.py) take a top-5 and a per-row kernel, no vocabulary-wide
 tensor. So the warm-up pass holds, beside the model-dtype logits, 1 float32 copy of seqs × vocab and FlashInfer's 2
 more, or the Triton buffer and gumbel's blocks: always above the greedy pass, so the last stage's sampler is its.
+The greedy pass's output is left unbound (model_runner.py:1003 at v0.33.0, :1051 at v0.34.0), so its tensors are
+freed before the second pass allocates: the sampler's peak is the larger pass beside the logits, not their sum.
 (v0.34.0 lets a model state replace both passes, `dummy_sampler_run`, model_runner.py:1041: DiffusionGemma's only,
 model_executor/models/diffusion_gemma.py:924, not read.)
 """
@@ -95,15 +97,24 @@ class WarmupPass(NamedTuple):
     gap: int
 
 
+def _float32_copy_bytes(model: ModelSpec, seqs: int) -> int:
+    """A float32 copy of the logits: seqs × vocab × 4 B."""
+    return seqs * model.vocab_size * FLOAT32_BYTES
+
+
+def _gumbel_bytes(model: ModelSpec, seqs: int) -> int:
+    """gumbel_sample's block maxima: an int64 and a float32 per row and 1,024-entry block (`GUMBEL_BLOCK`)."""
+    return seqs * ceil_div(model.vocab_size, GUMBEL_BLOCK) * GUMBEL_BLOCK_BYTES
+
+
 def warmup_pass_bytes(model: ModelSpec, seqs: int, path: SamplerPath, gpu_name: str | None) -> int:
     """What the warm-up pass holds beside the model-dtype logits on `path`: the float32 copy of seqs × vocab, and
     FlashInfer's masked copy and softmax (FLASHINFER_MASK_COPIES; "either" counts them, the larger), or the native
     path's Triton buffer (`triton_buffer_bytes`) and gumbel's block maxima."""
-    copy = seqs * model.vocab_size * FLOAT32_BYTES
+    copy = _float32_copy_bytes(model, seqs)
     if path != "native":
         return copy + FLASHINFER_MASK_COPIES * copy
-    gumbel = seqs * ceil_div(model.vocab_size, GUMBEL_BLOCK) * GUMBEL_BLOCK_BYTES
-    return copy + triton_buffer_bytes(model, gpu_name, seqs) + gumbel
+    return copy + triton_buffer_bytes(model, gpu_name, seqs) + _gumbel_bytes(model, seqs)
 
 
 def warmup_pass(inputs: CalibrationInputs, seqs: int) -> WarmupPass | None:
@@ -151,8 +162,8 @@ def v2_sampler_bytes(model: ModelSpec, tokens: int, seqs: int, layout: ParallelL
     (`sampler_peak.moe_workspace_bytes`)."""
     layout = layout or ParallelLayout()
     logits = seqs * model.vocab_size * model.dtype_bytes
-    gumbel = seqs * ceil_div(model.vocab_size, GUMBEL_BLOCK) * GUMBEL_BLOCK_BYTES
-    copy = seqs * model.vocab_size * FLOAT32_BYTES if float32_copy else 0
+    gumbel = _gumbel_bytes(model, seqs)
+    copy = _float32_copy_bytes(model, seqs) if float32_copy else 0
     # at TP > 1 compute_logits all-gathers the rank's vocab slice (LogitsProcessor._gather_logits, use_all_gather on
     # CUDA): CudaCommunicator.all_gather fills an output of the whole vocabulary and returns its movedim'd reshape, a
     # copy (device_communicators/cuda_communicator.py:355-389 at v0.27.1), so the slice, the output and the copy are
