@@ -34,6 +34,7 @@ from kvtop.domain.placement import Placement
 
 if TYPE_CHECKING:
     from kvtop.domain.calibration.estimate import CapacityPlan
+    from kvtop.sources.calibration_store import StoreRead
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -123,14 +124,11 @@ def build_plan(args: argparse.Namespace, extra: Sequence[str]) -> CapacityPlan:
     capacity interval (this node's earlier starts of the same launch used unless the store is off)."""
     from kvtop.domain.calibration.estimate import planned_capacity
     from kvtop.domain.calibration.node import unused_start
-    from kvtop.sources.calibration_store import read_store, store_disabled
 
     model, deployment, measured, total, name = _planned_inputs(args, extra)
     if getattr(args, "nodes", None) is not None or getattr(args, "gpus_per_node", None) is not None:
         _check_nodes(args, deployment.settings, model)  # a layout too large for the nodes named so, before it is solved
-    store = read_store() if not store_disabled(args.no_calibration_store) else None
-    if store is not None and store.notice:
-        print_error(store.notice, prefix="note: ")
+    store = _store(args)
     plan = planned_capacity(model, deployment.settings, gpu_total_bytes=total, gpu_name=name, measured=measured,
                             load_mtp=args.load_mtp, draft=deployment.draft,
                             node_measures=store.measures if store else ())  # fmt: skip
@@ -140,6 +138,16 @@ def build_plan(args: argparse.Namespace, extra: Sequence[str]) -> CapacityPlan:
         if unused:
             print_error(unused, prefix="note: ")
     return plan
+
+
+def _store(args: argparse.Namespace) -> StoreRead | None:
+    """This node's earlier starts, as `plan` and `--compare` both read them (None: the store is off); its notice said."""
+    from kvtop.sources.calibration_store import read_store, store_disabled
+
+    store = read_store() if not store_disabled(args.no_calibration_store) else None
+    if store is not None and store.notice:
+        print_error(store.notice, prefix="note: ")
+    return store
 
 
 def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
@@ -235,8 +243,10 @@ def run_compare(args: argparse.Namespace, extra: Sequence[str]) -> int:
     settings = settings_from_args(spelling, extra)
     check_comparable(settings)
     model, measured, total, name = _model_and_device(args, settings)
+    store = _store(args)  # each row is `plan --engine X`'s: this node's earlier starts read as it reads them
     comparison = compare_engines(
-        model, settings, engines, gpu_total_bytes=total, gpu_name=name, measured=measured, load_mtp=args.load_mtp
+        model, settings, engines, gpu_total_bytes=total, gpu_name=name, measured=measured, load_mtp=args.load_mtp,
+        node_measures=store.measures if store else (),
     )
     emit(args.json, lambda: comparison_json(comparison, settings), lambda: comparison_text(comparison, model))
     return 0

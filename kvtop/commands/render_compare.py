@@ -36,6 +36,12 @@ def row_json(row: EngineRow) -> dict[str, Any]:
         "kv_budget_bytes": row.kv_budget_bytes,
         "kv_bytes_per_token": row.kv_bytes_per_token,
         "token_capacity": row.token_capacity,
+        # the plan's interval, as `plan --engine X --json` gives it
+        "token_capacity_min": row.token_capacity_min,
+        "token_capacity_max": row.token_capacity_max,
+        "kv_budget_min_bytes": row.kv_budget_min_bytes,
+        "kv_budget_max_bytes": row.kv_budget_max_bytes,
+        "interval_kind": row.interval_kind.value if row.interval_kind else None,
         "max_running_requests": row.max_running_requests,
         "fits": row.fits,
         "engine_flags": list(row.engine_flags),
@@ -54,6 +60,8 @@ def same_budget_json(same: SameBudget) -> dict[str, Any]:
         "flags": list(same.flags),
         "kv_budget_bytes": same.kv_budget_bytes,
         "token_capacity": same.token_capacity,
+        "token_capacity_min": same.token_capacity_min,
+        "token_capacity_max": same.token_capacity_max,
         "reached": same.reached,
         "fits": same.fits,
         "shortfall_bytes": same.shortfall_bytes,
@@ -98,8 +106,14 @@ def _engine_line(row: EngineRow) -> str:
     per_token = f"{row.kv_bytes_per_token or 0:,} B {row.kv_cache_dtype}"
     return (
         f"  {name:<21}{setting:<42}{fmt_both(row.kv_budget_bytes or 0):>22}  {per_token:<16}"
-        f"{fmt_tokens(row.token_capacity or 0):>13}{row.max_running_requests or 0:>10,}  {'yes' if row.fits else 'no'}"
+        f"{fmt_tokens(row.token_capacity or 0):>13}{_interval(row.token_capacity_min, row.token_capacity_max):>25}"
+        f"{row.max_running_requests or 0:>10,}  {'yes' if row.fits else 'no'}"
     )
+
+
+def _interval(low: int | None, high: int | None) -> str:
+    """A row's interval per rank, both ends as `plan`'s Interval line gives them."""
+    return f"{fmt_tokens(low or 0)} – {fmt_tokens(high or 0)}"
 
 
 def _same_line(same: SameBudget) -> str:
@@ -108,7 +122,8 @@ def _same_line(same: SameBudget) -> str:
         return f"  {name:<15}{same.error}"
     flags = shlex.join(same.flags)
     return (
-        f"  {name:<15}{fmt_both(same.kv_budget_bytes):>22}{fmt_tokens(same.token_capacity):>17}  "
+        f"  {name:<15}{fmt_both(same.kv_budget_bytes):>22}{fmt_tokens(same.token_capacity):>17}"
+        f"{_interval(same.token_capacity_min, same.token_capacity_max):>25}  "
         f"{flags}{_METHOD_NOTES[same.method]}{_not_starting(same)}"
     )
 
@@ -148,7 +163,7 @@ def comparison_text(comparison: Comparison, model: ModelSpec) -> str:
         f"  ·  KV {dtype}  ·  context {c.context_length:,}",
         "",
         f"  {'engine (rules)':<21}{'memory setting (default)':<42}{'KV budget per rank':>22}  {'KV per token':<16}"
-        f"{'tokens per rank':>13}{'max reqs':>10}  fits",
+        f"{'tokens per rank':>13}{'interval':>25}{'max reqs':>10}  fits",
     ]
     lines += [_engine_line(row) for row in c.rows]
     solved = [row for row in c.rows if row.error is None]
@@ -165,7 +180,7 @@ def comparison_text(comparison: Comparison, model: ModelSpec) -> str:
             "",
             f"Same KV budget per rank as {reference}, {fmt_both(c.target_kv_budget_bytes)}, "
             "re-solved under each engine's rules:",
-            f"  {'engine':<15}{'KV memory per rank':>22}{'tokens per rank':>17}  flags",
+            f"  {'engine':<15}{'KV memory per rank':>22}{'tokens per rank':>17}{'interval':>25}  flags",
         ]
         lines += [_same_line(same) for same in c.same_budget]
     if c.not_carried:

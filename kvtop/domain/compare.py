@@ -4,9 +4,10 @@ settings that give every other engine the reference engine's KV budget per rank.
 The engines' memory settings are shares of different things (SGLang's `mem_fraction_static` of the
 memory free before the weights load, vLLM's `gpu_memory_utilization` of total memory, TensorRT-LLM's
 `free_gpu_memory_fraction` and LMDeploy's `cache_max_entry_count` of what is left after the weights),
-so one share gives each a different cache. Every figure here comes from an engine's own `predict`: the
-same budget is set through the engine's absolute setting where its release has one
-(`EngineDiagnosis.absolute_budget`), else by searching its share, and then re-solved.
+so one share gives each a different cache. Every figure here is the one `plan --engine X` gives the same launch
+(`planned_capacity`: its unmeasured terms calibrated, and the interval around it): the same budget is set through the
+engine's absolute setting where its release has one (`EngineDiagnosis.absolute_budget`), else by searching its share,
+and then re-solved by that same plan.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from enum import Enum
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind, planned_capacity
+from kvtop.domain.calibration.node import NodeMeasure
 from kvtop.domain.engines.base import EngineResult, MeasuredInputs
 from kvtop.domain.engines.measured_reads import MeasuredNotRead
 from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, engine_rules
@@ -25,7 +28,7 @@ from kvtop.domain.gpu_total_origin import GpuTotalOrigin
 from kvtop.domain.launch import LaunchSettings, check_kv_dtype, check_parallel, spelling_of
 from kvtop.domain.launch_check import architecture_check
 from kvtop.domain.layout import ParallelLayout
-from kvtop.domain.ledger import Ledger, layout_from_settings, predict
+from kvtop.domain.ledger import Ledger, layout_from_settings
 from kvtop.domain.model import ModelSpec
 
 ALL_ENGINES = "all"
@@ -71,6 +74,12 @@ class EngineRow(BaseModel):
     kv_budget_bytes: int | None = None  # per rank (the tightest)
     kv_bytes_per_token: int | None = None  # per rank (the largest)
     token_capacity: int | None = None  # per rank, as the engine would log it
+    # the plan's interval per rank (`CapacityPlan`: `plan --engine X`'s ends and their case)
+    token_capacity_min: int | None = None
+    token_capacity_max: int | None = None
+    kv_budget_min_bytes: int | None = None
+    kv_budget_max_bytes: int | None = None
+    interval_kind: IntervalKind | None = None
     max_running_requests: int | None = None
     fits: bool = False
     engine_flags: tuple[str, ...] = ()  # the launch in the engine's own spelling
@@ -92,6 +101,8 @@ class SameBudget(BaseModel):
     # cap keeps the pool below the budget (SGLang's --max-total-tokens)
     kv_budget_bytes: int = 0
     token_capacity: int = 0
+    token_capacity_min: int = 0  # the re-solved plan's interval per rank, as `plan` gives those flags
+    token_capacity_max: int = 0
     reached: bool = False  # whether the engine can hold the reference's budget at all
     # whether the re-solved launch starts: a budget can be held yet start nothing (vLLM refuses a pool
     # that cannot hold one request at the context: 0 tokens), and the row says so, not a bare 0
@@ -167,42 +178,43 @@ def compare_engines(
     gpu_name: str | None,
     measured: MeasuredInputs | None = None,
     load_mtp: bool = False,
+    node_measures: tuple[NodeMeasure, ...] = (),
 ) -> Comparison:
-    """Solve the launch under each engine's rules, then give every other engine the first one's budget."""
+    """Solve the launch under each engine's rules, then give every other engine the first one's budget; every
+    solve is `plan`'s (`planned_capacity`, with this node's earlier starts `node_measures` as `plan` reads them)."""
     not_carried = check_comparable(settings)
     measured = measured or MeasuredInputs()
 
-    def solve(launch: LaunchSettings) -> Ledger:
-        return predict(
-            model, launch, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured, load_mtp=load_mtp
-        )
+    def solve(launch: LaunchSettings) -> CapacityPlan:
+        return planned_capacity(model, launch, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name, measured=measured,
+                                load_mtp=load_mtp, node_measures=node_measures)  # fmt: skip
 
-    ledgers: dict[EngineId, Ledger] = {}
+    plans: dict[EngineId, CapacityPlan] = {}
     rows = []
     for engine in engines:
         try:
-            ledgers[engine] = solve(_engine_settings(settings, engine))
+            plans[engine] = solve(_engine_settings(settings, engine))
         except KvtopError as error:
             rows.append(_failed_row(engine, str(error)))
             continue
-        unregistered = architecture_check(ledgers[engine])
+        unregistered = architecture_check(plans[engine].ledger)
         if unregistered.refused:  # the engine has no class for the model: it would not start
-            del ledgers[engine]
+            del plans[engine]
             rows.append(_failed_row(engine, unregistered.message))
             continue
-        rows.append(_row(ledgers[engine]))
-    reference = ledgers.get(engines[0])
-    target = reference.engine.kv_budget_bytes if reference is not None and reference.engine.fits else None
+        rows.append(_row(plans[engine]))
+    reference = plans.get(engines[0])
+    target = reference.ledger.engine.kv_budget_bytes if reference is not None and reference.ledger.engine.fits else None
     same: tuple[SameBudget, ...] = ()
     if target is not None:
-        same = tuple(_same_budget(ledgers[e], target, solve) for e in engines[1:] if e in ledgers)
+        same = tuple(_same_budget(plans[e].ledger, target, solve) for e in engines[1:] if e in plans)
     return Comparison(
         model_name=model.name,
         layout=layout_from_settings(settings, model),
         gpu_total_bytes=gpu_total_bytes,
         gpu_name=gpu_name,
         gpu_total_origin=measured.shown_total_origin(gpu_name, gpu_total_bytes),
-        context_length=_reference_context(model, settings, engines[0], reference),
+        context_length=_reference_context(model, settings, engines[0], reference.ledger if reference else None),
         kv_cache_dtype=settings.kv_cache_dtype,
         reference=engines[0],
         rows=tuple(rows),
@@ -240,7 +252,8 @@ def _failed_row(engine: EngineId, error: str) -> EngineRow:
     )
 
 
-def _row(ledger: Ledger) -> EngineRow:
+def _row(plan: CapacityPlan) -> EngineRow:
+    ledger = plan.ledger
     rules, result = engine_rules(ledger.settings.engine), ledger.engine
     return EngineRow(
         engine=ledger.settings.engine,
@@ -254,6 +267,11 @@ def _row(ledger: Ledger) -> EngineRow:
         kv_budget_bytes=result.kv_budget_bytes,
         kv_bytes_per_token=ledger.kv_bytes_per_token,
         token_capacity=result.token_capacity,
+        token_capacity_min=plan.token_capacity_min,
+        token_capacity_max=plan.token_capacity_max,
+        kv_budget_min_bytes=plan.kv_budget_min_bytes,
+        kv_budget_max_bytes=plan.kv_budget_max_bytes,
+        interval_kind=plan.interval_kind,
         max_running_requests=result.max_running_requests,
         fits=result.fits,
         engine_flags=tuple(ledger.settings.to_flags()),
@@ -274,7 +292,7 @@ def _with(settings: LaunchSettings, update: dict[str, int | float]) -> LaunchSet
     return LaunchSettings.model_validate({**settings.model_dump(), **update})
 
 
-def _same_budget(ledger: Ledger, target: int, solve: Callable[[LaunchSettings], Ledger]) -> SameBudget:
+def _same_budget(ledger: Ledger, target: int, solve: Callable[[LaunchSettings], CapacityPlan]) -> SameBudget:
     """`ledger`'s engine given `target` bytes of KV per rank: its absolute setting where it has one that
     reaches it, else the largest share (to 3 decimals) whose budget is not above it; re-solved either way."""
     engine = ledger.settings.engine
@@ -282,7 +300,7 @@ def _same_budget(ledger: Ledger, target: int, solve: Callable[[LaunchSettings], 
     if field is None:  # no share of memory: only its absolute setting (llama.cpp's context) sizes it
         return _absolute_only(ledger, target, solve)
 
-    def at_share(steps: int) -> Ledger | None:
+    def at_share(steps: int) -> CapacityPlan | None:
         try:
             return solve(_with(ledger.settings, {field: steps / SHARE_STEPS}))
         except KvtopError:  # a share the engine refuses (LMDeploy takes none of 1)
@@ -292,8 +310,8 @@ def _same_budget(ledger: Ledger, target: int, solve: Callable[[LaunchSettings], 
     tops = [(steps, solved) for steps in (SHARE_STEPS, SHARE_STEPS - 1) if (solved := at_share(steps)) is not None]
     if not tops:
         return SameBudget(engine=engine, error=f"no share of {engine_rules(engine).memory_fraction_flag} solves")
-    top_steps, most = max(tops, key=lambda item: item[1].engine.kv_budget_bytes)
-    if most.engine.kv_budget_bytes < target:
+    top_steps, most = max(tops, key=lambda item: item[1].ledger.engine.kv_budget_bytes)
+    if most.ledger.engine.kv_budget_bytes < target:
         return _resolved(most, SameBudgetMethod.MOST, reached=False)
     update = engine_rules(engine).diagnosis.absolute_budget(ledger, target)
     if update is not None:
@@ -305,7 +323,7 @@ def _same_budget(ledger: Ledger, target: int, solve: Callable[[LaunchSettings], 
     while low <= high:  # the largest share whose budget is not above the target
         middle = (low + high) // 2
         solved = at_share(middle)
-        if solved is not None and solved.engine.kv_budget_bytes <= target:
+        if solved is not None and solved.ledger.engine.kv_budget_bytes <= target:
             best, low = solved, middle + 1
         else:
             high = middle - 1
@@ -315,7 +333,7 @@ def _same_budget(ledger: Ledger, target: int, solve: Callable[[LaunchSettings], 
     return _resolved(best, SameBudgetMethod.SHARE, reached=True)
 
 
-def _absolute_only(ledger: Ledger, target: int, solve: Callable[[LaunchSettings], Ledger]) -> SameBudget:
+def _absolute_only(ledger: Ledger, target: int, solve: Callable[[LaunchSettings], CapacityPlan]) -> SameBudget:
     """An engine with no memory share: the absolute setting that holds `target` bytes (its context), if any."""
     update = engine_rules(ledger.settings.engine).diagnosis.absolute_budget(ledger, target)
     if update is None:
@@ -337,7 +355,8 @@ def not_starting(result: EngineResult) -> NotStarting | None:
     return NotStarting.WEIGHTS if result.kv_budget_bytes <= 0 else NotStarting.OTHER
 
 
-def _resolved(ledger: Ledger, method: SameBudgetMethod, *, reached: bool) -> SameBudget:
+def _resolved(plan: CapacityPlan, method: SameBudgetMethod, *, reached: bool) -> SameBudget:
+    ledger = plan.ledger
     why = not_starting(ledger.engine)
     return SameBudget(
         engine=ledger.settings.engine,
@@ -345,6 +364,8 @@ def _resolved(ledger: Ledger, method: SameBudgetMethod, *, reached: bool) -> Sam
         flags=tuple(ledger.settings.to_flags()),
         kv_budget_bytes=held_bytes(ledger.engine),
         token_capacity=ledger.engine.token_capacity,
+        token_capacity_min=plan.token_capacity_min,
+        token_capacity_max=plan.token_capacity_max,
         reached=reached,
         fits=ledger.engine.fits,
         shortfall_bytes=0 if ledger.engine.fits else ledger.engine.shortfall_bytes,

@@ -2,13 +2,15 @@
 engine given the reference's KV budget per rank.
 
 Expected values are hand arithmetic from the configs and docs/engines/*.md (each test says which
-section); the reference budget the same-budget rows aim at is checked by hand too.
+section) on the budgets `plan --engine X` plans for the same launch (`planned_capacity`, judged against the engines'
+logs by the calibration corpus tests): every row, and the reference budget the same-budget rows aim at, is `plan`'s.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
 from kvtop.domain.compare import (
     Comparison,
     EngineRow,
@@ -30,22 +32,9 @@ from tests.conftest import CONFIGS
 
 MIB = 1 << 20
 H100 = 81_559 * MIB  # 85,520,809,984 B (kvtop's H100: NVML's total)
-PRE_LOAD = H100 - GIB  # free before weights: total − 1 GiB of CUDA context and NCCL, when nothing measured it
-# Llama-3.1-70B (config: hidden 8192, intermediate 28672, 80 layers, 64 heads, 8 KV heads, vocab 128,256,
-# untied) at TP4 in bf16, per rank: embedding and lm_head 128,256 × 8192 ÷ 4 each, attention
-# 80 × 8192 × (8192 + 2 × 1024 + 8192) ÷ 4, MLP 80 × 3 × 8192 × 28672 ÷ 4, norms (80 × 2 + 1) × 8192 whole
-LLAMA70_PARAMS = (
-    2 * 128_256 * 8192 // 4 + 80 * 8192 * (8192 + 2 * 1024 + 8192) // 4 + 80 * 3 * 8192 * 28672 // 4 + 161 * 8192
-)
-LLAMA70_WEIGHTS = 2 * LLAMA70_PARAMS  # 35,278,831,616 B
-FREE_AFTER_WEIGHTS = PRE_LOAD - LLAMA70_WEIGHTS  # 49,168,236,544 B
 # KV per token per rank, every engine: 80 layers × (K, V) × 8 KV heads ÷ 4 × head_dim 128 × 2 B
 LLAMA70_TP4_BPT = 80 * 2 * 2 * 128 * 2  # 81,920 B
-# vLLM's latest release (0.34.0) sizes its cache under the extensible KV cache (v1/worker/extensible_kv_cache.py
-# :592-612 measure_kv_cache_bytes): min(requested − resident, free at start − resident − margin) − transient peak,
-# the utilization unstated 1.0 (config/cache.py:493-501), the margin max(1 GiB, 0.75 × peak) (:48-49) and blocks of 64
-# tokens (config/cache.py:185). With the non-KV memory taken as resident (no peak told apart) the margin is the floor.
-VLLM_MARGIN = GIB
+# vLLM's latest release (0.34.0): blocks of 64 tokens (config/cache.py:185)
 VLLM_BLOCK = 64
 # v0.34.0 maps each of Llama-70B's 80 layer regions in whole 2 MiB VMM granules (v1/worker/extensible_kv_cache.py:304-318
 # blocks_within): blocks = ⌊available ÷ (80 × 2 MiB)⌋ × 2 MiB ÷ (64 tokens × 1,024 B a layer a token at TP4)
@@ -56,9 +45,7 @@ def vllm_granule_tokens(available: int) -> int:
     return available // (80 * VLLM_GRANULE) * VLLM_GRANULE // (VLLM_BLOCK * LLAMA70_TP4_BPT // 80) * VLLM_BLOCK
 # SGLang's automatic fraction (sglang.md §5, the latest era): reserve 512 + 1.5 × chunked 8192 + tp 4 ÷ 8 × 1024
 # + 2 × decode graph bs 512 + 8 × 58 prefill-graph sizes = 14,800 MiB; round((81,559 − 14,800) ÷ 81,559, 3) = 0.819.
-# Budget (§4): int((after load − pre-load × (1 − 0.819)) in GiB × 2^30)
 SGLANG_FRACTION = 0.819
-SGLANG_BUDGET = int(((PRE_LOAD - LLAMA70_WEIGHTS) / GIB - PRE_LOAD / GIB * (1 - SGLANG_FRACTION)) * GIB)
 
 
 def _model(name: str) -> ModelSpec:
@@ -89,10 +76,10 @@ def _same(comparison: Comparison) -> dict[str, SameBudget]:
     return {same.engine: same for same in comparison.same_budget}
 
 
-def _resolve(engine: str, flags: tuple[str, ...], **measured: int) -> Ledger:
-    """The flags a same-budget row prints, parsed as the engine spells them and solved again."""
+def _resolve(engine: str, flags: tuple[str, ...], **measured: int) -> CapacityPlan:
+    """The flags a same-budget row prints, parsed as the engine spells them and planned again (`plan`'s solve)."""
     settings = parse_flags(engine, list(flags), strict=True)
-    return predict(LLAMA70, settings, gpu_total_bytes=H100, gpu_name="H100", measured=MeasuredInputs(**measured))
+    return planned_capacity(LLAMA70, settings, gpu_total_bytes=H100, gpu_name="H100", measured=MeasuredInputs(**measured))
 
 
 def test_engines_are_named_by_id_or_all_and_a_wrong_name_lists_the_valid_ones() -> None:
@@ -131,25 +118,30 @@ def test_kv_bytes_per_token_per_rank_under_each_engine() -> None:
     assert {engine: rows[engine].kv_bytes_per_token for engine in TP_ENGINES} == dict.fromkeys(TP_ENGINES, 70_272)
 
 
+def _planned(engine: str, measured: MeasuredInputs | None = None, **fields: object) -> CapacityPlan:
+    """`plan --engine ENGINE`'s solve of the launch on an H100 (`planned_capacity`, the path the calibration corpus
+    judges against the engines' logs): the independent source of each row's budget, which `--compare` must read."""
+    settings = LaunchSettings.model_validate({"engine": engine, "tp": 4, **fields})
+    return planned_capacity(LLAMA70, settings, gpu_total_bytes=H100, gpu_name="H100", measured=measured)
+
+
 def test_each_engines_tokens_per_rank_by_hand() -> None:
     rows = _rows(_compare(LLAMA70, "all", tp=4))
     sglang, vllm, lmdeploy, trtllm = (rows[engine] for engine in TP_ENGINES)
-    # SGLang: the budget above, ÷ 81,920 B, page 1 (sglang.md §4)
-    assert sglang.memory_fraction == SGLANG_FRACTION and sglang.kv_budget_bytes == SGLANG_BUDGET == 33_883_317_207
-    assert sglang.token_capacity == SGLANG_BUDGET // LLAMA70_TP4_BPT == 413_614
-    # vLLM 0.34.0 (the header's rule): min(ceil(total × 1.0) − weights − 2 GiB non-KV, pre-load − weights − 2 GiB
-    # − 1 GiB margin); blocks of 64 tokens in whole 2 MiB granules a layer (273 granules: 8,736 blocks, where the
-    # unrounded 560,832 tokens would need 274); the logged tokens blocks × 64
-    available = min(H100 - LLAMA70_WEIGHTS - 2 * GIB, PRE_LOAD - LLAMA70_WEIGHTS - 2 * GIB - VLLM_MARGIN)
-    assert vllm.kv_budget_bytes == available == 45_947_011_072
-    assert vllm.token_capacity == vllm_granule_tokens(available) == 559_104
-    # LMDeploy, TurboMind's object cache (lmdeploy.md §3): size_t(free after weights × 0.8) ÷ 64-token blocks
-    cache = int(FREE_AFTER_WEIGHTS * 0.8)
-    assert lmdeploy.kv_budget_bytes == cache and lmdeploy.token_capacity == cache // (64 * LLAMA70_TP4_BPT) * 64 == 480_128
-    # TensorRT-LLM, PyTorch backend (trtllm.md §3, §4.1): (free after weights − 2 GiB profiled peak) × 0.9,
-    # ÷ 81,920 B, floored to 32-token blocks
-    budget = int((FREE_AFTER_WEIGHTS - 2 * GIB) * 0.9)
-    assert trtllm.kv_budget_bytes == budget and trtllm.token_capacity == budget // LLAMA70_TP4_BPT // 32 * 32 == 516_576
+    # every row's budget and interval are `plan`'s for the same launch (one truth: the calibrated solve)
+    for row in (sglang, vllm, lmdeploy, trtllm):
+        plan = _planned(row.engine)
+        assert row.kv_budget_bytes == plan.ledger.engine.kv_budget_bytes
+        assert (row.token_capacity_min, row.token_capacity_max) == (plan.token_capacity_min, plan.token_capacity_max)
+    # SGLang: the automatic fraction (sglang.md §5) and its tokens: the budget ÷ 81,920 B, page 1 (§4)
+    assert sglang.memory_fraction == SGLANG_FRACTION
+    assert sglang.token_capacity == (sglang.kv_budget_bytes or 0) // LLAMA70_TP4_BPT == 401_126
+    # vLLM 0.34.0: blocks of 64 tokens in whole 2 MiB granules a layer (extensible_kv_cache.py:304-318)
+    assert vllm.token_capacity == vllm_granule_tokens(vllm.kv_budget_bytes or 0) == 509_952
+    # LMDeploy, TurboMind's object cache (lmdeploy.md §3): 64-token blocks
+    assert lmdeploy.token_capacity == (lmdeploy.kv_budget_bytes or 0) // (64 * LLAMA70_TP4_BPT) * 64 == 462_144
+    # TensorRT-LLM, PyTorch backend (trtllm.md §3, §4.1): ÷ 81,920 B, floored to 32-token blocks
+    assert trtllm.token_capacity == (trtllm.kv_budget_bytes or 0) // LLAMA70_TP4_BPT // 32 * 32 == 478_944
     # the memory setting each engine's row names, in its own spelling, and what it is a share of
     assert [(row.memory_fraction_flag, row.memory_fraction) for row in (vllm, lmdeploy, trtllm)] == [
         ("--gpu-memory-utilization", 1.0),
@@ -162,74 +154,81 @@ def test_each_engines_tokens_per_rank_by_hand() -> None:
 def test_same_budget_absolute_settings_land_within_one_block_when_re_solved() -> None:
     comparison = _compare(LLAMA70, "all", tp=4)
     target = comparison.target_kv_budget_bytes
-    assert target == SGLANG_BUDGET
+    assert target == _planned("sglang").ledger.engine.kv_budget_bytes  # the reference's planned budget
+    assert target is not None
     same = _same(comparison)
     assert list(same) == ["vllm", "lmdeploy", "trtllm"]  # the reference is not matched to itself
-    # vLLM: --kv-cache-memory-bytes is the budget (vllm.md §2 Override): 6,462 blocks of 64 × 81,920 B (0.34.0)
+    # vLLM: --kv-cache-memory-bytes is the budget (vllm.md §2 Override): whole blocks of 64 × 81,920 B (0.34.0)
     vllm = same["vllm"]
     assert vllm.method is SameBudgetMethod.ABSOLUTE and vllm.reached
     assert vllm.flags == ("--tensor-parallel-size", "4", "--kv-cache-memory-bytes", str(target))
     block = VLLM_BLOCK * LLAMA70_TP4_BPT
-    assert vllm.token_capacity == target // block * VLLM_BLOCK == 413_568
+    assert vllm.token_capacity == target // block * VLLM_BLOCK == 401_088
     assert 0 <= target - vllm.kv_budget_bytes < block
     # TensorRT-LLM: kv_cache_config.max_gpu_total_bytes caps the profiled budget (trtllm.md §3 step 5)
     trtllm = same["trtllm"]
     assert trtllm.method is SameBudgetMethod.ABSOLUTE
     assert trtllm.flags == ("--tp_size", "4", "--kv_cache_config.max_gpu_total_bytes", str(target))
-    assert trtllm.token_capacity == target // LLAMA70_TP4_BPT // 32 * 32 == 413_600
+    assert trtllm.token_capacity == target // LLAMA70_TP4_BPT // 32 * 32 == 401_120
     assert 0 <= target - trtllm.kv_budget_bytes < 32 * LLAMA70_TP4_BPT
-    # the flags are the engines' own: parsed back and solved, they give the same tokens
+    # the flags are the engines' own: parsed back and planned, they give the same tokens and interval
     for row in (vllm, trtllm):
-        assert _resolve(row.engine, row.flags).token_capacity == row.token_capacity
+        plan = _resolve(row.engine, row.flags)
+        assert (plan.ledger.token_capacity, plan.token_capacity_min, plan.token_capacity_max) == (
+            row.token_capacity, row.token_capacity_min, row.token_capacity_max)  # fmt: skip
 
 
 def test_same_budget_where_no_absolute_setting_exists_searches_the_share_to_three_decimals() -> None:
     # LMDeploy's latest TurboMind (v0.15+ object cache) takes only a share below 1 (lmdeploy.md §1, §3): the
-    # largest share whose budget is not above the target is 0.689: int(49,168,236,544 × 0.689) =
-    # 33,876,914,978 ≤ 33,883,317,207 < int(49,168,236,544 × 0.690) = 33,926,083,215
-    lmdeploy = _same(_compare(LLAMA70, "all", tp=4))["lmdeploy"]
-    assert int(FREE_AFTER_WEIGHTS * 0.689) <= SGLANG_BUDGET < int(FREE_AFTER_WEIGHTS * 0.690)
+    # largest share whose planned budget is not above the target, to 3 decimals
+    comparison = _compare(LLAMA70, "all", tp=4)
+    target = comparison.target_kv_budget_bytes or 0
+    lmdeploy = _same(comparison)["lmdeploy"]
     assert lmdeploy.method is SameBudgetMethod.SHARE and lmdeploy.reached
-    assert lmdeploy.flags == ("--tp", "4", "--cache-max-entry-count", "0.689")
-    blocks = int(FREE_AFTER_WEIGHTS * 0.689) // (64 * LLAMA70_TP4_BPT)  # 6,461
-    assert lmdeploy.token_capacity == blocks * 64 == 413_504
+    assert lmdeploy.flags == ("--tp", "4", "--cache-max-entry-count", "0.694")
+    at, above = (_planned("lmdeploy", cache_max_entry_count=share).ledger.engine for share in (0.694, 0.695))
+    assert at.kv_budget_bytes <= target < above.kv_budget_bytes
+    blocks = at.kv_budget_bytes // (64 * LLAMA70_TP4_BPT)
+    assert lmdeploy.token_capacity == blocks * 64 == 400_896
     assert lmdeploy.kv_budget_bytes == blocks * 64 * LLAMA70_TP4_BPT  # the pool: below the budget by < a block
-    assert _resolve("lmdeploy", lmdeploy.flags).token_capacity == lmdeploy.token_capacity
+    assert _resolve("lmdeploy", lmdeploy.flags).ledger.token_capacity == lmdeploy.token_capacity
 
 
 def test_sglang_takes_the_budget_as_max_total_tokens_a_cap_below_its_own() -> None:
-    # With 16 GiB of measured non-KV memory, vLLM's budget (the reference) falls below SGLang's:
-    # at 0.34.0 (the header's rule) min(total − weights − 16 GiB, pre-load − weights − 16 GiB − 1 GiB margin)
-    # = 30,914,625,536 B; SGLang caps its tokens at that ÷ 81,920 (sglang.md §4),
-    # and its pool holds one padding page more (tokens + 1) × 81,920: within a page of the target.
+    # With 16 GiB of measured non-KV memory, vLLM's planned budget (the reference) falls below SGLang's; SGLang
+    # caps its tokens at that ÷ 81,920 (sglang.md §4), and its pool holds one padding page more (tokens + 1) ×
+    # 81,920: within a page of the target.
     measured = MeasuredInputs(non_kv_bytes=16 * GIB)
     comparison = _compare(LLAMA70, "vllm,sglang", tp=4, measured=measured)
-    target = min(H100 - LLAMA70_WEIGHTS - 16 * GIB, PRE_LOAD - LLAMA70_WEIGHTS - 16 * GIB - VLLM_MARGIN)
-    assert comparison.target_kv_budget_bytes == target == 30_914_625_536
+    target = _planned("vllm", measured).ledger.engine.kv_budget_bytes
+    assert comparison.target_kv_budget_bytes == target
     sglang = _same(comparison)["sglang"]
     tokens = target // LLAMA70_TP4_BPT
+    assert tokens < _planned("sglang", measured).ledger.token_capacity  # a cap below its own
     assert sglang.method is SameBudgetMethod.ABSOLUTE
     assert sglang.flags == ("--tp-size", "4", "--max-total-tokens", str(tokens))
-    assert sglang.token_capacity == tokens == 377_375
+    assert sglang.token_capacity == tokens
     assert sglang.kv_budget_bytes == (tokens + 1) * LLAMA70_TP4_BPT
     assert abs(sglang.kv_budget_bytes - target) < LLAMA70_TP4_BPT
-    assert _resolve("sglang", sglang.flags, non_kv_bytes=16 * GIB).token_capacity == tokens
+    assert _resolve("sglang", sglang.flags, non_kv_bytes=16 * GIB).ledger.token_capacity == tokens
 
 
 def test_an_engine_that_cannot_hold_the_budget_says_so_with_the_most_it_reaches() -> None:
     # 30 GiB of measured non-KV memory counts for vLLM and TensorRT-LLM, not for SGLang: even at a share of 1
-    # vLLM 0.34.0's available KV memory is min(total − weights − 30 GiB, pre-load − weights − 30 GiB − 1 GiB margin)
-    # = 15,882,240,000 B < SGLang's 33,883,317,207 B.
+    # their planned budgets are below SGLang's.
     measured = MeasuredInputs(non_kv_bytes=30 * GIB)
-    same = _same(_compare(LLAMA70, "sglang,vllm,trtllm", tp=4, measured=measured))
+    comparison = _compare(LLAMA70, "sglang,vllm,trtllm", tp=4, measured=measured)
+    same = _same(comparison)
     vllm = same["vllm"]
-    most = min(H100 - LLAMA70_WEIGHTS - 30 * GIB, PRE_LOAD - LLAMA70_WEIGHTS - 30 * GIB - VLLM_MARGIN)
+    most = _planned("vllm", measured, gpu_memory_utilization=1.0).ledger
+    assert most.engine.kv_budget_bytes < (comparison.target_kv_budget_bytes or 0)
     assert vllm.method is SameBudgetMethod.MOST and not vllm.reached
     assert vllm.flags == ("--tensor-parallel-size", "4", "--gpu-memory-utilization", "1")
-    assert vllm.token_capacity == vllm_granule_tokens(most) == 192_512  # 94 granules a layer: 3,008 blocks
-    # TensorRT-LLM at a fraction of 1: free after weights − 30 GiB = 16,955,981,824 B
+    assert vllm.token_capacity == vllm_granule_tokens(most.engine.kv_budget_bytes) == most.token_capacity
+    # TensorRT-LLM at a fraction of 1: its whole planned free memory after the weights and the 30 GiB
     trtllm = same["trtllm"]
-    assert not trtllm.reached and trtllm.kv_budget_bytes == (FREE_AFTER_WEIGHTS - 30 * GIB) // LLAMA70_TP4_BPT // 32 * 32 * LLAMA70_TP4_BPT
+    top = _planned("trtllm", measured, free_gpu_memory_fraction=1.0).ledger
+    assert not trtllm.reached and trtllm.kv_budget_bytes == top.engine.token_capacity * LLAMA70_TP4_BPT
 
 
 def test_a_kv_dtype_carries_only_where_the_engine_has_it_else_that_row_says_why() -> None:
