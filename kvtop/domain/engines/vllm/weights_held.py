@@ -104,8 +104,8 @@ def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
     A rope scaling the launch gives (rope_override.py) builds a scaled rope whose cache is the derived length long:
     YaRN's `max_position_embeddings` (its original) × factor, linear and dynamic NTK the positions × factor (v0.10.0
     rotary_embedding.py:604-607 YaRNScalingRotaryEmbedding._compute_cos_sin_cache; get_rope passes yarn its
-    original_max_position_embeddings, :1923-1932); llama3 and longrope keep the positions. Without one, the config's
-    own rope's rows (rope_rows.py: linear, YaRN, dynamic NTK by release, longrope's two caches). A multimodal rope holds
+    original_max_position_embeddings, :1923-1932); llama3 and longrope derive no length. Without a derived length,
+    the config's own rope's rows (rope_rows.py: linear, YaRN, dynamic NTK by release, longrope's two caches). A multimodal rope holds
     its positions × vLLM's factor where vLLM builds one for the rope block in effect (weights_buffers.py: `default`
     with `mrope_section` × 4 from v0.7.2, `yarn` from v0.11.0; an override without `mrope_section` builds none)."""
     model = inputs.model
