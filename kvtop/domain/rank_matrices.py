@@ -83,7 +83,7 @@ class RankMatrices:
         self.build = build or TowerSplit()  # the engine's own way with the parts engines disagree on
         self.parts = parts  # the stage's parts: what the engine's class adds to each layer, or builds unquantized
         self.acc = ComponentSums()
-        self.plain = False  # every matrix in the model dtype while set (an MTP layer built unquantized: mtp_plain)
+        self.plain = False  # every matrix in the model dtype (an MTP layer built unquantized: `mtp_layer`)
         self.asked_as: tuple[str, str] = ("", "")  # (a layer's name, the name its quant format is asked under)
 
     def matrix(
@@ -149,12 +149,17 @@ class RankMatrices:
         asked = tuple(_renamed(name, renames) for name in modules) if renames else modules
         return self.model.quant.format_of(asked) if quantizable else None
 
-    def ask_mtp_as(self, target_layer: int, index: int) -> None:
-        """Asks `target_layer`'s modules' formats under MTP layer `index`'s names (`StageParts.mtp_names`), the
-        names the engine's class gives the layer it builds as the target's last."""
+    def mtp_layer(self, target_layer: int, index: int) -> RankMatrices:
+        """This rank building MTP layer `index` as `target_layer`, into the same sums: its modules' formats asked
+        under the names the engine's class gives it (`StageParts.mtp_names`), every matrix in the model dtype where
+        the engine builds it so (`StageParts.mtp_plain`)."""
+        layer = RankMatrices(self.model, self.layout, self.build, self.parts)
+        layer.acc = self.acc
         names = self.parts.mtp_names if self.parts is not None else ""
         asked = names.format(index=index, layer=self.model.num_layers + index)
-        self.asked_as = (f"model.layers.{target_layer}.", asked) if names else ("", "")
+        layer.asked_as = (f"model.layers.{target_layer}.", asked) if names else ("", "")
+        layer.plain = self.parts is not None and self.parts.mtp_plain
+        return layer
 
     def unused_input_scale_bytes(self) -> int:
         """A W4A16 matrix's input_scale width: the engine's (its stage parts), else the model dtype."""

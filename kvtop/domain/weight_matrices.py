@@ -483,16 +483,15 @@ def mtp_weights(rank: RankMatrices, model: ModelSpec) -> None:
     before = {k: list(v) for k, v in rank.acc.parts.items()}
     parts, last = rank.parts, model.num_layers - 1
     fc = parts.mtp_fc if parts is not None else ""
-    rank.plain = parts is not None and parts.mtp_plain
     for index in range(model.mtp_layers):
-        rank.ask_mtp_as(last, index)
-        attention(rank, last)
-        mlp(rank, last, model.layer_mlp[last])
+        layer = rank.mtp_layer(last, index)
+        attention(layer, last)
+        mlp(layer, last, model.layer_mlp[last])
         module = ("mtp.fc",) if fc else (f"model.layers.{model.num_layers + index}.eh_proj",)
         shards, quantizable = (rank.layout.tp, fc == "split_quantized") if fc else (1, False)
-        rank.matrix("mtp", model.hidden_size, 2 * model.hidden_size, shards, module, quantizable=quantizable)
-        rank.vector("norms", 5 * model.hidden_size)
-    rank.plain, rank.asked_as, moved = False, ("", ""), [0.0, 0.0]
+        layer.matrix("mtp", model.hidden_size, 2 * model.hidden_size, shards, module, quantizable=quantizable)
+        layer.vector("norms", 5 * model.hidden_size)
+    moved = [0.0, 0.0]
     for name, (params, nbytes) in list(rank.acc.parts.items()):
         old = before.get(name, [0.0, 0.0])
         if name != "mtp":

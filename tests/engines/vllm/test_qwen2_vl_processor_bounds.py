@@ -46,3 +46,16 @@ def test_the_profile_says_whose_sizes_it_read() -> None:
     read = encoder_profile(inputs.model_copy(update={"model": small}))
     assert assumed is not None and "published sizes, assumed" in assumed.words
     assert read is not None and "checkpoint's preprocessor_config.json" in read.words
+
+
+def test_a_video_item_says_its_frames_took_the_image_processors_max_pixels() -> None:
+    """At 32,768 tokens of context and max_pixels 1,003,520 the video beats the 1,225-token image; vLLM sizes its
+    frames at get_image_size_with_most_features (v0.11.0 models/qwen2_vl.py:1016), the image processor's max_pixels
+    (:904 `_get_vision_info`), not a video
+    processor's sizes."""
+    inputs = encoder_inputs(QWEN25_VL_7B, "0.11.0", 32768)
+    assert inputs.model is not None
+    small = inputs.model.model_copy(update={"image_pixels": SMALL})
+    read = encoder_profile(inputs.model_copy(update={"model": small}))
+    assert read is not None and read.modality == "video"
+    assert "its frames at the image processor's max_pixels from the checkpoint's preprocessor_config.json" in read.words

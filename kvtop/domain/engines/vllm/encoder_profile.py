@@ -277,9 +277,11 @@ def _sizes_words(family: str, item: DummyItem, model: ModelSpec) -> str:
     Qwen2-VL / Qwen2.5-VL's image and the video of its frames, by max_pixels: `encoder_forward.qwen2_max_pixels`;
     `ModelSpec.image_pixels`), else the published ones, assumed."""
     read = family == QWEN2_VL or (family == QWEN3_VL and item.modality == "image")
-    if read and model.image_pixels is not None:
-        return "the image processor's sizes from the checkpoint's preprocessor_config.json"
-    return "the processor's published sizes, assumed"
+    if not read or model.image_pixels is None:
+        return "the processor's published sizes, assumed"
+    if item.modality == "video":  # frames at the image's largest size (v0.11.0 models/qwen2_vl.py:977, :1016)
+        return "its frames at the image processor's max_pixels from the checkpoint's preprocessor_config.json"
+    return "the image processor's sizes from the checkpoint's preprocessor_config.json"
 
 
 def returned_held_bytes(version: ResolvedVersion, items: int, rows: int, item: DummyItem, dtype_bytes: int) -> int:

@@ -59,6 +59,7 @@ from kvtop.domain.engines.vllm.mla_absorbed import absorbed_matrices, kept_copie
 from kvtop.domain.engines.vllm.mxfp4_backend import TRITON, mxfp4_backend
 from kvtop.domain.engines.vllm.pp_split import PP_SPLIT_ERAS
 from kvtop.domain.engines.vllm.rope_override import derived_max_len
+from kvtop.domain.engines.vllm.rope_rows import config_rope_rows
 from kvtop.domain.engines.vllm.weights_buffers import deepstack_buffers, mrope_positions_factor
 from kvtop.domain.engines.vllm.weights_built import MXFP4_BLOCK, Mxfp4Experts, mxfp4_experts
 from kvtop.domain.engines.vllm.weights_fp8_marlin import marlin_block_scales
@@ -103,7 +104,8 @@ def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
     A rope scaling the launch gives (rope_override.py) builds a scaled rope whose cache is the derived length long:
     YaRN's `max_position_embeddings` (its original) × factor, linear and dynamic NTK the positions × factor (v0.10.0
     rotary_embedding.py:604-607 YaRNScalingRotaryEmbedding._compute_cos_sin_cache; get_rope passes yarn its
-    original_max_position_embeddings, :1923-1932); llama3 and longrope keep the positions. A multimodal rope holds
+    original_max_position_embeddings, :1923-1932); llama3 and longrope derive no length. Without a derived length,
+    the config's own rope's rows (rope_rows.py: linear, YaRN, dynamic NTK by release, longrope's two caches). A multimodal rope holds
     its positions × vLLM's factor where vLLM builds one for the rope block in effect (weights_buffers.py: `default`
     with `mrope_section` × 4 from v0.7.2, `yarn` from v0.11.0; an override without `mrope_section` builds none)."""
     model = inputs.model
@@ -112,7 +114,7 @@ def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
     width = 4 if model.architecture in FLOAT32_ROPE else model.dtype_bytes
     local_rope = model.architecture in LOCAL_ROPE_ERAS.at(inputs.version)
     local = model.max_position_embeddings * model.head_dim * width if local_rope else 0
-    scaled = derived_max_len(model, inputs.settings, inputs.version) or config_linear_rope(model)
+    scaled = derived_max_len(model, inputs.settings, inputs.version) or config_rope_rows(model, inputs.version)
     if scaled is not None:
         model = model.model_copy(update={"max_position_embeddings": scaled[0]})
     factor = mrope_positions_factor(inputs)
@@ -124,23 +126,6 @@ def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
     if found is None or not local:
         return found
     return found[0] + local, f"{found[1]}; the sliding layers' own default rope beside it (+{local:,} B: gemma3.py)"
-
-
-# vLLM's LinearScalingRotaryEmbedding._compute_cos_sin_cache: one cache of max_position_embeddings × factor
-# positions for the config's `linear` rope (0.9.1 layers/rotary_embedding.py:432, 0.33.0
-# layers/rotary_embedding/linear_scaling_rope.py:90 `max_len = self.max_position_embeddings * scaling_factor`);
-# get_rope builds it from the config's rope_scaling (Gemma-3's global layers: 0.9.1 models/gemma3.py:163-165,
-# 0.33.0 gemma3.py:157-161 rope_parameters[layer_type]). Read at 0.9.1 and 0.33.0.
-LINEAR_ROPE = "linear"
-
-
-def config_linear_rope(model: ModelSpec) -> tuple[int, str] | None:
-    """(cache positions, why) of the config's own `linear` rope (positions × its factor), or None."""
-    if model.rope_type != LINEAR_ROPE or model.rope_factor <= 1:
-        return None
-    positions = int(model.max_position_embeddings * model.rope_factor)
-    return positions, (f"config's linear rope: {model.max_position_embeddings:,} positions × factor "
-                       f"{model.rope_factor:g} (LinearScalingRotaryEmbedding)")  # fmt: skip
 
 
 def _mxfp4(inputs: CalibrationInputs, built: Mxfp4Experts | None = None) -> tuple[int, str] | None:

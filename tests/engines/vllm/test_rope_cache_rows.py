@@ -1,0 +1,65 @@
+"""The rows of vLLM's cos/sin cache for a config's own rope (kvtop/domain/engines/vllm/rope_rows.py), by type.
+
+Expected values: each class's `_compute_cos_sin_cache` arithmetic, by hand —
+YaRNScalingRotaryEmbedding: t = arange(original_max_position_embeddings × factor) (v0.11.0 yarn_scaling_rope.py:62,
+v0.34.0 :78-79); DynamicNTKScalingRotaryEmbedding: arange(positions × factor) through v0.21.0 (v0.11.0
+dynamic_ntk_scaling_rope.py:55-61), arange(positions) from v0.22.0 (:67); Phi3LongRoPEScaledRotaryEmbedding:
+cat(short cache over the original positions, long cache over the positions) (v0.11.0
+phi3_long_rope_scaled_rope.py:63-71). Each row holds the rotary width's cos and sin halves, 2 B each in bf16.
+"""
+
+from __future__ import annotations
+
+import json
+
+from kvtop.domain.calibration.estimate import calibration_inputs, planned_capacity
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.rope_rows import config_rope_rows
+from kvtop.domain.engines.vllm.weights_held import rope_cache
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.model_config import model_from_config
+from tests.data_paths import DATA
+
+# Qwen3-8B with the YaRN block Qwen's model card gives for 131,072 tokens (factor 4 over 32,768)
+CONFIGS = DATA / "calibration" / "configs"
+QWEN3_8B_YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+
+
+def _qwen3_8b(rope: dict[str, object]) -> dict[str, object]:
+    config = json.loads((CONFIGS / "Qwen--Qwen3-8B-yarn200k.RECONSTRUCTED.json").read_text())
+    return config | {"max_position_embeddings": 40960, "rope_scaling": rope}
+
+
+def test_qwen3_8b_with_a_yarn_block_caches_original_times_factor_rows() -> None:
+    """32,768 × 4 = 131,072 rows × 128 (head_dim, whole rotary) × 2 B = 33,554,432 B, where the config's 40,960
+    positions would give 10,485,760 B."""
+    model = model_from_config(_qwen3_8b(QWEN3_8B_YARN))
+    settings = parse_flags("vllm", ["--engine-version", "0.11.0", "--max-model-len", "32768"])
+    plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")
+    found = rope_cache(calibration_inputs(plan.ledger))
+    assert found is not None and found[0] == 131_072 * 128 * 2 == 33_554_432
+    assert "YaRNScalingRotaryEmbedding" in found[1]
+
+
+def test_a_yarn_block_whose_product_is_the_positions_leaves_them() -> None:
+    """Qwen3-8B-yarn200k: 40,960 × 4.8828125 = 200,000, its max_position_embeddings."""
+    model = model_from_config(json.loads((CONFIGS / "Qwen--Qwen3-8B-yarn200k.RECONSTRUCTED.json").read_text()))
+    assert config_rope_rows(model, ResolvedVersion(text="0.11.0")) is None
+
+
+def test_a_dynamic_rope_is_scaled_through_v0_21_0_and_not_from_v0_22_0() -> None:
+    """InternVL2.5-8B-MPO's language model: dynamic factor 2 over 32,768 positions."""
+    model = model_from_config(json.loads((CONFIGS / "OpenGVLab--InternVL2_5-8B-MPO.RECONSTRUCTED.json").read_text()))
+    found = config_rope_rows(model, ResolvedVersion(text="0.21.0"))
+    assert found is not None and found[0] == 65_536
+    assert config_rope_rows(model, ResolvedVersion(text="0.22.0")) is None
+
+
+def test_a_longrope_block_stating_its_original_caches_both() -> None:
+    """4,096 short rows + 40,960 long rows."""
+    rope = {"rope_type": "longrope", "short_factor": [1.0] * 64, "long_factor": [1.0] * 64,
+            "original_max_position_embeddings": 4096}  # fmt: skip
+    model = model_from_config(_qwen3_8b(rope))
+    found = config_rope_rows(model, ResolvedVersion(text="0.34.0"))
+    assert found is not None and found[0] == 4_096 + 40_960
