@@ -18,7 +18,7 @@ import pytest
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.batching import default_batch_limits
+from kvtop.domain.engines.vllm.batching import default_batch_limits, default_max_num_seqs
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
@@ -82,3 +82,38 @@ def test_an_unnamed_gpu_takes_the_memory_rule_in_the_name_era() -> None:
     """kvtop's assumption (v1_batch_tier.py): ≥ 70 GiB with no name reads as the large row before v0.8.5 too."""
     assert default_batch_limits(gpu_total_bytes("H100"), None, ResolvedVersion(text="0.8.4"))[:2] == (8192, 1024)
     assert default_batch_limits(gpu_total_bytes("L40S"), None, ResolvedVersion(text="0.8.4"))[:2] == (2048, 256)
+
+
+@pytest.mark.parametrize(("release", "gpu", "tokens", "seqs"), [
+    # the Tennsoku DGX Spark start (0.24.0+092c4842.dev, no batch flag: tests/data/calibration/vllm.jsonl
+    # tennsoku-qwen2.5-0.5b-gb10-v0240dev-u015-defaults) captured FULL graphs up to 256 and compiled the range
+    # (1, 2048): NVML has no memory query on the GB10, so v0.24.0's `get_batch_defaults` reads device_memory = 0
+    # (platforms/cuda.py:768-771, engine/arg_utils.py:2394-2398)
+    ("0.24.0+092c4842.dev", "GB10", 2048, 256),
+    ("0.11.0", "DGX-SPARK", 2048, 256),
+    ("0.32.0", "THOR", 2048, 256),  # the same NVML query (v0.32.0 platforms/cuda.py:801-804)
+    # v0.33.0: CUDA's total on NVMLError (platforms/cuda.py:804-814), the GB10 kept small by capability 12.1
+    # (engine/arg_utils.py:2963, :2984-2986); a Thor (11.0, 122.8 GiB) takes the large row
+    ("0.33.0", "GB10", 2048, 256),
+    ("0.34.0", "GB10", 2048, 256),
+    ("0.33.0", "THOR", 8192, 1024),
+    # GH200's Hopper has its own HBM, which NVML reports: the large row as before
+    ("0.24.0", "GH200", 8192, 1024),
+])  # fmt: skip
+def test_a_unified_memory_devices_row_by_release(release: str, gpu: str, tokens: int, seqs: int) -> None:
+    assert default_batch_limits(gpu_total_bytes(gpu), gpu, ResolvedVersion(text=release))[:2] == (tokens, seqs)
+
+
+def test_the_gb10_plan_takes_the_small_row_its_log_shows() -> None:
+    """The Tennsoku start's plan: 256 running requests, the profiling run's 2,048 tokens, and the reason named."""
+    release = "0.24.0+092c4842.dev"
+    settings = parse_flags("vllm", ["--gpu-memory-utilization", "0.15"]).model_copy(update={"engine_version": release})
+    total = gpu_total_bytes("GB10")
+    ledger = predict(load_model(str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json")), settings, gpu_total_bytes=total,
+                     gpu_name="GB10")  # fmt: skip
+    assert ledger.engine.max_running_requests == 256
+    inputs = CalibrationInputs(model=None, settings=settings, layout=ParallelLayout(), gpu_total_bytes=total,
+                               gpu_name="GB10", context_length=32768, version=ResolvedVersion(text=release),
+                               weights_bytes=0)  # fmt: skip
+    assert batch_limits(inputs)[:2] == (2048, 256)
+    assert "NVML has no memory query" in default_max_num_seqs(total, "GB10", ResolvedVersion(text=release))[1]

@@ -16,20 +16,18 @@ from kvtop.domain.engines.vllm.batching_async import async_scheduling
 from kvtop.domain.engines.vllm.eras import (
     ENGINE_CONTEXT_BATCH_ERAS,
     ENGINE_CONTEXT_MULTIMODAL_FLOOR_ERAS,
-    LARGE_GPU_BATCH_ERAS,
     LLM_CLASS_BATCH_ERAS,
 )
 from kvtop.domain.engines.vllm.performance_mode import batch_factor
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.v0_charge import falls_back_to_v0
-from kvtop.domain.engines.vllm.v1_batch_tier import v1_large_gpu, v1_max_num_seqs
+from kvtop.domain.engines.vllm.v1_batch_tier import top_tier_tokens, v1_large_gpu, v1_max_num_seqs
 from kvtop.domain.engines.vllm.v1_opt_in import OPT_IN_MAX_NUM_SEQS, opt_in_batch, opts_into_v1
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.span import flag_switch
-from kvtop.domain.wording import GIB
 
 ENGINE_ERAS: Eras[str] = Eras((
     Era("", "v0", "the V0 engine (vllm/worker/worker.py): the default before v0.8.0"),
@@ -117,7 +115,9 @@ def _usage_defaults(
     GPUs with ≥ 160 GiB in releases that have that tier, 8192 on the GPUs of V1's large row (`v1_batch_tier.
     v1_large_gpu`: an H100 or H200 by name to v0.8.4, ≥ 70 GiB at v0.8.5, ≥ 70 GiB and no A100 from v0.9.0),
     else 2048 (V1's: V0's tokens follow the context, `profile_run.batch_limits`); max_num_seqs the era's
-    (`default_max_num_seqs`). An unnamed GPU of ≥ 70 GiB counts as the large row's. `llm_class`: the offline `LLM(...)`
+    (`default_max_num_seqs`). An unnamed GPU of ≥ 70 GiB counts as the large row's; a unified-memory device (GB10,
+    Jetson Thor) the small row's before v0.33.0, whose NVML gives vLLM no total (`v1_batch_tier.tier_memory`), and a
+    GB10 from v0.33.0 too. `llm_class`: the offline `LLM(...)`
     class's tokens instead (`eras.LLM_CLASS_BATCH_ERAS`: 16384 / 8192 from the V1 engine on). `engine_context`: a
     start through `EngineArgs` → `LLMEngine` (`eras.ENGINE_CONTEXT_BATCH_ERAS`: 2048 tokens, 128 seqs from v0.9.2).
     `flags`: the launch's settings flags, which decide the engine the start runs (`engine_era`); the V1 that
@@ -133,8 +133,8 @@ def _usage_defaults(
                              "the scheduler's defaults (ENGINE_CONTEXT)")  # fmt: skip
     offline = LLM_CLASS_BATCH_ERAS.at(version) if llm_class else None
     why = "the LLM class's defaults for the GPU" if offline is not None else "vllm serve's defaults for the GPU"
-    largest = LARGE_GPU_BATCH_ERAS.at(version)
-    if largest is not None and total_bytes >= 160 * GIB:
+    largest = top_tier_tokens(total_bytes, gpu_name, version)
+    if largest is not None:
         return BatchDefaults(largest, seqs, why)
     large_gpu = v1_large_gpu(total_bytes, gpu_name, version)
     if offline is not None:
