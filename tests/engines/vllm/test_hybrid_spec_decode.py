@@ -117,3 +117,16 @@ def test_the_blocks_step_says_the_logged_padding(capsys: pytest.CaptureFixture[s
     assert "'Add 3 padding layers, may waste at most 6.25% KV cache memory'" in blocks["note"]
     plain = next(s for s in _plan(capsys, CMD)["steps"] if s["label"].startswith("blocks of"))
     assert "padding" not in plain["note"]
+
+
+NEMOTRON_H = str(CONFIGS / "nvidia--Nemotron-H-56B-Base-8K.json")
+
+
+def test_mamba2_conv_rows_under_speculation_are_named_not_modelled(capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM 0.24.0 widens a Mamba2 conv state to conv_kernel − 1 + num_spec rows too (mamba_utils.py:162-180,
+    nemotron_h.py:851), which kvtop does not model: the blocks step says so under k = 3, and not without it."""
+    base = ["--model", NEMOTRON_H, "--engine", "vllm", "--engine-version", "0.24.0", "--gpu", "H200"]
+    ngram = " --speculative-config '{\"method\":\"ngram\",\"num_speculative_tokens\":3,\"prompt_lookup_max\":4}'"
+    for cmd, said in (("vllm serve --max-model-len 8192" + ngram, True), ("vllm serve --max-model-len 8192", False)):
+        blocks = next(s for s in plan_json(capsys, base, "--cmd", cmd)["steps"] if s["label"].startswith("blocks of"))
+        assert ("not modelled: vLLM keeps 3 more conv rows a mamba2 layer" in blocks["note"]) is said

@@ -105,6 +105,22 @@ def spec_state_blocks(settings: LaunchSettings, version: ResolvedVersion) -> int
     return (draft_tokens(settings) or 0) if SPEC_STATE_BLOCKS_ERAS.at(version) else 0
 
 
+# State layers whose conv vLLM also widens by num_speculative_tokens, which kvtop does not (`spec_conv_rows` is 0):
+# Mamba2 (`mamba2_state_shape`, mamba_utils.py:162-180 at v0.24.0, :194-212 at v0.34.0; passed by NemotronH,
+# nemotron_h.py:851, Mamba2, mamba2.py:231, and MambaMixer2's own shape, mamba_mixer2.py:1057-1066), KDA
+# (kimi_linear.py:615-625) and the short conv (mamba_utils.py:257-265 at v0.34.0)
+SPEC_CONV_UNREAD = (StateKind.MAMBA2, StateKind.KIMI_DELTA, StateKind.SHORT_CONV)
+
+
+def spec_conv_unread(model: ModelSpec, settings: LaunchSettings) -> str:
+    """The blocks step's words where speculative decoding widens a conv state kvtop keeps at kernel − 1 rows."""
+    tokens = draft_tokens(settings)
+    if not tokens or model.state is None or model.state.kind not in SPEC_CONV_UNREAD:
+        return ""
+    return (f"; not modelled: vLLM keeps {tokens} more conv rows a {model.state.kind.value} layer under speculative "
+            "decoding (kernel − 1 + num_speculative_tokens, mamba_utils.py), kvtop kernel − 1: block and state short")
+
+
 # GDN layers that always run FLA and export no prefill checkpoints (get_prefill_checkpoint_alignment None):
 # v0.33.0 layers/mamba/gdn/olmo_gdn_linear_attn.py (only qwen_gdn_linear_attn.py exports them)
 FLA_ONLY_GDN = ("OlmoHybridForCausalLM",)
@@ -164,6 +180,7 @@ def hybrid_blocks(
         align = 32 if cap[0] == 10 and model.head_dim == 256 else BACKEND_BLOCK  # flashinfer#1993
         block = max(align * ceil_div(state, align * attention), settings.page_size or 0)
         why = f"{block}: {align} × cdiv(state {state:,} B, {align} × {attention:,} B) (hybrids without prefix caching)"
+        why += spec_conv_unread(model, settings)
         return HybridBlocks(block, block * attention, state, 1 + spec_state_blocks(settings, version), why)
     # MLA: a multiple of 128 (§4.4); the cache's block (the default unless --block-size) is a floor: 64 from v0.34.0
     align = max(BACKEND_BLOCK, settings.page_size or DEFAULT_BLOCK_ERAS.at(version), mla_align)
@@ -178,6 +195,7 @@ def hybrid_blocks(
     block = max(round_up(block, BACKEND_BLOCK), settings.page_size or 0)
     per_request = (2 if mode == "align" else 1) + checkpoints + spec_state_blocks(settings, version)
     why = f"{block}: {align} × cdiv(state {state:,} B, {align} × {attention:,} B) (mamba_cache_mode {mode})"
+    why += spec_conv_unread(model, settings)
     return HybridBlocks(block, block * attention, state, per_request, why)
 
 
