@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import json
 
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.pp_groups import projected_groups
+from kvtop.domain.engines.vllm.tower_limits import TOWERS
 from kvtop.sources.hub import load_model
 from tests.cli_in_process import run_kvtop
 from tests.data_paths import DATA
@@ -58,3 +60,14 @@ def test_the_blind_plan_fits_and_its_interval_holds_the_log() -> None:
     assert plan["fits"] and not plan["notes"]
     assert plan["token_capacity_min"] <= LOGGED_TOKENS <= plan["token_capacity_max"]
 
+
+def test_gemma4_builds_no_tower_with_every_modality_at_0() -> None:
+    """v0.21.0 gemma4_mm.py:958 builds vision_tower and embed_vision under _mark_tower_model({'image', 'video'}),
+    the audio tower under 'audio': every one at 0 builds none; an image allowed keeps the vision tower."""
+    def unbuilt(limits: str, release: str = "0.21.0") -> bool:
+        flags = {"limit-mm-per-prompt": limits}
+        return TOWERS.builds_no_tower("Gemma4ForConditionalGeneration", flags, ResolvedVersion(text=release))
+
+    assert unbuilt(LIMITS) and unbuilt(LIMITS, "0.34.0")
+    assert not unbuilt('{"image":1,"audio":0,"video":0}')
+    assert not unbuilt(LIMITS, "0.20.1")  # not read before 0.21.0
