@@ -71,3 +71,23 @@ def test_gemma4_builds_no_tower_with_every_modality_at_0() -> None:
     assert unbuilt(LIMITS) and unbuilt(LIMITS, "0.34.0")
     assert not unbuilt('{"image":1,"audio":0,"video":0}')
     assert not unbuilt(LIMITS, "0.20.1")  # not read before 0.21.0
+
+
+def _ends(plan: dict) -> list[dict[str, int]]:
+    """Each stage's embedding and LM-head bytes."""
+    rows = ("embedding", "lm_head")
+    return [{w["component"]: w["bytes"] for w in r["weights"] if w["component"] in rows} for r in plan["ranks"]]
+
+
+def test_gemma4_builds_its_embedding_on_every_stage_and_llama_on_the_ends() -> None:
+    """v0.21.0 gemma4.py:972 builds embed_tokens with no is_first_rank guard (v0.34.0 :1029 alike), the LM head tied
+    to it (:1555-1556): 262,144 × 5,376 × 2 B on each of the 4 stages. llama.py:368-377 builds embed_tokens on the
+    first stage (or the last where tied), :533-548 the LM head on the last: 128,256 × 4,096 × 2 B at each end."""
+    gemma = _ends(_plan())
+    assert gemma == [{"embedding": 262_144 * 5_376 * 2}] * 4
+    ran = run_kvtop("plan", "--model", str(DATA / "configs" / "meta-llama--Llama-3.1-8B-Instruct.json"), "--engine",
+                    "vllm", "--engine-version", "0.21.0", "--gpu", "H100", "--no-calibration-store", "--cmd",
+                    "vllm serve x --pipeline-parallel-size 4 --max-model-len 8192", "--json")  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    head = 128_256 * 4_096 * 2
+    assert _ends(json.loads(ran.stdout)) == [{"embedding": head}, {}, {}, {"lm_head": head}]
