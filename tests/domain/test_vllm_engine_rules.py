@@ -208,19 +208,21 @@ def test_hybrid_without_prefix_caching_takes_one_state_block_and_no_checkpoint_a
     assert ledger.token_capacity == int(24_272 / 231 * 32_768)
 
 
-def test_hybrid_under_pipeline_parallelism_is_refused_by_name_before_0_33() -> None:
-    """From 0.33.0 kvtop plans it (every stage's groups projected per worker: tests/engines/test_pp_stage_parts.py,
-    the engine's own runs); earlier releases' PP grouping is not checked."""
+def test_hybrid_under_pipeline_parallelism_is_refused_by_name_before_0_21() -> None:
+    """From 0.21.0 kvtop plans it (every stage's groups projected per worker: v0.21.0 kv_cache_utils.py :1880, :1922;
+    tests/engines/test_pp_stage_parts.py, the engine's own runs at 0.33.0); earlier releases' PP grouping is not
+    checked."""
     from kvtop.domain.errors import UnsupportedModelError
 
-    with pytest.raises(UnsupportedModelError, match=r"^engine: vLLM's hybrid Mamba layout .* at pp 1 only before 0.33"):
+    with pytest.raises(UnsupportedModelError, match=r"^engine: vLLM's hybrid Mamba layout .* at pp 1 only before 0.21"):
         plan("0.13.0", QWEN_NEXT, 4, "auto", "sm90", "--pp", "2")
 
 
 def test_a_hybrid_refusal_names_every_condition_it_breaks() -> None:
     """Kimi-Linear (MLA + KDA) at pp 2 on 0.26.0 breaks two conditions: an MLA hybrid's block is read from 0.27.0
-    (platforms/interface.py:883-889, absent from v0.26.0) and PP hybrids from 0.33.0 (pp_groups.MERGED_GROUPS_ERAS).
-    The message said only 'before 0.33.0' (the MLA reason dropped); at pp 1 it names the MLA reason alone."""
+    (platforms/interface.py:883-889, absent from v0.26.0) and PP hybrids from 0.21.0 (pp_groups.MERGED_GROUPS_ERAS):
+    at 0.20.1 both are broken. The message once named one (the MLA reason dropped); at pp 1 it names the MLA reason
+    alone."""
     from kvtop.domain.errors import UnsupportedModelError
     from kvtop.domain.launch import parse_flags
     from kvtop.domain.ledger import predict
@@ -231,9 +233,9 @@ def test_a_hybrid_refusal_names_every_condition_it_breaks() -> None:
 
     def refusal(*flags: str) -> str:
         with pytest.raises(UnsupportedModelError) as found:
-            predict(model, parse_flags("vllm", ["--engine-version", "0.26.0", *flags]), gpu_total_bytes=80 << 30,
+            predict(model, parse_flags("vllm", ["--engine-version", "0.20.1", *flags]), gpu_total_bytes=80 << 30,
                     gpu_name="H100")  # fmt: skip
         return str(found.value)
 
-    assert "(an MLA hybrid before 0.27.0; pp 2 before 0.33.0; vLLM 0.26.0)" in refusal("--pp", "2")
-    assert "(an MLA hybrid before 0.27.0; vLLM 0.26.0)" in refusal()
+    assert "(an MLA hybrid before 0.27.0; pp 2 before 0.21.0; vLLM 0.20.1)" in refusal("--pp", "2")
+    assert "(an MLA hybrid before 0.27.0; vLLM 0.20.1)" in refusal()

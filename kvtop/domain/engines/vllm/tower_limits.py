@@ -39,6 +39,9 @@ _QWEN_VL = {
 _QWEN3_5 = {"Qwen3_5ForConditionalGeneration": _VISION, "Qwen3_5MoeForConditionalGeneration": _VISION}
 _MISTRAL3 = {"Mistral3ForConditionalGeneration": _IMAGE}
 _GEMMA3 = {"Gemma3ForConditionalGeneration": _IMAGE}
+# Gemma-4 marks its vision tower (and embed_vision) for image and video, an `audio_config` checkpoint's audio tower for
+# audio: all three at 0 drop every tower it may build (a launch leaving audio on keeps the vision tower counted)
+_GEMMA4 = {"Gemma4ForConditionalGeneration": frozenset({"image", "video", "audio"})}
 # class → the modalities its tower and projector are built for, by release (only classes whose whole counted tower,
 # its `vision_config` section and projector, sits under the test); the limits' form is read from v0.10.2 (mm_limits)
 TOWER_MODALITIES: Eras[Mapping[str, frozenset[str]]] = Eras((
@@ -56,6 +59,10 @@ TOWER_MODALITIES: Eras[Mapping[str, frozenset[str]]] = Eras((
         "the read wheels (absent at v0.16.0): v0.17.1 qwen3_5.py:652, :864; v0.18.0 :681, :891; v0.34.0 qwen2_vl.py:1412, "
         "qwen2_5_vl.py:1434, qwen3_vl.py:2013, qwen3_vl_moe.py:255, qwen3_5.py:511, :734, gemma3_mm.py:554, "
         "mistral3.py:503"),
+    Era("0.21.0", MappingProxyType({**_QWEN_VL, **_QWEN3_5, **_MISTRAL3, **_GEMMA3, **_GEMMA4}),
+        "Gemma-4 first read: v0.21.0 gemma4_mm.py:958 _mark_tower_model(vllm_config, {'image', 'video'}) around "
+        "vision_tower and embed_vision, :965-978 the audio tower under 'audio' where audio_config is set; v0.34.0 "
+        ":1119, :1136-1140 alike (releases before 0.21.0 not read for it)"),
 ))  # fmt: skip
 
 
