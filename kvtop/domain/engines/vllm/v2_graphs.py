@@ -224,7 +224,7 @@ def sampler_lead(inputs: CalibrationInputs) -> int:
     model = inputs.model
     if model is None or not v2_counted(inputs) or lora(inputs):
         return 0
-    peaks = launch_stage_peaks(inputs, model)
+    peaks, _ = launch_stage_peaks(inputs, model)
     return peaks.last - peaks.before_last
 
 

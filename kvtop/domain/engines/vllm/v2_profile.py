@@ -184,10 +184,11 @@ def v2_stage_peaks(model: ModelSpec, layout: ParallelLayout, tokens: int, seqs: 
     return StagePeaks(before_last=forward, last=max(forward, sampler))
 
 
-def launch_stage_peaks(inputs: CalibrationInputs, model: ModelSpec) -> StagePeaks:
-    """`v2_stage_peaks` at the launch's batch limits, with its release's float32 copy and warm-up pass: the one count
-    the activation term and the graph figure's forward side read."""
+def launch_stage_peaks(inputs: CalibrationInputs, model: ModelSpec) -> tuple[StagePeaks, WarmupPass | None]:
+    """(`v2_stage_peaks` at the launch's batch limits, with its release's float32 copy and warm-up pass; that pass,
+    `warmup_pass`): the one count the activation term and the graph figure's forward side read."""
     tokens, seqs, _ = batch_limits(inputs)
     warmup = warmup_pass(inputs, seqs)
-    return v2_stage_peaks(model, inputs.layout, tokens, seqs, V2_LOGITS_FLOAT32_COPY.at(inputs.version),
-                          warmup.bytes if warmup else 0)  # fmt: skip
+    peaks = v2_stage_peaks(model, inputs.layout, tokens, seqs, V2_LOGITS_FLOAT32_COPY.at(inputs.version),
+                           warmup.bytes if warmup else 0)  # fmt: skip
+    return peaks, warmup
