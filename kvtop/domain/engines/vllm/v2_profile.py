@@ -128,7 +128,7 @@ def warmup_pass(inputs: CalibrationInputs, seqs: int) -> WarmupPass | None:
         return None
     path, why = found
     held = warmup_pass_bytes(model, seqs, path, inputs.gpu_name)
-    stated = stated_path(inputs.settings.flags)
+    stated = stated_path(inputs.settings.flags) is not None
     gap = 0 if path == "native" or stated else held - warmup_pass_bytes(model, seqs, "native", inputs.gpu_name)
     return WarmupPass(held, path, why, gap)
 
