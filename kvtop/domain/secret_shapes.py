@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import NamedTuple
+from dataclasses import dataclass
 
 from kvtop.domain.secret_userinfo import MASK, mask_user_flag_password, mask_userinfo
 
@@ -34,7 +34,8 @@ _E = r"(?![A-Za-z0-9_\-])"  # ...and ends at one
 _BODY = r"[A-Za-z0-9_\-]"
 
 
-class Shape(NamedTuple):
+@dataclass(frozen=True)
+class Shape:
     """One issuer's token shape: its prefix (a pattern; "" where it has none), the pattern of the body after it, whether
     the body must look random, whether a value glued to a short flag is masked after the prefix whatever its shape
     (`_GLUED`), whether a token cut short is masked after its prefix (`_CUT`: a prefix no word starts with, a random
@@ -48,6 +49,11 @@ class Shape(NamedTuple):
     glued: bool = False
     cut: bool = False
     trigger: str = ""
+
+    def __post_init__(self) -> None:
+        # `_GLUED` and `_CUT` join the prefixes of the shapes that say so: an empty one would match before any word
+        if (self.glued or self.cut) and not self.prefix:
+            raise ValueError(f"{self.issuer}: a glued or cut shape needs a prefix")
 
     @property
     def looked_for(self) -> str:

@@ -5,7 +5,9 @@ and the first look was case-sensitive where `_WEBHOOK` is not (a Slack webhook U
 
 from __future__ import annotations
 
-from kvtop.domain.secret_shapes import _CUT, _PREFIXED, _TRIGGERS, mask_secret_shapes
+import pytest
+
+from kvtop.domain.secret_shapes import _CUT, _PREFIXED, _TRIGGERS, Shape, mask_secret_shapes
 
 
 def test_every_shape_gives_the_first_look_something_to_find() -> None:
@@ -27,3 +29,11 @@ def test_a_webhook_url_in_capitals_is_masked() -> None:
 
 def test_words_that_end_like_a_prefix_stay_readable() -> None:
     assert mask_secret_shapes("the task-name and disk-cache stay") == "the task-name and disk-cache stay"
+
+
+@pytest.mark.parametrize("flag", ["glued", "cut"])
+def test_a_glued_or_cut_shape_of_no_prefix_is_refused(flag: str) -> None:
+    # `_GLUED` and `_CUT` join these prefixes: an empty one would mask the tail of any flag's word or quoted text
+    with pytest.raises(ValueError, match="needs a prefix"):
+        Shape("Notion", "", r"ntn_[A-Za-z0-9]{40,64}", **{flag: True})
+    assert all(shape.prefix for shape in _PREFIXED if shape.glued or shape.cut)

@@ -1,4 +1,5 @@
-"""Segments a later small allocation pins in vLLM's profile, named by release (`v2_graphs.PROFILE_SPLIT_UNLIMITED`).
+"""Segments a later small allocation pins in vLLM's profile, named by release for either runner
+(`profile_run.PROFILE_SPLIT_UNLIMITED`).
 
 vLLM 0.31.0 runs `profile_run` under `_scoped_allocator_max_split(max_split_size_mb=20)` (v1/worker/gpu_worker.py:612-626),
 its comment saying why: without a split limit "a later small allocation can be carved out of a freed multi-GiB block
@@ -15,7 +16,7 @@ from __future__ import annotations
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
-from kvtop.domain.engines.vllm.v2_graphs import PINNED_SEGMENTS, PROFILE_SPLIT_UNLIMITED
+from kvtop.domain.engines.vllm.profile_run import PINNED_SEGMENTS, PROFILE_SPLIT_UNLIMITED
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.sources.hub import load_config_file
@@ -28,9 +29,9 @@ def _version(text: str) -> ResolvedVersion:
     return ResolvedVersion(text=text, source=VersionSource.FLAG, detail=f"--engine-version {text}")
 
 
-def _graphs(version: str):  # type: ignore[no-untyped-def]
+def _graphs(version: str, *extra: str):  # type: ignore[no-untyped-def]
     settings = parse_flags("vllm", ["--engine-version", version, "--max-model-len", "16384",
-                                    "--gpu-memory-utilization", "0.80"])  # fmt: skip
+                                    "--gpu-memory-utilization", "0.80", *extra])  # fmt: skip
     plan = planned_capacity(QWEN3_8B, settings, gpu_total_bytes=gpu_total_bytes("RTX5070-TI"), gpu_name="RTX5070-TI")
     return plan.estimate.term(Term.CUDA_GRAPHS)
 
@@ -43,4 +44,14 @@ def test_named_from_v0_27_to_v0_30() -> None:
 def test_the_plan_says_it_where_the_release_profiles_so() -> None:
     before, after = _graphs("0.30.0"), _graphs("0.31.0")
     assert before is not None and after is not None
+    assert PINNED_SEGMENTS in before.basis and PINNED_SEGMENTS not in after.basis
+
+
+def test_the_v1_runner_s_plan_says_it_too() -> None:
+    # v0.30.0 gpu_worker.py:568-572 runs profile_run outside the split limit whichever runner the worker holds; an
+    # n-gram launch runs the V1 runner there (config/vllm.py:2839-2850 at v0.30.0)
+    ngram = ("--speculative-config", '{"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}')
+    before, after = _graphs("0.30.0", *ngram), _graphs("0.31.0", *ngram)
+    assert before is not None and after is not None
+    assert "V2" not in before.label
     assert PINNED_SEGMENTS in before.basis and PINNED_SEGMENTS not in after.basis

@@ -66,6 +66,7 @@ from kvtop.domain.engines.vllm.profile_run import (
     engine_era,
     graph_counts,
     graphs_charged,
+    with_pinned_segments,
 )
 from kvtop.domain.engines.vllm.startup_split import logged_terms as logged_terms  # v0.27+'s split, read back
 from kvtop.domain.engines.vllm.v0_charge import profile_charge
@@ -306,10 +307,10 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
         beside_at, beside_grid = stand_in(inputs) if v2_measures_graphs(inputs) else (inputs, "")
         figure = fitted_estimate(Term.CUDA_GRAPHS, label, fits.get("vllm.cuda_graphs"),
                                  _graph_features(beside_at, v1_runner=True), basis)  # fmt: skip
-        found.append(with_v2_beside(graphs or assumed_estimate(
+        found.append(with_pinned_segments(with_v2_beside(graphs or assumed_estimate(
             Term.CUDA_GRAPHS, label, 2 * GIB, 5 * GIB // 2,
             "charged since v0.20.0; the model's layers are not known (0.36 GiB on a small TP 2 model, 4.99 GiB on "
-            "GLM-5.2 TP 4): 2 GiB assumed"), inputs, figure, beside_grid))  # fmt: skip
+            "GLM-5.2 TP 4): 2 GiB assumed"), inputs, figure, beside_grid), inputs.version))  # fmt: skip
     if extensible(inputs.settings, inputs.version):  # v0.34.0: sized from the free memory at the worker's start
         found.append(context(inputs, fits))
     return tuple(found)

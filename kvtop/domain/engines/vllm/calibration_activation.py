@@ -51,7 +51,6 @@ from kvtop.domain.engines.vllm.v2_profile import (
     V2_LOGITS_FLOAT32_COPY,
     launch_stage_peaks,
     v2_counted,
-    warmup_pass,
 )
 from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.wording import GIB, gib
@@ -172,7 +171,7 @@ def _v2_activation(inputs: CalibrationInputs, v1: TermEstimate, fit: LinearTerm 
         return None
     tokens, seqs, _ = batch_limits(inputs)
     copy = V2_LOGITS_FLOAT32_COPY.era(inputs.version)
-    peaks, warmup = launch_stage_peaks(inputs, model), warmup_pass(inputs, seqs)
+    peaks, warmup = launch_stage_peaks(inputs, model)
     logits = ("and their float32 copy: the release copies them whatever the states" if copy.value
               else "no float32 copy: its dummy batch asks for no processing")  # fmt: skip
     if warmup is not None:  # v0.33.0 on: the warm-up pass's float32 pipeline (v2_profile.py)

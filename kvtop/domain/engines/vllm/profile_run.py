@@ -10,6 +10,7 @@ releases that estimate (v0.18.0+) and charge (v0.20.0+) them. The calibration's 
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm import batching
 from kvtop.domain.engines.vllm.batching import (
@@ -60,6 +61,22 @@ GRAPHS_CHARGED: tuple[Era[bool], ...] = (
     Era("0.20.0", True, "PR #38284, first in v0.20.0: envs.py:1724-1726 defaults VLLM_MEMORY_PROFILER_ESTIMATE_"
                         "CUDAGRAPHS to 1 (1736-1738 at v0.20.1); gpu_worker.py:421-425 takes the estimate off the budget"),
 )
+# Whether `determine_available_memory` profiles without vLLM's allocator split limit while the budget counts the
+# free memory the process took (`total_consumed`, utils/mem_utils.py:317-326 at v0.27.1, :312-314 at v0.30.0): then a
+# freed segment that a later small allocation is carved out of stays reserved past the profile's empty_cache and is
+# taken from the KV cache (v0.31.0's own account of it, gpu_worker.py:617-623). The worker runs either runner's
+# profile_run so, V1's and V2's alike. How much depends on the allocation order of the start, not on the launch: named, not modelled (docs/engines/vllm.md §9, "Segments pinned in the profile").
+PROFILE_SPLIT_UNLIMITED: Eras[bool] = Eras((
+    Era("", False, "before v0.27.0 the budget charges the torch peak's increase, not the reserved segments "
+                   "(utils/mem_utils.py:311 at v0.26.0)"),
+    Era("0.27.0", True, "profile_run outside `_scoped_allocator_max_split` (gpu_worker.py:568-572 at v0.30.0, which "
+                        "applies it to load_model only, :499-507)"),
+    Era("0.31.0", False, "gpu_worker.py:612-626 at v0.31.0: profile_run under `_scoped_allocator_max_split("
+                         "max_split_size_mb=20)`, so a freed block above 20 MiB is never split and stays releasable"),
+))  # fmt: skip
+PINNED_SEGMENTS = ("before v0.31.0 the profile runs without vLLM's allocator split limit, so a freed segment a later "
+                   "small allocation is carved out of stays reserved and is taken from the KV cache (v0.31.0 "
+                   "gpu_worker.py:612-626): its size follows the start's allocation order, not modelled")  # fmt: skip
 # vLLM's default capture sizes (config/vllm.py `_set_cudagraph_sizes`): 1, 2, 4, then every 8 below 256, then
 # every 16, up to min(2 × max_num_seqs × q, the cap, max_num_batched_tokens), q = 1 + num_speculative_tokens from
 # v0.13.0 (graph_keys.QUERY_SIZED_LARGEST); FULL decode graphs (FULL_AND_PIECEWISE,
@@ -228,3 +245,11 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
         return counts_by_mode(mode, len(sizes), v2_decode_graphs(sizes, query, seqs))
     decode = len([size for size in sizes if size <= seqs])
     return counts_by_mode(mode, len(sizes), decode)
+
+
+def with_pinned_segments(term: TermEstimate, version: ResolvedVersion) -> TermEstimate:
+    """`term` naming the segments the profile may pin where the release's worker profiles without the split limit
+    (`PROFILE_SPLIT_UNLIMITED`), whichever runner runs; as given elsewhere."""
+    if not PROFILE_SPLIT_UNLIMITED.at(version):
+        return term
+    return term.model_copy(update={"basis": f"{term.basis}; {PINNED_SEGMENTS}"})

@@ -117,10 +117,11 @@ def official_image(image: str | None) -> bool:
     return bool(image) and image_of(image or "", frozenset({OFFICIAL_IMAGE}))
 
 
-def stated_path(flags: Mapping[str, object] | None) -> str:
-    """The launch's own VLLM_USE_FLASHINFER_SAMPLER, "0" or "1", or "" where it states neither."""
+def stated_path(flags: Mapping[str, object] | None) -> bool | None:
+    """Whether the launch's own VLLM_USE_FLASHINFER_SAMPLER asks for FlashInfer's path (1: True) or the native one
+    (0: False); None where it states neither."""
     stated = str((flags or {}).get(FLASHINFER_SAMPLER_ENV, "")).strip()
-    return stated if stated in ("0", "1") else ""
+    return {"1": True, "0": False}.get(stated)
 
 
 def sampler_path(
@@ -129,9 +130,9 @@ def sampler_path(
     """(the path a start of this release on this GPU takes: at its defaults, or as the launch's
     VLLM_USE_FLASHINFER_SAMPLER states, or as the official image it runs (`image`, LaunchSettings.image) installs; why)."""
     stated = stated_path(flags)
-    if stated:
-        path: SamplerPath = "flashinfer" if stated == "1" else "native"
-        return path, f"{FLASHINFER_SAMPLER_ENV}={stated} in the launch"
+    if stated is not None:
+        path: SamplerPath = "flashinfer" if stated else "native"
+        return path, f"{FLASHINFER_SAMPLER_ENV}={int(stated)} in the launch"
     era = SAMPLER_PATHS.era(version)
     if era.value == "either" and official_image(image) and gpu_model_key(gpu_name) not in ARM64_HOSTS:
         installed = era_for(IMAGE_FLASHINFER_ERAS, version)

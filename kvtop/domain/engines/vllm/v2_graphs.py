@@ -102,24 +102,6 @@ V2_GRAPHS_MEASURED: Eras[bool] = Eras(
 )
 
 
-# Whether `determine_available_memory` profiles without vLLM's allocator split limit while the budget counts the
-# free memory the process took (`total_consumed`, utils/mem_utils.py:317-326 at v0.27.1, :312-314 at v0.30.0): then a
-# freed segment that a later small allocation is carved out of stays reserved past the profile's empty_cache and is
-# taken from the KV cache (v0.31.0's own account of it, gpu_worker.py:617-623). How much depends on the allocation order
-# of the start, not on the launch: named, not modelled (docs/engines/vllm.md §9, "Segments pinned in the profile").
-PROFILE_SPLIT_UNLIMITED: Eras[bool] = Eras((
-    Era("", False, "before v0.27.0 the budget charges the torch peak's increase, not the reserved segments "
-                   "(utils/mem_utils.py:311 at v0.26.0)"),
-    Era("0.27.0", True, "profile_run outside `_scoped_allocator_max_split` (gpu_worker.py:568-572 at v0.30.0, which "
-                        "applies it to load_model only, :499-507)"),
-    Era("0.31.0", False, "gpu_worker.py:612-626 at v0.31.0: profile_run under `_scoped_allocator_max_split("
-                         "max_split_size_mb=20)`, so a freed block above 20 MiB is never split and stays releasable"),
-))  # fmt: skip
-PINNED_SEGMENTS = ("before v0.31.0 the profile runs without vLLM's allocator split limit, so a freed segment a later "
-                   "small allocation is carved out of stays reserved and is taken from the KV cache (v0.31.0 "
-                   "gpu_worker.py:612-626): its size follows the start's allocation order, not modelled")  # fmt: skip
-
-
 # The seqs at which the V1 runner's graph figure stands for the memory beside V2's profile before v0.29.0 (module
 # docstring, "Not scaled with max_num_seqs"): vLLM's default max_num_seqs below the large GPUs' row, where the corpus's
 # V2 starts showed the figure's size (`v2_placeholder`); its growth with the launch's seqs has no counterpart in V2.
@@ -224,7 +206,7 @@ def sampler_lead(inputs: CalibrationInputs) -> int:
     model = inputs.model
     if model is None or not v2_counted(inputs) or lora(inputs):
         return 0
-    peaks = launch_stage_peaks(inputs, model)
+    peaks, _ = launch_stage_peaks(inputs, model)
     return peaks.last - peaks.before_last
 
 
@@ -262,11 +244,10 @@ def with_v2_beside(
     form: `v2_graph_extras`, at the launch's grid) and that figure (`figure`, read at `stand_in`'s grid as before v0.29.0:
     `grid` says so where the launch's differs), on the forward's side as before. Both are the one fit, so where it
     errs, both err alike: the errors add, not the root of their squares, which holds for independent errors only."""
-    pinned = f"; {PINNED_SEGMENTS}" if PROFILE_SPLIT_UNLIMITED.at(inputs.version) else ""
     if v2_placeholder(inputs) is not None:
         charged, side, widened = said_warm(*forward_side(graphs.bytes, inputs), inputs)
         return graphs.model_copy(update={"bytes": charged, "error_bytes": graphs.error_bytes + widened,
-                                         "basis": f"{graphs.basis}{'; ' + side if side else ''}{pinned}"})  # fmt: skip
+                                         "basis": f"{graphs.basis}{'; ' + side if side else ''}"})  # fmt: skip
     why = v2_beside_kept(inputs)
     if why is None or figure is None:
         return graphs
@@ -280,7 +261,7 @@ def with_v2_beside(
         "bytes": graphs.bytes + charged + (workspace[0] if workspace else 0),
         "error_bytes": graphs.error_bytes + figure.error_bytes + widened,
         "basis": f"{graphs.basis}; V2's estimate extrapolates its FULL graphs only (cudagraph_utils.py:823-831 at "
-                 f"v0.29.0){inside}; {why}{'; ' + grid if grid else ''}{'; ' + side if side else ''}{pinned}",
+                 f"v0.29.0){inside}; {why}{'; ' + grid if grid else ''}{'; ' + side if side else ''}",
     })  # fmt: skip
 
 

@@ -128,7 +128,7 @@ def warmup_pass(inputs: CalibrationInputs, seqs: int) -> WarmupPass | None:
         return None
     path, why = found
     held = warmup_pass_bytes(model, seqs, path, inputs.gpu_name)
-    stated = stated_path(inputs.settings.flags)
+    stated = stated_path(inputs.settings.flags) is not None
     gap = 0 if path == "native" or stated else held - warmup_pass_bytes(model, seqs, "native", inputs.gpu_name)
     return WarmupPass(held, path, why, gap)
 
@@ -184,10 +184,11 @@ def v2_stage_peaks(model: ModelSpec, layout: ParallelLayout, tokens: int, seqs: 
     return StagePeaks(before_last=forward, last=max(forward, sampler))
 
 
-def launch_stage_peaks(inputs: CalibrationInputs, model: ModelSpec) -> StagePeaks:
-    """`v2_stage_peaks` at the launch's batch limits, with its release's float32 copy and warm-up pass: the one count
-    the activation term and the graph figure's forward side read."""
+def launch_stage_peaks(inputs: CalibrationInputs, model: ModelSpec) -> tuple[StagePeaks, WarmupPass | None]:
+    """(`v2_stage_peaks` at the launch's batch limits, with its release's float32 copy and warm-up pass; that pass,
+    `warmup_pass`): the one count the activation term and the graph figure's forward side read."""
     tokens, seqs, _ = batch_limits(inputs)
     warmup = warmup_pass(inputs, seqs)
-    return v2_stage_peaks(model, inputs.layout, tokens, seqs, V2_LOGITS_FLOAT32_COPY.at(inputs.version),
-                          warmup.bytes if warmup else 0)  # fmt: skip
+    peaks = v2_stage_peaks(model, inputs.layout, tokens, seqs, V2_LOGITS_FLOAT32_COPY.at(inputs.version),
+                           warmup.bytes if warmup else 0)  # fmt: skip
+    return peaks, warmup
