@@ -155,8 +155,8 @@ class FusionWorkspace(BaseModel):
     bytes: int
     modelled: bool
     why: str
-    # where the start picks between two workspaces the launch does not say (Blackwell's mnnvl or its trtllm
-    # fallback), the other's bytes: the interval keeps it (0: one workspace)
+    # where the start picks between two workspaces the launch does not say (mnnvl or its trtllm fallback: Blackwell's,
+    # Hopper's from v0.25.0), the other's bytes: the interval keeps it (0: one workspace)
     other_bytes: int = 0
 
 
