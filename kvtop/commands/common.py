@@ -433,7 +433,7 @@ def check_within_gpu(measured: MeasuredInputs, total_bytes: int, gpu: str, hint:
 _UNITS_HINT = " (GB is 10^9 bytes, GiB 2^30)"
 
 
-def _assumed_gpu(args: argparse.Namespace, name: str) -> tuple[str, str]:
+def _origin_and_hint(args: argparse.Namespace, name: str) -> tuple[str, str]:
     """Where a total checked against came from, and what to give instead where it was assumed: `--gpu MODEL` only
     where the command's --gpu names a model (the probe's is an index: `gpu_names_model` False)."""
     if args.gpu:
@@ -459,7 +459,7 @@ def gpu_from_args(args: argparse.Namespace, measured: MeasuredInputs, *, within:
     name = args.gpu or "H100"
     total = gpu_total_bytes(name)
     if within:
-        check_within_gpu(measured, total, *_assumed_gpu(args, name))
+        check_within_gpu(measured, total, *_origin_and_hint(args, name))
     return total, name.upper()
 
 

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from kvtop.domain.cluster import ClusterView, PrometheusState
+from kvtop.domain.cluster import ClusterView, PrometheusError, PrometheusState
 from kvtop.domain.errors import InputError
 from kvtop.gc_pause import collector_paused
 from kvtop.sources.bounded_http import (
@@ -38,7 +38,6 @@ from kvtop.sources.prometheus_access import (
 from kvtop.sources.prometheus_join import join_answers
 from kvtop.sources.prometheus_memory import AnswerMemory
 from kvtop.sources.prometheus_parse import (
-    PrometheusError,
     Series,
     _decoded,
     _shown_labels,

@@ -12,8 +12,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from kvtop.domain.cluster import IgnoredSample, PrometheusState, SampleLie
-from kvtop.domain.cluster import PrometheusError as PrometheusError  # domain's, so the UI can tell it apart
+from kvtop.domain.cluster import IgnoredSample, PrometheusError, PrometheusState, SampleLie
 from kvtop.domain.redact import redact_mapping
 from kvtop.domain.terminal import cut
 from kvtop.sources.prometheus_gpus import GPU_SUMMARY_QUERIES

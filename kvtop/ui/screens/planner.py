@@ -34,15 +34,7 @@ from kvtop.domain.model import ModelSpec
 from kvtop.domain.ports import ModelLoader
 from kvtop.domain.refusals import Refusal
 from kvtop.ui.plan_errors import model_load_error
-from kvtop.ui.plan_fields import (
-    AUTO_KEYS,
-    CACHE_STATES,
-    DEPLOYMENT_KEYS,
-    FIELD_BY_KEY,
-    FIELDS,
-    FieldKind,
-    pick_hint,
-)
+from kvtop.ui.plan_fields import CACHE_STATES, DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS, FieldKind, pick_hint
 from kvtop.ui.plan_nodes import copied_lines, copied_words, node_shortfall
 from kvtop.ui.planning import (
     PlanOutcome,
@@ -348,14 +340,14 @@ class PlannerScreen(NodeScreen):
             return
         shares = memory_fraction_field(after.settings) is not None  # llama.cpp's 1.0 is a placeholder
         requests = requests_run(after)  # the result table's 'max running reqs' reads the same
-        picks = {  # the engine's pick for each of `AUTO_KEYS`
+        picks = {  # the engine's pick in each blank field: 'auto: …' where 'auto' typed reads as it (`offers_auto`)
             "memory_fraction": f"{after.engine.memory_fraction:.3f}" if shares else None,
             "page_size": str(after.engine.page_size), "context_length": str(after.context_length),
             # a launch that does not fit runs none: named, never 'auto: 0' (SGLang's figure follows its empty pool)
             "max_running_requests": str(NO_REQUESTS_HINT if requests is None else requests),
         }  # fmt: skip
         engine, version = after.settings.engine, after.settings.engine_version
-        defaults = {key: pick_hint(engine, key, version, picks[key]) for key in AUTO_KEYS}
+        defaults = {key: pick_hint(engine, key, version, pick) for key, pick in picks.items()}
         # blank: the latest release's rules (`--engine-version` unset), as the engine names one ('latest build')
         defaults["engine_version"] = f"latest {release_names(engine).noun}"
         self._hints = defaults

@@ -155,8 +155,8 @@ class FusionWorkspace(BaseModel):
     bytes: int
     modelled: bool
     why: str
-    # where the start picks between two workspaces the launch does not say (Blackwell's mnnvl or its trtllm
-    # fallback), the other's bytes: the interval keeps it (0: one workspace)
+    # where the start picks between two workspaces the launch does not say (mnnvl or its trtllm fallback: Blackwell's,
+    # Hopper's from v0.25.0), the other's bytes: the interval keeps it (0: one workspace)
     other_bytes: int = 0
 
 
@@ -314,11 +314,12 @@ def _by_default(inputs: CalibrationInputs, max_num_batched_tokens: int) -> Fusio
         return FusionWorkspace(bytes=0, modelled=False, why=(
             f"--compilation-config sets {', '.join(unread)}: whether it keeps the all-reduce fusion pass (and "
             "FlashInfer's workspace) is not read; the workspace is in the fitted remainder"))  # fmt: skip
-    payload = _payload(model, int(HOPPER_MAX_SIZE_MIB[layout.tp] * MIB), max_num_batched_tokens)
-    sizes = payload.buffer_sizes(layout.tp)
+    max_size = int(HOPPER_MAX_SIZE_MIB[layout.tp] * MIB)
+    payload = _payload(model, max_size, max_num_batched_tokens)
     mnnvl = HOPPER_MNNVL_ERAS.at(inputs.version)
     if mnnvl is not None and gpu_model_key(inputs.gpu_name) in MULTICAST_HOPPER:
-        return _hopper_mnnvl(payload, layout.tp, int(HOPPER_MAX_SIZE_MIB[layout.tp] * MIB), model, mnnvl)
+        return _hopper_mnnvl(payload, layout.tp, max_size, model, mnnvl)
+    sizes = payload.buffer_sizes(layout.tp)
     if era == "allocation":
         held = allocation_held_bytes(sizes)
         return FusionWorkspace(bytes=held, modelled=True, why=(

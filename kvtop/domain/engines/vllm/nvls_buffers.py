@@ -53,7 +53,6 @@ CHANNELS_TP8 = 24
 HEADS_TP8 = 8
 COMMUNICATORS = 2  # the TP group's pynccl communicator and its device group's torch communicator
 CUSTOM_ALL_REDUCE_MAX = 8 * MIB  # CustomAllreduce max_size: larger all-reduces take torch's communicator
-NVLS_GPUS = MULTICAST_HOPPER  # the Hopper boards whose NVSwitch takes multicast
 
 
 class NcclNvls(NamedTuple):
@@ -93,7 +92,7 @@ def nvls_buffers(inputs: CalibrationInputs, max_num_batched_tokens: int) -> Nvls
     layout, nccl = inputs.layout, NCCL_BUFFER.at(inputs.version)
     if nccl is None or layout.tp != 8 or layout.pp > 1 or layout.dp > 1:
         return None
-    if inputs.gpu_name is None or gpu_model_key(inputs.gpu_name) not in NVLS_GPUS:
+    if inputs.gpu_name is None or gpu_model_key(inputs.gpu_name) not in MULTICAST_HOPPER:
         return None
     model = inputs.model
     payload = max_num_batched_tokens * model.hidden_size * model.dtype_bytes if model is not None else None
