@@ -141,7 +141,7 @@ def build_plan(args: argparse.Namespace, extra: Sequence[str]) -> CapacityPlan:
 
 
 def _store(args: argparse.Namespace) -> StoreRead | None:
-    """This node's earlier starts, as `plan` and `--compare` both read them (None: the store is off); its notice said."""
+    """This node's earlier starts, as `plan`, `--compare` and `--layouts` read them (None: the store is off); its notice said."""
     from kvtop.sources.calibration_store import read_store, store_disabled
 
     store = read_store() if not store_disabled(args.no_calibration_store) else None
@@ -222,8 +222,9 @@ def run_layouts(args: argparse.Namespace, extra: Sequence[str]) -> int:
     specs = [parse_layout(text) for text in args.layouts]
     settings = settings_from_args(args, extra)
     model, measured, total, name = _model_and_device(args, settings)
+    store = _store(args)  # each layout is `plan`'s solve: this node's earlier starts read as it reads them
     plans = plan_layouts(model, settings, specs, gpu_total_bytes=total, gpu_name=name, measured=measured,
-                         load_mtp=args.load_mtp)  # fmt: skip
+                         load_mtp=args.load_mtp, node_measures=store.measures if store else ())  # fmt: skip
     emit(args.json, lambda: layouts_json(plans, settings), lambda: layouts_text(plans))
     return 0
 
