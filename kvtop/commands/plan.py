@@ -119,16 +119,15 @@ def _model_and_device(
     return model, measured.with_total_origin(total_origin_from_args(args, name, total)), total, name
 
 
-def build_plan(args: argparse.Namespace, extra: Sequence[str]) -> CapacityPlan:
+def build_plan(args: argparse.Namespace, extra: Sequence[str], store: StoreRead | None) -> CapacityPlan:
     """The plan the command line describes: its ledger with every unmeasured term calibrated, and the
-    capacity interval (this node's earlier starts of the same launch used unless the store is off)."""
+    capacity interval (this node's earlier starts of the same launch, `store`, used unless it is off: None)."""
     from kvtop.domain.calibration.estimate import planned_capacity
     from kvtop.domain.calibration.node import unused_start
 
     model, deployment, measured, total, name = _planned_inputs(args, extra)
     if getattr(args, "nodes", None) is not None or getattr(args, "gpus_per_node", None) is not None:
         _check_nodes(args, deployment.settings, model)  # a layout too large for the nodes named so, before it is solved
-    store = _store(args)
     plan = planned_capacity(model, deployment.settings, gpu_total_bytes=total, gpu_name=name, measured=measured,
                             load_mtp=args.load_mtp, draft=deployment.draft,
                             node_measures=store.measures if store else ())  # fmt: skip
@@ -160,11 +159,12 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         if args.compare is not None and args.layouts is not None:
             raise InputError("compare engines or layouts, not both", field="--layouts")
         return run_compare(args, extra) if args.layouts is None else run_layouts(args, extra)
-    plan = build_plan(args, extra)
+    store = _store(args)  # read once: the plan and each layout it suggests read it alike
+    plan = build_plan(args, extra, store)
     refused = launch_refusals(plan.ledger)
     if refused:  # the engine would not start it: a plan of it would read as valid
         raise InputError("; ".join(refusal.describe() for refusal in refused), field=refused[0].field)
-    smallest = smallest_fitting_layout(plan.ledger)
+    smallest = smallest_fitting_layout(plan.ledger, store.measures if store else ())
     defaults = defaults_taken(args, extra)
     placement = _placement(args, plan.ledger)
 
