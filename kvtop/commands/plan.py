@@ -219,12 +219,16 @@ def run_layouts(args: argparse.Namespace, extra: Sequence[str]) -> int:
             raise InputError(f"each of {LAYOUTS_FLAG} names its own nodes and GPUs; drop it", field=flag)
     if args.require_fit:
         raise InputError(f"{LAYOUTS_FLAG} has no single plan to require: read each layout's fits", field="--require-fit")
+    if args.host_cache is not None:  # split over the launch's ranks, which each layout changes
+        raise InputError(f"{LAYOUTS_FLAG} lays out the ranks that --host-cache is split over: plan each layout "
+                         "with --nodes/--gpus-per-node and its sizes", field="--host-cache")  # fmt: skip
     specs = [parse_layout(text) for text in args.layouts]
-    settings = settings_from_args(args, extra)
-    model, measured, total, name = _model_and_device(args, settings)
+    model, deployment, measured, total, name = _planned_inputs(args, extra)  # the draft and its weights, as plan's
+    settings = deployment.settings
     store = _store(args)  # each layout is `plan`'s solve: this node's earlier starts read as it reads them
     plans = plan_layouts(model, settings, specs, gpu_total_bytes=total, gpu_name=name, measured=measured,
-                         load_mtp=args.load_mtp, node_measures=store.measures if store else ())  # fmt: skip
+                         load_mtp=args.load_mtp, node_measures=store.measures if store else (),
+                         draft=deployment.draft)  # fmt: skip
     emit(args.json, lambda: layouts_json(plans, settings), lambda: layouts_text(plans))
     return 0
 
@@ -240,6 +244,10 @@ def run_compare(args: argparse.Namespace, extra: Sequence[str]) -> int:
         raise InputError(f"{COMPARE_FLAG} names the engines (the first is the reference); drop it", field="--engine")
     if args.require_fit:
         raise InputError(f"{COMPARE_FLAG} has no single plan to require: read each engine's fits", field="--require-fit")
+    for flag, value in (("--draft-model", args.draft_model), ("--draft-weights", args.draft_weights),
+                        ("--host-cache", args.host_cache)):  # fmt: skip
+        if value is not None:  # the launch's own deployment: not one of every engine's defaults
+            raise InputError(f"{COMPARE_FLAG} solves every engine at its defaults; drop it", field=flag)
     spelling = argparse.Namespace(**{**vars(args), "engine": None if args.cmd else engines[0]})
     settings = settings_from_args(spelling, extra)
     check_comparable(settings)

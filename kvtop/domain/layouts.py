@@ -109,9 +109,10 @@ class LayoutPlan(BaseModel):
 def plan_layouts(
     model: ModelSpec, settings: LaunchSettings, specs: Sequence[LayoutSpec], *, gpu_total_bytes: int,
     gpu_name: str | None, measured: MeasuredInputs, load_mtp: bool = False, node_measures: tuple[NodeMeasure, ...] = (),
+    draft: ModelSpec | None = None,
 ) -> tuple[LayoutPlan, ...]:  # fmt: skip
-    """Each layout solved with the launch's other settings as `plan` solves it (this node's earlier starts
-    `node_measures` read as `plan` reads them); one that cannot run says why in `error`."""
+    """Each layout solved with the launch's other settings as `plan` solves it (its speculative `draft`, this node's
+    earlier starts `node_measures` read as `plan` reads them); one that cannot run says why in `error`."""
     plans = []
     for spec in specs:
         try:
@@ -120,7 +121,8 @@ def plan_layouts(
             check_parallel(laid)
             check_placement(laid.engine, layout_from_settings(laid, model), spec.nodes, spec.gpus_per_node)
             ledger = planned_capacity(model, laid, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name,
-                                      measured=measured, load_mtp=load_mtp, node_measures=node_measures).ledger  # fmt: skip
+                                      measured=measured, load_mtp=load_mtp, draft=draft,
+                                      node_measures=node_measures).ledger  # fmt: skip
             placement = place(ledger, spec.nodes, spec.gpus_per_node)
         except KvtopError as error:
             plans.append(LayoutPlan(spec=spec, error=str(error)))

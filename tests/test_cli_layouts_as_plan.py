@@ -43,3 +43,29 @@ def test_a_stored_start_moves_the_layout_row_as_it_moves_plan(capsys: pytest.Cap
     assert abs(after_plan - 444_520) <= 8 and after_plan != before_plan  # the store moved plan to the log
     assert after_layout == after_plan  # and the layout's row with it
     assert _layout_tokens(capsys, "--no-calibration-store") == before_plan  # the store off: the row as before
+
+
+DRAFTED = ["--model", "qwen3-235b-a22b", "--gpu", "H200", "--engine", "sglang", "--speculative-algorithm", "EAGLE3",
+           "--draft-model", "qwen3-235b-a22b-eagle3", "--no-calibration-store", "--json"]  # fmt: skip
+
+
+def test_a_layout_charges_the_launchs_draft_as_plan_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """Qwen3-235B-A22B + its EAGLE3 draft, H200, TP4: the layout's row is `plan --tp 4`'s 304,541 tokens (the
+    draft once dropped: 321,971)."""
+    assert main(["plan", *DRAFTED, "--tp", "4"]) == 0
+    planned = json.loads(capsys.readouterr().out)["token_capacity"]
+    assert main(["plan", *DRAFTED, "--layouts", "1x8 tp4"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["layouts"]
+    assert row["token_capacity"] == planned and "--speculative-draft-model-path" in row["engine_flags"]
+
+
+@pytest.mark.parametrize(("flags", "field"), [
+    (["--layouts", "1x8 tp4", "--host-cache", "100GiB"], "--host-cache"),  # split over ranks each layout changes
+    (["--compare", "sglang,vllm"], "--draft-model"),  # every engine at its defaults
+])  # fmt: skip
+def test_a_deployment_flag_a_side_by_side_cannot_carry_is_refused(
+    capsys: pytest.CaptureFixture[str], flags: list[str], field: str
+) -> None:
+    argv = [flag for flag in DRAFTED if flag not in ("--engine", "sglang", "--speculative-algorithm", "EAGLE3")]
+    assert main(["plan", *argv, "--tp", "4", *flags]) == 2
+    assert f"error: {field}:" in capsys.readouterr().err
