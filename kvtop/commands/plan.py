@@ -119,16 +119,15 @@ def _model_and_device(
     return model, measured.with_total_origin(total_origin_from_args(args, name, total)), total, name
 
 
-def build_plan(args: argparse.Namespace, extra: Sequence[str]) -> CapacityPlan:
+def build_plan(args: argparse.Namespace, extra: Sequence[str], store: StoreRead | None) -> CapacityPlan:
     """The plan the command line describes: its ledger with every unmeasured term calibrated, and the
-    capacity interval (this node's earlier starts of the same launch used unless the store is off)."""
+    capacity interval (this node's earlier starts of the same launch, `store`, used unless it is off: None)."""
     from kvtop.domain.calibration.estimate import planned_capacity
     from kvtop.domain.calibration.node import unused_start
 
     model, deployment, measured, total, name = _planned_inputs(args, extra)
     if getattr(args, "nodes", None) is not None or getattr(args, "gpus_per_node", None) is not None:
         _check_nodes(args, deployment.settings, model)  # a layout too large for the nodes named so, before it is solved
-    store = _store(args)
     plan = planned_capacity(model, deployment.settings, gpu_total_bytes=total, gpu_name=name, measured=measured,
                             load_mtp=args.load_mtp, draft=deployment.draft,
                             node_measures=store.measures if store else ())  # fmt: skip
@@ -141,7 +140,7 @@ def build_plan(args: argparse.Namespace, extra: Sequence[str]) -> CapacityPlan:
 
 
 def _store(args: argparse.Namespace) -> StoreRead | None:
-    """This node's earlier starts, as `plan` and `--compare` both read them (None: the store is off); its notice said."""
+    """This node's earlier starts, as `plan`, `--compare` and `--layouts` read them (None: the store is off); its notice said."""
     from kvtop.sources.calibration_store import read_store, store_disabled
 
     store = read_store() if not store_disabled(args.no_calibration_store) else None
@@ -160,11 +159,12 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
         if args.compare is not None and args.layouts is not None:
             raise InputError("compare engines or layouts, not both", field="--layouts")
         return run_compare(args, extra) if args.layouts is None else run_layouts(args, extra)
-    plan = build_plan(args, extra)
+    store = _store(args)  # read once: the plan and each layout it suggests read it alike
+    plan = build_plan(args, extra, store)
     refused = launch_refusals(plan.ledger)
     if refused:  # the engine would not start it: a plan of it would read as valid
         raise InputError("; ".join(refusal.describe() for refusal in refused), field=refused[0].field)
-    smallest = smallest_fitting_layout(plan.ledger)
+    smallest = smallest_fitting_layout(plan.ledger, store.measures if store else ())
     defaults = defaults_taken(args, extra)
     placement = _placement(args, plan.ledger)
 
@@ -219,11 +219,16 @@ def run_layouts(args: argparse.Namespace, extra: Sequence[str]) -> int:
             raise InputError(f"each of {LAYOUTS_FLAG} names its own nodes and GPUs; drop it", field=flag)
     if args.require_fit:
         raise InputError(f"{LAYOUTS_FLAG} has no single plan to require: read each layout's fits", field="--require-fit")
+    if args.host_cache is not None:  # split over the launch's ranks, which each layout changes
+        raise InputError(f"{LAYOUTS_FLAG} lays out the ranks that --host-cache is split over: plan each layout "
+                         "with --nodes/--gpus-per-node and its sizes", field="--host-cache")  # fmt: skip
     specs = [parse_layout(text) for text in args.layouts]
-    settings = settings_from_args(args, extra)
-    model, measured, total, name = _model_and_device(args, settings)
+    model, deployment, measured, total, name = _planned_inputs(args, extra)  # the draft and its weights, as plan's
+    settings = deployment.settings
+    store = _store(args)  # each layout is `plan`'s solve: this node's earlier starts read as it reads them
     plans = plan_layouts(model, settings, specs, gpu_total_bytes=total, gpu_name=name, measured=measured,
-                         load_mtp=args.load_mtp)  # fmt: skip
+                         load_mtp=args.load_mtp, node_measures=store.measures if store else (),
+                         draft=deployment.draft)  # fmt: skip
     emit(args.json, lambda: layouts_json(plans, settings), lambda: layouts_text(plans))
     return 0
 
@@ -239,6 +244,10 @@ def run_compare(args: argparse.Namespace, extra: Sequence[str]) -> int:
         raise InputError(f"{COMPARE_FLAG} names the engines (the first is the reference); drop it", field="--engine")
     if args.require_fit:
         raise InputError(f"{COMPARE_FLAG} has no single plan to require: read each engine's fits", field="--require-fit")
+    for flag, value in (("--draft-model", args.draft_model), ("--draft-weights", args.draft_weights),
+                        ("--host-cache", args.host_cache)):  # fmt: skip
+        if value is not None:  # the launch's own deployment: not one of every engine's defaults
+            raise InputError(f"{COMPARE_FLAG} solves every engine at its defaults; drop it", field=flag)
     spelling = argparse.Namespace(**{**vars(args), "engine": None if args.cmd else engines[0]})
     settings = settings_from_args(spelling, extra)
     check_comparable(settings)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.calibration.node import NodeMeasure
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
@@ -44,18 +45,19 @@ class FittingLayout(BaseModel):
     dropped: DroppedShare | None = None  # the launch's memory share it leaves out, if any
 
 
-def smallest_fitting_layout(ledger: Ledger) -> FittingLayout | None:
+def smallest_fitting_layout(ledger: Ledger, node_measures: tuple[NodeMeasure, ...] = ()) -> FittingLayout | None:
     """The fewest GPUs (more TP, then PP) on which `ledger`'s launch fits; else, where the launch set the engine's
     memory share, the fewest at the engine's own share (`dropped` names the flag); None when it fits already or
-    when nothing up to 32 GPUs does."""
+    when nothing up to 32 GPUs does. Each layout is `plan`'s solve of it: the launch's draft, and this node's earlier
+    starts `node_measures` as `plan` reads them."""
     if ledger.engine.fits:
         return None
-    found = _smallest(ledger, ledger.settings, same_layout=False)
+    found = _smallest(ledger, ledger.settings, node_measures, same_layout=False)
     field = engine_rules(ledger.settings.engine).memory_fraction_field
     share = None if field is None else launch_share(ledger.settings, field)
     if found is not None or field is None or share is None:
         return found
-    own = _smallest(ledger, ledger.settings.model_copy(update={field: None}), same_layout=True)
+    own = _smallest(ledger, ledger.settings.model_copy(update={field: None}), node_measures, same_layout=True)
     dropped = DroppedShare(setting=field, value=share)
     return own.model_copy(update={"dropped": dropped}) if own is not None else None
 
@@ -68,7 +70,9 @@ def launch_share(settings: LaunchSettings, field: str) -> float | None:
     raise TypeError(f"{field} is no memory share of LaunchSettings (it holds {type(value).__name__})")
 
 
-def _smallest(ledger: Ledger, base: LaunchSettings, *, same_layout: bool) -> FittingLayout | None:
+def _smallest(
+    ledger: Ledger, base: LaunchSettings, node_measures: tuple[NodeMeasure, ...], *, same_layout: bool
+) -> FittingLayout | None:
     """The first layout (the launch's own first where `same_layout`, then more TP, then PP) where `base` fits."""
     measured = ledger.measured.model_copy(update={"calibrated": None})  # re-estimated for each layout
     layouts = [(base.tp, base.pp)] if same_layout else []
@@ -81,7 +85,7 @@ def _smallest(ledger: Ledger, base: LaunchSettings, *, same_layout: bool) -> Fit
         try:
             candidate = planned_capacity(
                 ledger.model, settings, gpu_total_bytes=ledger.gpu_total_bytes, gpu_name=ledger.gpu_name,
-                measured=measured, load_mtp=ledger.load_mtp,
+                measured=measured, load_mtp=ledger.load_mtp, draft=ledger.draft, node_measures=node_measures,
             ).ledger  # fmt: skip
         except InputError:
             continue  # the model does not divide over this layout

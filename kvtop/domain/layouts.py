@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.calibration.node import NodeMeasure
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.launch import LaunchSettings, check_parallel
@@ -107,9 +108,11 @@ class LayoutPlan(BaseModel):
 
 def plan_layouts(
     model: ModelSpec, settings: LaunchSettings, specs: Sequence[LayoutSpec], *, gpu_total_bytes: int,
-    gpu_name: str | None, measured: MeasuredInputs, load_mtp: bool = False,
+    gpu_name: str | None, measured: MeasuredInputs, load_mtp: bool = False, node_measures: tuple[NodeMeasure, ...] = (),
+    draft: ModelSpec | None = None,
 ) -> tuple[LayoutPlan, ...]:  # fmt: skip
-    """Each layout solved with the launch's other settings; one that cannot run says why in `error`."""
+    """Each layout solved with the launch's other settings as `plan` solves it (its speculative `draft`, this node's
+    earlier starts `node_measures` read as `plan` reads them); one that cannot run says why in `error`."""
     plans = []
     for spec in specs:
         try:
@@ -118,7 +121,8 @@ def plan_layouts(
             check_parallel(laid)
             check_placement(laid.engine, layout_from_settings(laid, model), spec.nodes, spec.gpus_per_node)
             ledger = planned_capacity(model, laid, gpu_total_bytes=gpu_total_bytes, gpu_name=gpu_name,
-                                      measured=measured, load_mtp=load_mtp).ledger  # fmt: skip
+                                      measured=measured, load_mtp=load_mtp, draft=draft,
+                                      node_measures=node_measures).ledger  # fmt: skip
             placement = place(ledger, spec.nodes, spec.gpus_per_node)
         except KvtopError as error:
             plans.append(LayoutPlan(spec=spec, error=str(error)))

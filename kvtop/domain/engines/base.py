@@ -280,8 +280,8 @@ class MeasuredInputs(BaseModel):
 
 FREE_BEFORE_LOAD_ESTIMATED = "free memory before load is estimated (GPU total − 1 GiB of CUDA context and NCCL)"
 FREE_BEFORE_LOAD_CALIBRATED = (
-    "free memory before load is estimated: CUDA's total less the CUDA context and NCCL by TP (the terms above, "
-    "docs/calibration.md)"
+    "free memory before load is estimated: CUDA's total less the CUDA context and NCCL by TP, each calibrated "
+    "(docs/calibration.md)"
 )
 FREE_BEFORE_LOAD_UNIFIED = (
     "free memory before load is estimated: CUDA's total less the CUDA context and NCCL by TP and less what the host "

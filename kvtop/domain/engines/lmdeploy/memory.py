@@ -62,7 +62,7 @@ def free_after_weights(inputs: EngineInputs, steps: list[BudgetStep], notes: lis
     source = meas.free_before_load_source()
     if source != "measured":
         how = "GPU total − 1 GiB (CUDA context, NCCL)" if meas.calibrated is None else (
-            "CUDA's total less the CUDA context and NCCL by TP (the terms above)")  # fmt: skip
+            "CUDA's total less the CUDA context and NCCL by TP, each calibrated")  # fmt: skip
         notes.append(f"free memory after the weights is estimated: {how} − weights; "
                      "--free-after-load gives the engine's own figure")  # fmt: skip
     # one context in every view: the driver's share (nvidia-smi's total less CUDA's) and a unified host's are rows
