@@ -345,12 +345,16 @@ def _rope_factor(section: dict[str, Any]) -> float:
 
 
 def _rope_original(section: dict[str, Any]) -> int:
-    """The `original_max_position_embeddings` of the rope block `_rope_type` reads (0 where it states none)."""
+    """The `original_max_position_embeddings` of the rope block `_rope_type` reads, else the section's top-level one
+    where the section states a rope block (Phi-3 / Phi-4-mini longrope configs state it there: vLLM's
+    patch_rope_parameters copies it into the block, v0.12.0 transformers_utils/config.py:316-318); 0 where neither."""
+    def whole(stated: object) -> int:
+        return stated if isinstance(stated, int) and not isinstance(stated, bool) and stated > 0 else 0
+
     for key in ("rope_scaling", "rope_parameters"):
         block = section.get(key)
         if isinstance(block, dict) and isinstance(block.get("rope_type", block.get("type")), str):
-            stated = block.get("original_max_position_embeddings")
-            return stated if isinstance(stated, int) and not isinstance(stated, bool) and stated > 0 else 0
+            return whole(block.get("original_max_position_embeddings")) or whole(section.get("original_max_position_embeddings"))
     return 0
 
 

@@ -55,6 +55,17 @@ DERIVED_KEY_ERAS: Eras[str] = Eras((
                                      "sets a dict override (v0.12.0 config/model.py:510)"),
 ))  # fmt: skip
 ROPE_KEYS = frozenset({"rope_scaling", "rope_parameters", THETA_KEY})
+LONGROPE_TYPES = frozenset({"longrope", "su"})  # patch_rope_scaling / patch_rope_parameters rename su to longrope
+# whether, with no --max-model-len, a longrope rope in effect makes the default length the config's top-level
+# original_max_position_embeddings (`getattr(hf_config, …, derived)`: 'to avoid performance degradation for shorter
+# sequences')
+LONGROPE_DEFAULT_ERAS: Eras[bool] = Eras((
+    Era("", False, "_get_and_verify_max_len: the derived length is the default whatever the rope type (v0.11.0 "
+                   "config/model.py:1870-1871)"),
+    Era("0.11.1", True, "_get_and_verify_max_len: 'For LongRoPE, default to original_max_position_embeddings' "
+                        "(v0.11.1 and v0.11.2 config/model.py:2112-2120 on rope_scaling; v0.12.0 :2231-2240, v0.13.0 "
+                        ":2147-2157, v0.34.0 :2687-2693 on rope_parameters)"),
+))  # fmt: skip
 
 
 def json_object(text: object, flag: str) -> dict[str, object]:
@@ -186,8 +197,27 @@ def unread_override(settings: LaunchSettings, version: ResolvedVersion) -> str |
 
 
 
+def longrope_default(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> tuple[int, str] | None:
+    """(the length vLLM starts at, why) where no --max-model-len is given and the rope in effect (the launch's where it
+    reaches the derived length, else config.json's) is longrope: the config's original_max_position_embeddings
+    (`LONGROPE_DEFAULT_ERAS`); None elsewhere, or where the config states none (vLLM's `getattr` then falls back to a
+    config class's default or the derived length: not read, the derived length stands)."""
+    if settings.context_length or not era_for(LONGROPE_DEFAULT_ERAS, version).value:
+        return None
+    given = launch_ropes(settings, version)
+    kinds = {rope.get("rope_type", rope.get("type")) for rope in given[0]} if given else {model.rope_type}
+    original = model.rope_original_positions
+    if not kinds & LONGROPE_TYPES or not original:
+        return None
+    source = era_for(LONGROPE_DEFAULT_ERAS, version).source
+    return original, f"longrope: the config's original_max_position_embeddings {original:,} ({source})"
+
+
 def max_model_len(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
-    """§3.7: the launch's --max-model-len, else the length `_get_and_verify_max_len` derives: the config's
-    positions, scaled by a rope the launch gives (`derived_max_len`)."""
-    derived = derived_max_len(model, settings, version)
-    return settings.context_length or (derived[0] if derived else model.max_position_embeddings)
+    """§3.7: the launch's --max-model-len, else the length `_get_and_verify_max_len` defaults to: a longrope config's
+    original positions (`longrope_default`), else the config's positions scaled by a rope the launch gives
+    (`derived_max_len`)."""
+    if settings.context_length:
+        return settings.context_length
+    default = longrope_default(model, settings, version) or derived_max_len(model, settings, version)
+    return default[0] if default else model.max_position_embeddings
