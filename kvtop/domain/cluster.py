@@ -34,12 +34,21 @@ class PrometheusState(str, Enum):
     BAD_PAYLOAD = "bad_payload"  # answered, but not the Prometheus API's JSON
 
 
+# What a person does about a failure, by its state: said once, after the failure, wherever it is shown (the CLI's
+# error line, the cluster TUI's header)
+WHAT_TO_DO: Mapping[PrometheusState, str] = {
+    PrometheusState.UNREACHABLE: "check the --prometheus URL and that Prometheus is running there",
+}
+
+
 class PrometheusError(KvtopError):
-    """Prometheus could not answer; `state` names why (the message never holds the token)."""
+    """Prometheus could not answer; `state` names why, then what to do where that is known (`WHAT_TO_DO`); the
+    message never holds the token."""
 
     def __init__(self, state: PrometheusState, message: str) -> None:
         self.state = state
-        super().__init__(f"prometheus {state.value}: {message}")
+        todo = WHAT_TO_DO.get(state)
+        super().__init__(f"prometheus {state.value}: {message}" + (f"; {todo}" if todo else ""))
 
 
 @dataclass(frozen=True)

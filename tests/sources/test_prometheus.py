@@ -221,7 +221,8 @@ def test_unreachable_prometheus_exits_2_with_one_line() -> None:
                             capture_output=True, text=True, timeout=60)  # fmt: skip
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.splitlines() == [
-        "kvtop: error: prometheus unreachable: cannot reach http://127.0.0.1:9 (ConnectError: [Errno 111] Connection refused)"
+        "kvtop: error: prometheus unreachable: cannot reach http://127.0.0.1:9 (ConnectError: [Errno 111] Connection refused); "
+        "check the --prometheus URL and that Prometheus is running there"
     ]
 
 

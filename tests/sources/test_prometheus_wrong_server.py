@@ -60,7 +60,8 @@ def test_a_refused_port_says_refused(capsys: pytest.CaptureFixture[str]) -> None
         port = free.getsockname()[1]
         err = cluster_error(f"http://127.0.0.1:{port}", capsys)
     assert err == (f"kvtop: error: prometheus unreachable: cannot reach http://127.0.0.1:{port} "
-                   "(ConnectError: [Errno 111] Connection refused)\n")  # fmt: skip
+                   "(ConnectError: [Errno 111] Connection refused); "
+                   "check the --prometheus URL and that Prometheus is running there\n")  # fmt: skip
 
 
 def test_https_to_a_plain_server_says_it_may_speak_http(capsys: pytest.CaptureFixture[str]) -> None:
@@ -68,7 +69,8 @@ def test_https_to_a_plain_server_says_it_may_speak_http(capsys: pytest.CaptureFi
         tls_url = url.replace("http://", "https://")
         err = cluster_error(tls_url, capsys)
     assert err.startswith(f"kvtop: error: prometheus unreachable: cannot reach {tls_url} (ConnectError: [SSL")
-    assert err.endswith("; the server may speak plain http://)\n")
+    assert err.endswith("; the server may speak plain http://); check the --prometheus URL and that Prometheus is "
+                        "running there\n")
 
 
 @pytest.mark.parametrize("tail", ["/?token=Q7vXk2pLm9", "#Q7vXk2pLm9", "/api?x=Q7vXk2pLm9#y", "/?"])

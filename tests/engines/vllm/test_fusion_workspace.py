@@ -31,9 +31,20 @@ def test_the_token_counts_are_the_ones_the_v0_19_logs_print() -> None:
     # Llama-4-Scout, Llama-3.1-8B, Qwen2.5-7B, Kimi-VL-A3B's text model)
     printed = {(5120, 2): 6553, (8192, 2): 4096, (8192, 4): 128, (5120, 4): 204, (4096, 4): 256, (3584, 4): 292,
                (2048, 2): 8192}  # fmt: skip
+    v019 = ResolvedVersion(text="0.19.0")
     for (hidden, tp), tokens in printed.items():
-        assert fw.max_token_num(hidden, 2, tp, 8192) == tokens
-    assert fw.max_token_num(4096, 2, 3, 8192) is None  # FI_SUPPORTED_WORLD_SIZES: 2, 4, 8
+        assert fw.max_token_num(v019, hidden, 2, tp, 8192) == tokens
+    assert fw.max_token_num(v019, 4096, 2, 3, 8192) is None  # FI_SUPPORTED_WORLD_SIZES: 2, 4, 8
+
+
+def test_hopper_s_max_size_at_tp_8_is_half_a_mib_at_every_release_read() -> None:
+    # FI_ALLREDUCE_FUSION_MAX_SIZE_MB[90][8] = 0.5 (allreduce_rms_fusion.py:58 at v0.19.0, :108 at v0.27.1 and
+    # v0.33.0), not the field docstring's 1 MB: int(0.5 × 1,048,576) = 524,288 B
+    for label in ("0.18.0", "0.19.0", "0.22.1", "0.27.1", "0.33.0"):
+        assert fw.hopper_max_size(ResolvedVersion(text=label), 8) == 524_288
+    # Llama-3.3-70B (hidden 8,192, bf16): 524,288 // (8,192 × 2) = 32 tokens; gpt-oss-120b (2,880): 524,288 // 5,760 = 91
+    assert fw.max_token_num(ResolvedVersion(text="0.22.1"), 8192, 2, 8, 8192) == 32
+    assert fw.max_token_num(ResolvedVersion(text="0.22.1"), 2880, 2, 8, 8192) == 91
 
 
 def test_the_buffers_are_flashinfer_s_and_each_is_held_at_the_multicast_granularity() -> None:
@@ -223,3 +234,12 @@ def test_from_v0_25_hopper_takes_mnnvl_on_one_node_with_trtllm_as_its_fallback()
     # where multicast is not read (H20, H800, GH200), trtllm's bytes stay charged
     found = fw.fusion_workspace(_inputs(K2_TP4, gpu_name="H20"), 8192)
     assert found is not None and found.bytes == 34 * MIB and found.other_bytes == 0
+
+
+def test_gpt_oss_at_tp_8_on_the_h200_holds_twenty_mib_at_v0_22() -> None:
+    # 91 tokens × 2,880: one-shot 8 × 91 × 2,880 × 2 = 4,193,280 B (+ 2,048 pad → 6 MiB), flags 8 × 256 × 4 = 8,192 B
+    # (→ 2 MiB), Lamport 3 × 4,193,280 = 12,579,840 B (+ 2,048 → 12 MiB): 20 MiB (34 MiB with 1 MB's 182 tokens)
+    inputs = RECORDS["heyram74-inferencex-gpt-oss-120b-h200-tp8-v0221"].inputs()
+    found = fw.fusion_workspace(inputs, batch_limits(inputs)[0])
+    assert found is not None and found.modelled
+    assert found.bytes == (6 + 2 + 12) * MIB == 20_971_520

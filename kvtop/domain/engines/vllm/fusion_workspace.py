@@ -74,7 +74,7 @@ from typing import NamedTuple
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
-from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.compilation import level, stated_pass_config, unread_fields
 from kvtop.domain.engines.vllm.compilation_aliases import fuse_allreduce_rms
 from kvtop.domain.engines.vllm.fusion_blackwell import blackwell_era, blackwell_max_size, mnnvl_request_bytes
@@ -96,9 +96,14 @@ LAMPORT_BUFFERS = 3
 SUPPORTED_TP = (2, 4, 8)  # PassConfig.flashinfer_max_size: FI_SUPPORTED_WORLD_SIZES
 # the Hopper boards whose NVSwitch takes multicast (NCCL's NVLS buffers there: nvls_buffers.py)
 MULTICAST_HOPPER = frozenset({"H100", "H100-SXM", "H200"})
-# FI_ALLREDUCE_FUSION_MAX_SIZE_MB on Hopper (compute capability 9.0), by TP: v0.13.0's table, which the v0.19.0 starts'
-# token counts match at TP 2 and 4 (v0.33.0 has 0.5 at TP 8)
-HOPPER_MAX_SIZE_MIB = {2: 64.0, 4: 2.0, 8: 1.0}
+# FI_ALLREDUCE_FUSION_MAX_SIZE_MB's row 90 (Hopper), by TP, by release: what `PassConfig.flashinfer_max_size` returns
+# (`default_fi_allreduce_fusion_max_size_mb` imports the pass's table); the v0.19.0 starts' token counts match it at
+# TP 2 and 4. The field's docstring (config/compilation.py:161-176 at v0.20.0) says 1 MB at TP 8: not what runs.
+HOPPER_MAX_SIZE_ERAS: Eras[tuple[tuple[int, float], ...]] = Eras((
+    Era("", ((2, 64.0), (4, 2.0), (8, 0.5)), "FI_ALLREDUCE_FUSION_MAX_SIZE_MB[90]: compilation/collective_fusion.py:"
+        "455-459 at v0.13.0; compilation/passes/fusion/allreduce_rms_fusion.py:51-55 at v0.16.0, :54-58 at v0.17.1-"
+        "v0.19.0, :59-63 at v0.20.0, :66-70 at v0.21.0, :91-95 at v0.24.0, :104-108 at v0.27.1-v0.34.0"),
+))  # fmt: skip
 
 # How the release's FlashInfer allocates the workspace: None (no fusion by default), "multicast" (each buffer rounded
 # to the multicast granularity) or "allocation" (each buffer and its signal pad to the allocation granularity alone)
@@ -160,12 +165,21 @@ class FusionWorkspace(BaseModel):
     other_bytes: int = 0
 
 
-def max_token_num(hidden_size: int, element_bytes: int, tp: int, max_num_batched_tokens: int) -> int | None:
+def hopper_max_size(version: ResolvedVersion, tp: int) -> int | None:
+    """`PassConfig.flashinfer_max_size` on Hopper at this TP (bytes: `int(MB × MiB)`), or None where the row has no
+    entry (FI_SUPPORTED_WORLD_SIZES)."""
+    size_mib = dict(HOPPER_MAX_SIZE_ERAS.at(version)).get(tp)
+    return None if size_mib is None else int(size_mib * MIB)
+
+
+def max_token_num(
+    version: ResolvedVersion, hidden_size: int, element_bytes: int, tp: int, max_num_batched_tokens: int
+) -> int | None:
     """`AllReduceFusionPass`'s tokens: Hopper's max size at this TP over a token's bytes, capped by the batch."""
-    size_mib = HOPPER_MAX_SIZE_MIB.get(tp)
-    if size_mib is None:
+    max_size = hopper_max_size(version, tp)
+    if max_size is None:
         return None
-    return _tokens(int(size_mib * MIB), hidden_size, element_bytes, max_num_batched_tokens)
+    return _tokens(max_size, hidden_size, element_bytes, max_num_batched_tokens)
 
 
 def _tokens(max_size: int, hidden_size: int, element_bytes: int, max_num_batched_tokens: int) -> int:
@@ -314,7 +328,9 @@ def _by_default(inputs: CalibrationInputs, max_num_batched_tokens: int) -> Fusio
         return FusionWorkspace(bytes=0, modelled=False, why=(
             f"--compilation-config sets {', '.join(unread)}: whether it keeps the all-reduce fusion pass (and "
             "FlashInfer's workspace) is not read; the workspace is in the fitted remainder"))  # fmt: skip
-    max_size = int(HOPPER_MAX_SIZE_MIB[layout.tp] * MIB)
+    max_size = hopper_max_size(inputs.version, layout.tp)
+    if max_size is None:
+        return None
     payload = _payload(model, max_size, max_num_batched_tokens)
     mnnvl = HOPPER_MNNVL_ERAS.at(inputs.version)
     if mnnvl is not None and gpu_model_key(inputs.gpu_name) in MULTICAST_HOPPER:
