@@ -35,8 +35,10 @@ def test_the_table_shows_every_engine_its_setting_and_the_same_budget_flags(caps
     # each row: the engine's own flag and value, the budget in GB and GiB, bytes per token, tokens per rank
     assert "--mem-fraction-static 0.819" in rows["SGLang"] and "32.86 GB (30.60 GiB)" in rows["SGLang"]
     assert "401,126" in rows["SGLang"] and "393,878 – 408,375" in rows["SGLang"]  # `plan --engine sglang`'s interval
-    # vLLM's latest (0.34.0) under its extensible KV cache: the unstated share is 1.0 (tests/domain/test_compare.py)
-    assert "--gpu-memory-utilization 1 " in rows["vLLM"] and "509,952" in rows["vLLM"]
+    # vLLM's latest (0.34.0) under its extensible KV cache: the unstated share is 1.0 (tests/domain/test_compare.py);
+    # 503,808 = 246 granules a layer × 2,048 tokens: H100 TP4's mnnvl all-reduce workspace (512 MiB, not trtllm's 38 MiB,
+    # from v0.25.0) takes 474 MiB more of the budget than before 917d5d3b (509,952, 249 granules)
+    assert "--gpu-memory-utilization 1 " in rows["vLLM"] and "503,808" in rows["vLLM"]
     assert "--cache-max-entry-count 0.8" in rows["LMDeploy"] and "462,144" in rows["LMDeploy"]
     assert "--kv_cache_free_gpu_memory_fraction 0.9" in rows["TensorRT-LLM"] and "478,944" in rows["TensorRT-LLM"]
     assert all("81,920 B bf16" in row for row in rows.values())

@@ -136,8 +136,12 @@ def test_each_engines_tokens_per_rank_by_hand() -> None:
     # SGLang: the automatic fraction (sglang.md §5) and its tokens: the budget ÷ 81,920 B, page 1 (§4)
     assert sglang.memory_fraction == SGLANG_FRACTION
     assert sglang.token_capacity == (sglang.kv_budget_bytes or 0) // LLAMA70_TP4_BPT == 401_126
-    # vLLM 0.34.0: blocks of 64 tokens in whole 2 MiB granules a layer (extensible_kv_cache.py:304-318)
-    assert vllm.token_capacity == vllm_granule_tokens(vllm.kv_budget_bytes or 0) == 509_952
+    # vLLM 0.34.0: blocks of 64 tokens in whole 2 MiB granules a layer (extensible_kv_cache.py:304-318): 246 granules a
+    # layer × 32 blocks of 64 = 503,808. Was 509,952 (249 granules) before Hopper's FlashInfer all-reduce workspace became
+    # mnnvl's one McastGPUBuffer at the 512 MiB multicast granularity from v0.25.0 (917d5d3b; vllm.md): the non-torch
+    # term grew from trtllm's 38 MiB to 512 MiB, +474 MiB = 497,025,024 B, so the budget fell from 41,810,613,270 to
+    # 41,313,588,246 B (`plan --engine vllm --json`): ⌊41,313,588,246 ÷ 160 MiB⌋ = 246 granules a layer (was 249)
+    assert vllm.token_capacity == vllm_granule_tokens(vllm.kv_budget_bytes or 0) == 503_808
     # LMDeploy, TurboMind's object cache (lmdeploy.md §3): 64-token blocks
     assert lmdeploy.token_capacity == (lmdeploy.kv_budget_bytes or 0) // (64 * LLAMA70_TP4_BPT) * 64 == 462_144
     # TensorRT-LLM, PyTorch backend (trtllm.md §3, §4.1): ÷ 81,920 B, floored to 32-token blocks
