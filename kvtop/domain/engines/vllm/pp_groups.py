@@ -17,11 +17,13 @@ from kvtop.domain.rounding import ceil_div
 
 # Whether the groups are every stage's (projected per worker) or the worker's own, by release.
 MERGED_GROUPS_ERAS: Eras[bool] = Eras((
-    Era("", False, "not checked before 0.21.0 (no PP run of a sliding-window hybrid read): the worker's own layers"),
-    Era("0.21.0", True, "v0.21.0 v1/core/kv_cache_utils.py get_kv_cache_configs :1922 merges every worker's specs "
-        "and groups them (:1137-1170), _project_kv_cache_groups_to_worker :1880 (the Gemma-4-31B PP 4 log, "
-        "tests/engines/vllm/test_gemma4_pp4_groups.py); v0.33.0 v1/core/kv_cache_planning.py alike (engine-diff runs, "
-        "Gemma-3-27B PP 2 and 4); v0.34.0 :1517, :1608 alike"),
+    Era("", False, "v0.10.2 v1/engine/core.py:193 get_kv_cache_config per worker on its own specs: the worker's "
+        "own layers"),
+    Era("0.11.0", True, "v0.11.0 v1/core/kv_cache_utils.py get_kv_cache_configs :1211 merges every worker's specs "
+        "(:1249-1259), groups them (get_kv_cache_groups :1260) and keeps each worker's layers of each group "
+        "(:1263-1271); v0.17.1 :1501 names it _project_kv_cache_groups_to_worker (:1465); v0.21.0 :1880, :1922 (the "
+        "Gemma-4-31B PP 4 log, tests/engines/vllm/test_gemma4_pp4_groups.py); v0.33.0 v1/core/kv_cache_planning.py "
+        "alike (engine-diff runs, Gemma-3-27B PP 2 and 4); v0.34.0 :1517, :1608 alike"),
 ))  # fmt: skip
 
 
