@@ -208,20 +208,26 @@ def test_hybrid_without_prefix_caching_takes_one_state_block_and_no_checkpoint_a
     assert ledger.token_capacity == int(24_272 / 231 * 32_768)
 
 
-def test_hybrid_under_pipeline_parallelism_is_refused_by_name_before_0_21() -> None:
-    """From 0.21.0 kvtop plans it (every stage's groups projected per worker: v0.21.0 kv_cache_utils.py :1880, :1922;
-    tests/engines/test_pp_stage_parts.py, the engine's own runs at 0.33.0); earlier releases' PP grouping is not
-    checked."""
+def test_hybrid_under_pipeline_parallelism_is_refused_by_name_before_0_11() -> None:
+    """From 0.11.0 kvtop plans it (every stage's groups projected per worker: v0.11.0 kv_cache_utils.py :1211,
+    :1249-1271; v0.21.0 :1880, :1922; tests/engines/test_pp_stage_parts.py, the engine's own runs at 0.33.0); v0.10.2
+    groups each worker's own specs (v1/engine/core.py:193), which kvtop does not model for a Mamba hybrid."""
     from kvtop.domain.errors import UnsupportedModelError
+    from kvtop.domain.launch import parse_flags
+    from kvtop.domain.ledger import predict
+    from kvtop.sources.hub import load_model
+    from tests.conftest import CONFIGS
 
-    with pytest.raises(UnsupportedModelError, match=r"^engine: vLLM's hybrid Mamba layout .* at pp 1 only before 0.21"):
-        plan("0.13.0", QWEN_NEXT, 4, "auto", "sm90", "--pp", "2")
+    model = load_model(str(CONFIGS / f"{QWEN_NEXT}.json"))
+    flags = parse_flags("vllm", ["--engine-version", "0.10.2", "--tp", "4", "--pp", "2"])
+    with pytest.raises(UnsupportedModelError, match=r"^engine: vLLM's hybrid Mamba layout .* at pp 1 only before 0.11"):
+        predict(model, flags, gpu_total_bytes=80 << 30, gpu_name="H100")
 
 
 def test_a_hybrid_refusal_names_every_condition_it_breaks() -> None:
     """Kimi-Linear (MLA + KDA) at pp 2 on 0.26.0 breaks two conditions: an MLA hybrid's block is read from 0.27.0
-    (platforms/interface.py:883-889, absent from v0.26.0) and PP hybrids from 0.21.0 (pp_groups.MERGED_GROUPS_ERAS):
-    at 0.20.1 both are broken. The message once named one (the MLA reason dropped); at pp 1 it names the MLA reason
+    (platforms/interface.py:883-889, absent from v0.26.0) and PP hybrids from 0.11.0 (pp_groups.MERGED_GROUPS_ERAS):
+    at 0.10.2 both are broken. The message once named one (the MLA reason dropped); at pp 1 it names the MLA reason
     alone."""
     from kvtop.domain.errors import UnsupportedModelError
     from kvtop.domain.launch import parse_flags
@@ -233,9 +239,9 @@ def test_a_hybrid_refusal_names_every_condition_it_breaks() -> None:
 
     def refusal(*flags: str) -> str:
         with pytest.raises(UnsupportedModelError) as found:
-            predict(model, parse_flags("vllm", ["--engine-version", "0.20.1", *flags]), gpu_total_bytes=80 << 30,
+            predict(model, parse_flags("vllm", ["--engine-version", "0.10.2", *flags]), gpu_total_bytes=80 << 30,
                     gpu_name="H100")  # fmt: skip
         return str(found.value)
 
-    assert "(an MLA hybrid before 0.27.0; pp 2 before 0.21.0; vLLM 0.20.1)" in refusal("--pp", "2")
-    assert "(an MLA hybrid before 0.27.0; vLLM 0.20.1)" in refusal()
+    assert "(an MLA hybrid before 0.27.0; pp 2 before 0.11.0; vLLM 0.10.2)" in refusal("--pp", "2")
+    assert "(an MLA hybrid before 0.27.0; vLLM 0.10.2)" in refusal()

@@ -38,9 +38,9 @@ def _plan(*extra: str) -> dict:
 
 def test_every_stage_takes_the_whole_models_groups_projected() -> None:
     """(full groups, sliding groups, slots a block) per stage, from the code's arithmetic in the module docstring."""
-    model = load_model(str(CONFIG))
-    assert projected_groups(model, range(0, 15)) == (1, 5, 3)
-    assert projected_groups(model, range(15, 30)) == (1, 5, 3)  # full 17, 23, 29; sliding positions 12-23
+    model, version = load_model(str(CONFIG)), ResolvedVersion(text="0.21.0")
+    assert projected_groups(model, range(0, 15), version) == (1, 5, 3)
+    assert projected_groups(model, range(15, 30), version) == (1, 5, 3)  # full 17, 23, 29; sliding positions 12-23
 
 
 def test_the_logged_stage_figures_give_the_logged_pool() -> None:

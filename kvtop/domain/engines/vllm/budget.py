@@ -364,22 +364,21 @@ class VllmBudget:
     ) -> tuple[list[tuple[str, int]], int, int, UnifiedPages | None]:
         """KV cache groups of same-type layers: ([(kind, groups of that kind)], group_size, page bytes per layer
         slot, the unified pages where full and sliding-window pages differ); §4.1 step 6: group_size is the least
-        layer count of a kind, or the most if under 1.5 × the least."""
+        layer count of a kind, or the most if under the release's ratio × the least (pp_groups.group_size_of)."""
         full = kv.pool("full")
         state = kv.pool("state")
         if hybrid is not None and full is not None and state is not None:
             if stage is not None:  # §4.2: every stage's groups, projected onto this worker
-                full_groups, mamba_groups, slots = projected_groups(m, stage, mamba=True)
+                full_groups, mamba_groups, slots = projected_groups(m, stage, version, mamba=True)
                 return [("full", full_groups), ("mamba", mamba_groups)], slots, hybrid.page_bytes, None
-            low, high = min(full.layers, state.layers), max(full.layers, state.layers)
-            size = high if high < 1.5 * low else low
+            size = group_size_of((full.layers, state.layers), version)
             kinds = [("full", ceil_div(full.layers, size)), ("mamba", ceil_div(state.layers, size))]
             return kinds, size, hybrid.page_bytes, None
         swa = kv.pool("swa")
         index = kv.pool("dsa_index")
         cross = kv.pool("cross")
         if cross is not None and full is not None and swa is None:  # §4.8: two groups of one page, one pool
-            size = group_size_of((full.layers, cross.layers))
+            size = group_size_of((full.layers, cross.layers), version)
             kinds = [("full", ceil_div(full.layers, size)), ("cross", ceil_div(cross.layers, size))]
             return kinds, size, int(block * full.bytes_per_layer_token), None
         attention = full or swa
@@ -411,9 +410,9 @@ class VllmBudget:
         if nf == 0:
             return [(windowed, 1)], ns, page, None
         if stage is not None and len(m.layers_of(LayerKind.FULL)) and len(m.layers_of(LayerKind.SLIDING)):
-            full_groups, windowed_groups, slots = projected_groups(m, stage)
+            full_groups, windowed_groups, slots = projected_groups(m, stage, version)
             return [("full", full_groups), (windowed, windowed_groups)], slots, page, unified
-        size = group_size_of((nf, ns))
+        size = group_size_of((nf, ns), version)
         return [("full", ceil_div(nf, size)), (windowed, ceil_div(ns, size))], size, page, unified
 
     @staticmethod

@@ -121,7 +121,8 @@ def small_row_reason(total_bytes: int, gpu_name: str | None, version: ResolvedVe
         if tier_memory(total_bytes, gpu_name, version) == 0:
             return f"vLLM {version.label} reads no memory total on a unified-memory device: NVML has no memory query"
         if _kept_small(gpu_name, version):
-            return f"vLLM {version.label} keeps compute capability 12.1 (the GB10) on the small row"
+            major, minor = GB10_CAPABILITY
+            return f"vLLM {version.label} keeps compute capability {major}.{minor} (the GB10) on the small row"
     return f"not {_large_words(version)}"
 
 
