@@ -16,6 +16,7 @@ import json
 
 import pytest
 
+from benchmarks.calibration.corpus import load_all
 from kvtop.cli import main
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.sampler_path import sampler_path
@@ -59,6 +60,14 @@ def test_the_statement_is_read_only_where_importability_decides() -> None:
     # from v0.11.1 opt-in (vllm#26859): native whatever the install holds, and said
     path, why = sampler_path(ResolvedVersion(text="0.13.0"), a100, flashinfer="installed")
     assert path == "native" and "not read" in why and "vllm#26859" in why
+
+
+def test_the_dennislee_records_state_the_readme_install() -> None:
+    records = {r.id: r for r in load_all()["vllm"] if r.id.startswith("dennislee-")}
+    stated = {rid for rid, r in records.items() if r.settings.flashinfer == "installed"}
+    # the four starts whose logs print FlashInfer's sampler; the two-node A100 40GB start printed none
+    assert stated == {"dennislee-qwen2-7b-a100-80gb-u025", "dennislee-qwen2-7b-a100-80gb-u05",
+                      "dennislee-qwen2-7b-2xa100-80gb-tp2-u05", "dennislee-gpt-oss-120b-4xa100-80gb-tp4-4nodes-u08"}  # fmt: skip
 
 
 def test_a_statement_the_release_does_not_read_is_said(capsys: pytest.CaptureFixture[str]) -> None:
