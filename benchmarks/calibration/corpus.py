@@ -281,7 +281,13 @@ def resolve(raw: dict[str, object]) -> Record:
     # `image`: the container image the source's launch runs (a Deployment's `image:`, a `docker run` line), as
     # `plan` reads it from a launch line (LaunchSettings.image): what the install holds beyond the wheel is the image's
     image = {"image": str(raw["image"])} if raw.get("image") else {}
-    settings = settings.model_copy(update={"engine_version": version.text, **image})
+    # `flashinfer`: "installed" | "absent", what the source's install holds (pip `flashinfer-python`), as `plan
+    # --flashinfer` states it (LaunchSettings.flashinfer); its `flashinfer_basis` says where the source says so
+    install = raw.get("flashinfer")
+    if install not in (None, "installed", "absent"):
+        raise ValueError(f"{raw['id']}: flashinfer {install!r} is neither 'installed' nor 'absent'")
+    stated = {**image, **({"flashinfer": install} if install else {})}
+    settings = settings.model_copy(update={"engine_version": version.text, **stated})
     config = raw.get("config")
     model = _config_model(_config_path(str(config))) if config else None
     logged = raw.get("logged") or {}

@@ -1,5 +1,5 @@
-"""kvtop's own flags for the deployment beside the model: a draft's config or measured weights, and the
-host memory given to offloaded KV (turned into the engine's own flags by its deployment rules)."""
+"""kvtop's own flags for the deployment beside the model: a draft's config or measured weights, the
+host memory given to offloaded KV and whether the install holds FlashInfer (turned into the engine's own flags by its deployment rules)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,9 @@ def add_deployment_arguments(parser: argparse.ArgumentParser) -> None:
                        help="host memory for offloaded KV over the engine's ranks on this node, e.g. 200GiB: set in "
                        "the engine's own host-KV flags (SGLang's HiCache, say; `kvtop plan --help` lists each "
                        "engine's)")  # fmt: skip
+    group.add_argument("--flashinfer", default=None, choices=("installed", "absent"),
+                       help="whether the install holds FlashInfer beside the engine (pip flashinfer-python): vLLM "
+                       "v0.9.0-v0.11.0 samples with it wherever it imports")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -38,8 +41,11 @@ class DeploymentArgs:
 def deployment_from_args(
     args: argparse.Namespace, settings: LaunchSettings, model: ModelSpec
 ) -> DeploymentArgs:
-    """The launch with `--host-cache` in the engine's own flags (split over the ranks `model` lays out), the draft's
+    """The launch with `--flashinfer` stated, `--host-cache` in the engine's own flags (split over the ranks `model` lays out), the draft's
     architecture and its weights."""
+    flashinfer = getattr(args, "flashinfer", None)
+    if flashinfer is not None:
+        settings = settings.model_copy(update={"flashinfer": flashinfer})
     host = getattr(args, "host_cache", None)
     if host is not None:
         settings = with_host_cache(settings, memory_size(host, "--host-cache", whole_gpu=False, host=True), model)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from typing import Protocol
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
@@ -197,6 +197,9 @@ class LaunchSettings(BaseModel):
     # the container image the launch line runs (`docker run … vllm/vllm-openai:v0.11.0 …`), as typed: what the install
     # holds beyond the engine's wheel is the image's (vLLM's sampler path reads it)
     image: str | None = None
+    # whether the install holds FlashInfer beside the engine's wheel (vLLM: pip `flashinfer-python`), as the launch's source
+    # states it (`plan --flashinfer`); None: not stated. vLLM's sampler path reads it (sampler_path.py INSTALL_READ_ERAS)
+    flashinfer: Literal["installed", "absent"] | None = None
     # the speculative draft's config class, where kvtop read the draft's config (`plan --draft-model`, the draft a
     # launch names loaded): not a flag but a fact of the draft that vLLM's method detection reads
     # (engines/vllm/spec_methods.py `stated_method`); set by `ledger.predict` from its `draft`

@@ -406,8 +406,9 @@ def _sampler_path_error(
     if activation is None or fit is None or inputs.model is None or activation.source != "calibrated":
         return activation
     path, why, warms_native = _profiled_path(inputs, inputs.model)
-    if path == "native":  # the serving path FlashInfer's or unknown, the native warm-up's peak: said here
-        return activation.model_copy(update={"basis": f"{activation.basis}; {why}"}) if warms_native else activation
+    if path == "native":  # the native warm-up's peak, or an install the launch states (read or not): said here
+        said = warms_native or inputs.settings.flashinfer is not None
+        return activation.model_copy(update={"basis": f"{activation.basis}; {why}"}) if said else activation
     kept, extra = _copies_beyond_flashinfer(inputs, inputs.model, fit, seqs)
     if not extra:
         return activation

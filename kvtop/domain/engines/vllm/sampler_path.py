@@ -5,8 +5,8 @@ docs/engines/vllm.md §12).
 whole float32 logits tensor and softmaxes it: the copies the activation fits count. FlashInfer's
 `top_k_top_p_sampling_from_logits` makes fewer: a masked copy and its softmax beside the logits and their float32 cast
 (`flashinfer_copies.py`). A plan knows the path where the release and the GPU decide
-it, and not where the install does, unless the launch runs the official image, whose install is known: from v0.9.0
-through v0.11.0 it holds a FlashInfer the V1 sampler takes (IMAGE_FLASHINFER_ERAS). What the profile holds is not
+it, and not where the install does, unless the launch states it (`LaunchSettings.flashinfer`, `plan --flashinfer`) or
+runs the official image, whose install is known: from v0.9.0 through v0.11.0 either is read (IMAGE_FLASHINFER_ERAS). What the profile holds is not
 always the serving path's: from v0.21.0 the V1 runner's dummy sampler warms the native path too
 (`profiled_sampler_path`, NATIVE_WARMUP_ERAS).
 """
@@ -24,6 +24,8 @@ from kvtop.domain.launch_tokens import image_of
 from kvtop.domain.model import ModelSpec
 
 SamplerPath = Literal["native", "flashinfer", "either"]
+# what a launch states its install holds (LaunchSettings.flashinfer); None: not stated
+InstallState = Literal["installed", "absent"] | None
 
 
 class ProfiledPath(NamedTuple):
@@ -105,6 +107,16 @@ V2_WARMUP_PASS_ERAS: Eras[bool] = Eras((
                         "pass (SamplingParams.for_sampler_warmup, sampling_params.py:1477-1493 at v0.33.0, :1480 at "
                         "v0.34.0) on the serving path (sample/sampler.py:88-90, :307-317, :340-358 at v0.33.0)"),
 ))  # fmt: skip
+# the launch's own statement of its install (`LaunchSettings.flashinfer`: pip `flashinfer-python` beside vLLM, or not),
+# read where importability decides the path: from v0.9.0 an installed FlashInfer of 0.2.3 or later is taken (what pip
+# installs since 2025-03; vLLM 0.10.1.1's METADATA pins the extra to flashinfer-python==0.2.11), one that is absent never
+# is. Before v0.9.0 an installed one is taken only below 0.2.3 (vllm#14815), a version the statement does not give
+INSTALL_READ_ERAS: Eras[bool] = Eras((
+    Era("", False, "before v0.9.0 the installed FlashInfer's version decides (>= 0.2.3 disables the sampler, vllm#14815)"),
+    Era("0.9.0", True, "topk_topp_sampler.py v0.9.0:33-38, v0.11.0:50-56: FlashInfer's sampler wherever FlashInfer "
+                       ">= 0.2.3 imports and VLLM_USE_FLASHINFER_SAMPLER is not 0"),
+    Era(FLASHINFER_OPT_IN, False, "vllm#26859: FlashInfer's sampler is opt-in, whatever the install holds"),
+))  # fmt: skip
 # how a plan says it, where the serving path is not the native one
 PROFILE_WARMS_NATIVE = "the profile's dummy sampler warms the native top-k/top-p path too"
 # hosts the official image's FlashInfer install leaves out (linux/arm64): Grace-Hopper and Grace-Blackwell, as
@@ -125,15 +137,30 @@ def stated_path(flags: Mapping[str, object] | None) -> bool | None:
 
 
 def sampler_path(
-    version: ResolvedVersion, gpu_name: str | None, flags: Mapping[str, object] | None = None, image: str | None = None
+    version: ResolvedVersion,
+    gpu_name: str | None,
+    flags: Mapping[str, object] | None = None,
+    image: str | None = None,
+    flashinfer: InstallState = None,
 ) -> tuple[SamplerPath, str]:
     """(the path a start of this release on this GPU takes: at its defaults, or as the launch's
-    VLLM_USE_FLASHINFER_SAMPLER states, or as the official image it runs (`image`, LaunchSettings.image) installs; why)."""
+    VLLM_USE_FLASHINFER_SAMPLER states, or as its install holds FlashInfer (`flashinfer`, LaunchSettings.flashinfer)
+    or the official image it runs (`image`, LaunchSettings.image) installs it; why)."""
     stated = stated_path(flags)
     if stated is not None:
         path: SamplerPath = "flashinfer" if stated else "native"
         return path, f"{FLASHINFER_SAMPLER_ENV}={int(stated)} in the launch"
     era = SAMPLER_PATHS.era(version)
+    if flashinfer is not None:
+        read = era_for(INSTALL_READ_ERAS, version)
+        if era.value == "either" and read.value:
+            holds = "holds" if flashinfer == "installed" else "lacks"
+            return ("flashinfer" if flashinfer == "installed" else "native"), (
+                f"the install {holds} FlashInfer, as the launch states it; {read.source}")
+        if era.value == "either" and flashinfer == "absent":  # no FlashInfer to import: native in any V1 release
+            return "native", f"the install lacks FlashInfer, as the launch states it; {era.source}"
+        path, why = sampler_path(version, gpu_name, flags, image)
+        return path, f"{why}; the launch's FlashInfer {flashinfer} not read: {read.source}"
     if era.value == "either" and official_image(image) and gpu_model_key(gpu_name) not in ARM64_HOSTS:
         installed = era_for(IMAGE_FLASHINFER_ERAS, version)
         if installed.value:
@@ -164,7 +191,7 @@ def profiled_sampler_path(
     (`runner_eras.runs_v2`, `settings` its speculative decoding) keeps the serving path: its dummy sampler is its own
     (v1/worker/gpu/model_runner.py, v2_profile.py), on neither path before v0.33.0 and on the serving one after
     (`v2_warmup_path`)."""
-    path, why = sampler_path(version, gpu_name, flags, image)
+    path, why = sampler_path(version, gpu_name, flags, image, settings.flashinfer if settings is not None else None)
     warmup = era_for(NATIVE_WARMUP_ERAS, version)
     if path == "native" or not warmup.value or runs_v2(version, model, settings):
         return ProfiledPath(path, why)
