@@ -143,9 +143,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.L4': LinearTerm(
         key='cuda_total.L4', features=('1 GiB',),
-        coefficients=(22.0725,), error_bytes=CUDA_TOTAL_ERROR_BYTES, records=4,
-        sources=4, gpus=('L4',),
-        novel_error_bytes=139586445, feature_sources=(4,),
+        coefficients=(22.064,), error_bytes=CUDA_TOTAL_ERROR_BYTES, records=5,
+        sources=5, gpus=('L4',),
+        novel_error_bytes=142270797, feature_sources=(5,),
     ),
     'cuda_total.L40': LinearTerm(
         key='cuda_total.L40', features=('1 GiB',),
@@ -155,9 +155,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.L40S': LinearTerm(
         key='cuda_total.L40S', features=('1 GiB',),
-        coefficients=(44.44,), error_bytes=CUDA_TOTAL_ERROR_BYTES, records=6,
-        sources=5, gpus=('L40S',),
-        novel_error_bytes=CUDA_TOTAL_ERROR_BYTES, feature_sources=(5,),
+        coefficients=(44.413077,), error_bytes=CUDA_TOTAL_ERROR_BYTES, records=13,
+        sources=6, gpus=('L40S',),
+        novel_error_bytes=136007302, feature_sources=(6,),
     ),
     'cuda_total.RTX3060': LinearTerm(
         key='cuda_total.RTX3060', features=('1 GiB',),
@@ -233,9 +233,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB', "100 GiB of nvidia-smi's total"),
-        coefficients=(0.359309, 0.222079), error_bytes=239241019, records=28,
+        coefficients=(0.361028, 0.221413), error_bytes=237918418, records=28,
         sources=28, gpus=(),
-        novel_error_bytes=339169681, feature_sources=(28, 28),
+        novel_error_bytes=341071709, feature_sources=(28, 28),
     ),
 }  # fmt: skip
 # END FITTED

@@ -168,10 +168,10 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.context': LinearTerm(
         key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
-        coefficients=(0.547379, 0.988335, 0.226786), error_bytes=1148903752, records=59,
-        sources=11, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'L40S', 'RTX4090', 'RTXPRO6000'),
-        novel_error_bytes=1148903752, feature_sources=(11, 2, 2),
-        group_errors=(('1 GiB', 257830816),),
+        coefficients=(0.532437, 1.003277, 0.226786), error_bytes=1148903752, records=67,
+        sources=12, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'L4', 'L40S', 'RTX4090', 'RTXPRO6000'),
+        novel_error_bytes=1148903752, feature_sources=(12, 2, 2),
+        group_errors=(('1 GiB', 349111405),),
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000",),
@@ -189,17 +189,17 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v06': LinearTerm(
         key='vllm.non_torch.v06', features=('100 SMs of 2,048 threads', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.50416, 0.0), error_bytes=584478110, records=7,
+        coefficients=(0.503027, 0.0), error_bytes=576334482, records=7,
         sources=7, gpus=('A100-40GB', 'A100-80GB', 'H100', 'L4', 'RTX3090', 'T4'),
-        novel_error_bytes=584478110, feature_sources=(7, 0),
-        group_errors=(('100 SMs of 2,048 threads', 584478110),),
+        novel_error_bytes=576334482, feature_sources=(7, 0),
+        group_errors=(('100 SMs of 2,048 threads', 576334482),),
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.071429, 0.473571), error_bytes=67898380, records=37,
-        sources=16, gpus=('A100-40GB', 'A100-80GB', 'A30', 'H100', 'H100-NVL', 'L40S', 'RTX4090', 'T4'),
-        novel_error_bytes=67898380, feature_sources=(16, 1), unseen_error_bytes=524701838,
-        group_errors=(('1 GiB', 75793540),),
+        coefficients=(0.06186, 0.48314), error_bytes=75712565, records=45,
+        sources=17, gpus=('A100-40GB', 'A100-80GB', 'A30', 'H100', 'H100-NVL', 'L4', 'L40S', 'RTX4090', 'T4'),
+        novel_error_bytes=75712565, feature_sources=(17, 1), unseen_error_bytes=534045276,
+        group_errors=(('1 GiB', 85899346),),
     ),
     'vllm.non_torch.v18': LinearTerm(
         key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -210,10 +210,10 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0, records=471, sources=257,
+    engine='vllm', factor=1.0, records=553, sources=271,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A10G', 'A30', 'A40', 'B200', 'GB10', 'GB200', 'GB300', 'GH200', 'GTX1080', 'GTX1650', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3050-LAPTOP', 'RTX3060', 'RTX3060-TI', 'RTX3090', 'RTX4060', 'RTX4070-LAPTOP', 'RTX4070-TI-SUPER', 'RTX4080-LAPTOP', 'RTX4090', 'RTX4090-D', 'RTX5060-TI', 'RTX5070-TI', 'RTX5080', 'RTX5090', 'RTX5090-LAPTOP', 'RTX6000-ADA', 'RTX6000D', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO4000', 'RTXPRO6000', 'T4', 'TITAN-RTX', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 33), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=1398, sources=257,
+    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A10G', 'A30', 'A40', 'B200', 'GB10', 'GB200', 'GB300', 'GH200', 'GTX1080', 'GTX1650', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H20-3E', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3050-LAPTOP', 'RTX3060', 'RTX3060-TI', 'RTX3090', 'RTX4060', 'RTX4070-LAPTOP', 'RTX4070-TI-SUPER', 'RTX4080-LAPTOP', 'RTX4090', 'RTX4090-D', 'RTX5060-TI', 'RTX5070-TI', 'RTX5080', 'RTX5090', 'RTX5090-LAPTOP', 'RTX6000-ADA', 'RTX6000D', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO4000', 'RTXPRO6000', 'T4', 'TITAN-RTX', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 33), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=1642, sources=271,
 )  # fmt: skip
 # END FITTED
 
