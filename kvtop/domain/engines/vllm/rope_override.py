@@ -210,7 +210,7 @@ def longrope_default(model: ModelSpec, settings: LaunchSettings, version: Resolv
     if not kinds & LONGROPE_TYPES or not original:
         return None
     source = era_for(LONGROPE_DEFAULT_ERAS, version).source
-    return original, f"longrope: the config's original_max_position_embeddings {original:,} ({source})"
+    return original, f"the config's original_max_position_embeddings {original:,}, a longrope config's default ({source})"
 
 
 def max_model_len(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
