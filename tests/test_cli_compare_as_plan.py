@@ -54,3 +54,10 @@ def test_each_row_is_plans_figure_and_interval(
         plan = _json(capsys, ["plan", "--model", model, *gpu, *OFF, "--engine", same["engine"], *same["flags"], "--json"])
         assert (same["token_capacity"], same["token_capacity_min"], same["token_capacity_max"]) == (
             plan["token_capacity"], plan["token_capacity_min"], plan["token_capacity_max"]), same["engine"]  # fmt: skip
+
+
+@pytest.mark.parametrize("flags", [["--nodes", "2"], ["--gpus-per-node", "8"]])
+def test_nodes_are_refused_not_ignored(capsys: pytest.CaptureFixture[str], flags: list[str]) -> None:
+    """`plan` places the launch on the nodes named; `--compare` places none, and said nothing of them before."""
+    assert main(["plan", "--model", LLAMA70, "--tp", "4", "--compare", "vllm,sglang", *OFF, *flags]) == 2
+    assert f"error: {flags[0]}: --compare compares the engines per rank" in capsys.readouterr().err

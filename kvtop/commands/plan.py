@@ -248,6 +248,10 @@ def run_compare(args: argparse.Namespace, extra: Sequence[str]) -> int:
                         ("--host-cache", args.host_cache)):  # fmt: skip
         if value is not None:  # the launch's own deployment: not one of every engine's defaults
             raise InputError(f"{COMPARE_FLAG} solves every engine at its defaults; drop it", field=flag)
+    for flag, value in (("--nodes", args.nodes), ("--gpus-per-node", args.gpus_per_node)):
+        if value is not None:  # placed by `plan` alone: --compare's rows are per rank, with no placement
+            raise InputError(f"{COMPARE_FLAG} compares the engines per rank and places no nodes: plan one engine "
+                             f"(--engine X) with {flag}; drop it here", field=flag)  # fmt: skip
     spelling = argparse.Namespace(**{**vars(args), "engine": None if args.cmd else engines[0]})
     settings = settings_from_args(spelling, extra)
     check_comparable(settings)

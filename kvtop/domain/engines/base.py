@@ -35,8 +35,6 @@ CONTEXT_BYTES_RANGE = (GIB // 4, 2 * GIB)
 CUDA_TOTAL_FROM_NVML = "NVML v2's total less the driver's reserved"
 
 
-
-
 #: torch.compile's cache as the operator says it (`plan --compile-cache`, the planner's field) or a log shows it:
 #: "cold" a first start, "warm" where an earlier start of the launch on this node left its compiled graphs
 CompileCacheState = Literal["cold", "warm"]
@@ -279,10 +277,9 @@ class MeasuredInputs(BaseModel):
 
 
 FREE_BEFORE_LOAD_ESTIMATED = "free memory before load is estimated (GPU total − 1 GiB of CUDA context and NCCL)"
-FREE_BEFORE_LOAD_CALIBRATED = (
-    "free memory before load is estimated: CUDA's total less the CUDA context and NCCL by TP, each calibrated "
-    "(docs/calibration.md)"
-)
+# how a calibrated plan estimates the free memory before load (LMDeploy's note after the weights says it too)
+CALIBRATED_FREE_BEFORE_LOAD = "CUDA's total less the CUDA context and NCCL by TP, each calibrated"
+FREE_BEFORE_LOAD_CALIBRATED = f"free memory before load is estimated: {CALIBRATED_FREE_BEFORE_LOAD} (docs/calibration.md)"
 FREE_BEFORE_LOAD_UNIFIED = (
     "free memory before load is estimated: CUDA's total less the CUDA context and NCCL by TP and less what the host "
     "holds of its unified memory ({held}, assumed: --free-memory gives the engine's own figure)"

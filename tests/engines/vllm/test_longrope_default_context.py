@@ -73,3 +73,18 @@ def test_the_plan_holds_both_longrope_caches_and_plans_the_default_context() -> 
     assert plan.ledger.context_length == 4_096
     found = rope_cache(calibration_inputs(plan.ledger))
     assert found is not None and found[0] == 25_952_256
+
+
+def test_the_plan_says_why_it_starts_at_the_original_positions() -> None:
+    """The plan's note names the default and the longest --max-model-len: the derived length, the config's 131,072
+    positions (a longrope factor is not applied to it, v0.34.0 config/model.py `rope_type not in ("su", "longrope",
+    "llama3")`); no note where a length is stated or before v0.11.1."""
+    def notes(version: str, *flags: str) -> str:
+        settings = parse_flags("vllm", ["--engine-version", version, *flags])
+        return " ".join(planned_capacity(load_config_file(PHI4_MINI), settings, gpu_total_bytes=gpu_total_bytes("H100"),
+                                         gpu_name="H100").ledger.notes)  # fmt: skip
+
+    assert "original_max_position_embeddings 4,096" in notes("0.34.0")
+    assert "--max-model-len up to 131,072" in notes("0.34.0")
+    assert "original_max_position_embeddings" not in notes("0.11.0")
+    assert "original_max_position_embeddings" not in notes("0.34.0", "--max-model-len", "16384")

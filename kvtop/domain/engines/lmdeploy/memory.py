@@ -9,7 +9,7 @@ of it to KV blocks. Unlike vLLM and SGLang, the share is of the memory left *aft
 
 from __future__ import annotations
 
-from kvtop.domain.engines.base import BudgetStep, EngineInputs
+from kvtop.domain.engines.base import CALIBRATED_FREE_BEFORE_LOAD, BudgetStep, EngineInputs
 from kvtop.domain.engines.lmdeploy.eras import PYTORCH_SINCE, TURBOMIND_ARCHITECTURE_ERAS
 from kvtop.domain.engines.versions import ResolvedVersion, era_for, parse_release
 from kvtop.domain.errors import InputError
@@ -61,8 +61,7 @@ def free_after_weights(inputs: EngineInputs, steps: list[BudgetStep], notes: lis
     before = meas.free_before_load(total)
     source = meas.free_before_load_source()
     if source != "measured":
-        how = "GPU total − 1 GiB (CUDA context, NCCL)" if meas.calibrated is None else (
-            "CUDA's total less the CUDA context and NCCL by TP, each calibrated")  # fmt: skip
+        how = "GPU total − 1 GiB (CUDA context, NCCL)" if meas.calibrated is None else CALIBRATED_FREE_BEFORE_LOAD
         notes.append(f"free memory after the weights is estimated: {how} − weights; "
                      "--free-after-load gives the engine's own figure")  # fmt: skip
     # one context in every view: the driver's share (nvidia-smi's total less CUDA's) and a unified host's are rows

@@ -6,7 +6,8 @@ launch's `--rope-scaling` / `--hf-overrides` rope first: rope_override.py) and, 
 `model_max_length`, raises ValueError ("User-specified max_model_len (…) is greater than the derived max_model_len …")
 unless `envs.VLLM_ALLOW_LONG_MAX_MODEL_LEN`, where it logs that message as a warning and returns the stated length:
 the plan proceeds at it, with `allowed_note`. The variable is read from the launch line (`VAR=1 vllm serve …`,
-flags.py env_read), by `LONG_CONTEXT_ERAS`.
+flags.py env_read), by `LONG_CONTEXT_ERAS`. With no `--max-model-len`, a longrope config starts at its original
+positions (rope_override.longrope_default), which the plan's note says.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.engines.vllm.rope_override import derived_max_len, unread_override
+from kvtop.domain.engines.vllm.rope_override import derived_max_len, longrope_default, unread_override
 from kvtop.domain.refusals import (
     AbovePositions,
     ContextOverride,
@@ -70,6 +71,13 @@ def long_context_refusal(ledger: Ledger) -> Refusal | None:
 
 
 def long_context_note(inputs: EngineInputs) -> str | None:
-    """The plan's note where the launch's VLLM_ALLOW_LONG_MAX_MODEL_LEN makes vLLM take the longer length."""
+    """The plan's note where vLLM does not start at the config's positions as the operator may read them: a longrope
+    config's default (`longrope_default`, with the length --max-model-len may give instead), or the longer length the
+    launch's VLLM_ALLOW_LONG_MAX_MODEL_LEN makes vLLM take."""
+    default = longrope_default(inputs.model, inputs.settings, inputs.version)
+    if default is not None:
+        derived = derived_max_len(inputs.model, inputs.settings, inputs.version)
+        longest = derived[0] if derived else inputs.model.max_position_embeddings
+        return f"context: {default[1]}; --max-model-len up to {longest:,} plans a longer one"
     above = context_above(inputs.model, inputs.settings, inputs.version)
     return allowed_note(above, LONG_CONTEXT_ERAS.at(inputs.version), inputs.settings, inputs.version)

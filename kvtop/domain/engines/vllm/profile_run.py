@@ -65,7 +65,8 @@ GRAPHS_CHARGED: tuple[Era[bool], ...] = (
 # free memory the process took (`total_consumed`, utils/mem_utils.py:317-326 at v0.27.1, :312-314 at v0.30.0): then a
 # freed segment that a later small allocation is carved out of stays reserved past the profile's empty_cache and is
 # taken from the KV cache (v0.31.0's own account of it, gpu_worker.py:617-623). The worker runs either runner's
-# profile_run so, V1's and V2's alike. How much depends on the allocation order of the start, not on the launch: named, not modelled (docs/engines/vllm.md §9, "Segments pinned in the profile").
+# profile_run so, V1's and V2's alike. How much depends on the allocation order of the start, not on the launch:
+# named, not modelled (docs/engines/vllm.md §9, "Segments pinned in the profile").
 PROFILE_SPLIT_UNLIMITED: Eras[bool] = Eras((
     Era("", False, "before v0.27.0 the budget charges the torch peak's increase, not the reserved segments "
                    "(utils/mem_utils.py:311 at v0.26.0)"),
@@ -249,7 +250,7 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
 
 def with_pinned_segments(term: TermEstimate, version: ResolvedVersion) -> TermEstimate:
     """`term` naming the segments the profile may pin where the release's worker profiles without the split limit
-    (`PROFILE_SPLIT_UNLIMITED`), whichever runner runs; as given elsewhere."""
+    (`PROFILE_SPLIT_UNLIMITED`), whichever runner runs; `term` unchanged at other releases."""
     if not PROFILE_SPLIT_UNLIMITED.at(version):
         return term
     return term.model_copy(update={"basis": f"{term.basis}; {PINNED_SEGMENTS}"})

@@ -202,15 +202,15 @@ def longrope_default(model: ModelSpec, settings: LaunchSettings, version: Resolv
     reaches the derived length, else config.json's) is longrope: the config's original_max_position_embeddings
     (`LONGROPE_DEFAULT_ERAS`); None elsewhere, or where the config states none (vLLM's `getattr` then falls back to a
     config class's default or the derived length: not read, the derived length stands)."""
-    if settings.context_length or not era_for(LONGROPE_DEFAULT_ERAS, version).value:
+    era = era_for(LONGROPE_DEFAULT_ERAS, version)
+    if settings.context_length or not era.value:
         return None
     given = launch_ropes(settings, version)
     kinds = {rope.get("rope_type", rope.get("type")) for rope in given[0]} if given else {model.rope_type}
     original = model.rope_original_positions
     if not kinds & LONGROPE_TYPES or not original:
         return None
-    source = era_for(LONGROPE_DEFAULT_ERAS, version).source
-    return original, f"longrope: the config's original_max_position_embeddings {original:,} ({source})"
+    return original, f"the config's original_max_position_embeddings {original:,}, a longrope config's default ({era.source})"
 
 
 def max_model_len(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
