@@ -17,7 +17,7 @@ from kvtop.cli import main
 from kvtop.domain.calibration.host_memory import DESKTOP_HELD_BYTES
 from kvtop.domain.engines.vllm.calibration import FITS as VLLM_FITS
 from kvtop.domain.wording import GIB
-from tests.calibrated_figures import fitted_bytes, vllm_activation_bytes
+from tests.calibrated_figures import fitted_bytes
 from tests.conftest import CONFIGS
 
 QWEN = str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json")
@@ -107,12 +107,10 @@ def test_a_jetson_orin_takes_its_total_from_the_operator(capsys: pytest.CaptureF
 
 # Llama-3.1-8B under vLLM on a GB10, as `plan --json` lists its inputs: CUDA's total T = 128,527,106,048 B (119.70 GiB,
 # the DGX Spark start's `device total memory`), the weights 16,094,076,928 B, 131,072 B a token, blocks of 16 tokens
-# (2,097,152 B), and the runtime terms by hand from the committed fits (tests/calibrated_figures.py): the activation
-# fit `vllm.activation.v17` on 2,048 tokens (the dummy run's 2,048 × 4,096 bf16 hidden states) and 256 seqs × 128,256
-# float32 logits (a GB10's small batch row, session 65), less the logits' copies beyond FlashInfer's 3.5 (its sampler's
-# bf16 logits, float32 cast, masked copy and softmax: flashinfer_copies.py), floored by the forward's MLP transient
-# 2,048 × (3 × 14,336 + 4,096) × 2 B = 192,937,984 B beside the residual and normed input, 2 × 2,048 × 4,096 × 2 B
-# (which binds at the fits of 53c086c0); non-torch memory `vllm.non_torch.v18` at TP 1 and V2's sampler state; the CUDA-graph fit over 51 PIECEWISE + 35 FULL sizes (vLLM's 256-seq grid, below), (50 + 34) × 32 layers ÷ 1000
+# (2,097,152 B), and the runtime terms by hand from the committed fits (tests/calibrated_figures.py) and V2's code:
+# the activation on 2,048 tokens and 256 seqs × 128,256 float32 logits (a GB10's small batch row, session 65): the
+# larger of the sampler's side (below) and the forward's MLP transient 2,048 × (3 × 14,336 + 4,096) × 2 B =
+# 192,937,984 B beside the residual and normed input, 2 × 2,048 × 4,096 × 2 B; non-torch memory `vllm.non_torch.v18` at TP 1 and V2's sampler state; the CUDA-graph fit over 51 PIECEWISE + 35 FULL sizes (vLLM's 256-seq grid, below), (50 + 34) × 32 layers ÷ 1000
 # (figures of sessions before 65 took the large row's 8,192 tokens and 1,024 seqs). The
 # host is assumed to hold round(0.2934 × T) = 37,709,852,914 B ± round(0.2351 × T) = 30,216,722,632 B, so it leaves
 # T − 37,709,852,914 = 90,817,253,134 B (84.58 GiB) at the centre.
@@ -122,11 +120,6 @@ GB10_ERROR = 30_216_722_632
 # vLLM's batch on a GB10: 256 seqs and 2,048 tokens (v0.33.0 engine/arg_utils.py:2963, :2984-2986 keep compute
 # capability 12.1 on the small row; docs/engines/vllm.md §3)
 _LOGITS = 256 * 128_256 * 4
-_ACTIVATION = max(
-    vllm_activation_bytes("v17", seqs=256, vocab=128_256, tokens=2_048, hidden=4_096, mlp_width=3 * 14_336 + 4_096,
-                          moe=False) - round(max(VLLM_FITS["vllm.activation.v17"].coefficients[1] - 3.5, 0) * _LOGITS),
-    2_048 * (3 * 14_336 + 4_096) * 2 + 2 * 2_048 * 4_096 * 2,  # the MLP beside the residual and the normed input
-)  # fmt: skip
 # V2's sampler keeps 1,024 seqs × 128,256 int32 token counts and two bitmasks of ⌈128,256 ÷ 32⌉ = 4,008 int32 words a
 # seq on the GPU, which the budget's total_consumed charges from v0.27.0 (v2_sampler_state.py, penalties.py:32-40)
 _SAMPLER_STATE = 256 * 128_256 * 4 + 2 * 256 * 4_008 * 4
@@ -142,8 +135,17 @@ LLAMA_WEIGHTS = 16_094_076_928
 # come on top in V2's own form, every PIECEWISE graph measured and FULL alone extrapolated (cudagraph_utils.py:718-831 at
 # v0.29.0; v2_graphs.py since 3ea961bd): the fit on the 50 FULL graphs beyond the first × 32 layers ÷ 1000
 _V2_GRAPHS = fitted_bytes(_PER_GRAPH_NODE * (1 + 34) * 32 / 1000)
-LLAMA_RUNTIME = (_ACTIVATION + fitted_bytes(VLLM_FITS["vllm.non_torch.v18"].coefficients[0]) + _SAMPLER_STATE
-                 + _GRAPHS + _V2_GRAPHS)  # fmt: skip
+# from v0.33.0 V2's dummy sampler run samples twice, the second with `for_sampler_warmup()` (model_runner.py:1008-1014 at
+# v0.33.0): the peak is the larger pass, the warm-up's on FlashInfer's path with a per-row top-k (session 65,
+# v2_profile.warmup_pass): the dummy run's 2,048 × 4,096 bf16 hidden states, the 256 gathered rows, the bf16 logits and
+# three float32 copies of them (the float32 cast, FlashInfer's masked copy and its softmax: sampling.py:1795-1796 at
+# FlashInfer 0.7.2.post1); what that sampler side holds above the forward is V2's lead, which the graphs measured beside
+# the profile take off first (v2_graphs.sampler_lead), so the start keeps the forward plus the graphs
+_SAMPLER_SIDE = 2_048 * 4_096 * 2 + 256 * 4_096 * 2 + _LOGITS // 2 + 3 * _LOGITS
+_FORWARD = 2_048 * (3 * 14_336 + 4_096) * 2 + 2 * 2_048 * 4_096 * 2
+_LEAD = max(_SAMPLER_SIDE - _FORWARD, 0)
+LLAMA_RUNTIME = (max(_SAMPLER_SIDE, _FORWARD) + fitted_bytes(VLLM_FITS["vllm.non_torch.v18"].coefficients[0])
+                 + _SAMPLER_STATE + max(_GRAPHS + _V2_GRAPHS - _LEAD, 0))  # fmt: skip
 # what a start at 0.70 holds: ceil(0.70 × T) = 89,968,974,234 less the weights and the runtime, in whole blocks
 AT_070_TOKENS = (89_968_974_234 - LLAMA_WEIGHTS - LLAMA_RUNTIME) // 2_097_152 * 16
 
@@ -160,7 +162,8 @@ def test_a_vllm_gb10_plan_refused_at_the_assumed_share_says_so_once(capsys: pyte
     (89,968,974,234 − 16,094,076,928 − the runtime) // 2,097,152 blocks × 16 tokens (AT_070_TOKENS: 548,096 at the
     fits of 53c086c0, 546,528 before; 540,528 since V2's graphs from v0.29.0 are charged beside its profile; 538,576
     at the fits of a7014c84 with V2's graphs in V2's own form, 536,160 there had they stayed the V1 figure; 549,184
-    since session 65 reads vLLM's batch on a GB10 as 256 seqs and 2,048 tokens, 533,424 at the large row's)."""
+    since session 65 reads vLLM's batch on a GB10 as 256 seqs and 2,048 tokens, 533,424 at the large row's; 551,328
+    since session 65 counts V2's sampler warm-up pass from v0.33.0, whose lead over the forward the graphs take off)."""
     out = vllm_gb10(capsys)
     start = out["start"]
     assert start["state"] == "refused_at_centre" and start["starts_at_assumed_share"] is False
