@@ -115,6 +115,8 @@ def pick_hint(engine: EngineId, key: str, version: str | None, pick: str | None)
     if pick is None:
         return "no share"
     return f"{AUTO if offers_auto(engine, key, version) else 'default'}: {pick}"
+
+
 #: The compile cache field's choices: "unsaid" is `plan` without --compile-cache (the domain plans a cold start)
 CACHE_STATES: tuple[str, ...] = ("unsaid", *get_args(CompileCacheState))
 FIELD_BY_KEY = {field.key: field for field in FIELDS}
