@@ -133,9 +133,13 @@ def test_each_engines_tokens_per_rank_by_hand() -> None:
         plan = _planned(row.engine)
         assert row.kv_budget_bytes == plan.ledger.engine.kv_budget_bytes
         assert (row.token_capacity_min, row.token_capacity_max) == (plan.token_capacity_min, plan.token_capacity_max)
-    # SGLang: the automatic fraction (sglang.md §5) and its tokens: the budget ÷ 81,920 B, page 1 (§4)
+    # SGLang: the automatic fraction (sglang.md §5) and its tokens: the budget ÷ 81,920 B, page 1 (§4). Was 401,126
+    # before the session-65 refit (1d733e39) moved `sglang.context` on an H100 at TP 4 (1.32 × 100 SMs + log2(4) on
+    # NVLink) from 1.32 × 0.560236 + 2 × 0.440041 GiB = 1,739,025,300 B to 1.32 × 0.553152 + 2 × 0.452427 GiB =
+    # 1,755,583,602 B (+16,558,302 B); the budget is 0.819 of the free memory after it, so −13,561,249 B:
+    # 32,860,288,725 → 32,846,727,476 B (`plan --engine sglang --json`), ⌊÷ 81,920⌋ = 400,961
     assert sglang.memory_fraction == SGLANG_FRACTION
-    assert sglang.token_capacity == (sglang.kv_budget_bytes or 0) // LLAMA70_TP4_BPT == 401_126
+    assert sglang.token_capacity == (sglang.kv_budget_bytes or 0) // LLAMA70_TP4_BPT == 400_961
     # vLLM 0.34.0: blocks of 64 tokens in whole 2 MiB granules a layer (extensible_kv_cache.py:304-318): 246 granules a
     # layer × 32 blocks of 64 = 503,808. Was 509,952 (249 granules) before Hopper's FlashInfer all-reduce workspace became
     # mnnvl's one McastGPUBuffer at the 512 MiB multicast granularity from v0.25.0 (917d5d3b; vllm.md): the non-torch
@@ -167,13 +171,14 @@ def test_same_budget_absolute_settings_land_within_one_block_when_re_solved() ->
     assert vllm.method is SameBudgetMethod.ABSOLUTE and vllm.reached
     assert vllm.flags == ("--tensor-parallel-size", "4", "--kv-cache-memory-bytes", str(target))
     block = VLLM_BLOCK * LLAMA70_TP4_BPT
-    assert vllm.token_capacity == target // block * VLLM_BLOCK == 401_088
+    # SGLang's budget after the refit, 32,846,727,476 B (test above): ⌊÷ 5,242,880⌋ = 6,265 blocks (was 6,267 at 401,088)
+    assert vllm.token_capacity == target // block * VLLM_BLOCK == 400_960
     assert 0 <= target - vllm.kv_budget_bytes < block
     # TensorRT-LLM: kv_cache_config.max_gpu_total_bytes caps the profiled budget (trtllm.md §3 step 5)
     trtllm = same["trtllm"]
     assert trtllm.method is SameBudgetMethod.ABSOLUTE
     assert trtllm.flags == ("--tp_size", "4", "--kv_cache_config.max_gpu_total_bytes", str(target))
-    assert trtllm.token_capacity == target // LLAMA70_TP4_BPT // 32 * 32 == 401_120
+    assert trtllm.token_capacity == target // LLAMA70_TP4_BPT // 32 * 32 == 400_960  # 400,961 floored (was 401,120)
     assert 0 <= target - trtllm.kv_budget_bytes < 32 * LLAMA70_TP4_BPT
     # the flags are the engines' own: parsed back and planned, they give the same tokens and interval
     for row in (vllm, trtllm):

@@ -19,7 +19,6 @@ from kvtop.domain.observe import EndpointState, NodeObservation, NvmlState
 from kvtop.sources.hub import load_model
 from kvtop.sources.nvml import NvmlSource
 from kvtop.units import GIB
-from tests.calibrated_figures import vllm_activation_bytes
 from tests.data_paths import CASES, SAMPLES
 from tests.fakes.fake_process_table import (
     CONTAINER_PID_MIB,
@@ -30,11 +29,6 @@ from tests.fakes.fake_process_table import (
     vllm_tp8_node_with_api_server,
 )
 from tests.fakes.fake_pynvml import MIB, FakeGpu, FakePynvml
-
-# FlashInfer's top-k/top-p path keeps 3.5 logits-sized float32 copies of a 16-bit model's logits while it samples: the
-# logits (half), their float32 cast, top_k_mask_logits' masked copy and its softmax (vLLM v1/sample/sampler.py:97 and
-# topk_topp_sampler.py:489-526 at v0.30.0; FlashInfer sampling.py:980-981 at 0.3.0): a fit's copies beyond it come off
-FLASHINFER_KEPT = 3.5
 
 GPT_OSS = "openai/gpt-oss-120b"
 
@@ -115,9 +109,6 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     (per_node,) = VLLM_FITS["vllm.cuda_graphs"].coefficients  # per graph counted (the first capture too) × layer
     graphs = round(per_node * (1 + 50 + 34) * 36 / 1000 * GIB)
     v2_graphs = round(per_node * (1 + 34) * 36 / 1000 * GIB)  # V2's own form: the first capture, FULL beyond the first
-    activation = vllm_activation_bytes("v17", seqs=256, vocab=201_088, tokens=1_024, hidden=2_880,
-                                       mlp_width=4 * (3 * 2_880 + 2_880), moe=True)  # fmt: skip
-    flashinfer = round(max(0.0, VLLM_FITS["vllm.activation.v17"].coefficients[1] - FLASHINFER_KEPT) * 256 * 201_088 * 4)
     non_torch = round(VLLM_FITS["vllm.non_torch.v18"].coefficients[0] * GIB)
     # the latest release runs gpt-oss on V2's runner, which from v0.29.0 takes its measured graphs off beside what its
     # profile held (gpu_worker.py:606-610 at v0.29.0): the V1 graph figure stands for what the profile held, and V2's
@@ -127,8 +118,21 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     # words a seq, charged from v0.27.0 (v2_sampler_state.py, sample/penalties.py:32-40)
     sampler_state = 256 * 201_088 * 4 + 2 * 256 * 6_284 * 4
     assert sampler_state == 218_783_744
-    runtime = graphs + v2_graphs + activation - flashinfer + non_torch + sampler_state
-    assert vllm.ledger.measured.calibrated.non_kv_bytes == runtime
+    # Session 65 (D's V2 warm-up pass, 25f08254, merged f9a08217) counts V2's dummy sampler again from v0.33.0
+    # (v2_profile.py V2_SAMPLER_COUNTED): its warm-up pass holds, beside the 256 × 201,088 bf16 logits, a float32 copy
+    # and FlashInfer's masked copy and softmax (3 × 4 B), with the forward's (1,024 + 256) × 2,880 bf16 rows held
+    # across, so the activation is V2's last-stage peak, 728,072,192 B (was the V1 fit's 803,859,221: −75,787,029 B);
+    # the V1 graph figure joins the forward's side (v2_graphs.forward_side), so the sampler's lead over the forward
+    # (the MoE transient above and 2 × 1,024 × 2,880 bf16 held rows: 106,168,320 B) hides 621,903,872 B of it
+    # (−621,903,872 B). non_kv 2,388,621,794 → 1,690,930,893 B.
+    activation = 256 * 201_088 * (2 + 3 * 4) + (1_024 + 256) * 2_880 * 2
+    forward = 1_024 * 4 * (3 * 2_880 + 2_880) * 2 + 2 * 1_024 * 2_880 * 2
+    assert (activation, forward) == (728_072_192, 106_168_320)
+    assert vllm.ledger.measured.calibrated.activation_bytes == activation
+    flashinfer = 0  # the warm-up pass's FlashInfer copies are counted in the V2 peak above, not taken off a fit
+    graphs_charged = max(graphs - (activation - forward), 0)
+    runtime = graphs_charged + v2_graphs + activation + non_torch + sampler_state
+    assert vllm.ledger.measured.calibrated.non_kv_bytes == runtime == 1_690_930_893
     cuda_total = (81_920 - 557) * MIB
     budget = math.ceil(0.95 * cuda_total) - vllm.ledger.weights_bytes - runtime
     # 0.34.0's extensible KV cache takes the least of that and the free memory at the worker's start (CUDA's total
@@ -276,9 +280,6 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     # A100-40GB start's line, vllm.jsonl file57978845466-qwen3-8b-a100-40gb-v0191)
     graphs = round(per_node * (1 + 50 + 34) * 36 / 1000 * GIB)
     v2_graphs = round(per_node * (1 + 50) * 36 / 1000 * GIB)  # V2's own form: the first capture, FULL beyond the first
-    activation = vllm_activation_bytes("v17", seqs=1_024, vocab=201_088, tokens=1_024, hidden=2_880,
-                                       mlp_width=4 * (3 * 2_880 / 8 + 2_880), moe=True)  # fmt: skip
-    flashinfer = round(max(0.0, VLLM_FITS["vllm.activation.v17"].coefficients[1] - FLASHINFER_KEPT) * 1_024 * 201_088 * 4)
     non_torch_fit = VLLM_FITS["vllm.non_torch.v18"].coefficients
     workspace = (8 + 2 + 24) << 20  # FlashInfer's fusion workspace at TP 8 (182 tokens × 2,880)
     non_torch = round((non_torch_fit[0] + non_torch_fit[1]) * GIB) + workspace
@@ -286,8 +287,22 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     sampler_state = 1_024 * 201_088 * 4 + 2 * 1_024 * 6_284 * 4  # V2's sampler state from v0.27.0, as above
     assert sampler_state == 875_134_976
     # V2 from v0.29.0: the V1 graph figure for what its profile held, and its measured graphs in V2's own form beside
-    runtime = activation - flashinfer + non_torch + graphs + v2_graphs + sampler_state
-    assert view.ledger.measured.calibrated.non_kv_bytes == runtime
+    # Session 65: D's V2 warm-up pass (25f08254) makes the activation V2's last-stage peak, the 1,024 × 201,088 bf16
+    # logits with the warm-up's float32 copy and FlashInfer's two (3 × 4 B) and (1,024 + 1,024) × 2,880 bf16 rows:
+    # 2,894,594,048 B, whose lead over the forward (MoE transient above + 2 × 1,024 × 2,880 × 2 B = 44,236,800 B)
+    # hides all 770,340,352 B of the V1 graph figure (v2_graphs.forward_side): 5,700,929,023 → 4,932,670,168 B
+    # (−768,258,855); F2's Hopper mnnvl workspace (fusion_workspace.py: from v0.25.0 Hopper's FlashInfer all-reduce
+    # is one McastGPUBuffer at the 512 MiB multicast granularity, not the 34 MiB above): +478 MiB = +501,219,328 B,
+    # 4,932,670,168 → 5,433,889,496 B.
+    non_torch += (512 - 34) * MIB
+    activation = 1_024 * 201_088 * (2 + 3 * 4) + (1_024 + 1_024) * 2_880 * 2
+    forward = 1_024 * 4 * (3 * 2_880 // 8 + 2_880) * 2 + 2 * 1_024 * 2_880 * 2
+    assert (activation, forward) == (2_894_594_048, 44_236_800)
+    assert view.ledger.measured.calibrated.activation_bytes == activation
+    flashinfer = 0  # the warm-up pass's FlashInfer copies are counted in the V2 peak above, not taken off a fit
+    graphs = max(graphs - (activation - forward), 0)
+    runtime = activation + non_torch + graphs + v2_graphs + sampler_state
+    assert view.ledger.measured.calibrated.non_kv_bytes == runtime == 5_433_889_496
     budget = math.ceil(0.95 * (81_559 - 336) * MIB) - weights - runtime
     # 0.34.0's extensible KV cache: the request binds below the free memory at the worker's start (CUDA's total less
     # the context, `vllm.context` at TP 8 of an MoE model: all three of its terms) less the margin, max(1 GiB, 0.75 ×
@@ -295,9 +310,13 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     context = round(sum(VLLM_FITS["vllm.context"].coefficients) * GIB)
     peak = activation - flashinfer
     assert budget < (81_559 - 336) * MIB - context - max(GIB, int(0.75 * peak)) - weights - runtime
-    # in whole 2 MiB granules of each of the 36 layers' regions (extensible_kv_cache.py:304-318 blocks_within): a
-    # block is 4 × 73,728 B over 36 layers, 8,192 B a layer
-    blocks = int(budget // (36 * 2 * MIB) * (2 * MIB) // (4 * 73_728 // 36))
+    # in whole 2 MiB granules of each of the 18 layer slots the two attention groups share (18 full + 18 sliding-window
+    # layers, one tensor a slot, as above; extensible_kv_cache.py:304-318 blocks_within): a block of 64 tokens is
+    # 64 × 2 × 1 KV head × 64 × 2 B = 16,384 B a slot at TP 8 (4 × 73,728 B ÷ 18). Was written over 36 layers of
+    # 8,192 B, which gives the same blocks only at an even granule count: 66,209,458,178 B is 1,753 granules a slot
+    # (876.97 of the 36-layer form), 1,753 × 128 = 224,384 blocks
+    assert 18 * 16_384 == 4 * 73_728
+    blocks = int(budget // (18 * 2 * MIB) * (2 * MIB) // 16_384)
     assert view.ledger.engine.num_blocks == blocks
     assert len(view.ranks) == 8 and view.ledger.token_capacity == blocks * 131_072 // 2_083
     assert {rank.observed.token_capacity for rank in view.ranks} == {551_520}
