@@ -25,7 +25,7 @@ def padding_note(kv: KvBook, groups: list[tuple[str, int]], group_size: int) -> 
         return ""
     words = []
     for kind, count in groups:
-        pool = kv.pool(KIND_POOL[kind]) if kind in KIND_POOL else None
+        pool = kv.pool(KIND_POOL[kind])  # every kind is KIND_POOL's: the check above
         padding = count * group_size - pool.layers if pool is not None and pool.layers else 0
         if pool is not None and padding > 0:
             words.append(

@@ -63,11 +63,11 @@ GUMBEL_BLOCK_BYTES = 8 + 4  # its local_argmax (int64) and local_max (float32) p
 # (`top_k_mask_logits`: torch.empty_like) and their softmax (flashinfer sampling.py:1795-1796 at 0.7.2.post1; a
 # per-row top-k tensor never takes its radix fast path, `_top_k_first_fast_path_applicable`: an int top-k only)
 FLASHINFER_MASK_COPIES = 2
-# Where V2's dummy sampler is counted: its one pass of the default states (v0.22.0-v0.32.x), and from v0.33.0 the
-# warmup-param pass beside it; V2 runs from v0.22.0 for listed classes (`runner_eras.runs_v2`).
 # V2 runs from v0.22.0 (runner_eras.runs_v2), past the fused MoE's chunked releases
 # (moe_workspace.CHUNK_ERAS): one chunk
 V2_MOE_CHUNK: int | None = None
+# Where V2's dummy sampler is counted: its one pass of the default states (v0.22.0-v0.32.x), and from v0.33.0 the
+# warmup-param pass beside it; V2 runs for listed classes (`runner_eras.runs_v2`).
 V2_SAMPLER_COUNTED: Eras[bool] = Eras((
     Era("", False, "the V1 runner's profile (V2 from v0.22.0: runner_eras.runs_v2)"),
     Era("0.22.0", True, "v1/worker/gpu/model_runner.py _dummy_sampler_run: one pass of the dummy batch's default "
