@@ -114,8 +114,8 @@ class StageParts(BaseModel):
     # over TP, the model dtype; 'split_quantized' one given the quant config (vLLM's Qwen3-Next/3.5 fc:
     # engines/vllm/mtp_build.py)
     mtp_fc: MtpFc = ""
-    # the MTP layer built with no quant config whatever the checkpoint's (SGLang's Qwen3.5 draft of a ModelOpt NVFP4
-    # checkpoint, which ships it bf16: engines/sglang/mtp_quant.py)
+    # the MTP layer built with no quant config whatever the checkpoint's (SGLang's Qwen3.5, DeepSeek and GLM drafts of
+    # a ModelOpt NVFP4 checkpoint, by release: engines/sglang/mtp_quant.py)
     mtp_plain: bool = False
     # the name the class gives MTP layer `index` (`layer`: num_layers + index), which the quant lists are asked under
     # ('mtp.layers.{index}.': vLLM's Qwen3-Next/3.5 predictor, engines/vllm/mtp_build.py); '' the target's last layer's

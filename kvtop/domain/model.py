@@ -172,8 +172,9 @@ class ModelSpec(FreshCopyModel):
     # that rope block's `factor` (1.0 where none is stated or nested by layer type): a `linear` rope's cos/sin cache
     # is the positions × factor long (an engine's rule: vLLM's LinearScalingRotaryEmbedding)
     rope_factor: float = 1.0
-    # that rope block's `original_max_position_embeddings` (0: not stated): a YaRN rope's cos/sin cache is these × its
-    # factor long (an engine's rule: SGLang's YaRNScalingRotaryEmbedding)
+    # that rope block's `original_max_position_embeddings`, else the section's own beside a rope block (0: not stated):
+    # a YaRN rope's cos/sin cache is these × its factor long, a longrope's short cache these long (each engine's
+    # rope_rows.py)
     rope_original_positions: int = 0
     # the share of the head the rope turns (config.json's `partial_rotary_factor`, flat or in its rope block, else
     # the family's class default; 1.0: the whole head): the engines' rope cache is head × factor wide

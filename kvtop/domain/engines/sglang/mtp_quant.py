@@ -24,6 +24,7 @@ from __future__ import annotations
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.layout import StageParts
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.quant_spec import MTP_PREFIX
 
 # the classes whose SGLang draft is Qwen3_5ForCausalLMMTP (qwen3_5_mtp.py EntryClass; the target classes of qwen3_5.py
 # and qwen3_5_text.py)
@@ -53,7 +54,7 @@ def with_mtp_plain(parts: StageParts, model: ModelSpec, version: ResolvedVersion
     nvfp4 = quant.scheme == "modelopt" and quant.method == "nvfp4"
     if nvfp4 and model.mtp_layers and model.architecture in NEXTN and NEXTN_PLAIN_ERAS.at(version):
         return parts.model_copy(update={"mtp_plain": True})
-    mixed = quant.scheme == "modelopt" and quant.method == "mixed" and not any(m.startswith("mtp.") for m, _ in quant.mixed)
+    mixed = quant.scheme == "modelopt" and quant.method == "mixed" and not any(m.startswith(MTP_PREFIX) for m, _ in quant.mixed)
     if not ((nvfp4 or mixed) and model.mtp_layers and model.architecture in QWEN3_5 and PLAIN_ERAS.at(version)):
         return parts
     return parts.model_copy(update={"mtp_plain": True})
