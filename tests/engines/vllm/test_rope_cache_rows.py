@@ -63,3 +63,11 @@ def test_a_longrope_block_stating_its_original_caches_both() -> None:
     model = model_from_config(_qwen3_8b(rope))
     found = config_rope_rows(model, ResolvedVersion(text="0.34.0"))
     assert found is not None and found[0] == 4_096 + 40_960
+
+
+def test_a_legacy_su_rope_is_vllms_longrope() -> None:
+    """Phi-3.5-vision's config says `"type": "su"`, which vLLM renames to longrope before building it (the same rename
+    the default context reads): 4,096 short rows + 131,072 long rows."""
+    config = json.loads((DATA / "configs" / "heldout" / "mlc--phi-3_5-vision.json").read_text())
+    found = config_rope_rows(model_from_config(config), ResolvedVersion(text="0.34.0"))
+    assert found is not None and found[0] == 4_096 + 131_072 and "Phi3LongRoPEScaledRotaryEmbedding" in found[1]

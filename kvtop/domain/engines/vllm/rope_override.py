@@ -27,6 +27,7 @@ import json
 from collections.abc import Mapping
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
+from kvtop.domain.engines.vllm.rope_rows import LONGROPE_TYPES
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -55,7 +56,6 @@ DERIVED_KEY_ERAS: Eras[str] = Eras((
                                      "sets a dict override (v0.12.0 config/model.py:510)"),
 ))  # fmt: skip
 ROPE_KEYS = frozenset({"rope_scaling", "rope_parameters", THETA_KEY})
-LONGROPE_TYPES = frozenset({"longrope", "su"})  # patch_rope_scaling / patch_rope_parameters rename su to longrope
 # whether, with no --max-model-len, a longrope rope in effect makes the default length the config's top-level
 # original_max_position_embeddings (`getattr(hf_config, …, derived)`: 'to avoid performance degradation for shorter
 # sequences')

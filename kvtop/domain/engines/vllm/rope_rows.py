@@ -26,6 +26,8 @@ from kvtop.domain.model import ModelSpec
 
 YARN = frozenset({"yarn", "deepseek_yarn"})
 LONGROPE = "longrope"
+# vLLM renames a legacy "su" rope to longrope before building it (patch_rope_scaling / patch_rope_parameters)
+LONGROPE_TYPES = frozenset({LONGROPE, "su"})
 # whether DynamicNTKScalingRotaryEmbedding's cache is the positions × factor long
 DYNAMIC_SCALED_ERAS: Eras[bool] = Eras((
     Era("", True, "dynamic_ntk_scaling_rope.py: t = arange(max_position_embeddings × scaling_factor) (v0.11.0:55-61, "
@@ -47,8 +49,9 @@ def config_rope_rows(model: ModelSpec, version: ResolvedVersion) -> tuple[int, s
     elif kind in YARN and factor > 1:
         base = original or positions
         rows, told = math.ceil(base * factor), f"original_max_position_embeddings {base:,} × factor {factor:g}"
-    elif kind == LONGROPE and original:
+    elif kind in LONGROPE_TYPES and original:
         rows, told = original + positions, f"its short cache's {original:,} rows + its long cache's {positions:,}"
     else:
         return None
-    return (rows, f"config's {kind} rope: {told} ({CLASSES[kind]})") if rows != positions else None
+    built = LONGROPE if kind in LONGROPE_TYPES else kind
+    return (rows, f"config's {kind} rope: {told} ({CLASSES[built]})") if rows != positions else None
