@@ -15,7 +15,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.engines.vllm.rope_override import derived_max_len, longrope_default, unread_override
+from kvtop.domain.engines.vllm.rope_override import (
+    derived_max_len,
+    derived_or_positions,
+    longrope_default,
+    unread_override,
+)
 from kvtop.domain.refusals import (
     AbovePositions,
     ContextOverride,
@@ -76,8 +81,7 @@ def long_context_note(inputs: EngineInputs) -> str | None:
     launch's VLLM_ALLOW_LONG_MAX_MODEL_LEN makes vLLM take."""
     default = longrope_default(inputs.model, inputs.settings, inputs.version)
     if default is not None:
-        derived = derived_max_len(inputs.model, inputs.settings, inputs.version)
-        longest = derived[0] if derived else inputs.model.max_position_embeddings
+        longest = derived_or_positions(inputs.model, inputs.settings, inputs.version)
         return f"context: {default[1]}; --max-model-len up to {longest:,} plans a longer one"
     above = context_above(inputs.model, inputs.settings, inputs.version)
     return allowed_note(above, LONG_CONTEXT_ERAS.at(inputs.version), inputs.settings, inputs.version)

@@ -219,5 +219,12 @@ def max_model_len(model: ModelSpec, settings: LaunchSettings, version: ResolvedV
     (`derived_max_len`)."""
     if settings.context_length:
         return settings.context_length
-    default = longrope_default(model, settings, version) or derived_max_len(model, settings, version)
-    return default[0] if default else model.max_position_embeddings
+    default = longrope_default(model, settings, version)
+    return default[0] if default else derived_or_positions(model, settings, version)
+
+
+def derived_or_positions(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
+    """The length vLLM derives from the config (its positions, scaled by a rope the launch gives): the default where
+    no longrope default applies, and the most --max-model-len may ask of a longrope config."""
+    derived = derived_max_len(model, settings, version)
+    return derived[0] if derived else model.max_position_embeddings
