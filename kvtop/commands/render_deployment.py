@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import textwrap
 from typing import Any
 
+from kvtop.commands.columns import column_rows
 from kvtop.domain.deployment import (
     CHARGE_WORDS,
     BudgetTerm,
@@ -90,13 +90,9 @@ def deployment_lines(ledger: Ledger) -> list[str]:
 
 
 def term_rows(feature: str, label: str, rest: str) -> list[str]:
-    """'  draft model     draft weights (EAGLE-3 head) …  1.23 GB  …': a label longer than its column (`TERM_LABEL`)
-    wraps within it, `rest` (the figure, right-aligned, and what follows) on its last line, as the budget's rows
-    do (`render_ledger.column_rows`); the feature is named on the first."""
-    parts = textwrap.wrap(label, TERM_LABEL, subsequent_indent="  ") or [""]
-    leads = [feature, *[""] * (len(parts) - 1)]
-    tails = [""] * (len(parts) - 1) + [rest]
-    return [f"  {lead:<16}{part:<{TERM_LABEL}}{tail}".rstrip() for lead, part, tail in zip(leads, parts, tails, strict=True)]
+    """'  draft model     draft weights (EAGLE-3 head) …  1.23 GB  …': the budget's row (`columns.column_rows`) with the
+    term's feature named first, its label in a column of `TERM_LABEL`."""
+    return column_rows(label, rest, TERM_LABEL, feature)
 
 
 def headroom_lines(ledger: Ledger) -> list[str]:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import shlex
-import textwrap
 from typing import Any
 
+from kvtop.commands.columns import column_rows
 from kvtop.commands.render_deployment import deployment_json, deployment_lines, term_json
 from kvtop.commands.render_notes import plan_notes
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
@@ -149,18 +149,6 @@ def _kv_heading(label: str, rank: RankLedger) -> list[str]:
         lines.append(f"  + {fmt_both(cell.fixed_bytes)} fixed before any token: {cell.fixed_what}")
     lines.append("  the book's raw rows per layer-token (the cell above folds them):")
     return lines
-
-
-#: The label column of the budget and the terms before the start (`plan`, `explain`): the figures stay in one column.
-LABEL_COLUMN = 48
-
-
-def column_rows(label: str, rest: str) -> list[str]:
-    """'  label   figure  source': a label longer than its column wraps within it, `rest` (the figure, right-aligned,
-    and what follows) on its last line (vLLM's 'free at the worker's start (the extensible KV cache's headroom)'
-    pushed its figure out of the column, session 64's operator walk)."""
-    parts = textwrap.wrap(label, LABEL_COLUMN, subsequent_indent="  ") or [""]
-    return [f"  {part}" for part in parts[:-1]] + [f"  {parts[-1]:<{LABEL_COLUMN}}{rest}".rstrip()]
 
 
 def step_lines(step: BudgetStep, tail: str) -> list[str]:
