@@ -5,7 +5,7 @@ import pytest
 from pydantic import ValidationError
 
 from kvtop.commands.render_ledger import step_figure
-from kvtop.domain.engines.base import BudgetStep
+from kvtop.domain.engines.budget_step import BudgetStep
 
 
 def test_a_step_without_a_figure_is_refused_where_it_is_built() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from kvtop.cli import main
 from kvtop.commands.render_ledger import step_figure
-from kvtop.domain.engines.base import BudgetStep
+from kvtop.domain.engines.budget_step import BudgetStep
 from tests.conftest import CASES, CONFIGS
 
 LLAMA_70B = str(CONFIGS / "meta-llama--Meta-Llama-3-70B.json")

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from kvtop.commands.common import hub_deadline, memory_size
 from kvtop.domain.deployment import HostKvRequest
 from kvtop.domain.engines.registry import display_name, engine_rules
+from kvtop.domain.engines.vllm.sampler_path import taken_span
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import layout_from_settings
@@ -27,8 +28,8 @@ def add_deployment_arguments(parser: argparse.ArgumentParser) -> None:
                        "the engine's own host-KV flags (SGLang's HiCache, say; `kvtop plan --help` lists each "
                        "engine's)")  # fmt: skip
     group.add_argument("--flashinfer", default=None, choices=("installed", "absent"),
-                       help="whether the install holds FlashInfer beside the engine (pip flashinfer-python): vLLM "
-                       "v0.9.0-v0.11.0 samples with it wherever it imports")  # fmt: skip
+                       help=("whether the install holds FlashInfer beside the engine (pip flashinfer-python): vLLM "
+                       f"{taken_span()} samples with it wherever it imports"))  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from kvtop.commands.output import print_error, print_json, print_text
 from kvtop.commands.render_ledger import step_lines, unchecked_json
 from kvtop.domain.capacity_assumption import assumption_words
 from kvtop.domain.doc_refs import qualified
-from kvtop.domain.engines.base import BudgetStep
+from kvtop.domain.engines.budget_step import BudgetStep
 from kvtop.domain.engines.registry import display_name, display_names, engine_rules
 from kvtop.domain.engines.stated_release import stated_release
 from kvtop.domain.errors import InputError, UnsupportedModelError

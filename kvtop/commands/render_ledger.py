@@ -11,7 +11,7 @@ from kvtop.commands.render_notes import plan_notes
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.doc_refs import qualified
-from kvtop.domain.engines.base import BudgetStep
+from kvtop.domain.engines.budget_step import BudgetStep
 from kvtop.domain.engines.measured_reads import MeasuredNotRead
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.fit import FittingLayout

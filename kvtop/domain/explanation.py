@@ -19,7 +19,7 @@ from kvtop.domain.calibration.terms import TermEstimate, TermSource
 from kvtop.domain.capacity_assumption import CapacityAssumption
 from kvtop.domain.diagnose_findings import Finding
 from kvtop.domain.engine_log_records import Measured
-from kvtop.domain.engines.base import BudgetStep
+from kvtop.domain.engines.budget_step import BudgetStep
 from kvtop.domain.engines.catalogue import display_name, engine_module
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.explain_causes import MismatchFacts, likely_cause, token_cap

@@ -198,7 +198,7 @@ class LaunchSettings(BaseModel):
     # holds beyond the engine's wheel is the image's (vLLM's sampler path reads it)
     image: str | None = None
     # whether the install holds FlashInfer beside the engine's wheel (vLLM: pip `flashinfer-python`), as the launch's source
-    # states it (`plan --flashinfer`); None: not stated. vLLM's sampler path reads it (sampler_path.py INSTALL_READ_ERAS)
+    # states it (`plan --flashinfer`); None: not stated. vLLM's sampler path reads it (sampler_path.py FLASHINFER_TAKEN_ERAS)
     flashinfer: Literal["installed", "absent"] | None = None
     # the speculative draft's config class, where kvtop read the draft's config (`plan --draft-model`, the draft a
     # launch names loaded): not a flag but a fact of the draft that vLLM's method detection reads

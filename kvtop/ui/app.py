@@ -22,6 +22,7 @@ from kvtop.domain.calibration.node import NodeMeasure
 from kvtop.domain.host_tier_fit import host_origin
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.node import EngineView
+from kvtop.domain.node_failure import NodeFailure
 from kvtop.domain.ports import (
     ModelLoader,
     PreferencesStore,
@@ -190,9 +191,9 @@ class KvtopApp(KvtopBaseApp):
     @on(SourceFailed)
     def show_failure(self, message: SourceFailed) -> None:
         if self._held is not None:
-            self._held = replace(self._held, failure=message.reason, failed_at=self._clock())
+            self._held = replace(self._held, failure=NodeFailure(message.reason), failed_at=self._clock())
             return
-        self.node = replace(self.node, failure=message.reason, failed_at=self._clock())
+        self.node = replace(self.node, failure=NodeFailure(message.reason), failed_at=self._clock())
 
     @property
     def read_only(self) -> bool:
@@ -221,7 +222,8 @@ class KvtopApp(KvtopBaseApp):
     def freshness_reading(self, now: float) -> object:
         if self.node.paused:
             return "paused"  # the marker says so and counts nothing: no redraw while paused
-        return reading(self.node.age_s(now), self.node.failure, self._interval_s)
+        failure = self.node.failure
+        return reading(self.node.age_s(now), failure.said if failure else None, self._interval_s)
 
     def watch_now(self, now: float) -> None:
         for screen in self.screen_stack:

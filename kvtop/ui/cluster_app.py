@@ -23,6 +23,7 @@ from textual.reactive import reactive
 from kvtop.domain.cluster import SEVERITY_WEIGHT, ClusterFailure, ClusterNode, ClusterView, PrometheusError
 from kvtop.domain.cluster_node_engines import with_cluster_engines
 from kvtop.domain.node import NodeSnapshot
+from kvtop.domain.node_failure import NodeFailure
 from kvtop.domain.ports import ClusterReaderPort, ModelLoader, SnapshotSource
 from kvtop.ui.base_app import KvtopBaseApp
 from kvtop.ui.freshness import reading
@@ -221,7 +222,7 @@ class ClusterApp(KvtopBaseApp):
     @on(NodeFailed)
     def show_node_failure(self, message: NodeFailed) -> None:
         if message.generation == self._node_generation:
-            self.node = replace(self.node, failure=message.reason, failed_at=self._clock())
+            self.node = replace(self.node, failure=NodeFailure(message.reason), failed_at=self._clock())
 
     def watch_cluster(self, state: ClusterState) -> None:
         self.cluster_screen.cluster = state
@@ -236,7 +237,8 @@ class ClusterApp(KvtopBaseApp):
         cluster = reading(self.cluster.age_s(now), failure.said if failure else None, self._interval_s)
         if self._node_screen is None:
             return cluster
-        return cluster, reading(self.node.age_s(now), self.node.failure, self._interval_s)
+        node_failure = self.node.failure
+        return cluster, reading(self.node.age_s(now), node_failure.said if node_failure else None, self._interval_s)
 
     def watch_now(self, now: float) -> None:
         self.cluster_screen.now = now

@@ -13,6 +13,7 @@ from types import MappingProxyType
 
 from kvtop.domain.diagnose_findings import Finding
 from kvtop.domain.node import NodeSnapshot
+from kvtop.domain.node_failure import NodeFailure
 
 HISTORY_LENGTH = 120  # samples kept per GPU (two minutes at the default 1 s interval)
 SPARK_GLYPHS = "▁▂▃▄▅▆▇█"
@@ -78,7 +79,7 @@ class NodeState:
     source_label: str
     snapshot: NodeSnapshot | None = None
     received_at: float | None = None  # app clock when the snapshot arrived
-    failure: str | None = None  # why the latest collect() failed (None: it answered)
+    failure: NodeFailure | None = None  # why the latest collect() failed (None: it answered)
     failed_at: float | None = None
     trends: Mapping[int, GpuTrend] = field(default_factory=lambda: MappingProxyType({}))
     findings: tuple[Finding, ...] = ()  # what the worker diagnosed on this snapshot, worst first

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from kvtop.commands.explain import settings_typed_for_log
-from kvtop.domain.engines.base import BudgetStep, MeasuredInputs
+from kvtop.domain.engines.base import MeasuredInputs
+from kvtop.domain.engines.budget_step import BudgetStep
 from kvtop.domain.engines.lmdeploy.eras import resolve_version
 from kvtop.domain.explain import explain
 from kvtop.domain.explain_request import ExplainRequest

@@ -6,6 +6,7 @@ import threading
 
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.node import NodeSnapshot
+from kvtop.domain.node_failure import NodeFailure
 from kvtop.ui.screens.dashboard import DashboardScreen
 from kvtop.ui.screens.help import HelpScreen
 from kvtop.ui.state import NodeState
@@ -101,7 +102,7 @@ async def test_a_hanging_source_never_blocks_a_keypress_nor_stacks_threads(make_
             await wait_for(pilot, lambda: isinstance(app.screen, DashboardScreen))
             assert source.calls == 1
             source.release.set()
-            await wait_for(pilot, lambda: app.node.failure == "TimeoutError: gave up")
+            await wait_for(pilot, lambda: app.node.failure == NodeFailure("TimeoutError: gave up"))
     finally:
         source.release.set()
 

@@ -10,8 +10,7 @@ from pydantic import BaseModel, ConfigDict, computed_field
 
 from kvtop.domain.calibration.terms import CalibratedFigures, TermSource
 from kvtop.domain.deployment import Basis, BudgetTerm, Charge, resident_bytes
-from kvtop.domain.engines.budget_step import BudgetStep as BudgetStep
-from kvtop.domain.engines.budget_step import StepRole as StepRole
+from kvtop.domain.engines.budget_step import BudgetStep, StepRole
 from kvtop.domain.engines.measured_reads import MeasuredField, MeasuredNotRead
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin, total_origin, total_said

@@ -364,8 +364,8 @@ class DashboardScreen(NodeScreen):
                 if state.snapshot is not None
                 else f"waiting for {state.source_label}…"
             )
-            if state.failure:
-                reason = f"source failing: {state.failure}"
+            if state.failure is not None:
+                reason = state.failure.said
             empty.update(Content(reason))
 
     @property

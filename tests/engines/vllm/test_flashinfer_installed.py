@@ -1,6 +1,6 @@
 """A launch that states its install holds FlashInfer (`plan --flashinfer installed`, LaunchSettings.flashinfer) is
 planned on FlashInfer's sampler where importability decides the path (vLLM v0.9.0-v0.11.0, sampler_path.py
-INSTALL_READ_ERAS), and not read outside it.
+FLASHINFER_TAKEN_ERAS), and not read outside it.
 
 The figures are a real start's (tests/data/calibration/vllm.jsonl, dennislee-qwen2-7b-a100-80gb-u025;
 dennislee22/vLLM-benchmarking log/vllm-7B-1gpuA10080GB-0.25GRAM.log): Qwen2-7B-Instruct (Qwen2.5-7B-Instruct's

@@ -1,6 +1,6 @@
 """The image a launch line runs (`docker run … vllm/vllm-openai:TAG`) is a launch fact: its tag names the release
 where --engine-version does not, and from v0.9.0 through v0.11.0 its install decides the sampler's path, which the
-release leaves to the install (kvtop/domain/engines/vllm/sampler_path.py IMAGE_FLASHINFER_ERAS).
+release leaves to the install (kvtop/domain/engines/vllm/sampler_path.py FLASHINFER_TAKEN_ERAS).
 
 Independent sources: the official image's docker/Dockerfile installs FlashInfer into the stage vllm-openai builds on,
 linux/amd64 only (vllm-project/vllm docker/Dockerfile at 0000977e); flashinfer-ai/flashinfer#1180: the official image

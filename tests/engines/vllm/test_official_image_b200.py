@@ -1,5 +1,5 @@
 """A B200 sweep at vLLM 0.9.1 whose runs came from two containers: the sampler path each record is planned on is the one
-its own log prints (sampler_path.py IMAGE_FLASHINFER_ERAS reads the record's `image`).
+its own log prints (sampler_path.py FLASHINFER_TAKEN_ERAS reads the record's `image`).
 
 Independent source: the runs' logs (Chris113113/vllm-sweep-benchmark at fa47a64d; the corpus records
 chris113113-sweep-*-b200-v091). Its Dockerfile.vllm is `FROM vllm/vllm-openai:v0.9.1`; its plain Dockerfile is

@@ -1,5 +1,5 @@
 """Two L4 starts of vLLM's official image at v0.10.2 and v0.11.0, planned from their launch lines: the image's
-FlashInfer is the sampler's path (sampler_path.py IMAGE_FLASHINFER_ERAS), so the activation peak is FlashInfer's copies
+FlashInfer is the sampler's path (sampler_path.py FLASHINFER_TAKEN_ERAS), so the activation peak is FlashInfer's copies
 of the logits, not the native path's the plan centres on where the install is not known.
 
 Independent figures, the starts' own logs (tests/data/calibration/vllm.jsonl):

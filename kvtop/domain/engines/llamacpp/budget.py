@@ -12,7 +12,8 @@ The pool is what `-c` asks for, not what memory allows: a launch that does not f
 
 from __future__ import annotations
 
-from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
+from kvtop.domain.engines.base import EngineInputs, EngineResult
+from kvtop.domain.engines.budget_step import BudgetStep
 from kvtop.domain.engines.llamacpp.cells import cache_cells
 from kvtop.domain.engines.llamacpp.eras import build_number
 from kvtop.domain.engines.llamacpp.flags import FIT_FLAGS, SPLIT_FLAGS, LlamacppFlags, cache_types, flag_value

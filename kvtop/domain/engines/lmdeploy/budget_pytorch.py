@@ -15,7 +15,8 @@
 
 from __future__ import annotations
 
-from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
+from kvtop.domain.engines.base import EngineInputs, EngineResult
+from kvtop.domain.engines.budget_step import BudgetStep
 from kvtop.domain.engines.lmdeploy.dsa import auto_is_fp8, score_workspace
 from kvtop.domain.engines.lmdeploy.eras import (
     PYTORCH_ALIGNED_SINCE,

@@ -16,7 +16,8 @@ Sliding-window layers are cached at full length (gpt-oss: all 24 layers, §2.1).
 
 from __future__ import annotations
 
-from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
+from kvtop.domain.engines.base import EngineInputs, EngineResult
+from kvtop.domain.engines.budget_step import BudgetStep
 from kvtop.domain.engines.lmdeploy.architectures import TOWER_SPLIT
 from kvtop.domain.engines.lmdeploy.eras import (
     BLOCK_PRINT_FLOAT_SINCE,

@@ -9,7 +9,8 @@ of it to KV blocks. Unlike vLLM and SGLang, the share is of the memory left *aft
 
 from __future__ import annotations
 
-from kvtop.domain.engines.base import CALIBRATED_FREE_BEFORE_LOAD, BudgetStep, EngineInputs
+from kvtop.domain.engines.base import CALIBRATED_FREE_BEFORE_LOAD, EngineInputs
+from kvtop.domain.engines.budget_step import BudgetStep
 from kvtop.domain.engines.lmdeploy.eras import PYTORCH_SINCE, TURBOMIND_ARCHITECTURE_ERAS
 from kvtop.domain.engines.versions import ResolvedVersion, era_for, parse_release
 from kvtop.domain.errors import InputError

@@ -13,12 +13,8 @@ from __future__ import annotations
 
 import math
 
-from kvtop.domain.engines.base import (
-    BudgetStep,
-    EngineInputs,
-    EngineResult,
-    KvCell,
-)
+from kvtop.domain.engines.base import EngineInputs, EngineResult, KvCell
+from kvtop.domain.engines.budget_step import BudgetStep
 from kvtop.domain.engines.sglang.attention_backends import (
     check_attention_backend,
     named_backends,

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from kvtop.domain.engines.base import BudgetStep, KvCell
+from kvtop.domain.engines.base import KvCell
+from kvtop.domain.engines.budget_step import BudgetStep
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.kv import KvBook
 from kvtop.domain.layout import ParallelLayout

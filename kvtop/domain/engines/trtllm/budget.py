@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import math
 
-from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
+from kvtop.domain.engines.base import EngineInputs, EngineResult
+from kvtop.domain.engines.budget_step import BudgetStep
 from kvtop.domain.engines.trtllm.eras import (
     DEFAULT_FRACTION,
     ESTIMATOR_HEAD_ERAS,

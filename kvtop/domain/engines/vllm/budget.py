@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 
-from kvtop.domain.engines.base import BudgetStep, EngineInputs, EngineResult
+from kvtop.domain.engines.base import EngineInputs, EngineResult
+from kvtop.domain.engines.budget_step import BudgetStep
 from kvtop.domain.engines.versions import ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.backends import block_size, check_attention, is_quantized
 from kvtop.domain.engines.vllm.batching import (

@@ -126,7 +126,7 @@ def setup(settings: LaunchSettings) -> DeploymentSetup:
     """What the launch turns on beside the model (a malformed value names the flag)."""
     spec = spec_config(settings)  # --speculative-config with --spec-method / --spec-model / --spec-tokens merged
     method = stated_method(settings)
-    draft = spec.get("model") or flag_text(settings, "speculative-model")
+    draft = spec.model or flag_text(settings, "speculative-model")
     # a method the release's SpeculativeMethod lacks stops vLLM in validation (vllm/spec_methods.py)
     check_method(method, METHOD_ERAS, settings.engine_version, flag="--speculative-config")
     tokens = draft_tokens(settings)

@@ -6,8 +6,8 @@ whole float32 logits tensor and softmaxes it: the copies the activation fits cou
 `top_k_top_p_sampling_from_logits` makes fewer: a masked copy and its softmax beside the logits and their float32 cast
 (`flashinfer_copies.py`). A plan knows the path where the release and the GPU decide
 it, and not where the install does, unless the launch states it (`LaunchSettings.flashinfer`, `plan --flashinfer`) or
-runs the official image, whose install is known: from v0.9.0 through v0.11.0 either is read (IMAGE_FLASHINFER_ERAS). What the profile holds is not
-always the serving path's: from v0.21.0 the V1 runner's dummy sampler warms the native path too
+runs the official image, whose install is known: in the releases of FLASHINFER_TAKEN_ERAS (`taken_span`) either is
+read. What the profile holds is not always the serving path's: from v0.21.0 the V1 runner's dummy sampler warms the native path too
 (`profiled_sampler_path`, NATIVE_WARMUP_ERAS).
 """
 
@@ -36,7 +36,7 @@ class ProfiledPath(NamedTuple):
     why: str
     warms_native: bool = False
 # vllm#26859: from v0.11.1 FlashInfer's sampler is opt-in (VLLM_USE_FLASHINFER_SAMPLER=1), whatever the install holds:
-# the release decides, not the install or the image (SAMPLER_PATHS and IMAGE_FLASHINFER_ERAS both end there)
+# the release decides, not the install or the image (SAMPLER_PATHS and FLASHINFER_TAKEN_ERAS both end there)
 FLASHINFER_OPT_IN = "0.11.1"
 
 SAMPLER_PATHS: Eras[SamplerPath] = Eras((
@@ -77,12 +77,10 @@ OFFICIAL_IMAGE = "vllm/vllm-openai"
 # official image of 2025-06 (v0.9.x, topk_topp_sampler.py:49) logs 'Using FlashInfer for top-p & top-k sampling.' and
 # 1.51 GiB more KV than at VLLM_USE_FLASHINFER_SAMPLER=0 (flashinfer-ai/flashinfer#1180); the v0.11.0 image's
 # profile peak is FlashInfer's (docs/engines/vllm.md §10). From v0.11.1 the release decides (opt-in, vllm#26859).
-IMAGE_FLASHINFER_ERAS: Eras[bool] = Eras((
-    Era("", False, "before v0.9.0 the image's FlashInfer version (>= 0.2.3 disables the sampler) was not read"),
-    Era("0.9.0", True, "docker/Dockerfile installs it on linux/amd64; V1's sampler takes it from v0.9.0 "
-                       "(topk_topp_sampler.py v0.9.0:33-38; flashinfer-ai/flashinfer#1180)"),
-    Era(FLASHINFER_OPT_IN, False, "vllm#26859: FlashInfer's sampler is opt-in, whatever the install holds"),
-))  # fmt: skip
+# what the image's install adds to FLASHINFER_TAKEN_ERAS (below): its FlashInfer is one the sampler takes, on the
+# same release bounds (before v0.9.0 the image's FlashInfer version was not read: "either" stays)
+IMAGE_INSTALLS_FLASHINFER = ("docker/Dockerfile installs it on linux/amd64; V1's sampler takes it from v0.9.0 "
+                             "(topk_topp_sampler.py v0.9.0:33-38; flashinfer-ai/flashinfer#1180)")
 # Whether the V1 runner's `_dummy_sampler_run` samples a second time with a per-request generator ("Also warm
 # forward_native (taken when generators dict is non-empty)"; skipped only under logprobs_mode processed_logits /
 # processed_logprobs, where the sampler is bound to forward_native anyway). FlashInfer's `forward_cuda` hands a batch
@@ -110,8 +108,10 @@ V2_WARMUP_PASS_ERAS: Eras[bool] = Eras((
 # the launch's own statement of its install (`LaunchSettings.flashinfer`: pip `flashinfer-python` beside vLLM, or not),
 # read where importability decides the path: from v0.9.0 an installed FlashInfer of 0.2.3 or later is taken (what pip
 # installs since 2025-03; vLLM 0.10.1.1's METADATA pins the extra to flashinfer-python==0.2.11), one that is absent never
-# is. Before v0.9.0 an installed one is taken only below 0.2.3 (vllm#14815), a version the statement does not give
-INSTALL_READ_ERAS: Eras[bool] = Eras((
+# is. Before v0.9.0 an installed one is taken only below 0.2.3 (vllm#14815), a version the statement does not give.
+# The one table of the releases in which an importable FlashInfer is the sampler's path: the launch's statement and the
+# official image's install (IMAGE_INSTALLS_FLASHINFER) both read it, and `plan --flashinfer`'s help quotes its span
+FLASHINFER_TAKEN_ERAS: Eras[bool] = Eras((
     Era("", False, "before v0.9.0 the installed FlashInfer's version decides (>= 0.2.3 disables the sampler, vllm#14815)"),
     Era("0.9.0", True, "topk_topp_sampler.py v0.9.0:33-38, v0.11.0:50-56: FlashInfer's sampler wherever FlashInfer "
                        ">= 0.2.3 imports and VLLM_USE_FLASHINFER_SAMPLER is not 0"),
@@ -122,6 +122,15 @@ PROFILE_WARMS_NATIVE = "the profile's dummy sampler warms the native top-k/top-p
 # hosts the official image's FlashInfer install leaves out (linux/arm64): Grace-Hopper and Grace-Blackwell, as
 # `gpus.gpu_model_key` keys them (NVML's 'NVIDIA GH200 480GB', 'gh200' and 'GH200' alike)
 ARM64_HOSTS = frozenset({"GH200", "GB200", "GB300"})
+
+
+def taken_span() -> str:
+    """The releases in which an importable FlashInfer is the sampler's path, as `plan --flashinfer`'s help says them
+    (FLASHINFER_TAKEN_ERAS's True era and the one after it)."""
+    eras = list(FLASHINFER_TAKEN_ERAS)
+    index = next(i for i, era in enumerate(eras) if era.value)
+    end = f" to before v{eras[index + 1].since}" if index + 1 < len(eras) else " on"
+    return f"v{eras[index].since}{end}"
 
 
 def official_image(image: str | None) -> bool:
@@ -152,7 +161,7 @@ def sampler_path(
         return path, f"{FLASHINFER_SAMPLER_ENV}={int(stated)} in the launch"
     era = SAMPLER_PATHS.era(version)
     if flashinfer is not None:
-        read = era_for(INSTALL_READ_ERAS, version)
+        read = era_for(FLASHINFER_TAKEN_ERAS, version)
         if era.value == "either" and read.value:
             holds = "holds" if flashinfer == "installed" else "lacks"
             return ("flashinfer" if flashinfer == "installed" else "native"), (
@@ -161,11 +170,10 @@ def sampler_path(
             return "native", f"the install lacks FlashInfer, as the launch states it; {era.source}"
         path, why = sampler_path(version, gpu_name, flags, image)
         return path, f"{why}; the launch's FlashInfer {flashinfer} not read: {read.source}"
-    if era.value == "either" and official_image(image) and gpu_model_key(gpu_name) not in ARM64_HOSTS:
-        installed = era_for(IMAGE_FLASHINFER_ERAS, version)
-        if installed.value:
-            return "flashinfer", (f"FlashInfer: the official image installs it (stated by the launch line's image: {image}); "
-                                  f"{installed.source}")  # fmt: skip
+    image_takes = official_image(image) and gpu_model_key(gpu_name) not in ARM64_HOSTS and FLASHINFER_TAKEN_ERAS.at(version)
+    if era.value == "either" and image_takes:
+        return "flashinfer", (f"FlashInfer: the official image installs it (stated by the launch line's image: {image}); "
+                              f"{IMAGE_INSTALLS_FLASHINFER}")  # fmt: skip
     if era.value != "flashinfer":
         return era.value, era.source
     capability = compute_capability(gpu_name)

@@ -9,6 +9,7 @@ a method one of them has), and releases before v0.13.0 are checked against v0.13
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from kvtop.domain.deployment_flags import flag_int, flag_json
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
@@ -100,7 +101,17 @@ def detected_method(draft: str, architectures: Iterable[str], version: ResolvedV
 SPLIT_FIELDS = (("spec-method", "method"), ("spec-model", "model"), ("spec-tokens", "num_speculative_tokens"))
 
 
-def spec_config(settings: LaunchSettings) -> dict[str, object]:
+@dataclass(frozen=True)
+class SpecConfig:
+    """The fields of `--speculative-config` kvtop reads, the split flags merged in (`spec_config`)."""
+
+    method: str | None  # `method` as text; None where unset or empty
+    model: str | None  # the draft's `model` as text; None where unset or empty
+    num_speculative_tokens: object  # as given (draft_tokens checks it); None where unset
+    parallel_drafting: bool  # `parallel_drafting` is true
+
+
+def spec_config(settings: LaunchSettings) -> SpecConfig:
     """`--speculative-config`'s object with the split flags' fields merged in, as vLLM merges them; an InputError
     where a field is given both ways (vLLM's ValueError)."""
     spec = dict(flag_json(settings, "speculative-config"))
@@ -112,13 +123,19 @@ def spec_config(settings: LaunchSettings) -> dict[str, object]:
             raise InputError(f"--{flag} and --speculative-config['{key}'] are mutually exclusive (vLLM refuses)",
                              field=f"--{flag}")  # fmt: skip
         spec[key] = value
-    return spec
+    model = spec.get("model")
+    return SpecConfig(
+        method=str(spec.get("method") or "") or None,
+        model=str(model) if model else None,
+        num_speculative_tokens=spec.get("num_speculative_tokens"),
+        parallel_drafting=spec.get("parallel_drafting") is True,
+    )
 
 
 def draft_tokens(settings: LaunchSettings) -> int | None:
     """num_speculative_tokens the launch states (`--speculative-config`'s or --spec-tokens, else
     --num-speculative-tokens); None where none. An InputError for a value vLLM refuses (not a whole number ≥ 1)."""
-    tokens = spec_config(settings).get("num_speculative_tokens") or flag_int(
+    tokens = spec_config(settings).num_speculative_tokens or flag_int(
         settings, "num-speculative-tokens", least=1
     )
     if tokens is not None and (not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 1):
@@ -134,11 +151,11 @@ def stated_method(settings: LaunchSettings) -> str | None:
     decoding. The architectures are `settings.draft_architectures`: the draft config's where kvtop read it
     (`deployment.with_draft_config`), else none (the name alone decides)."""
     spec = spec_config(settings)
-    method = str(spec.get("method") or "") or None
-    draft = spec.get("model") or flag_text(settings, "speculative-model")
+    method = spec.method
+    draft = spec.model or flag_text(settings, "speculative-model")
     if method not in (None, "draft_model") or draft is None:
         return method
-    return detected_method(str(draft), settings.draft_architectures, ResolvedVersion(text=settings.engine_version))
+    return detected_method(draft, settings.draft_architectures, ResolvedVersion(text=settings.engine_version))
 
 
 # The methods VllmConfig's V2 model runner does not run (`_get_v2_model_runner_unsupported_features`, read in each
@@ -189,7 +206,7 @@ def keeps_v1_runner(method: str | None, settings: LaunchSettings, version: Resol
         return None
     if method in era.value:
         return f"speculative method '{method}' ({era.source})"
-    if spec_config(settings).get("parallel_drafting") is True and method not in ("dflash", "dspark"):
+    if spec_config(settings).parallel_drafting and method not in ("dflash", "dspark"):
         return "parallel drafting for speculative decoding (config/vllm.py, v0.22.0 on)"
     if method == "eagle3" and settings.pp > 1 and not EAGLE3_PP_ON_V2.at(version):
         return "EAGLE3 with pipeline parallelism (config/vllm.py, v0.22.0-v0.29.0)"
