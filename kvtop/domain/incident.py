@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from kvtop.domain.cluster_findings import ExportedCounts
 from kvtop.domain.diagnose_findings import (
     SEVERITY_ORDER,
     AlternativeLimit,
@@ -61,14 +62,20 @@ class IncidentAnswer(BaseModel):
         return shortest[: max(width - 1, 0)] + "…" if width > 0 else ""
 
 
-def incident(snapshot: NodeSnapshot, findings: Sequence[Finding]) -> IncidentAnswer:
+def incident(
+    snapshot: NodeSnapshot, findings: Sequence[Finding], exported: ExportedCounts | None = None
+) -> IncidentAnswer:
     """The worst fault's answer (the first of the worst severity), or ALL_CLEAR when nothing is wrong
-    (NO_ENGINE when no engine there has a plan to be wrong against: none runs, or none has a ledger)."""
+    (NO_ENGINE when no engine there has a plan to be wrong against: none runs, or none has a ledger). Where none
+    has a plan and the node was read through Prometheus, what its own `kvtop export` counted (`exported`), as the
+    findings pane lists it."""
     faults = [f for f in findings if f.severity is not Severity.INFO]
     if not faults:
         # an engine with no ledger has no plan its ranks were checked against
         planned = any(view.ledger is not None for view in snapshot.engines)
         if not planned:
+            if exported is not None:
+                return IncidentAnswer(severity=exported.worst, forms=exported.forms())
             return IncidentAnswer(severity=None, forms=(NO_ENGINE,))
         miss = _plan_miss(snapshot)
         return IncidentAnswer(severity=None, forms=(ALL_CLEAR,) if miss is None else _miss_forms(*miss))

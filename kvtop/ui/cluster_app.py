@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from textual import on, work
@@ -20,7 +20,8 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.reactive import reactive
 
-from kvtop.domain.cluster import SEVERITY_WEIGHT, ClusterFailure, ClusterNode, ClusterView, PrometheusError
+from kvtop.domain.cluster import ClusterFailure, ClusterView, PrometheusError
+from kvtop.domain.cluster_findings import ExportedCounts
 from kvtop.domain.cluster_node_engines import with_cluster_engines
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.node_failure import NodeFailure
@@ -33,7 +34,7 @@ from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.screens.cluster import ClusterNodeScreen, ClusterScreen
 from kvtop.ui.screens.help import HelpScreen, help_text
 from kvtop.ui.state import GpuHistory, NodeState
-from kvtop.ui.widgets.cluster_table import ClusterState, has_kvtop
+from kvtop.ui.widgets.cluster_table import ClusterState
 from kvtop.ui.widgets.findings import FindingsPane
 from kvtop.ui.widgets.gpu_list import GpuList
 
@@ -94,38 +95,6 @@ class LatestView:
     def get(self) -> ClusterView | None:
         with self._lock:
             return self._view
-
-
-@dataclass(frozen=True)
-class ExportedFindings:
-    """Findings of one severity as the node's own kvtop export counted them (Prometheus has no causes)."""
-
-    rule: str
-    severity: str
-    evidence: str
-    fix: str = "run `kvtop diagnose` on the node for each cause and its fix"
-    gpus: tuple[int, ...] = ()
-    tokens: int | None = None
-
-    @property
-    def title(self) -> str:
-        """The entry's head: its count in words ('3 findings'), as the pane shows a finding's title."""
-        return self.rule
-
-
-def exported_findings(node: ClusterNode | None) -> tuple[ExportedFindings, ...]:
-    """The pane's entries for a node read through Prometheus: its exporter's counts, worst first."""
-    if node is None or not has_kvtop(node):
-        return (ExportedFindings("not diagnosed", "info", "no kvtop exporter on this node: nothing was diagnosed",
-                                 fix="run `kvtop export` on the node to see its findings here"),)  # fmt: skip
-    counts = sorted(node.findings.items(), key=lambda pair: -SEVERITY_WEIGHT.get(pair[0].lower(), 1))
-    return tuple(
-        ExportedFindings(
-            f"{count} finding{'' if count == 1 else 's'}", severity, f"counted by kvtop export on {node.name}"
-        )
-        for severity, count in counts
-        if count > 0
-    )
 
 
 class ClusterApp(KvtopBaseApp):
@@ -207,16 +176,17 @@ class ClusterApp(KvtopBaseApp):
         if message.generation != self._node_generation or self._node_screen is None:
             return  # a late answer for a node no longer open
         self._history.record(message.snapshot)
+        exported = None
+        if message.findings is None:  # nothing to diagnose against here: what the node's exporter counted
+            view, name = self.cluster.view, self._node_name or ""
+            exported = ExportedCounts.of(name, next((n for n in view.nodes if n.name == name), None) if view else None)
         self.node = NodeState(
             source_label=self.node.source_label, snapshot=message.snapshot, received_at=self._clock(),
             trends=self._history.view(), findings=tuple(message.findings or ()),  # type: ignore[arg-type]
+            exported=exported,
         )  # fmt: skip
-        findings = message.findings
-        if findings is None:  # nothing to diagnose against here: what the node's exporter counted
-            view = self.cluster.view
-            findings = exported_findings(
-                next((n for n in view.nodes if n.name == self._node_name), None) if view else None
-            )
+        # the header's sentence and the pane read the same counts (`ExportedCounts`)
+        findings = message.findings if exported is None else exported.entries()
         self._node_screen.show_findings(findings)  # type: ignore[arg-type]
 
     @on(NodeFailed)

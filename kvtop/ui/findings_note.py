@@ -9,6 +9,7 @@ with its bytes (`kvtop.domain.node.outside_bytes`, the split the bars draw) and 
 
 from __future__ import annotations
 
+from kvtop.domain.cluster_findings import NO_EXPORTER, ExportedCounts
 from kvtop.domain.incident import NO_ENGINE, incident
 from kvtop.domain.node import NodeSnapshot, outside_bytes
 from kvtop.domain.observe import GpuObservation, ProcessRole
@@ -19,12 +20,15 @@ NO_FINDINGS = "No findings"
 _OUTSIDE_ROLES = (ProcessRole.CO_TENANT, ProcessRole.ORPHAN, ProcessRole.UNATTRIBUTED)
 
 
-def empty_findings_note(snapshot: NodeSnapshot) -> tuple[tuple[str, ...], bool]:
+def empty_findings_note(
+    snapshot: NodeSnapshot, exported: ExportedCounts | None = None
+) -> tuple[tuple[str, ...], bool]:
     """('No findings: <the incident's sentence>', then, where nothing was diagnosed, one line per GPU others hold
-    memory on; whether a check was made: False where no engine rank has a plan, so no verdict reads as a pass)."""
-    answer = incident(snapshot, ()).sentence
+    memory on; whether a check was made: False where no engine rank has a plan, so no verdict reads as a pass;
+    `exported`: what the node's `kvtop export` counted, read through Prometheus, as the header reads it)."""
+    answer = incident(snapshot, (), exported).sentence
     lines = [f"{NO_FINDINGS}: {answer}"]
-    if answer != NO_ENGINE:
+    if answer not in (NO_ENGINE, NO_EXPORTER):
         return tuple(lines), True
     lines += [line for gpu in snapshot.observation.gpus if (line := _held_outside(gpu))]
     return tuple(lines), False

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from kvtop.domain.cluster_findings import ExportedCounts
 from kvtop.domain.diagnose_findings import Finding
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.node_failure import NodeFailure
@@ -83,6 +84,8 @@ class NodeState:
     failed_at: float | None = None
     trends: Mapping[int, GpuTrend] = field(default_factory=lambda: MappingProxyType({}))
     findings: tuple[Finding, ...] = ()  # what the worker diagnosed on this snapshot, worst first
+    # read through Prometheus with nothing to diagnose: what the node's own `kvtop export` counted (None: not so read)
+    exported: ExportedCounts | None = None
     paused: bool = False  # the operator froze the screens (`z`); the worker keeps polling
 
     def age_s(self, now: float) -> float | None:

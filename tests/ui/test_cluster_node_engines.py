@@ -15,8 +15,8 @@ import threading
 from pathlib import Path
 
 import kvtop.ui
+from kvtop.domain.cluster_findings import NO_EXPORTER
 from kvtop.domain.cluster_node_engines import NOT_MODELLED
-from kvtop.domain.incident import NO_ENGINE
 from kvtop.sources.hub import load_model
 from kvtop.sources.prometheus import ClusterReader, PrometheusClient
 from kvtop.sources.prometheus_node import PrometheusNodeSource
@@ -74,8 +74,8 @@ async def test_the_node_screen_shows_the_sglang_engine_the_engine_table_places_o
         assert "sglang@gpu1-wl8sg:30000 · Llama-3.1-8B-Instruct" in header and "KV 28% used" in header
         assert "1 engine from its own metrics" in header
         assert (
-            NO_ENGINE in header
-        )  # no plan to check it against: never "every rank holds what its plan predicts"
+            NO_EXPORTER in header
+        )  # no exporter, no plan to check it against: never "every rank holds what its plan predicts"
         assert [g.index for g in app.node.snapshot.observation.gpus] == [0]  # the L40S, from DCGM
     client.close()
 

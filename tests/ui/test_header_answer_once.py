@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from kvtop.commands.node_source import DemoSource
+from kvtop.domain.cluster_findings import ExportedCounts
 from kvtop.domain.diagnose_findings import Finding
 from kvtop.domain.incident import IncidentAnswer, incident
 from kvtop.domain.node import NodeSnapshot
@@ -22,9 +23,11 @@ async def test_the_answer_is_computed_once_for_each_snapshot_and_findings(  # ty
 ) -> None:
     asked: list[tuple[int, int]] = []
 
-    def counted(snapshot: NodeSnapshot, findings: tuple[Finding, ...]) -> IncidentAnswer:
+    def counted(
+        snapshot: NodeSnapshot, findings: tuple[Finding, ...], exported: ExportedCounts | None = None
+    ) -> IncidentAnswer:
         asked.append((id(snapshot), id(findings)))
-        return incident(snapshot, findings)
+        return incident(snapshot, findings, exported)
 
     monkeypatch.setattr(node_header, "incident", counted)
     node = DemoSource.open("llama70b-tp8-foreign-gpu3").collect_at(0)

@@ -377,7 +377,10 @@ class DashboardScreen(NodeScreen):
     def show_findings(self, findings: Sequence[FindingLike]) -> None:
         """Fill the findings pane; with none, it says the node's verdict (`findings_note`), not a check not made."""
         snapshot = self.node.snapshot
-        note, checked = empty_findings_note(snapshot) if snapshot is not None and not findings else ((), True)
+        note: tuple[str, ...] = ()
+        checked = True
+        if snapshot is not None and not findings:
+            note, checked = empty_findings_note(snapshot, self.node.exported)
         self.query_one(FindingsPane).show_findings(findings, note, checked=checked)
 
     def action_filter(self) -> None:

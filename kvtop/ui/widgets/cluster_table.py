@@ -35,9 +35,9 @@ from kvtop.domain.cluster import (
     ClusterFailure,
     ClusterNode,
     ClusterView,
-    GpuSource,
     TargetHealth,
 )
+from kvtop.domain.cluster_findings import has_kvtop
 from kvtop.ui.widgets.keyed_rows import KeyedRowsTable, ToneCell
 from kvtop.units import fmt_gib, fmt_gib_figure, fmt_tokens
 
@@ -90,16 +90,6 @@ def memory_cell(node: ClusterNode) -> Cell:
     if gpus is None or gpus.used_bytes is None or gpus.total_bytes is None:
         return Cell(NONE, "muted")
     return Cell(f"{fmt_gib_figure(gpus.used_bytes, 1)} / {fmt_gib(gpus.total_bytes, 1)}")
-
-
-def has_kvtop(node: ClusterNode) -> bool:
-    """Whether kvtop's exporter answers for the node (else findings and predictions are unknown)."""
-    return (
-        node.unexplained_bytes is not None
-        or bool(node.findings)
-        or (node.gpu_summary is not None and node.gpu_summary.source is GpuSource.KVTOP)
-        or any(e.source == "kvtop" for e in node.engines)
-    )
 
 
 def unexplained_cell(node: ClusterNode) -> Cell:

@@ -136,7 +136,7 @@ def header_inputs(state: NodeState | None) -> tuple[object, ...]:
         for view in snapshot.engines
     )  # fmt: skip
     return (snapshot.source, snapshot.notice, observation.nvml_state, observation.nvml_message, engines,
-            observation.host_memory, observation.desktop, state.findings)  # fmt: skip
+            observation.host_memory, observation.desktop, state.findings, state.exported)  # fmt: skip
 
 
 def _pressure_line(view: EngineView) -> str | None:
@@ -160,7 +160,8 @@ class NodeHeader(Widget):
         self._engines = engines
         self._shown: tuple[str, tuple[object, ...]] | None = None  # the drawn text and spans
         self._inputs: tuple[object, ...] | None = None  # what `_shown` came from
-        self._answer: tuple[NodeSnapshot, tuple[Finding, ...], IncidentAnswer] | None = None  # (snapshot, findings, their answer)
+        # (snapshot, findings, exported counts, their answer)
+        self._answer: tuple[NodeSnapshot, tuple[Finding, ...], object, IncidentAnswer] | None = None
 
     def watch_state(self) -> None:
         self._refresh_if_changed()
@@ -195,14 +196,15 @@ class NodeHeader(Widget):
         return self.header_content()
 
     def _incident(self, state: NodeState | None) -> IncidentAnswer | None:
-        """The ▶ answer of `state`'s snapshot and findings, computed once for them: the tooltip and every draw of the
+        """The ▶ answer of `state`'s snapshot, findings and exported counts, computed once for them: the tooltip and every draw of the
         header read this one (None where the header shows no engines or has no snapshot)."""
         if not self._engines or state is None or state.snapshot is None:
             return None
         kept = self._answer
-        if kept is None or kept[0] is not state.snapshot or kept[1] is not state.findings:
-            kept = self._answer = (state.snapshot, state.findings, incident(state.snapshot, state.findings))
-        return kept[2]
+        if kept is None or kept[0] is not state.snapshot or kept[1] is not state.findings or kept[2] != state.exported:
+            answer = incident(state.snapshot, state.findings, state.exported)
+            kept = self._answer = (state.snapshot, state.findings, state.exported, answer)
+        return kept[3]
 
     def header_content(self) -> Content:
         """The header's lines for the current state, clock and width."""

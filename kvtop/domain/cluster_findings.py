@@ -1,0 +1,98 @@
+"""A node read through Prometheus: the findings its own `kvtop export` counted, worded once for every view.
+
+Prometheus carries counts by severity, never a cause, so the node screen of `kvtop --prometheus` cannot diagnose
+where no engine has a ledger. Its top line (`incident`) and its findings pane read these counts alike: before,
+the line said "nothing was diagnosed" over a pane that listed "● critical 1 finding · counted by kvtop export"
+(the `gpu5-lost` demo node, session 66). Where no exporter answers for the node, both say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kvtop.domain.cluster import ADVICE, SEVERITY_WEIGHT, ClusterNode, GpuSource
+from kvtop.domain.diagnose_findings import Severity
+
+#: Both the top line and the pane, where no kvtop exporter answers for the node.
+NO_EXPORTER = "no kvtop exporter on this node: nothing was diagnosed"
+#: Where each counted finding's cause and fix are read (Prometheus holds only the counts).
+RUN_DIAGNOSE = "run `kvtop diagnose` on the node for each cause and its fix"
+RUN_EXPORT = "run `kvtop export` on the node to see its findings here"
+
+
+def has_kvtop(node: ClusterNode) -> bool:
+    """Whether kvtop's exporter answers for the node (else findings and predictions are unknown)."""
+    return (
+        node.unexplained_bytes is not None
+        or bool(node.findings)
+        or (node.gpu_summary is not None and node.gpu_summary.source is GpuSource.KVTOP)
+        or any(e.source == "kvtop" for e in node.engines)
+    )
+
+
+@dataclass(frozen=True)
+class ExportedFindings:
+    """Findings of one severity as the node's own kvtop export counted them (Prometheus has no causes)."""
+
+    rule: str
+    severity: str
+    evidence: str
+    fix: str = RUN_DIAGNOSE
+    gpus: tuple[int, ...] = ()
+    tokens: int | None = None
+
+    @property
+    def title(self) -> str:
+        """The entry's head: its count in words ('3 findings'), as the pane shows a finding's title."""
+        return self.rule
+
+
+def _findings(count: int) -> str:
+    return f"{count} finding{'' if count == 1 else 's'}"
+
+
+@dataclass(frozen=True)
+class ExportedCounts:
+    """What `kvtop export` on `node` counted, by severity, worst first, none zero (`counts` None: no exporter)."""
+
+    node: str
+    counts: tuple[tuple[str, int], ...] | None
+
+    @classmethod
+    def of(cls, name: str, node: ClusterNode | None) -> ExportedCounts:
+        """The counts of `node` (None: the cluster view holds no such node, so no exporter answers for it)."""
+        if node is None or not has_kvtop(node):
+            return cls(name, None)
+        counts = sorted(node.findings.items(), key=lambda pair: -SEVERITY_WEIGHT.get(pair[0].lower(), 1))
+        return cls(name, tuple((severity, count) for severity, count in counts if count > 0))
+
+    @property
+    def worst(self) -> Severity | None:
+        """The worst fault counted, as a diagnosis' severity ('error' is critical); None: no fault (advice aside)."""
+        faults = [SEVERITY_WEIGHT.get(s.lower(), 1) for s, _ in self.counts or () if s.lower() not in ADVICE]
+        if not faults:
+            return None
+        return Severity.CRITICAL if max(faults) >= SEVERITY_WEIGHT["critical"] else Severity.WARNING
+
+    def entries(self) -> tuple[ExportedFindings, ...]:
+        """The findings pane's entries: one per severity counted, or one saying nothing was diagnosed."""
+        if self.counts is None:
+            return (ExportedFindings("not diagnosed", "info", NO_EXPORTER, fix=RUN_EXPORT),)
+        said = f"counted by kvtop export on {self.node}"
+        return tuple(ExportedFindings(_findings(count), severity, said) for severity, count in self.counts)
+
+    def forms(self) -> tuple[str, ...]:
+        """The incident's sentence and its shorter forms: 'kvtop export on h100-f counts 1 critical finding and
+        3 advice — run `kvtop diagnose` on the node for each cause and its fix', or NO_EXPORTER."""
+        if self.counts is None:
+            return (NO_EXPORTER,)
+        faults = [(s, c) for s, c in self.counts if s.lower() not in ADVICE]
+        advice = sum(c for s, c in self.counts if s.lower() in ADVICE)
+        if not faults:
+            extra = f" ({advice} advice)" if advice else ""
+            return (f"kvtop export on {self.node} counts no fault{extra}", "no fault counted by kvtop export")
+        counted = " and ".join(f"{c} {s}" for s, c in faults)
+        counted += " finding" if sum(c for _, c in faults) == 1 else " findings"
+        extra = f" and {advice} advice" if advice else ""
+        whole = f"kvtop export on {self.node} counts {counted}{extra}"
+        return (f"{whole} — {RUN_DIAGNOSE}", whole, f"kvtop export counts {counted}", counted)
