@@ -63,7 +63,10 @@ class _Parser(argparse.ArgumentParser):
         return super().format_help()
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        print(f"{self.prog}: error: {_redacted(_glued_key_masked(message))} (see {self.prog} --help)", file=sys.stderr)
+        from kvtop.commands.output import error_text
+
+        said = f"{_redacted(_glued_key_masked(message))} (see {self.prog} --help)"
+        print(error_text(f"{self.prog}: error: ", said, sys.stderr), file=sys.stderr)
         raise SystemExit(2)
 
 
@@ -308,9 +311,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except InputError as err:
             raise _given_after_command(parser, err, extra, args.command) or err from None
     except KvtopError as err:
-        from kvtop.commands.output import error_of
+        from kvtop.commands.output import error_of, error_text
 
-        print(f"kvtop: error: {error_of(err)}", file=sys.stderr)
+        print(error_text("kvtop: error: ", error_of(err), sys.stderr), file=sys.stderr)
         return err.exit_code
     except KeyboardInterrupt:
         print("kvtop: interrupted", file=sys.stderr)

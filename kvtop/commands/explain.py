@@ -20,7 +20,7 @@ from kvtop.commands.common import (
     measured_from_args,
     total_origin_from_args,
 )
-from kvtop.commands.output import print_error, print_json, print_text
+from kvtop.commands.output import print_error, print_json, print_text, prose
 from kvtop.commands.render_ledger import step_lines, unchecked_json
 from kvtop.domain.capacity_assumption import assumption_words
 from kvtop.domain.doc_refs import qualified
@@ -326,12 +326,12 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
         lines.append(f"  {'':<20} (the least over {logged.ranks_seen} ranks, {logged.available_kv_rank}: "
                      "the engine sizes every rank's pool from the tightest)")  # fmt: skip
     if result.log_cut_at_bytes is not None:
-        lines.append(f"  note: the log is longer than kvtop reads: only its first {fmt_bytes(result.log_cut_at_bytes)} "
-                     "were parsed (a restart after that is not in this explanation: cut the log to the start you want)")  # fmt: skip
+        lines.append(prose("  note: ", f"the log is longer than kvtop reads: only its first {fmt_bytes(result.log_cut_at_bytes)} "
+                           "were parsed (a restart after that is not in this explanation: cut the log to the start you want)"))  # fmt: skip
     read = result.ledger.model.reading_notes if result.ledger is not None else ()
     unmodelled = result.ledger.not_modelled if result.ledger is not None else ()  # `plan`'s words, one list
     for note in (*read, *result.notes, *(f"not modelled: {n}" for n in unmodelled)):
-        lines.append(f"  note: {note}")
+        lines.append(prose("  note: ", note))
     if result.ledger is not None:
         lines.append("Recomputed with the engine's rules (central values):")
         lines += _steps_text(result.ledger.engine.steps)

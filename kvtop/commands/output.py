@@ -11,11 +11,43 @@ token of a known secret shape still in the text is masked too (`mask_secret_shap
 from __future__ import annotations
 
 import json
+import os
 import sys
+import textwrap
 from typing import Any, TextIO
 
 from kvtop.domain.secret_shapes import mask_secret_shapes
 from kvtop.domain.terminal import safe_line, safe_text
+
+#: The width prose wraps to where COLUMNS names none: the project's terminal (tables keep their own width).
+DEFAULT_COLUMNS = 100
+#: A head longer than this (`note (SGLang, TensorRT-LLM): `) indents its further lines by its margin and 4 more.
+_LONG_HEAD = 16
+
+
+def terminal_columns() -> int:
+    """The terminal's width: COLUMNS where it is a whole number of at least 40, else DEFAULT_COLUMNS."""
+    said = os.environ.get("COLUMNS", "").strip()
+    return int(said) if said.isdigit() and int(said) >= 40 else DEFAULT_COLUMNS
+
+
+def prose(head: str, text: str, *, width: int | None = None, hang: int | None = None) -> str:
+    """`head` then `text` as lines of at most `width` columns (the terminal's): the one wrapping of a note, a hint
+    or an error line. Broken at spaces only: a word longer than a line (a path, a `--flag=value`) stays whole;
+    each further line hangs under the text (`note: ` 6 columns in), or 4 columns past the margin of a long head
+    (or `hang` columns in, where given: a note whose head is inside its text)."""
+    margin = len(head) - len(head.lstrip(" "))
+    if hang is None:
+        hang = len(head) if len(head) <= _LONG_HEAD else margin + 4
+    indent = " " * hang
+    wrapper = textwrap.TextWrapper(
+        width=width or terminal_columns(), initial_indent=head, subsequent_indent=indent,
+        break_long_words=False, break_on_hyphens=False,
+    )  # fmt: skip
+    first, *rest = text.split("\n")
+    lines = [wrapper.fill(first) or head.rstrip()]
+    wrapper.initial_indent = indent  # a note of several lines: its head once
+    return "\n".join([*lines, *(wrapper.fill(part) for part in rest)])
 
 
 def print_text(text: str, *, file: TextIO | None = None, flush: bool = False) -> None:
@@ -57,8 +89,17 @@ def error_of(err: Exception) -> str:
 
 
 def print_error(text: str, *, prefix: str = "kvtop: error: ", file: TextIO | None = None) -> None:
-    """One error line on stderr (or `file`): `prefix` then the text, redacted and escaped (`error_line`)."""
-    (sys.stderr if file is None else file).write(f"{prefix}{error_line(text)}\n")
+    """One error on stderr (or `file`): `prefix` then the text, redacted and escaped (`error_line`), one line but at a
+    terminal (`error_text`)."""
+    stream = sys.stderr if file is None else file
+    stream.write(error_text(prefix, error_line(text), stream) + "\n")
+
+
+def error_text(prefix: str, text: str, stream: TextIO) -> str:
+    """An error's line as `stream` gets it: wrapped (`prose`) where a person reads it at a terminal, one line where
+    a program reads it (a pipe, a log: scripts and the tests take a `kvtop: error:` line as the whole error)."""
+    isatty = getattr(stream, "isatty", None)
+    return prose(prefix, text) if callable(isatty) and isatty() else f"{prefix}{text}"
 
 
 def crash_report(err: BaseException) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
+from kvtop.commands.output import prose
 from kvtop.commands.render_ledger import flags_not_read_json, gpu_shown
 from kvtop.commands.render_notes import config_default_notes, unmodelled_notes
 from kvtop.domain.compare import Comparison, EngineRow, NotStarting, SameBudget, SameBudgetMethod
@@ -149,9 +150,9 @@ def notes_lines(comparison: Comparison, model: ModelSpec) -> list[str]:
     for row in rows:
         for note in (*row.notes, *unmodelled_notes(row.not_modelled)):
             carried.setdefault(qualified(note, row.engine), []).append(display_name(row.engine))
-    lines = [f"note: {note}" for note in (*model.reading_notes, *config_default_notes(model))]
+    lines = [prose("note: ", note) for note in (*model.reading_notes, *config_default_notes(model))]
     for note, engines in carried.items():
-        lines.append(f"note{'' if len(engines) == len(rows) else ' (' + ', '.join(engines) + ')'}: {note}")
+        lines.append(prose(f"note{'' if len(engines) == len(rows) else ' (' + ', '.join(engines) + ')'}: ", note))
     return lines
 
 
@@ -184,6 +185,6 @@ def comparison_text(comparison: Comparison, model: ModelSpec) -> str:
         ]
         lines += [_same_line(same) for same in c.same_budget]
     if c.not_carried:
-        lines.append(f"note: not carried to the other engines (kvtop does not model them): {' '.join(c.not_carried)}")
+        lines.append(prose("note: ", f"not carried to the other engines (kvtop does not model them): {' '.join(c.not_carried)}"))
     notes = notes_lines(c, model)
     return "\n".join([*lines, *([""] if notes and not c.not_carried else []), *notes])

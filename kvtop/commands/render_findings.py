@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from kvtop.commands.output import prose
 from kvtop.commands.render_snapshot import SIMULATED
 from kvtop.domain.diagnose import Finding, Severity
 from kvtop.domain.diagnose_findings import Rule
@@ -107,7 +108,7 @@ def findings_text(
     if answer:
         lines.append(f"answer: {answer}")
     if notice:
-        lines.append(f"note: {notice}")
+        lines.append(prose("note: ", notice))
     if not problems and not answer:
         lines.append("no capacity lost to a fault: every rank holds what its plan predicts")
     for finding in problems:

@@ -6,6 +6,7 @@ import shlex
 from typing import Any
 
 from kvtop.commands.columns import column_rows
+from kvtop.commands.output import prose
 from kvtop.commands.render_deployment import deployment_json, deployment_lines, term_json
 from kvtop.commands.render_notes import plan_notes
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
@@ -283,7 +284,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
     lines.append("")
     lines += capacity if capacity is not None else capacity_lines(ledger)
     for note in plan_notes(ledger):
-        lines.append(f"note: {note}")
+        lines.append(prose("note: ", note))
     flags = shlex.join(ledger.settings.to_flags())  # pasted into a shell: a JSON value quoted whole
     if flags:
         lines.append(f"engine flags: {flags}")
@@ -420,21 +421,22 @@ def plan_text(plan: CapacityPlan) -> str:
         basis = f"{term.basis}; held in {term.within}" if term.within else term.basis
         terms += column_rows(term.label, f"{fmt_gib(term.bytes):>12}  {term_error(term):<14}{term.source:<11} {basis}")
     if plan.estimate.scale_basis:
-        terms.append(f"  the interval: the errors together {plan.estimate.scale_basis}")
+        terms.append(prose("  ", f"the interval: the errors together {plan.estimate.scale_basis}", hang=4))
     outside = plan.extrapolation_term
     if outside is not None:
         # the basis may open with its source ('calibrated: the 90th percentile …'): said once, not 'calibrated: calibrated:'
         basis = outside.basis if outside.basis.startswith(f"{outside.source}:") else f"{outside.source}: {outside.basis}"
-        terms.append(f"  the interval, outside the corpus: {outside.label} (± {fmt_gib(outside.error_bytes)} of KV, {basis})")
-    terms.extend(f"  {note}" for note in plan.start_notes)
+        said_outside = f"the interval, outside the corpus: {outside.label} (± {fmt_gib(outside.error_bytes)} of KV, {basis})"
+        terms.append(prose("  ", said_outside, hang=4))
+    terms.extend(prose("  ", note, hang=4) for note in plan.start_notes)
     if plan.start is not None and not plan.refused_at_centre:  # refused at the centre, the headline states it
-        terms.append(f"  start verdict: {plan.start.reason}")
+        terms.append(prose("  ", f"start verdict: {plan.start.reason}", hang=4))
     budget = next(i for i, line in enumerate(lines) if line.startswith("Budget ("))
     check = architecture_check(plan.ledger)
     said = [check.message] if check.state != "registered" else []  # served otherwise, or not checked
     said += [variant] if (variant := memory_variant_note(ledger.gpu_name, ledger.shown_total_origin)) else []
     flags = next((i for i, line in enumerate(lines) if line.startswith("engine flags:")), len(lines))
-    lines[flags:flags] = [f"note: {line}" for line in said]  # beside the notes
+    lines[flags:flags] = [prose("note: ", line) for line in said]  # beside the notes
     return qualified("\n".join([*lines[:budget], *terms, "", *lines[budget:]]), ledger.engine.engine)
 
 def fitting_lines(ledger: Ledger, smallest: FittingLayout | None, defaults: tuple[str, ...]) -> list[str]:

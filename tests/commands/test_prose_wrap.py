@@ -1,0 +1,89 @@
+"""Prose a command prints (its notes, hints and error lines) wraps to the terminal's width, COLUMNS or 100, through
+one helper (`kvtop.commands.output.prose`); tables keep their width, JSON its strings whole, and an error keeps its
+one line where a program reads it (not a terminal: the contract every test of an error reads).
+
+Before (session 66): `kvtop --demo nosuch snapshot` printed one 411-column error line naming the 15 demo scenarios;
+`plan --compare all` printed notes of 155 and 186 columns; a plan's start notes ran to 421 columns.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import pytest
+
+from kvtop.cli import main
+from kvtop.commands.output import prose
+from kvtop.sources.scenario import scenario_dir
+from tests.cli_in_process import run_kvtop
+
+COMPARE = ("plan", "--model", "llama-3-70b", "--tp", "4", "--gpu", "H100", "--compare", "all")
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("KVTOP_NO_CALIBRATION_STORE", "1")
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
+class Terminal(io.StringIO):
+    """stderr as a person's terminal has it."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def _at_terminal(monkeypatch: pytest.MonkeyPatch, *argv: str) -> tuple[int, list[str]]:
+    err = Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    return main(list(argv)), err.getvalue().splitlines()
+
+
+def test_a_long_error_wraps_at_100_columns_at_a_terminal_with_every_word_and_scenario_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    code, lines = _at_terminal(monkeypatch, "--demo", "nosuch", "snapshot")
+    assert code != 0 and len(lines) > 1
+    assert all(len(line) <= 100 for line in lines), [len(line) for line in lines]
+    assert lines[0].startswith("kvtop: error: --demo: no demo scenario 'nosuch' (scenarios: ")
+    assert all(line.startswith(" " * len("kvtop: error: ")) for line in lines[1:])  # hung under the text
+    said = " ".join(" ".join(lines).split())
+    names = sorted(path.stem for path in scenario_dir().glob("*.json"))  # the demo files themselves
+    assert len(names) == 15 and f"(scenarios: {', '.join(names)}; or a .json path)" in said
+
+
+def test_columns_sets_the_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "60")
+    _, lines = _at_terminal(monkeypatch, "--demo", "nosuch", "snapshot")
+    assert max(len(line) for line in lines) <= 60 and len(lines) > 6
+
+
+def test_an_error_a_program_reads_stays_one_line() -> None:
+    """Piped (a script, a log), the error is its one `kvtop: error:` line, as every test of an error reads it."""
+    ran = run_kvtop("--demo", "nosuch", "snapshot")
+    assert ran.stderr.count("\n") == 1 and len(ran.stderr) > 300
+
+
+def test_the_compare_notes_wrap_and_its_tables_do_not() -> None:
+    out = run_kvtop(*COMPARE).stdout.splitlines()
+    notes = [line for line in out if line.startswith("note")]
+    assert notes and all(len(line) <= 100 for line in out[out.index(notes[0]) :])
+    # the same-budget table keeps its row whole (169 columns): a table is read across, never wrapped
+    assert any(line.startswith("  LMDeploy ") and len(line) > 100 for line in out)
+    assert "note (TensorRT-LLM): final blocks rounded down: TensorRT-LLM latest may round up" in out
+    assert "    (docs/engines/trtllm.md §12)" in out
+
+
+def test_json_keeps_each_note_whole() -> None:
+    document = json.loads(run_kvtop(*COMPARE, "--json").stdout)
+    text = json.dumps(document, ensure_ascii=False)
+    assert "final blocks rounded down: TensorRT-LLM latest may round up (§12)" in text
+
+
+def test_a_word_longer_than_the_line_stays_whole_and_a_short_line_is_unchanged() -> None:
+    path = "tests/data/cases/trtllm/" + "x" * 90 + "/engine.log"
+    assert prose("note: ", f"read {path} whole", width=40).splitlines() == ["note: read", f"      {path}", "      whole"]
+    assert prose("note: ", "short", width=40) == "note: short"
