@@ -64,3 +64,15 @@ def test_the_longrope_module_is_never_grown() -> None:
     settings = parse_flags("sglang", ["--context-length", "262144"])
     assert context_above(model, settings) is not None  # above the derived 131,072: a YaRN or default rope would grow
     assert rope_growth(model, settings, AT) is None
+
+
+def test_a_yarn_factor_of_one_still_spans_the_original_positions() -> None:
+    """SGLang's get_rope has no factor test on its `yarn` branch (0.5.23 factory.py:311-370) and
+    YaRNScalingRotaryEmbedding spans `max_position_embeddings × scaling_factor` of the original it is handed
+    (yarn.py:171-174): Qwen3-8B (40,960 positions, head 128) with `{"rope_type": "yarn", "factor": 1.0,
+    "original_max_position_embeddings": 32768}` builds 32,768 rows × 128 × 4 B = 16,777,216 B, not 40,960 rows'."""
+    config = json.loads((DATA / "configs" / "Qwen--Qwen3-8B.json").read_text())
+    yarn = {"rope_type": "yarn", "factor": 1.0, "original_max_position_embeddings": 32768}
+    model = model_from_config({**config, "rope_scaling": yarn}, source="qwen3-8b")
+    found = rope_cache_of(model, AT)
+    assert found is not None and found[0] == 32_768 * 128 * 4
