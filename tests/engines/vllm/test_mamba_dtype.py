@@ -33,6 +33,7 @@ from tests.engines.measured_flags import plan_json
 QWEN36 = str(DATA / "calibration" / "configs" / "Qwen--Qwen3.6-27B-FP8.RECONSTRUCTED.json")
 FALCON_H1 = str(CONFIGS / "heldout" / "tiiuae--Falcon-H1-0.5B.json")
 NEMOTRON_H = str(CONFIGS / "nvidia--Nemotron-H-56B-Base-8K.json")
+JAMBA = str(CONFIGS / "heldout" / "ai21labs--AI21-Jamba-1.5-Mini.json")
 KIMI_LINEAR = str(CONFIGS / "heldout" / "wave5" / "moonshotai--Kimi-Linear-48B-A3B-Instruct.json")
 # the AEON start's launch (its note in vllm.jsonl), at vLLM 0.24.0 on the GB10
 AEON = ("vllm serve X --quantization modelopt --kv-cache-dtype fp8_e4m3 --attention-backend TRITON_ATTN "
@@ -54,6 +55,11 @@ def _state(path: str, release: str, **flags: str) -> int:
 def _aeon(capsys: pytest.CaptureFixture[str], dtype: str) -> dict[str, Any]:
     base = ("--model", QWEN36, "--engine", "vllm", "--engine-version", "0.24.0", "--gpu", "GB10")
     return plan_json(capsys, base, "--cmd", AEON.format(dtype=dtype))
+
+
+def test_bfloat16_is_taken_from_v0_22_0() -> None:
+    """MambaDType gains bfloat16 at v0.22.0 (config/cache.py:35): Falcon-H1's state as under `auto` (bf16)."""
+    assert _state(FALCON_H1, "0.22.0", **{"mamba-cache-dtype": "bfloat16"}) == 403_968
 
 
 def test_the_aeon_start_s_float32_state_gives_its_logged_block(capsys: pytest.CaptureFixture[str]) -> None:
@@ -97,6 +103,17 @@ def test_nemotron_h_s_config_class_keeps_its_ssm_dtype_unless_the_flag_names_one
     assert _state(NEMOTRON_H, "0.13.0", **{"mamba-cache-dtype": "float32"}) == 245_760 + 8_388_608
     both = {"mamba-cache-dtype": "float32", "mamba-ssm-cache-dtype": "float32"}
     assert _state(NEMOTRON_H, "0.13.0", **both) == 245_760 + 16_777_216
+
+
+def test_a_mamba1_state_in_float32_from_v0_10_2_and_refused_at_v0_10_1() -> None:
+    """Jamba-1.5-Mini's Mamba1 layer (mamba1_state_shape: conv 8,192 × 3, temporal 8,192 × 16): bf16 311,296 B,
+    float32 8,192 × 3 × 4 + 8,192 × 16 × 4 = 622,592 B at v0.11.0; v0.10.1 raises 'fp32 state for mamba1 is not yet
+    supported' (mamba_utils.py:33-35)."""
+    assert _state(JAMBA, "0.11.0") == 311_296
+    assert _state(JAMBA, "0.11.0", **{"mamba-cache-dtype": "float32"}) == 622_592
+    with pytest.raises(InputError, match="Mamba1 state in float32"):
+        state_dtypes(load_model(JAMBA), LaunchSettings(engine="vllm", flags={"mamba-ssm-cache-dtype": "float32"}),
+                     ResolvedVersion(text="0.10.1"))  # fmt: skip
 
 
 @pytest.mark.parametrize(

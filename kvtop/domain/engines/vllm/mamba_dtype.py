@@ -1,6 +1,6 @@
 """vLLM's `--mamba-cache-dtype` / `--mamba-ssm-cache-dtype` (CacheConfig.mamba_cache_dtype / mamba_ssm_cache_dtype):
 the element bytes of a Mamba layer's conv and SSM (temporal) state, hence its state page and the hybrid block
-(hybrid.py), read at v0.10.2, v0.11.0, v0.12.0, v0.13.0, v0.16.0, v0.17.0, v0.17.1, v0.21.0, v0.24.0, v0.34.0.
+(hybrid.py), read at v0.10.1, v0.10.2, v0.11.0, v0.12.0, v0.13.0, v0.16.0, v0.17.0, v0.17.1, v0.21.0, v0.24.0, v0.34.0.
 
 - `--mamba-cache-dtype`: the conv state's dtype, `get_kv_cache_torch_dtype(mamba_cache_dtype, model_dtype)`: `auto`
   is the model dtype, any other the dtype it names (MambaStateDtypeCalculator._mamba_state_dtype, v0.11.0
@@ -12,8 +12,10 @@ the element bytes of a Mamba layer's conv and SSM (temporal) state, hence its st
 - a gated delta net (Qwen3-Next, Qwen3.5) keeps both states in the conv dtype through v0.16.0 (the ssm flag is not
   passed: qwen3_next.py v0.11.0:191-192, v0.16.0:230-232; gated_delta_net_state_dtype(model_dtype,
   mamba_cache_dtype)), and takes the ssm flag from v0.17.0 (qwen3_next.py v0.17.0:339-343, v0.34.0:911-915);
-- the choices: auto and float32 (v0.10.2 – v0.12.0 config/cache.py MambaDType), float16 from v0.13.0, bfloat16
-  read at v0.24.0 (v0.21.0 has not it; v0.22.0 and v0.23.x unread: refused there).
+- the choices: auto and float32 (v0.10.1 – v0.12.0 config/cache.py MambaDType), float16 from v0.13.0, bfloat16 from
+  v0.22.0 (v0.21.0 has not it);
+- v0.10.1 raises for a Mamba1 layer under float32 ("fp32 state for mamba1 is not yet supported", mamba_utils.py:33-35;
+  from v0.10.2 Mamba1 takes `_mamba_state_dtype` as Mamba2 does): refused as vLLM refuses it.
 
 Modelled for Mamba1, Mamba2 and gated-delta-net layers; another state kind (KDA's float32 recurrent state, a short
 conv, lightning attention) with a dtype other than `auto` is refused as not modelled.
@@ -39,10 +41,15 @@ SPANS = {
 BYTES = {"float32": 4, "float16": 2, "bfloat16": 2}
 # the values CacheConfig's MambaDType takes, by release
 CHOICES_ERAS: Eras[frozenset[str]] = Eras((
-    Era("", frozenset({"auto", "float32"}), "config/cache.py MambaDType = Literal['auto', 'float32'] (v0.10.2, v0.12.0)"),
+    Era("", frozenset({"auto", "float32"}), "config/cache.py MambaDType = Literal['auto', 'float32'] (v0.10.1:26, v0.12.0)"),
     Era("0.13.0", frozenset({"auto", "float32", "float16"}), "config/cache.py MambaDType (v0.13.0, v0.21.0)"),
-    Era("0.22.0", frozenset({"auto"}), "config/cache.py MambaDType at v0.22.0 – v0.23.x: not read"),
-    Era("0.24.0", frozenset({"auto", "float32", "float16", "bfloat16"}), "config/cache.py:36 MambaDType (v0.24.0, v0.34.0)"),
+    Era("0.22.0", frozenset({"auto", "float32", "float16", "bfloat16"}),
+        "config/cache.py MambaDType (v0.22.0:35, v0.24.0:36, v0.34.0)"),
+))  # fmt: skip
+# whether vLLM raises for a Mamba1 layer's float32 state
+MAMBA1_FP32_RAISES_ERAS: Eras[bool] = Eras((
+    Era("", True, "mamba_utils.py:33-35 mamba1_state_dtype: 'fp32 state for mamba1 is not yet supported' (v0.10.1)"),
+    Era("0.10.2", False, "mamba_utils.py mamba1_state_dtype → _mamba_state_dtype (v0.10.2, v0.11.0:27-34)"),
 ))  # fmt: skip
 # whether a gated delta net's SSM state takes `--mamba-ssm-cache-dtype` (else the conv state's dtype)
 GDN_SSM_FLAG_ERAS: Eras[bool] = Eras((
@@ -81,6 +88,10 @@ def state_dtypes(model: ModelSpec, settings: LaunchSettings, version: ResolvedVe
         raise UnsupportedModelError(
             f"vLLM's {CACHE_DTYPE_FLAG} / {SSM_DTYPE_FLAG} for {model.state.kind.value} state layers is not modelled "
             "(Mamba1, Mamba2 and gated delta nets are)", field=CACHE_DTYPE_FLAG if cache != "auto" else SSM_DTYPE_FLAG)
+    raises = era_for(MAMBA1_FP32_RAISES_ERAS, version)
+    if model.state.kind is StateKind.MAMBA1 and "float32" in (cache, ssm) and raises.value:
+        raise InputError(f"vLLM {version.label} raises for a Mamba1 state in float32 ({raises.source})",
+                         field=CACHE_DTYPE_FLAG if cache != "auto" else SSM_DTYPE_FLAG)  # fmt: skip
     conv = BYTES.get(cache, 2)
     takes_ssm = model.state.kind is not StateKind.GATED_DELTA_NET or era_for(GDN_SSM_FLAG_ERAS, version).value
     if not takes_ssm:
