@@ -12,7 +12,9 @@ says whose figure a pipeline-parallel start's `logged.kv` is: a stage's index (v
 memory apart) or "min", the least over the stages (`Record.kv_stage`). `gpu_total_is_cuda: true` says the printed
 `gpu_total_mib` is CUDA's own total, not nvidia-smi's of a whole card (a HAMi or MIG slice: `Record.total_is_cudas`):
 planned as `plan --gpu-memory` plans it. `compile_cache: warm` says the start's own lines show torch.compile's cache warm ('Directly load …',
-no 'Compiling a graph for …'): planned as `plan --compile-cache warm` plans it (`Record.compile_cache`).
+no 'Compiling a graph for …'), or, where they are not published, that the source started the same configuration
+before it with the same cache root (its note says how): planned as `plan --compile-cache warm` plans it
+(`Record.compile_cache`).
 """
 
 from __future__ import annotations
@@ -135,7 +137,9 @@ class Record:
     @property
     def compile_cache(self) -> Literal["warm", "cold"] | None:
         """torch.compile's cache as the start's own lines say it (`compile_cache: warm`: 'Directly load …' and no
-        'Compiling a graph for …'), planned as `plan --compile-cache` plans it; None: not said."""
+        'Compiling a graph for …') or, where they are not published, its source's run order (the same configuration
+        started before it with the same cache root, said in its note), planned as `plan --compile-cache` plans it;
+        None: not said."""
         state = self.raw.get("compile_cache")
         assert state in (None, "warm", "cold"), state
         return state

@@ -42,6 +42,23 @@ def test_qwen3_8b_with_a_yarn_block_caches_original_times_factor_rows() -> None:
     assert "YaRNScalingRotaryEmbedding" in found[1]
 
 
+def test_a_yarn_block_with_factor_one_or_below_caches_original_times_factor_rows() -> None:
+    """EDITED config (Qwen3-8B's, with a YaRN block of factor 1.0, then 0.5, over 32,768 original positions; no public
+    config with such a block was found): get_rope guards no factor, so YaRNScalingRotaryEmbedding builds
+    arange(32,768 × 1.0) = 32,768 rows (32,768 × 128 × 2 B = 8,388,608 B, where the 40,960 positions would give
+    10,485,760 B) and arange(32,768 × 0.5) = 16,384 rows (v0.11.0 yarn_scaling_rope.py:62, v0.34.0 :78-79)."""
+    for factor, rows in ((1.0, 32_768), (0.5, 16_384)):
+        model = model_from_config(_qwen3_8b(QWEN3_8B_YARN | {"factor": factor}))
+        for release in ("0.8.5", "0.11.0", "0.34.0"):
+            found = config_rope_rows(model, ResolvedVersion(text=release))
+            assert found is not None and found[0] == rows and "YaRNScalingRotaryEmbedding" in found[1]
+    model = model_from_config(_qwen3_8b(QWEN3_8B_YARN | {"factor": 1.0}))
+    settings = parse_flags("vllm", ["--engine-version", "0.11.0", "--max-model-len", "32768"])
+    plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")
+    found_bytes = rope_cache(calibration_inputs(plan.ledger))
+    assert found_bytes is not None and found_bytes[0] == 32_768 * 128 * 2 == 8_388_608
+
+
 def test_a_yarn_block_whose_product_is_the_positions_leaves_them() -> None:
     """Qwen3-8B-yarn200k: 40,960 × 4.8828125 = 200,000, its max_position_embeddings."""
     model = model_from_config(json.loads((CONFIGS / "Qwen--Qwen3-8B-yarn200k.RECONSTRUCTED.json").read_text()))

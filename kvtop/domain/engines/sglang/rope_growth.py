@@ -10,13 +10,16 @@ draft tokens × SGLANG_SPEC_EXPANSION_SAFETY_FACTOR (2) + SGLANG_ROPE_CACHE_SAFE
 the pool reads the free memory after it, so the appended rows come out of the KV budget. At a context up to the one
 SGLang derives (long_context.py's test, one for the refusal and this growth) the growth is the margin's rows at most,
 a few hundred KiB: not charged. A YaRN, `dynamic` or `linear` rope's cache is longer than the config's positions
-(rope_rows.py): it grows only past its own rows.
+(rope_rows.py): it grows only past its own rows. Phi-3's longrope module (Phi3LongRoPEScaledRotaryEmbedding) has no
+`cos_sin_cache` attribute, and `reserve_rope_cache_recursive` grows only a child with both it and
+`_ensure_cos_sin_cache_length` (0.5.6 utils/common.py:3758-3761, 0.5.23 :5030-5035): never grown.
 """
 
 from __future__ import annotations
 
 from kvtop.domain.deployment_flags import flag_int
 from kvtop.domain.engines.sglang.long_context import context_above
+from kvtop.domain.engines.sglang.rope_rows import LONGROPE_TYPES
 from kvtop.domain.engines.sglang.weights_held import cache_rows, rope_cache_of
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
@@ -54,7 +57,7 @@ def rope_growth(model: ModelSpec, settings: LaunchSettings, version: ResolvedVer
     if not RESERVE_ERAS.at(version) or above is None:
         return None
     cache = rope_cache_of(model, version)
-    if cache is None:
+    if cache is None or model.rope_type in LONGROPE_TYPES:  # no `cos_sin_cache`: not grown (module docstring)
         return None
     stated = above.stated  # SGLang's base_ctx: the server's context_length, stated here (engine_context's answer)
     rows, reserve = cache_rows(model), reserve_rows(settings, stated)

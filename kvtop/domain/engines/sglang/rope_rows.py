@@ -11,6 +11,12 @@ layers/rotary_embedding.py get_rope) and each class's `_compute_cos_sin_cache` c
   max positions) × factor, as get_rope passes `original_max_position` (factory.py:311-400) to YaRNScalingRotaryEmbedding
   (yarn.py:171-174), YaRNScalingMRotaryEmbedding (mrope.py:510-513) and DeepseekScalingRotaryEmbedding
   (rope_variant.py:406-409); 0.5.9 :660, :2784, :1078 alike;
+- `longrope` (Phi-3's, a legacy `su` renamed by transformers' Phi3Config: 4.57.1 configuration_phi3.py:194-196):
+  Phi3LongRoPEScaledRotaryEmbedding (0.5.23 factory.py:402-427, rope_variant.py:37-101; 0.4.3 rotary_embedding.py
+  :548-562, 0.5.6 :676-693) keeps three buffers, each `.to(dtype)` (get_rope's dtype: the default dtype the loader sets
+  to the model's, model_loader/loader.py:838): the short cache (original_max_position_embeddings rows, which models/
+  llama.py:329-334 copies into the rope block), the long one (the max positions) and their concatenation, so
+  2 × (original + max) rows at 2 B, not float32. From 0.4.3 (0.4.1.post4's llama.py imports vLLM's get_rope);
 - any other (`default`, `llama3`, a default mrope): the max positions (base.py:253-260).
 
 `torch.arange` over a float end counts ceil(end) rows. Read at 0.5.9 and 0.5.23.
@@ -20,10 +26,18 @@ from __future__ import annotations
 
 import math
 
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.model import ModelSpec
 
 SCALED = frozenset({"linear", "dynamic"})  # max positions × factor
 YARN = frozenset({"yarn", "deepseek_yarn"})  # original positions × factor
+LONGROPE_TYPES = frozenset({"longrope", "su"})
+LONGROPE_BYTES = 2  # the served 16-bit dtype (module docstring)
+LONGROPE_ERAS: Eras[bool] = Eras((
+    Era("", False, "0.4.1.post4 models/llama.py:26 imports vLLM's get_rope (its class not read here)"),
+    Era("0.4.3", True, "layers/rotary_embedding.py Phi3LongRoPEScaledRotaryEmbedding: short, long and long_short "
+                       "buffers in the model dtype (0.4.3 :548-562, 0.5.6 :676-693, 0.5.23 rope_variant.py:37-101)"),
+))  # fmt: skip
 CLASSES = {"linear": "LinearScalingRotaryEmbedding", "dynamic": "DynamicNTKScalingRotaryEmbedding",
            "yarn": "YaRNScalingRotaryEmbedding", "deepseek_yarn": "DeepseekScalingRotaryEmbedding"}  # fmt: skip
 
@@ -46,3 +60,12 @@ def rows_why(model: ModelSpec) -> str:
     base = model.rope_original_positions if model.rope_type in YARN and model.rope_original_positions else None
     told = f"original_max_position_embeddings {base:,}" if base else f"the config's {model.max_position_embeddings:,} positions"
     return f"{CLASSES[model.rope_type]}: {told} × its factor {model.rope_factor:g} = {rows:,} rows"
+
+
+def longrope_rows(model: ModelSpec, version: ResolvedVersion) -> int | None:
+    """The rows of Phi3LongRoPEScaledRotaryEmbedding's three buffers together (2 × (original + max positions)), where
+    the config's rope is a longrope one and the release builds SGLang's own class; else None."""
+    if model.rope_type not in LONGROPE_TYPES or not LONGROPE_ERAS.at(version):
+        return None
+    original = model.rope_original_positions or model.max_position_embeddings  # factory.py: else max_position
+    return 2 * (original + model.max_position_embeddings)

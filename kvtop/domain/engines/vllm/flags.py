@@ -34,6 +34,7 @@ from kvtop.domain.engines.vllm.human_ints import refuse_missing_kv_bytes
 from kvtop.domain.engines.vllm.hybrid import CACHE_MODE_FLAG, CACHE_MODE_SPAN
 from kvtop.domain.engines.vllm.hybrid import FLAGS as HYBRID_FLAGS
 from kvtop.domain.engines.vllm.long_context import ALLOW_LONG_ENV
+from kvtop.domain.engines.vllm.mamba_dtype import SPANS as MAMBA_DTYPE_SPANS
 from kvtop.domain.engines.vllm.mm_limits import FLAG as MM_LIMIT_FLAG
 from kvtop.domain.engines.vllm.mm_limits import FLAGS as MM_LIMIT_FLAGS
 from kvtop.domain.engines.vllm.mm_limits import SPAN as MM_LIMIT_SPAN
@@ -131,7 +132,7 @@ NEUTRAL_SPELLINGS = spellings(MEMORY_NEUTRAL)
 # every flag whose presence is checked by release, one table (flags_table.refuse_missing: vLLM's argparse,
 # "unrecognized arguments"), at the launch check where --engine-version states the release and at the plan's
 # resolved release (a log's too: budget.py): the memory-neutral ones, `-cc` (compilation.py), `--mamba-cache-mode`
-# (hybrid.py), the DP backend and NCCL-off switch (dp_flags.py), the node flags (span.py), the pooling runner's `--runner` / `--convert` / `--task` (pooling.py), `--limit-mm-per-prompt`
+# (hybrid.py), `--mamba-cache-dtype` / `--mamba-ssm-cache-dtype` (mamba_dtype.py), the DP backend and NCCL-off switch (dp_flags.py), the node flags (span.py), the pooling runner's `--runner` / `--convert` / `--task` (pooling.py), `--limit-mm-per-prompt`
 # (mm_limits.py), `--language-model-only` (text_only.py). Not here: flags whose release is an exact era with its own words (`--kv-cache-memory-bytes`,
 # human_ints.py; `--rope-scaling` / `--hf-overrides`, rope_override.py) or a value's release (`--load-format
 # runai_streamer`, flags_valued.py)
@@ -140,7 +141,7 @@ SPLIT_SPEC_SPAN = FlagSpan("0.22.0", None, "engine/arg_utils.py:1900-1903 (v0.34
 RELEASE_SPANS = merged((MEMORY_NEUTRAL, POOLING_SPANS, DP_SPANS, NODE_SPANS, {
     SHORT_FLAG: SHORT_SPAN, CACHE_MODE_FLAG: CACHE_MODE_SPAN, MM_LIMIT_FLAG: MM_LIMIT_SPAN, TEXT_ONLY_FLAG: TEXT_ONLY_SPAN,
     ENCODER_TP_FLAG: ENCODER_TP_SPAN, ASYNC_FLAG: ASYNC_SPAN, EXTENSIBLE_FLAG: EXTENSIBLE_SPAN,
-    **{f"--{flag}": SPLIT_SPEC_SPAN for flag, _ in SPLIT_FIELDS},
+    **{f"--{flag}": SPLIT_SPEC_SPAN for flag, _ in SPLIT_FIELDS}, **MAMBA_DTYPE_SPANS,
 }))  # fmt: skip
 # each kind of NEUTRAL_GROUPS as `--help` names it
 NEUTRAL_KINDS: Mapping[str, str] = {
@@ -243,7 +244,7 @@ class VllmFlags:
     # --hf-overrides the derived max length, rope_override.py; --runner, --convert and --task the pooling runner,
     # pooling.py; --limit-mm-per-prompt the encoder profile, mm_limits.py; --language-model-only the tower left unbuilt,
     # text_only.py; --mamba-cache-mode a hybrid's
-    # mamba_cache_mode, hybrid.py; --data-parallel-backend and --disable-nccl-for-dp-synchronization the DP launch,
+    # mamba_cache_mode, hybrid.py; --mamba-cache-dtype / --mamba-ssm-cache-dtype its state's dtypes, mamba_dtype.py; --data-parallel-backend and --disable-nccl-for-dp-synchronization the DP launch,
     # dp_flags.py; --performance-mode the default batch and capture sizes, performance_mode.py): `--help` lists them
     # apart from "not modelled", and the plan's "engine flags:" line writes them back
     read_by_rules: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | ALL_REDUCE_FLAGS | COMPILATION_FLAGS | ROPE_FLAGS

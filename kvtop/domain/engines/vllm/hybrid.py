@@ -28,6 +28,7 @@ from kvtop.domain.engines.vllm.eras import (
     PREFILL_CHECKPOINT_ERAS,
 )
 from kvtop.domain.engines.vllm.flags_table import FlagSpan
+from kvtop.domain.engines.vllm.mamba_dtype import FLAGS as MAMBA_DTYPE_FLAGS
 from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS
 from kvtop.domain.engines.vllm.spec_methods import draft_tokens
 from kvtop.domain.errors import UnsupportedModelError
@@ -204,7 +205,7 @@ def hybrid_blocks(
 CACHE_MODE_FLAG = "--mamba-cache-mode"
 # first of the releases read; a release before refuses it (flags.RELEASE_SPANS)
 CACHE_MODE_SPAN = FlagSpan("0.15.1", None, "engine/arg_utils.py:1436 (v0.33.0)")
-FLAGS = frozenset({CACHE_MODE_FLAG})
+FLAGS = frozenset({CACHE_MODE_FLAG}) | MAMBA_DTYPE_FLAGS  # and the state dtypes' (mamba_dtype.py, kv_storage.py)
 PREFIX_CACHING = "enable-prefix-caching"  # `--enable-prefix-caching` / `--no-enable-prefix-caching` (flag_switch)
 
 

@@ -9,7 +9,12 @@ from kvtop.domain.engines.vllm.dsv4 import DSV4_ERAS, ROW_BYTES
 from kvtop.domain.engines.vllm.dtype_fallback import auto_fp16_below_major
 from kvtop.domain.engines.vllm.encdec import CROSS_GROUP_ERAS
 from kvtop.domain.engines.vllm.eras import honours_checkpoint_kv_dtype
-from kvtop.domain.engines.vllm.hybrid import spec_conv_rows, unstated_ssm_dtype_bytes
+from kvtop.domain.engines.vllm.hybrid import (
+    NEMOTRON_H_CONFIG_ARCHITECTURES,
+    spec_conv_rows,
+    unstated_ssm_dtype_bytes,
+)
+from kvtop.domain.engines.vllm.mamba_dtype import state_dtypes
 from kvtop.domain.gpus import CapabilityFamily
 from kvtop.domain.kv import KvStorage
 from kvtop.domain.launch import LaunchSettings
@@ -30,12 +35,17 @@ def kv_storage_for(model: ModelSpec, settings: LaunchSettings, version: Resolved
     (backends.py); §4.4: the Mamba SSM state's dtype, and a GDN conv state's rows under speculative decoding; §4.7: DeepSeek-V4's row from 0.33.0; §4.8: the cross group;
     a bf16 model's `auto` KV in fp16 below sm80 from v0.9.0 (dtype_fallback.py)."""
     majors = checkpoint_fp8_dsa_ds_mla_majors(model, settings.kv_cache_dtype, version)
+    unstated = unstated_ssm_dtype_bytes(model, version)
+    dtypes = state_dtypes(model, settings, version)  # §4.4: --mamba-cache-dtype / --mamba-ssm-cache-dtype
+    if dtypes is not None and dtypes.unstated_ssm is not None and model.architecture not in NEMOTRON_H_CONFIG_ARCHITECTURES:
+        unstated = dtypes.unstated_ssm  # `auto` SSM follows the conv dtype (NemotronH's config class sets its own)
     return KV_STORAGE.model_copy(
         update={
             "honours_checkpoint_kv_dtype": honours_checkpoint_kv_dtype(version),
             "ds_mla_on_fp8_dsa": majors is None,
             "fp8_dsa_ds_mla_family": CapabilityFamily.of_majors(majors or frozenset()),
-            "unstated_ssm_dtype_bytes": unstated_ssm_dtype_bytes(model, version),
+            "unstated_ssm_dtype_bytes": unstated,
+            "state_dtype_bytes": (dtypes.conv, dtypes.ssm) if dtypes is not None else (2, None),
             "conv_extra_rows": spec_conv_rows(model, settings),  # §4.4: a GDN conv row per draft token (hybrid.py)
             # §4.7: DeepSeek-V4's fp8_ds_mla row (584 B) where its specs are read (dsv4.py), else refused
             "compressed_latent_bytes": ROW_BYTES if DSV4_ERAS.at(version) else 0,

@@ -6,7 +6,9 @@ by type (v0.11.0 model_executor/layers/rotary_embedding/__init__.py:80-198, v0.3
 - `yarn`, `deepseek_yarn`: the block's original_max_position_embeddings × factor, as get_rope passes
   `original_max_position` (v0.11.0 __init__.py:146-186, v0.34.0 :243-306) to YaRNScalingRotaryEmbedding
   (yarn_scaling_rope.py v0.11.0:62, v0.34.0:78-79) and DeepseekScalingRotaryEmbedding (deepseek_scaling_rope.py
-  v0.11.0:82, v0.34.0:105-106);
+  v0.11.0:82, v0.34.0:105-106), whatever the factor: neither get_rope nor the classes guard it, so a factor of 1 or
+  below builds original × factor rows too (read at v0.8.5 rotary_embedding.py:576, v0.11.0, v0.31.0 __init__.py:240-276,
+  v0.34.0), fewer than the positions where the original is below them;
 - `dynamic` (with a factor): the positions × factor through v0.21.0 (dynamic_ntk_scaling_rope.py v0.11.0:55-61,
   v0.21.0:62), the positions from v0.22.0 (v0.22.0 :67, v0.34.0 :67);
 - `longrope`: the original positions and the positions, one after the other (Phi3LongRoPEScaledRotaryEmbedding's
@@ -46,7 +48,7 @@ def config_rope_rows(model: ModelSpec, version: ResolvedVersion) -> tuple[int, s
     scaled = kind == "linear" or kind == "dynamic" and era_for(DYNAMIC_SCALED_ERAS, version).value
     if scaled and factor > 1:
         rows, told = math.ceil(positions * factor), f"{positions:,} positions × factor {factor:g}"
-    elif kind in YARN and factor > 1:
+    elif kind in YARN:
         base = original or positions
         rows, told = math.ceil(base * factor), f"original_max_position_embeddings {base:,} × factor {factor:g}"
     elif kind in LONGROPE_TYPES and original:
