@@ -150,9 +150,9 @@ def test_a_one_slot_engine_is_planned_with_a_small_runtime() -> None:
     record = TRTLLM[SMOOTHQUANT]
     judged = blind(record, corpus_fits(record.id), weights_logged=False)
     assert judged is not None and judged.truth == 132_608
-    # since session 63 the narrower interval (131,521 – 132,596) misses the log by 12 tokens: counted as a miss in
-    # docs/calibration.md, asserted here as it is
-    assert abs(judged.error) < 0.02 and judged.low <= judged.truth <= judged.high * 1.001
+    # sessions 63–65 the narrower interval (131,521 – 132,596) missed the log by 12 tokens; since session 66 the v0.8
+    # form's error at a vocabulary it was not read at reaches the packed tokens' MLP (token_logits.py) and holds it
+    assert abs(judged.error) < 0.02 and judged.low <= judged.truth <= judged.high
 
 
 def test_a_2048_slot_engine_on_a_32_gb_card_is_held_by_its_interval() -> None:

@@ -72,6 +72,19 @@ def test_without_build_py_flags_a_v08_engine_keeps_the_trtllm_build_form() -> No
     assert runtime_form(unsaid.version, unsaid.settings) == "token_logits"
 
 
+def test_the_v08_form_is_measured_only_at_the_vocabulary_it_was_read_at() -> None:
+    """The form was read off Llama-3-8B engines (vocab 128,256): there its error is the logs' 10 %,
+    4,202,692,608 B × 0.1. Issue #1400's Llama-2-7B engine (vocab 32,000, --max_num_tokens 4096) is charged
+    4,096 × 32,000 × 4 B = 524,288,000 B; the packed tokens' MLP TensorRT holds whatever the vocabulary is
+    4,096 × (3 × 11,008 + 4,096) × 2 B = 304,087,040 B, so the error reaches it: 220,200,960 B (token_logits.py)."""
+    llama3 = token_logits_estimate(LLAMA3.inputs())
+    assert llama3 is not None and llama3.error_bytes == 420_269_261
+    found = token_logits_estimate(RECORDS["case-trtllm-1400-llama7b-sq-a100-80gb"].inputs())
+    assert found is not None and found.bytes == 4_096 * 32_000 * 4 == 524_288_000
+    assert found.error_bytes == 524_288_000 - 4_096 * (3 * 11_008 + 4_096) * 2 == 220_200_960
+    assert "at vocab 32,000 the error reaches the packed tokens' MLP" in found.basis
+
+
 def test_a_tied_checkpoint_engine_holds_its_lm_head_apart() -> None:
     """gpt2-medium ties its head (GPT2Config's default): the engine holds 774 MiB (TensorRT-managed, deserialization),
     the tied book 354,871,296 params × 2 B = 709,742,592 B (676.9 MiB) and a second head 50,257 × 1,024 × 2 B =

@@ -60,6 +60,7 @@ from kvtop.domain.engines.trtllm.moe_workspace import held_in_torch as moe_works
 from kvtop.domain.engines.trtllm.moe_workspace import with_attention_dp_unmodelled
 from kvtop.domain.engines.trtllm.slot_positions import slot_position_bytes
 from kvtop.domain.engines.trtllm.tensorrt_handles import handles_bytes
+from kvtop.domain.engines.trtllm.token_logits import token_logits_error
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import gpu_model_key
 from kvtop.domain.layout import ParallelLayout
@@ -72,9 +73,6 @@ ACTIVATION_FEATURES = ("1 GiB", "max_batch_size × vocab × 4 B", "MLP transient
 # buffer (runtime buffers, decoder); fitted once 4 logs of the era print all three allocations (3 do)
 RUNTIME_FEATURES = ("1 GiB", "max_batch_size × beam × vocab × 4 B")
 RUNTIME_LABEL = "TensorRT engine's execution context, buffers, decoder"
-# v0.8 (§18): the two Triton logs of Llama-3-8B miss max_num_tokens × vocab × 4 B by 0.8 % and 1.1 %; the
-# error allowed is wider (two logs of one model on one GPU)
-TOKEN_LOGITS_RELATIVE_ERROR = 0.10
 # v0.9+ (§18): the execution context is TensorRT's activation memory for the build's largest profile, which grows
 # with max_num_tokens: 0.76–1.11 GiB logged at 8,192 tokens (memory docs, trtllm-bench, issue 1188), 43.26 MiB at
 # 512 (issue 1188's second build)
@@ -408,14 +406,16 @@ def executor_estimate(inputs: CalibrationInputs) -> TermEstimate:
 
 def token_logits_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
     """A v0.8 engine's C++ runtime (§18): max_num_tokens × vocab × 4 B, one float32 logit per vocabulary
-    entry for every token the build admits; None in later eras or without a model."""
+    entry for every token the build admits, its error by the vocabulary it was read at (`token_logits.py`); None in
+    later eras or without a model."""
     if inputs.model is None or inputs.model.multimodal or runtime_form(inputs.version, inputs.settings) != "token_logits":
         return None
     _, tokens = _batch_and_tokens(inputs)
     value = tokens * inputs.model.vocab_size * 4
-    return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, value, round(value * TOKEN_LOGITS_RELATIVE_ERROR),
+    error, why = token_logits_error(inputs, value, tokens)
+    return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, value, error,
                             f"v0.8 engine: max_num_tokens {tokens:,} × vocab {inputs.model.vocab_size:,} × 4 B "
-                            "(two v0.8 Triton logs within 1.1 %)")  # fmt: skip
+                            f"({why})")  # fmt: skip
 
 
 def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> TermEstimate:
