@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.tower_spec import TowerSplit
 from kvtop.domain.weights import weights_book
 
 
@@ -23,6 +24,13 @@ def block_fp8_checkpoint(model: ModelSpec) -> bool:
     return quant.method == "fp8" and quant.scheme == "fp8" and quant.block is not None and not quant.mixed
 
 
+def block_fp8_compressed_tensors(model: ModelSpec) -> bool:
+    """Whether the model is a compressed-tensors checkpoint of block-FP8 weights in one format for every module (a
+    config group of float 8-bit weights, `strategy: "block"` with a `block_structure`)."""
+    quant = model.quant
+    return quant.method == "fp8" and quant.scheme == "compressed-tensors" and quant.block is not None and not quant.mixed
+
+
 def as_marlin_groups(model: ModelSpec) -> ModelSpec:
     """The block-FP8 model as Marlin holds it: group scales of the block's input width in the model's dtype."""
     quant = model.quant
@@ -31,12 +39,16 @@ def as_marlin_groups(model: ModelSpec) -> ModelSpec:
     return model.model_copy(update={"quant": grouped})
 
 
-def group_scales_extra(model: ModelSpec, layout: ParallelLayout) -> int:
+def group_scales_extra(model: ModelSpec, layout: ParallelLayout, tower_split: TowerSplit | None = None) -> int:
     """Bytes the Marlin group scales hold beyond the checkpoint's block scales on the largest rank: the book of every
-    layer read as Marlin holds it less the book as stored, divided by the pipeline stages."""
+    layer read as Marlin holds it less the book as stored, divided by the pipeline stages. `tower_split`: the
+    engine's build (its `architectures.TOWER_SPLIT`), so a matrix the engine builds beyond the checkpoint's (vLLM's
+    Gemma-4 V beside K on `attention_k_eq_v` layers, repacked with the fused QKV) has its scales too."""
 
     def total(spec: ModelSpec) -> int:
-        return weights_book(spec, layout, range(model.num_layers), first_stage=True, last_stage=True).total_bytes
+        book = weights_book(spec, layout, range(model.num_layers), first_stage=True, last_stage=True,
+                            tower_split=tower_split)  # fmt: skip
+        return book.total_bytes
 
     return (total(as_marlin_groups(model)) - total(model)) // max(layout.pp, 1)
 

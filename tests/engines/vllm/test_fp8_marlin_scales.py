@@ -72,3 +72,32 @@ def test_the_start_lands_on_its_printed_tokens() -> None:
     assert abs(plan.ledger.token_capacity / 244_576 - 1) < 0.035
     assert plan.token_capacity_min is not None and plan.token_capacity_max is not None
     assert plan.token_capacity_min <= 244_576 <= plan.token_capacity_max
+
+
+GEMMA4_TP2 = "msamuelson-gemma-4-31b-fp8-block-3090x2-tp2-len8192-u95-v0210"
+
+
+def _gemma4_layer_at_tp2(*, full: bool) -> int:
+    """One RedHatAI/gemma-4-31B-it-FP8-block layer's scales on a TP 2 rank (compressed-tensors block 128 x 128,
+    CompressedTensorsW8A16Fp8 on SM 8.6): Marlin's [K ÷ 128, N] bf16 less the checkpoint's [⌈N ÷ 128⌉, ⌈K ÷ 128⌉]
+    float32. Hidden 5,376, intermediate 21,504; sliding layers 32 heads and 16 KV heads of 256; full layers 32 heads
+    of 512 and 4 KV heads, V built beside K (`attention_k_eq_v`: vLLM's QKVParallelLinear keeps the V slot)."""
+
+    def extra(k: int, n: int) -> int:
+        return (k // 128) * n * 2 - -(-n // 128) * -(-k // 128) * 4
+
+    qkv = 16 * 512 + 2 * 2 * 512 if full else 16 * 256 + 2 * 8 * 256
+    o_in = 16 * 512 if full else 16 * 256
+    return extra(5_376, qkv) + extra(o_in, 5_376) + extra(5_376, 2 * 10_752) + extra(10_752, 5_376)
+
+
+def test_compressed_tensors_block_fp8_on_marlin_from_v0160() -> None:
+    """compressed_tensors_w8a16_fp8.py (v0.16.0 :113-133, v0.21.0 :120-141): the block strategy goes to Marlin."""
+    record = next(record for record in load("vllm") if record.id == GEMMA4_TP2)
+    inputs = record.inputs()
+    assert _gemma4_layer_at_tp2(full=False) == 3_683_232 and _gemma4_layer_at_tp2(full=True) == 4_191_264
+    found = marlin_block_scales(inputs)
+    assert found is not None
+    assert found[0] == 50 * _gemma4_layer_at_tp2(full=False) + 10 * _gemma4_layer_at_tp2(full=True)  # 0.21 GiB
+    assert marlin_block_scales(inputs.model_copy(update={"version": ResolvedVersion(text="0.15.0")})) is None
+    assert marlin_block_scales(inputs.model_copy(update={"gpu_name": "L40S"})) is None  # W8A8 FP8 from SM 8.9

@@ -14,25 +14,42 @@ A 128 × 128-block matrix so holds K × N ÷ 64 B of scales (bf16) where the che
 1.5 % of its FP8 bytes more. Before v0.9.0 Marlin took no block FP8 (v0.8.5.post1 fp8.py:182-185: "Marlin doesn't
 support block-wise fp8"): the checkpoint's scales stay.
 
+Compressed-tensors' block FP8 takes the same path from v0.16.0: below SM 8.9 `CompressedTensorsConfig` picks
+`CompressedTensorsW8A16Fp8` for FP8 weights with FP8 activations (v0.21.0 compressed_tensors.py:663-680: W8A8 needs
+capability 89), whose block strategy hands the checkpoint's float32 [⌈N ÷ 128⌉, ⌈K ÷ 128⌉] scale as
+`weight_scale_inv` to `MarlinFP8ScaledMMLinearKernel` (v0.21.0 compressed_tensors_w8a16_fp8.py:120-141,
+kernels/linear/scaled_mm/marlin.py:70-101; v0.16.0 compressed_tensors_w8a16_fp8.py:113-133 calls
+`prepare_fp8_layer_for_marlin` itself; v0.34.0 :120 and marlin.py:64-76): the same group scales. Before v0.16.0 the
+scheme took per-tensor and per-channel scales only (v0.15.0 compressed_tensors_w8a16_fp8.py:108: 'Unsupported weight
+strategy'). RedHatAI/gemma-4-31B-it-FP8-block on 2 × RTX 3090 at v0.21.0: 0.21 GiB a TP 2 rank.
+
 Counted as the book of the checkpoint read as Marlin holds it (group scales of the block's input width, in the model's
-dtype) less the book as stored, over every layer and divided by the pipeline stages: Fp8Config's block FP8 only
-(`quant_method: "fp8"` with a `weight_block_size`, one format for every module); per-tensor and per-channel FP8 on
-Marlin (their scales widened to one a column: N × 2 B a matrix), compressed-tensors' and ModelOpt's FP8 are not
-counted. The arithmetic is shared with SGLang's rule (kvtop.domain.marlin_fp8).
+dtype) less the book as stored, over every layer and divided by the pipeline stages: block FP8 in one format for every
+module (Fp8Config's `quant_method: "fp8"` with a `weight_block_size`, or compressed-tensors' block strategy from
+v0.16.0); per-tensor and per-channel FP8 on Marlin (their scales widened to one a column: N × 2 B a matrix) and
+ModelOpt's FP8 are not counted. The arithmetic is shared with SGLang's rule (kvtop.domain.marlin_fp8).
 """
 
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.vllm.architectures import TOWER_SPLIT
 from kvtop.domain.gpus import compute_capability
-from kvtop.domain.marlin_fp8 import block_fp8_checkpoint, group_scales_extra
+from kvtop.domain.marlin_fp8 import block_fp8_checkpoint, block_fp8_compressed_tensors, group_scales_extra
 
 MARLIN_BLOCK_FP8_ERAS: Eras[bool] = Eras((
     Era("", False, "v0.8.5.post1 quantization/fp8.py:182-185: 'Marlin doesn't support block-wise fp8' (the block "
                    "scales stay as the checkpoint's)"),
     Era("0.9.0", True, "v0.9.0 quantization/utils/marlin_utils_fp8.py:144-153, 252-261: block scales repeated to "
                        "Marlin's group scales in the model's dtype (v0.22.0 :175, 296; v0.33.0 :180, 310)"),
+))  # fmt: skip
+# compressed-tensors' block FP8 on Marlin (CompressedTensorsW8A16Fp8's block strategy)
+CT_BLOCK_MARLIN_ERAS: Eras[bool] = Eras((
+    Era("", False, "v0.15.0 compressed_tensors/schemes/compressed_tensors_w8a16_fp8.py:108: 'Unsupported weight "
+                   "strategy' (tensor and channel only)"),
+    Era("0.16.0", True, "v0.16.0 compressed_tensors_w8a16_fp8.py:113-133 (v0.21.0 :120-141 and "
+                        "kernels/linear/scaled_mm/marlin.py:70-101): block scales to Marlin's group scales"),
 ))  # fmt: skip
 # FP8 compute from SM 8.9 (`has_device_capability(89)`)
 NATIVE_FP8 = (8, 9)
@@ -52,10 +69,11 @@ def marlin_block_scales(inputs: CalibrationInputs) -> tuple[int, str] | None:
     if model is None or capability is None or not FP8_FLOOR_ERAS.at(inputs.version) <= capability < NATIVE_FP8:
         return None
     quant = model.quant
-    if not block_fp8_checkpoint(model) or not MARLIN_BLOCK_FP8_ERAS.at(inputs.version):
+    fp8_config = block_fp8_checkpoint(model) and MARLIN_BLOCK_FP8_ERAS.at(inputs.version)
+    if not fp8_config and not (block_fp8_compressed_tensors(model) and CT_BLOCK_MARLIN_ERAS.at(inputs.version)):
         return None
     assert quant.block is not None
-    extra = group_scales_extra(model, inputs.layout)
+    extra = group_scales_extra(model, inputs.layout, TOWER_SPLIT.for_launch(inputs.settings.flags, inputs.version.text))
     if extra <= 0:
         return None
     return extra, (
