@@ -69,6 +69,9 @@ from kvtop.domain.engines.vllm.encoder_profile import (
 )
 from kvtop.domain.engines.vllm.mm_limits import read_limits
 from kvtop.domain.engines.vllm.rope_override import max_model_len
+from kvtop.domain.engines.vllm.skip_mm_profiling import FLAG as SKIP_MM_FLAG
+from kvtop.domain.engines.vllm.skip_mm_profiling import SOURCE as SKIP_MM_SOURCE
+from kvtop.domain.engines.vllm.skip_mm_profiling import skips_encoder
 from kvtop.domain.engines.vllm.spec_methods import (
     METHOD_ERAS,
     NO_DRAFT_METHODS,
@@ -269,8 +272,14 @@ def _encoder(inputs: TermInputs) -> BudgetTerm:
     """The encoder's part of vLLM's profile run. For the families `encoder_profile.py` counts, the encoder cache
     (its outputs and dummy pixels) kept through the text run is in the activation peak, and the term names what is
     still not: the encoder's own forward before it, counted for Qwen2.5-VL where read (encoder_forward.py). For the
-    others neither is modelled."""
+    others neither is modelled. None of it where `--skip-mm-profiling` leaves it out (skip_mm_profiling.py)."""
     towers = _towers(inputs.model)
+    if skips_encoder(inputs.version, inputs.gpu_name, inputs.settings.flags):
+        return BudgetTerm(
+            feature=Feature.ENCODER, charge=Charge.RESERVE, label=f"{towers} profile skipped", setting=SKIP_MM_FLAG,
+            source=SKIP_MM_SOURCE, detail="vLLM's profile run leaves the encoder's dummy batch and encoder cache out, "
+            "so its peak (and kvtop's) is the text model's; the encoder's memory at serving is left to the operator",
+        )  # fmt: skip
     context = max_model_len(inputs.model, inputs.settings, inputs.version)
     family = counted_family(inputs.model, inputs.version, inputs.settings.flags, context)
     if family is not None and forward_counted(inputs.model, inputs.version):

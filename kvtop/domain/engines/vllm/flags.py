@@ -49,6 +49,9 @@ from kvtop.domain.engines.vllm.pp_split import PP_PARTITION_ENV
 from kvtop.domain.engines.vllm.rope_override import FLAGS as ROPE_FLAGS
 from kvtop.domain.engines.vllm.rope_override import HF_OVERRIDES_FLAG, launch_ropes, refuse_unmodelled_keys
 from kvtop.domain.engines.vllm.sampler_path import FLASHINFER_SAMPLER_ENV, OFFICIAL_IMAGE, official_image
+from kvtop.domain.engines.vllm.skip_mm_profiling import FLAG as SKIP_MM_FLAG
+from kvtop.domain.engines.vllm.skip_mm_profiling import FLAGS as SKIP_MM_FLAGS
+from kvtop.domain.engines.vllm.skip_mm_profiling import SPAN as SKIP_MM_SPAN
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.engines.vllm.span import NODE_FLAGS, NODE_SPANS, check_node_rank
 from kvtop.domain.engines.vllm.spec_methods import SPLIT_FIELDS
@@ -133,13 +136,14 @@ NEUTRAL_SPELLINGS = spellings(MEMORY_NEUTRAL)
 # "unrecognized arguments"), at the launch check where --engine-version states the release and at the plan's
 # resolved release (a log's too: budget.py): the memory-neutral ones, `-cc` (compilation.py), `--mamba-cache-mode`
 # (hybrid.py), `--mamba-cache-dtype` / `--mamba-ssm-cache-dtype` (mamba_dtype.py), the DP backend and NCCL-off switch (dp_flags.py), the node flags (span.py), the pooling runner's `--runner` / `--convert` / `--task` (pooling.py), `--limit-mm-per-prompt`
-# (mm_limits.py), `--language-model-only` (text_only.py). Not here: flags whose release is an exact era with its own words (`--kv-cache-memory-bytes`,
+# (mm_limits.py), `--language-model-only` (text_only.py), `--skip-mm-profiling` (skip_mm_profiling.py). Not here: flags whose release is an exact era with its own words (`--kv-cache-memory-bytes`,
 # human_ints.py; `--rope-scaling` / `--hf-overrides`, rope_override.py) or a value's release (`--load-format
 # runai_streamer`, flags_valued.py)
 # --spec-method / --spec-model / --spec-tokens (spec_methods.SPLIT_FIELDS): absent from v0.21.0
 SPLIT_SPEC_SPAN = FlagSpan("0.22.0", None, "engine/arg_utils.py:1900-1903 (v0.34.0)")
 RELEASE_SPANS = merged((MEMORY_NEUTRAL, POOLING_SPANS, DP_SPANS, NODE_SPANS, {
     SHORT_FLAG: SHORT_SPAN, CACHE_MODE_FLAG: CACHE_MODE_SPAN, MM_LIMIT_FLAG: MM_LIMIT_SPAN, TEXT_ONLY_FLAG: TEXT_ONLY_SPAN,
+    SKIP_MM_FLAG: SKIP_MM_SPAN,
     ENCODER_TP_FLAG: ENCODER_TP_SPAN, ASYNC_FLAG: ASYNC_SPAN, EXTENSIBLE_FLAG: EXTENSIBLE_SPAN,
     **{f"--{flag}": SPLIT_SPEC_SPAN for flag, _ in SPLIT_FIELDS}, **MAMBA_DTYPE_SPANS,
 }))  # fmt: skip
@@ -235,7 +239,7 @@ class VllmFlags:
     # refused
     passthrough: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | ALL_REDUCE_FLAGS | REMOTE_CODE_FLAGS
                                    | COMPILATION_FLAGS | ROPE_FLAGS | POOLING_FLAGS | MM_LIMIT_FLAGS | TEXT_ONLY_FLAGS | HYBRID_FLAGS
-                                   | DP_FLAGS | EXTENSIBLE_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG, PERFORMANCE_MODE_FLAG}
+                                   | SKIP_MM_FLAGS | DP_FLAGS | EXTENSIBLE_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG, PERFORMANCE_MODE_FLAG}
                                    | NEUTRAL_SPELLINGS)  # fmt: skip
     # of those, the ones a rule reads (refusals.py: --attention-backend decides Step1's ALiBi-sqrt refusal, v0.33.0;
     # --mm-encoder-tp-mode makes a data-parallel encoder whole on every rank, tower_spec.TowerSplit.for_launch;
@@ -243,12 +247,12 @@ class VllmFlags:
     # config's CUDA-graph fields and the optimization level the graphs charged, compilation.py; --rope-scaling and
     # --hf-overrides the derived max length, rope_override.py; --runner, --convert and --task the pooling runner,
     # pooling.py; --limit-mm-per-prompt the encoder profile, mm_limits.py; --language-model-only the tower left unbuilt,
-    # text_only.py; --mamba-cache-mode a hybrid's
+    # text_only.py; --skip-mm-profiling the encoder's dummy pass left out, skip_mm_profiling.py; --mamba-cache-mode a hybrid's
     # mamba_cache_mode, hybrid.py; --mamba-cache-dtype / --mamba-ssm-cache-dtype its state's dtypes, mamba_dtype.py; --data-parallel-backend and --disable-nccl-for-dp-synchronization the DP launch,
     # dp_flags.py; --performance-mode the default batch and capture sizes, performance_mode.py): `--help` lists them
     # apart from "not modelled", and the plan's "engine flags:" line writes them back
     read_by_rules: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | ALL_REDUCE_FLAGS | COMPILATION_FLAGS | ROPE_FLAGS
-                                     | POOLING_FLAGS | MM_LIMIT_FLAGS | TEXT_ONLY_FLAGS | HYBRID_FLAGS | DP_FLAGS | EXTENSIBLE_FLAGS
+                                     | POOLING_FLAGS | MM_LIMIT_FLAGS | TEXT_ONLY_FLAGS | HYBRID_FLAGS | DP_FLAGS | EXTENSIBLE_FLAGS | SKIP_MM_FLAGS
                                      | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG, PERFORMANCE_MODE_FLAG})  # fmt: skip
     # --rope-scaling, --hf-overrides and --limit-mm-per-prompt take a JSON object (json.loads; rope_override.py,
     # mm_limits.py)

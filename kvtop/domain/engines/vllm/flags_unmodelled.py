@@ -171,7 +171,6 @@ UNMODELLED: Mapping[str, FlagSpan] = {
     "--scheduler-cls": FlagSpan("0.7.3", None, "engine/arg_utils.py:1794 (v0.33.0)"),
     "--scheduler-delay-factor": FlagSpan("0.6.3.post1", "0.10.2", "engine/arg_utils.py:869 (v0.10.2)"),
     "--scheduler-reserve-full-isl": FlagSpan("0.19.0", None, "engine/arg_utils.py:1797 (v0.33.0)"),
-    "--skip-mm-profiling": FlagSpan("0.10.1", None, "engine/arg_utils.py:1553 (v0.33.0)"),
     "--sleep-mode-backend": FlagSpan("0.33.0", None, "engine/arg_utils.py:1049 (v0.33.0)"),
     "--sleep-mode-offload-cudagraph": FlagSpan("0.32.0", None, "engine/arg_utils.py:1052 (v0.33.0)"),
     "--sleep-preserve-parameter-names": FlagSpan("0.32.0", None, "engine/arg_utils.py:1056 (v0.33.0)"),

@@ -51,6 +51,7 @@ from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.sampler_path import SamplerPath, stated_path, v2_warmup_path
 from kvtop.domain.engines.vllm.sampler_peak import moe_workspace_bytes, triton_buffer_bytes
+from kvtop.domain.engines.vllm.skip_mm_profiling import skips_encoder
 from kvtop.domain.engines.vllm.text_only import profiles_encoder
 from kvtop.domain.engines.vllm.v0_profile import held_forward_bytes
 from kvtop.domain.layout import ParallelLayout
@@ -143,11 +144,12 @@ class StagePeaks(NamedTuple):
 def v2_counted(inputs: CalibrationInputs) -> bool:
     """Whether the launch runs V2's profile as counted here: the V2 runner in a release whose dummy sampler runs one
     default pass, a text model (a multimodal model's encoder profile runs first on the first stage, not counted; one
-    served text-only runs none: text_only.py)."""
+    served text-only runs none: text_only.py; nor one launched `--skip-mm-profiling`: skip_mm_profiling.py)."""
     model = inputs.model
-    if model is None or profiles_encoder(model, inputs.settings, inputs.version) or not runs_v2(
-        inputs.version, model, inputs.settings
-    ):
+    if model is None or not runs_v2(inputs.version, model, inputs.settings):
+        return False
+    skipped = skips_encoder(inputs.version, inputs.gpu_name, inputs.settings.flags)
+    if profiles_encoder(model, inputs.settings, inputs.version) and not skipped:
         return False
     return V2_SAMPLER_COUNTED.at(inputs.version)
 
