@@ -144,15 +144,20 @@ def draft_tokens(settings: LaunchSettings) -> int | None:
     return tokens if tokens is not None else flag_int(settings, "num-speculative-tokens", least=1)
 
 
+def stated_draft(settings: LaunchSettings) -> str | None:
+    """The draft model the launch names: `--speculative-config`'s `model` (or --spec-model), else the older
+    --speculative-model; None where none."""
+    return spec_config(settings).model or flag_text(settings, "speculative-model")
+
+
 def stated_method(settings: LaunchSettings) -> str | None:
     """The speculative method the launch runs: `--speculative-config`'s `method`; without one, or draft_model (which
     the detection also rewrites: it runs for any method but eagle/eagle3/dflash/dspark), the one vLLM detects from the
     draft's name or config architectures at the launch's release (`detected_method`); None without speculative
     decoding. The architectures are `settings.draft_architectures`: the draft config's where kvtop read it
     (`deployment.with_draft_config`), else none (the name alone decides)."""
-    spec = spec_config(settings)
-    method = spec.method
-    draft = spec.model or flag_text(settings, "speculative-model")
+    method = spec_config(settings).method
+    draft = stated_draft(settings)
     if method not in (None, "draft_model") or draft is None:
         return method
     return detected_method(draft, settings.draft_architectures, ResolvedVersion(text=settings.engine_version))
