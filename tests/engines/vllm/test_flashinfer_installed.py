@@ -19,7 +19,7 @@ import pytest
 from benchmarks.calibration.corpus import load_all
 from kvtop.cli import main
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.sampler_path import sampler_path
+from kvtop.domain.engines.vllm.sampler_path import sampler_path, taken_span
 from tests.data_paths import CONFIGS
 
 QWEN2_7B = CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json"
@@ -76,3 +76,9 @@ def test_a_statement_the_release_does_not_read_is_said(capsys: pytest.CaptureFix
     assert stated["token_capacity"] == unstated["token_capacity"]
     activation = next(t for t in stated["terms"] if t["term"] == "activation")  # type: ignore[attr-defined]
     assert "the launch's FlashInfer installed not read: vllm#26859" in activation["basis"]
+
+
+def test_plan_help_says_the_releases_that_read_the_statement() -> None:
+    # `plan --flashinfer`'s help quotes FLASHINFER_TAKEN_ERAS's span: taken from v0.9.0 (topk_topp_sampler.py
+    # v0.9.0:33-38, FlashInfer >= 0.2.3 taken where it imports), opt-in from v0.11.1 (vllm#26859)
+    assert taken_span() == "v0.9.0 to before v0.11.1"

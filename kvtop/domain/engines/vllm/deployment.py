@@ -78,7 +78,7 @@ from kvtop.domain.engines.vllm.spec_methods import (
     SPLIT_FIELDS,
     draft_tokens,
     is_mtp,
-    spec_config,
+    stated_draft,
     stated_method,
 )
 from kvtop.domain.errors import InputError
@@ -127,9 +127,8 @@ SWAP_ERAS: Eras[bool] = Eras((
 
 def setup(settings: LaunchSettings) -> DeploymentSetup:
     """What the launch turns on beside the model (a malformed value names the flag)."""
-    spec = spec_config(settings)  # --speculative-config with --spec-method / --spec-model / --spec-tokens merged
-    method = stated_method(settings)
-    draft = spec.model or flag_text(settings, "speculative-model")
+    method = stated_method(settings)  # --speculative-config with --spec-method / --spec-model / --spec-tokens merged
+    draft = stated_draft(settings)
     # a method the release's SpeculativeMethod lacks stops vLLM in validation (vllm/spec_methods.py)
     check_method(method, METHOD_ERAS, settings.engine_version, flag="--speculative-config")
     tokens = draft_tokens(settings)
@@ -150,7 +149,7 @@ def setup(settings: LaunchSettings) -> DeploymentSetup:
         raise InputError("vLLM refuses redundant experts without --enable-eplb", field="--eplb-config")
     backend = (flag_text(settings, "all2all-backend") or "").lower() or None
     return DeploymentSetup(
-        spec_method=method, spec_kind=kind, draft_model=str(draft) if draft and kind is SpecKind.DRAFT_MODEL else None,
+        spec_method=method, spec_kind=kind, draft_model=draft if draft and kind is SpecKind.DRAFT_MODEL else None,
         draft_tokens=tokens, redundant_experts=redundant,
         a2a_backend=backend if backend and backend.startswith("deepep") else None,
         lora=flag_set(settings, "enable-lora"), max_loras=flag_int(settings, "max-loras", least=1),

@@ -35,6 +35,8 @@ class ProfiledPath(NamedTuple):
     path: SamplerPath
     why: str
     warms_native: bool = False
+
+
 # vllm#26859: from v0.11.1 FlashInfer's sampler is opt-in (VLLM_USE_FLASHINFER_SAMPLER=1), whatever the install holds:
 # the release decides, not the install or the image (SAMPLER_PATHS and FLASHINFER_TAKEN_ERAS both end there)
 FLASHINFER_OPT_IN = "0.11.1"
@@ -67,9 +69,9 @@ FLASHINFER_CAPABILITIES = ((8, 0), (12, 1))
 FLASHINFER_SAMPLER_ENV = "VLLM_USE_FLASHINFER_SAMPLER"
 # the official image (`docker run vllm/vllm-openai:TAG`, flags.py reads its tag as the release)
 OFFICIAL_IMAGE = "vllm/vllm-openai"
-# whether the official image's install holds a FlashInfer the V1 sampler takes, where the release leaves it to the
-# install ("either" above). Its docker/Dockerfile installs FlashInfer into the vllm-base stage the vllm-openai target
-# builds on, on linux/amd64 only (`if [ "$TARGETPLATFORM" != "linux/arm64" ]`: the version of commit 0000977e, 2025,
+# The official image's install, read where the release leaves the path to the install ("either" above) and
+# FLASHINFER_TAKEN_ERAS (below) takes an importable FlashInfer. Its docker/Dockerfile installs FlashInfer into the
+# vllm-base stage the vllm-openai target builds on, on linux/amd64 only (`if [ "$TARGETPLATFORM" != "linux/arm64" ]`: the version of commit 0000977e, 2025,
 # torch 2.7 / CUDA 12.8, installs flashinfer from git 21ea1d25; the one of commit 01da4491, 2024, the 0.0.9 wheel). The
 # V1 sampler takes it where its version is at least 0.2.3 from v0.9.0 (topk_topp_sampler.py v0.9.0:33-38: below it,
 # native; v0.11.0:50-56) and only below 0.2.3 before (v0.8.0 :28-42, v0.8.5.post1 alike: vllm#14815 disables
@@ -77,8 +79,7 @@ OFFICIAL_IMAGE = "vllm/vllm-openai"
 # official image of 2025-06 (v0.9.x, topk_topp_sampler.py:49) logs 'Using FlashInfer for top-p & top-k sampling.' and
 # 1.51 GiB more KV than at VLLM_USE_FLASHINFER_SAMPLER=0 (flashinfer-ai/flashinfer#1180); the v0.11.0 image's
 # profile peak is FlashInfer's (docs/engines/vllm.md §10). From v0.11.1 the release decides (opt-in, vllm#26859).
-# what the image's install adds to FLASHINFER_TAKEN_ERAS (below): its FlashInfer is one the sampler takes, on the
-# same release bounds (before v0.9.0 the image's FlashInfer version was not read: "either" stays)
+# How a plan says why the image's FlashInfer is the path:
 IMAGE_INSTALLS_FLASHINFER = ("docker/Dockerfile installs it on linux/amd64; V1's sampler takes it from v0.9.0 "
                              "(topk_topp_sampler.py v0.9.0:33-38; flashinfer-ai/flashinfer#1180)")
 # Whether the V1 runner's `_dummy_sampler_run` samples a second time with a per-request generator ("Also warm

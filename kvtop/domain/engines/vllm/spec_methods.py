@@ -107,27 +107,32 @@ class SpecConfig:
 
     method: str | None  # `method` as text; None where unset or empty
     model: str | None  # the draft's `model` as text; None where unset or empty
-    num_speculative_tokens: object  # as given (draft_tokens checks it); None where unset
+    num_speculative_tokens: int | None  # a whole number ≥ 1 (anything else refused); None where unset
     parallel_drafting: bool  # `parallel_drafting` is true
 
 
 def spec_config(settings: LaunchSettings) -> SpecConfig:
     """`--speculative-config`'s object with the split flags' fields merged in, as vLLM merges them; an InputError
-    where a field is given both ways (vLLM's ValueError)."""
+    where a field is given both ways (vLLM's ValueError), or where num_speculative_tokens is not a whole number ≥ 1:
+    SpeculativeConfig refuses 0 ('Expected num_speculative_tokens to be greater than zero', config/speculative.py
+    v0.11.0:526, v0.22.0:80 `Field(gt=0)` and :987, v0.34.0:455 and :1660), which kvtop had read as unset."""
     spec = dict(flag_json(settings, "speculative-config"))
     for flag, key in SPLIT_FIELDS:
-        value: object = flag_int(settings, flag) if key == "num_speculative_tokens" else flag_text(settings, flag)
+        value: object = flag_int(settings, flag, least=1) if key == "num_speculative_tokens" else flag_text(settings, flag)
         if value is None:
             continue
         if key in spec:
             raise InputError(f"--{flag} and --speculative-config['{key}'] are mutually exclusive (vLLM refuses)",
                              field=f"--{flag}")  # fmt: skip
         spec[key] = value
-    model = spec.get("model")
+    model, tokens = spec.get("model"), spec.get("num_speculative_tokens")
+    if tokens is not None and (not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 1):
+        raise InputError(f"num_speculative_tokens must be a whole number ≥ 1 (got {tokens!r})",
+                         field="--speculative-config")  # fmt: skip
     return SpecConfig(
         method=str(spec.get("method") or "") or None,
         model=str(model) if model else None,
-        num_speculative_tokens=spec.get("num_speculative_tokens"),
+        num_speculative_tokens=tokens,
         parallel_drafting=spec.get("parallel_drafting") is True,
     )
 
@@ -135,13 +140,14 @@ def spec_config(settings: LaunchSettings) -> SpecConfig:
 def draft_tokens(settings: LaunchSettings) -> int | None:
     """num_speculative_tokens the launch states (`--speculative-config`'s or --spec-tokens, else
     --num-speculative-tokens); None where none. An InputError for a value vLLM refuses (not a whole number ≥ 1)."""
-    tokens = spec_config(settings).num_speculative_tokens or flag_int(
-        settings, "num-speculative-tokens", least=1
-    )
-    if tokens is not None and (not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 1):
-        raise InputError(f"num_speculative_tokens must be a whole number ≥ 1 (got {tokens!r})",
-                         field="--speculative-config")  # fmt: skip
-    return tokens
+    tokens = spec_config(settings).num_speculative_tokens
+    return tokens if tokens is not None else flag_int(settings, "num-speculative-tokens", least=1)
+
+
+def stated_draft(settings: LaunchSettings) -> str | None:
+    """The draft model the launch names: `--speculative-config`'s `model` (or --spec-model), else the older
+    --speculative-model; None where none."""
+    return spec_config(settings).model or flag_text(settings, "speculative-model")
 
 
 def stated_method(settings: LaunchSettings) -> str | None:
@@ -150,9 +156,8 @@ def stated_method(settings: LaunchSettings) -> str | None:
     draft's name or config architectures at the launch's release (`detected_method`); None without speculative
     decoding. The architectures are `settings.draft_architectures`: the draft config's where kvtop read it
     (`deployment.with_draft_config`), else none (the name alone decides)."""
-    spec = spec_config(settings)
-    method = spec.method
-    draft = spec.model or flag_text(settings, "speculative-model")
+    method = spec_config(settings).method
+    draft = stated_draft(settings)
     if method not in (None, "draft_model") or draft is None:
         return method
     return detected_method(draft, settings.draft_architectures, ResolvedVersion(text=settings.engine_version))
