@@ -21,6 +21,8 @@ plans below it, as a cold start holds more beside its profile.
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -30,8 +32,20 @@ from tests.conftest import DATA
 
 CONFIGS = DATA / "configs"
 CALIBRATION = DATA / "calibration" / "configs"
-# (record, config, release, GPU, flags, the logged pool in tokens)
-STARTS = [
+
+
+class Start(NamedTuple):
+    """One corpus start as `kvtop plan` is given it, and the pool its log printed."""
+
+    record_id: str
+    config: Path
+    release: str
+    gpu: str
+    flags: tuple[str, ...]
+    logged_tokens: int
+
+
+STARTS = [Start(*start) for start in (
     ("file61924033443-llama-3.1-8b-rtx3090-v0280-len33824-serial", CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json",
      "0.28.0", "RTX3090", ("--gpu-memory-utilization", "0.90", "--max-model-len", "33824"), 48_128),
     ("file61924033443-qwen2.5-7b-1m-nodca-rtx3090-v0280-len66592-serial",
@@ -42,35 +56,38 @@ STARTS = [
     ("luoaini-sm75-qwen2.5-1.5b-colab-t4-v0280-fp16", CALIBRATION / "Qwen--Qwen2.5-1.5B-Instruct.RECONSTRUCTED.json",
      "0.28.0", "T4", ("--max-model-len", "2048", "--gpu-memory-utilization", "0.85", "--no-enable-log-requests"),
      337_536),
-]  # fmt: skip
+)]  # fmt: skip
 # The same sources' first starts of their configurations (compiled cold): left unsaid.
 COLD = ("file61924033443-llama-3.1-8b-rtx3090-v0280-len8192", "file61924033443-qwen2.5-7b-1m-nodca-rtx3090-v0280-len8192",
         "luoaini-sm75-qwen2.5-1.5b-colab-t4-v0280-awq", "luoaini-sm75-qwen2.5-1.5b-colab-t4-v0280-gptq")  # fmt: skip
 
 
-def _tokens(capsys: pytest.CaptureFixture[str], start: tuple[object, ...], *said: str) -> int:
-    _, config, release, gpu, flags, _ = start
-    args = ["plan", "--no-calibration-store", "--model", str(config), "--engine", "vllm", "--engine-version",
-            str(release), "--gpu", str(gpu), *said, "--json", "--", *flags]  # fmt: skip
+def _tokens(capsys: pytest.CaptureFixture[str], start: Start, *said: str) -> int:
+    args = ["plan", "--no-calibration-store", "--model", str(start.config), "--engine", "vllm", "--engine-version",
+            start.release, "--gpu", start.gpu, *said, "--json", "--", *start.flags]  # fmt: skip
     assert main(args) == 0
     return int(json.loads(capsys.readouterr().out)["token_capacity"])
 
 
 def test_the_corpus_says_warm_by_run_order() -> None:
-    """The four second starts carry `compile_cache: warm` with the reading in their notes; their sources' first
-    starts stay unsaid."""
+    """The four second starts carry `compile_cache: warm` with the reading in their notes, and the launch and pool
+    planned below are theirs; their sources' first starts stay unsaid."""
     vllm = {record.id: record for record in load_all()["vllm"]}
-    for record_id, *_ in STARTS:
-        assert vllm[record_id].compile_cache == "warm"
-        assert "Session 66 (helper E): `compile_cache: warm` set from the source" in vllm[record_id].raw["note"]
-        assert vllm[record_id].host_measured().compile_cache == "warm"
+    for start in STARTS:
+        record = vllm[start.record_id]
+        assert record.compile_cache == "warm"
+        assert "Session 66 (helper E): `compile_cache: warm` set from the source" in record.raw["note"]
+        assert record.host_measured().compile_cache == "warm"
+        assert (record.raw["version"], record.gpu) == (start.release, start.gpu)
+        assert record.tokens == start.logged_tokens
+        assert sorted(record.raw["flags"]) == sorted(start.flags)
+        assert str(start.config).endswith(str(record.raw["config"]))
     for record_id in COLD:
         assert vllm[record_id].compile_cache is None
 
 
-@pytest.mark.parametrize("start", STARTS, ids=[start[0] for start in STARTS])
-def test_said_warm_plans_the_logged_pool(capsys: pytest.CaptureFixture[str], start: tuple[object, ...]) -> None:
+@pytest.mark.parametrize("start", STARTS, ids=[start.record_id for start in STARTS])
+def test_said_warm_plans_the_logged_pool(capsys: pytest.CaptureFixture[str], start: Start) -> None:
     """Said warm, within 5 % of the logged pool; unsaid, below it (a cold start's figure charged)."""
-    logged = int(str(start[-1]))
-    assert abs(_tokens(capsys, start, "--compile-cache", "warm") / logged - 1) < 0.05
-    assert _tokens(capsys, start) < logged
+    assert abs(_tokens(capsys, start, "--compile-cache", "warm") / start.logged_tokens - 1) < 0.05
+    assert _tokens(capsys, start) < start.logged_tokens

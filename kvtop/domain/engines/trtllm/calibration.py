@@ -46,7 +46,12 @@ from kvtop.domain.engines.trtllm.allreduce_workspace import fusion_workspace_byt
 from kvtop.domain.engines.trtllm.budget import executor_max_num_tokens, launch_max_batch_size, runtime
 from kvtop.domain.engines.trtllm.build_tokens import engine_max_num_tokens
 from kvtop.domain.engines.trtllm.deepseek_weights import held_beside as deepseek_held
-from kvtop.domain.engines.trtllm.engine_build import old_builder_flag, runtime_form, tied_head_copy
+from kvtop.domain.engines.trtllm.engine_build import (
+    old_builder_flag,
+    packed_tokens_mlp_bytes,
+    runtime_form,
+    tied_head_copy,
+)
 from kvtop.domain.engines.trtllm.eras import RuntimeForm
 from kvtop.domain.engines.trtllm.import_contexts import (
     import_contexts_bytes,
@@ -358,10 +363,7 @@ def packed_tokens_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
     batch = s.max_running_requests or PRE_08_BUILD_MAX_BATCH_SIZE
     input_len = s.max_input_len or PRE_08_BUILD_MAX_INPUT_LEN
     tokens = s.max_num_batched_tokens or batch * max(input_len, s.max_beam_width or 1)
-    # TensorRT held three [tokens, intermediate] tensors for GPT-2's ungated MLP too: the v0.8 GPT-2 log's 190 MiB
-    # against 187.7 MiB by this count at its build's 7,392 tokens (two, the PyTorch forward's, would give 129.9 MiB);
-    # measured in that one log, assumed for every build.py engine
-    value = round(mlp_transient_gib(inputs.model, inputs.layout, tokens, intermediates=3) * GIB)
+    value = packed_tokens_mlp_bytes(inputs.model, inputs.layout, tokens)
     built_by = old_builder_flag(s)
     era = f"v0.8 engine made by build.py ({built_by})" if built_by else "pre-v0.8 engine"
     batch_from = "--max_batch_size" if s.max_running_requests else "build.py's default"
@@ -412,7 +414,7 @@ def token_logits_estimate(inputs: CalibrationInputs) -> TermEstimate | None:
         return None
     _, tokens = _batch_and_tokens(inputs)
     value = tokens * inputs.model.vocab_size * 4
-    error, why = token_logits_error(inputs, value, tokens)
+    error, why = token_logits_error(inputs.model, inputs.layout, value, tokens)
     return assumed_estimate(Term.ACTIVATION, RUNTIME_LABEL, value, error,
                             f"v0.8 engine: max_num_tokens {tokens:,} × vocab {inputs.model.vocab_size:,} × 4 B "
                             f"({why})")  # fmt: skip

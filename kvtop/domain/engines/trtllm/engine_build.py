@@ -26,13 +26,14 @@ allocation in engine deserialization: GPU +774 (MiB)` where the book of the tied
 
 from __future__ import annotations
 
+from kvtop.domain.calibration.features import mlp_transient_gib
 from kvtop.domain.engines.trtllm.eras import RuntimeForm, engine_runtime_form
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import ceil_div
-from kvtop.domain.wording import gib
+from kvtop.domain.wording import GIB, gib
 
 # build.py's own spellings (examples/gpt/build.py, id 193704310), as kvtop keeps a pass-through flag: without dashes
 OLD_BUILDER_FLAGS = ("use_gpt_attention_plugin", "use_gemm_plugin", "enable_context_fmha", "use_inflight_batching")
@@ -43,6 +44,10 @@ EMBEDDING_SHARING_FLAG = "use_embedding_sharing"
 # `config.share_embedding_table` ("Gemma only supports share_embedding_table", search-index id 3263411732), and
 # ModelOpt's export forces it for gemma, gemma2, gemma3 (id 4228687882)
 SHARED_HEAD_FAMILIES = ("Gemma",)
+# TensorRT held three [tokens, intermediate] tensors for GPT-2's ungated MLP too: the v0.8 GPT-2 log's 190 MiB
+# against 187.7 MiB by this count at its build's 7,392 tokens (two, the PyTorch forward's, would give 129.9 MiB);
+# measured in that one log, assumed for every build.py engine
+PACKED_TOKEN_INTERMEDIATES = 3
 
 
 def old_builder_flag(settings: LaunchSettings) -> str | None:
@@ -57,6 +62,12 @@ def runtime_form(version: ResolvedVersion, settings: LaunchSettings) -> RuntimeF
     if form == "token_logits" and old_builder_flag(settings) is not None:
         return "packed_tokens"
     return form
+
+
+def packed_tokens_mlp_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int) -> int:
+    """What TensorRT holds for `tokens` packed tokens whatever the vocabulary (§18 "before v0.8"): the widest layer's
+    live tensors, the MLP's three 16-bit [tokens, intermediate] and the residual (`mlp_transient_gib`)."""
+    return round(mlp_transient_gib(model, layout, tokens, intermediates=PACKED_TOKEN_INTERMEDIATES) * GIB)
 
 
 def tied_head_copy(model: ModelSpec | None, layout: ParallelLayout, settings: LaunchSettings) -> tuple[int, str] | None:

@@ -8,7 +8,7 @@ gathers the last tokens before the LM head, so the activation need not hold [tok
 error is its logs' 10 % only at the vocabulary the logs measured; at another vocabulary the per-token rate is
 assumed, and the error reaches the one count TensorRT must hold for the build's packed tokens whatever the
 vocabulary: the widest layer's live tensors, the MLP's three [tokens, intermediate] and the residual (§18 "before
-v0.8", `features.mlp_transient_gib`, `intermediates=3`, as `calibration.packed_tokens_estimate` charges).
+v0.8", `engine_build.packed_tokens_mlp_bytes`, as `calibration.packed_tokens_estimate` charges).
 
 Why. Issue #1400's SmoothQuant Llama-2-7B engine (vocab 32,000, 4,096 tokens) is charged 0.49 GiB by the form,
 ±0.05; the packed tokens' MLP holds 0.28 GiB. The 10 % measured at vocab 128,256 is no measurement at 32,000.
@@ -16,9 +16,10 @@ Why. Issue #1400's SmoothQuant Llama-2-7B engine (vocab 32,000, 4,096 tokens) is
 
 from __future__ import annotations
 
-from kvtop.domain.calibration.features import mlp_transient_gib
-from kvtop.domain.calibration.inputs import CalibrationInputs
-from kvtop.domain.wording import GIB, gib
+from kvtop.domain.engines.trtllm.engine_build import packed_tokens_mlp_bytes
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import gib
 
 # v0.8 (§18): the two Triton logs of Llama-3-8B miss max_num_tokens × vocab × 4 B by 0.8 % and 1.1 %; the
 # error allowed is wider (two logs of one model on one GPU)
@@ -27,14 +28,13 @@ TOKEN_LOGITS_RELATIVE_ERROR = 0.10
 TOKEN_LOGITS_READ_VOCAB = 128_256
 
 
-def token_logits_error(inputs: CalibrationInputs, value: int, tokens: int) -> tuple[int, str]:
+def token_logits_error(model: ModelSpec, layout: ParallelLayout, value: int, tokens: int) -> tuple[int, str]:
     """The form's error in bytes and its wording: 10 % of `value` at the vocabulary it was read at; elsewhere at
     least the distance to the packed tokens' MLP count (what TensorRT holds for `tokens` whatever the vocabulary)."""
     measured = round(value * TOKEN_LOGITS_RELATIVE_ERROR)
-    model = inputs.model
-    if model is None or model.vocab_size == TOKEN_LOGITS_READ_VOCAB:
+    if model.vocab_size == TOKEN_LOGITS_READ_VOCAB:
         return measured, "two v0.8 Triton logs within 1.1 %"
-    floor = round(mlp_transient_gib(model, inputs.layout, tokens, intermediates=3) * GIB)
+    floor = packed_tokens_mlp_bytes(model, layout, tokens)
     error = max(measured, abs(value - floor))
     return error, (f"two v0.8 Triton logs within 1.1 %, at vocab {TOKEN_LOGITS_READ_VOCAB:,}; at vocab "
                    f"{model.vocab_size:,} the error reaches the packed tokens' MLP, {gib(floor)}, §18")  # fmt: skip
