@@ -93,6 +93,16 @@ def test_a_release_without_the_flag_refuses_it() -> None:
     ("0.33.0", "H100", True),
 ])  # fmt: skip
 def test_the_v1_runner_reads_the_flag_v0_does_not(release: str, gpu: str, skips: bool) -> None:
-    flags = {"skip-mm-profiling": True}
-    assert skips_encoder(ResolvedVersion(text=release), gpu, flags) is skips
-    assert not skips_encoder(ResolvedVersion(text=release), gpu, {})
+    version = ResolvedVersion(text=release)
+    assert skips_encoder(version, gpu, parse_flags("vllm", ["--skip-mm-profiling"])) is skips
+    assert not skips_encoder(version, gpu, parse_flags("vllm", []))
+
+
+@pytest.mark.parametrize("unset", [["--no-skip-mm-profiling"], ["--skip-mm-profiling", "false"]])
+def test_the_switch_unset_profiles_the_encoder(unset: list[str]) -> None:
+    """A bool field of MultiModalConfig: argparse's BooleanOptionalAction takes `--no-skip-mm-profiling`
+    (engine/arg_utils.py get_kwargs :195-197 at v0.10.1), and `LLM(skip_mm_profiling=False)` leaves it unset."""
+    base = ["--engine-version", "0.19.0", "--max-model-len", "8192"]
+    profiled, unset_plan = _plan(GEMMA3_27B, "H100", *base), _plan(GEMMA3_27B, "H100", *base, *unset)
+    assert unset_plan.estimate.term(Term.ACTIVATION) == profiled.estimate.term(Term.ACTIVATION)
+    assert unset_plan.ledger.engine.token_capacity == profiled.ledger.engine.token_capacity

@@ -1,7 +1,7 @@
 """DeepSeek-R1-0528 on 8 × H20-3e at vLLM 0.11.0 (`muma378-deepseek-r1-0528-8xh20-3e-tp8-v0110-u085`): a pip
 install whose log shows FlashInfer's sampler, stated as the launch's install (`LaunchSettings.flashinfer`), so the
 profile's sampler is FlashInfer's copies of the logits, not the native path's the plan centres on where the install is
-not known (sampler_path.py INSTALL_READ_ERAS: v0.9.0 through v0.11.0).
+not known (sampler_path.py FLASHINFER_TAKEN_ERAS: v0.9.0 through v0.11.0).
 
 Independent figures, the start's own log (tests/data/calibration/vllm.jsonl; search-index id 61863824022):
 '[topk_topp_sampler.py:55] Using FlashInfer for top-p & top-k sampling.' on all eight ranks, 'Model loading took
@@ -10,7 +10,7 @@ Independent figures, the start's own log (tests/data/calibration/vllm.jsonl; sea
 
 from __future__ import annotations
 
-from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch_line import parse_launch_command
@@ -25,7 +25,7 @@ LAUNCH = ("vllm serve /models/DeepSeek-R1-0528 --engine-version 0.11.0 --tensor-
 LOGGED_TOKENS = 556_864
 
 
-def _plan(flashinfer: str | None):  # type: ignore[no-untyped-def]
+def _plan(flashinfer: str | None) -> CapacityPlan:
     settings = parse_launch_command(LAUNCH)
     assert settings is not None
     settings = settings.model_copy(update={"flashinfer": flashinfer})

@@ -457,4 +457,4 @@ def _encoder_runs(inputs: CalibrationInputs) -> bool:
     (`--language-model-only` on a class read: text_only.py) nor profiled without it (`--skip-mm-profiling`:
     skip_mm_profiling.py), whose peak is then a text model's."""
     return profiles_encoder(inputs.model, inputs.settings, inputs.version) and not skips_encoder(
-        inputs.version, inputs.gpu_name, inputs.settings.flags)
+        inputs.version, inputs.gpu_name, inputs.settings)

@@ -273,7 +273,7 @@ def _encoder(inputs: TermInputs) -> BudgetTerm:
     still not: the encoder's own forward before it, counted for Qwen2.5-VL where read (encoder_forward.py). For the
     others neither is modelled. None of it where `--skip-mm-profiling` leaves it out (skip_mm_profiling.py)."""
     towers = _towers(inputs.model)
-    if skips_encoder(inputs.version, inputs.gpu_name, inputs.settings.flags):
+    if skips_encoder(inputs.version, inputs.gpu_name, inputs.settings):
         return BudgetTerm(
             feature=Feature.ENCODER, charge=Charge.RESERVE, label=f"{towers} profile skipped", setting=SKIP_MM_FLAG,
             source=SKIP_MM_SOURCE, detail="vLLM's profile run leaves the encoder's dummy batch and encoder cache out, "

@@ -15,17 +15,18 @@ vllm/worker/), so a start that falls back to V0 profiles as it would without it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.batching import engine_era
 from kvtop.domain.engines.vllm.flags_table import FlagSpan
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.span import flag_switch
 
 FLAG = "--skip-mm-profiling"
 KEY = FLAG[2:]  # its key in LaunchSettings.flags
-# argparse has it from v0.10.1 (engine/arg_utils.py:734 at v0.10.1, :1554 at v0.33.0)
-SPAN = FlagSpan("0.10.1", None, "engine/arg_utils.py:1553 (v0.33.0)")
-FLAGS = frozenset({FLAG})
+# argparse has it from v0.10.1 (engine/arg_utils.py:733 at v0.10.1, :1554 at v0.33.0), a bool field of
+# MultiModalConfig, so BooleanOptionalAction (get_kwargs, :195-197 at v0.10.1): `--no-skip-mm-profiling` too
+SPAN = FlagSpan("0.10.1", None, "engine/arg_utils.py:1554 (v0.33.0)", True)
+FLAGS = frozenset({FLAG, "--no-" + KEY})
 SOURCE = "v1/worker/gpu_model_runner.py profile_run (v0.10.1 :2569, v0.21.0 :5892, v0.33.0 :6076)"
 # whether the V1 runner's profile_run reads the flag, by release (module docstring)
 SKIPS_ERAS: Eras[bool] = Eras((
@@ -36,12 +37,9 @@ SKIPS_ERAS: Eras[bool] = Eras((
 ))  # fmt: skip
 
 
-def asked(flags: Mapping[str, object]) -> bool:
-    """Whether the launch sets `--skip-mm-profiling` (a bare switch; `--no-` or false unset)."""
-    return flags.get(KEY) not in (None, False)
-
-
-def skips_encoder(version: ResolvedVersion, gpu_name: str | None, flags: Mapping[str, object]) -> bool:
-    """Whether this start's profile run skips the encoder's dummy pass: the flag set, at a release whose V1 (or V2)
-    runner reads it, on a start that does not fall back to V0 (`batching.engine_era`)."""
-    return asked(flags) and SKIPS_ERAS.at(version) and engine_era(version, gpu_name, flags) != "v0"
+def skips_encoder(version: ResolvedVersion, gpu_name: str | None, settings: LaunchSettings) -> bool:
+    """Whether this start's profile run skips the encoder's dummy pass: the flag set (`span.flag_switch`:
+    `--no-skip-mm-profiling` or a false word, as `LLM(skip_mm_profiling=False)`, leaves it unset), at a release whose
+    V1 (or V2) runner reads it, on a start that does not fall back to V0 (`batching.engine_era`)."""
+    flags = settings.flags
+    return flag_switch(settings, KEY) is True and SKIPS_ERAS.at(version) and engine_era(version, gpu_name, flags) != "v0"

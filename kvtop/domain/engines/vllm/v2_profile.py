@@ -148,7 +148,7 @@ def v2_counted(inputs: CalibrationInputs) -> bool:
     model = inputs.model
     if model is None or not runs_v2(inputs.version, model, inputs.settings):
         return False
-    skipped = skips_encoder(inputs.version, inputs.gpu_name, inputs.settings.flags)
+    skipped = skips_encoder(inputs.version, inputs.gpu_name, inputs.settings)
     if profiles_encoder(model, inputs.settings, inputs.version) and not skipped:
         return False
     return V2_SAMPLER_COUNTED.at(inputs.version)
