@@ -96,9 +96,10 @@ class KvStorage(BaseModel):
     mla_as_heads: frozenset[str] = frozenset()
     # bytes of one SSM state element when the config names no dtype (None: the StateSpec's, float32)
     unstated_ssm_dtype_bytes: int | None = None
-    # bytes of a conv-state element and, where the launch names it, of an SSM-state one (vLLM's --mamba-cache-dtype /
-    # --mamba-ssm-cache-dtype, mamba_dtype.py); None: the config's stated dtype, else `unstated_ssm_dtype_bytes`
-    state_dtype_bytes: tuple[int, int | None] = (2, None)
+    # bytes of a conv-state element (16-bit unless vLLM's --mamba-cache-dtype names one) and of an SSM-state one where
+    # the launch names it (--mamba-ssm-cache-dtype, mamba_dtype.py; None: the config's, else `unstated_ssm_dtype_bytes`)
+    conv_state_dtype_bytes: int = 2
+    launch_ssm_dtype_bytes: int | None = None
     conv_extra_rows: int = 0  # conv-state rows a state layer keeps beyond kernel − 1 (vLLM GDN: one per draft token)
     # a draft's KV layers join the full-attention pool as layers of their own (vLLM's KV cache spec), rather
     # than inflating the cell by `draft_layers / layers` (SGLang, docs/engines/sglang.md §6.1)
@@ -431,9 +432,8 @@ def kv_book(
         )  # fmt: skip
     linear = sum(1 for i in layers if model.has_state(i))
     if linear and model.state is not None:
-        state = state_bytes_per_request(
-            model, layout, storage.unstated_ssm_dtype_bytes, storage.conv_extra_rows, storage.state_dtype_bytes
-        )
+        state = state_bytes_per_request(model, layout, storage.unstated_ssm_dtype_bytes, storage.conv_extra_rows,
+                                        storage.conv_state_dtype_bytes, storage.launch_ssm_dtype_bytes)  # fmt: skip
         pools.append(KvPool(name="state", layers=linear, bytes_per_request=state * linear))
     first = full_layers[0] if full_layers else (layers[0] if layers else 0)
     heads = heads_of(first) if first < model.num_layers else 1

@@ -11,20 +11,21 @@ def state_bytes_per_request(
     layout: ParallelLayout,
     unstated_ssm_dtype_bytes: int | None = None,
     conv_extra_rows: int = 0,
-    dtypes: tuple[int, int | None] = (2, None),
+    conv_bytes: int = 2,
+    launch_ssm_bytes: int | None = None,
 ) -> int:
-    """Conv (bf16, or `dtypes[0]` bytes) + temporal (ssm dtype) state of one request in one linear layer, per rank;
-    the SSM state's bytes an element are the launch's (`dtypes[1]`, `KvStorage.state_dtype_bytes`) where it names one,
-    else the engine's (`KvStorage.unstated_ssm_dtype_bytes`) where the config states no dtype, and the conv window
-    keeps `conv_extra_rows` more rows where the engine says (`KvStorage.conv_extra_rows`)."""
+    """Conv (`conv_bytes` an element, bf16 unless the launch names a dtype) + temporal (ssm dtype) state of one request
+    in one linear layer, per rank; the SSM state's bytes an element are the launch's (`launch_ssm_bytes`,
+    `KvStorage.launch_ssm_dtype_bytes`) where it names one, else the engine's (`KvStorage.unstated_ssm_dtype_bytes`)
+    where the config states no dtype, and the conv window keeps `conv_extra_rows` more rows where the engine says
+    (`KvStorage.conv_extra_rows`)."""
     s = model.state
     if s is None:
         return 0
-    conv_bytes, forced = dtypes
     ssm_bytes = s.ssm_dtype_bytes
     if unstated_ssm_dtype_bytes is not None and not s.ssm_dtype_stated:
         ssm_bytes = unstated_ssm_dtype_bytes
-    ssm_bytes = forced if forced is not None else ssm_bytes
+    ssm_bytes = launch_ssm_bytes if launch_ssm_bytes is not None else ssm_bytes
     tp = layout.attn_tp
     groups = s.n_groups
     while groups % tp and groups < tp * s.n_groups:  # groups are extended to divide over TP

@@ -72,7 +72,11 @@ def test_the_aeon_start_s_float32_state_gives_its_logged_block(capsys: pytest.Ca
 
 
 def test_a_gdn_s_both_states_follow_the_cache_dtype() -> None:
-    """3 × 10,240 × 4 + 48 × 128 × 128 × 4 = 3,268,608 B at v0.16.0 and v0.24.0 alike."""
+    """3 × 10,240 × 4 + 48 × 128 × 128 × 4 = 3,268,608 B at v0.16.0 and v0.24.0 alike: at v0.16.0 the GDN passes no
+    ssm dtype (qwen3_next.py:230-232, read in the v0.16.0 wheel; Qwen3.5's class arrives at v0.17.0, so this is
+    Qwen3-Next's rule applied to Qwen3.6's geometry), so the SSM state follows the cache dtype; at v0.24.0 its 4 B is
+    the config's mamba_ssm_dtype float32, which Qwen3.5's config class puts in place of `auto` (models/config.py
+    :606-626), not the cache dtype's."""
     for release in ("0.16.0", "0.24.0"):
         assert _state(QWEN36, release, **{"mamba-cache-dtype": "float32"}) == 3 * 10_240 * 4 + 48 * 128 * 128 * 4
 

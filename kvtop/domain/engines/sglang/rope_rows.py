@@ -67,5 +67,9 @@ def longrope_rows(model: ModelSpec, version: ResolvedVersion) -> int | None:
     the config's rope is a longrope one and the release builds SGLang's own class; else None."""
     if model.rope_type not in LONGROPE_TYPES or not LONGROPE_ERAS.at(version):
         return None
-    original = model.rope_original_positions or model.max_position_embeddings  # factory.py: else max_position
-    return 2 * (original + model.max_position_embeddings)
+    return 2 * (longrope_original(model) + model.max_position_embeddings)
+
+
+def longrope_original(model: ModelSpec) -> int:
+    """The short cache's rows: the block's original_max_position_embeddings, else the max positions (factory.py)."""
+    return model.rope_original_positions or model.max_position_embeddings

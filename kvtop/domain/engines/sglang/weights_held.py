@@ -51,7 +51,13 @@ from __future__ import annotations
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.sglang.layers_twice import first_stack, second_rope
 from kvtop.domain.engines.sglang.mla_split import split_copies, split_tensors
-from kvtop.domain.engines.sglang.rope_rows import LONGROPE_BYTES, longrope_rows, rope_cache_rows, rows_why
+from kvtop.domain.engines.sglang.rope_rows import (
+    LONGROPE_BYTES,
+    longrope_original,
+    longrope_rows,
+    rope_cache_rows,
+    rows_why,
+)
 from kvtop.domain.engines.sglang.weights_fp8_marlin import marlin_block_scales, marlin_scale_tensors
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.model import ModelSpec
@@ -167,9 +173,8 @@ def rope_cache_of(model: ModelSpec, version: ResolvedVersion) -> tuple[int, str]
                                    "ask get_rope for a default rope, of two bases (two modules; config.json's linear "
                                    "factor is not read)")  # fmt: skip
     if (longrope := longrope_rows(model, version)) is not None:  # Phi-3's three buffers, model dtype (rope_rows.py)
-        original = model.rope_original_positions or model.max_position_embeddings
-        source = (f"Phi3LongRoPEScaledRotaryEmbedding's short, long and concatenated caches: 2 × ({original:,} + "
-                  f"{model.max_position_embeddings:,}) rows in the model dtype, srt/layers/rotary_embedding/rope_variant.py")
+        source = (f"Phi3LongRoPEScaledRotaryEmbedding's short, long and concatenated caches: 2 × ({longrope_original(model):,}"
+                  f" + {model.max_position_embeddings:,}) rows in the model dtype, srt/layers/rotary_embedding/rope_variant.py")
         wide = model.model_copy(update={"max_position_embeddings": longrope})
         return rope_cache_bytes(wide, LONGROPE_BYTES, source)
     if why := rows_why(model):  # a linear, dynamic or YaRN rope's longer cache (rope_rows.py)

@@ -39,13 +39,14 @@ def kv_storage_for(model: ModelSpec, settings: LaunchSettings, version: Resolved
     dtypes = state_dtypes(model, settings, version)  # §4.4: --mamba-cache-dtype / --mamba-ssm-cache-dtype
     if dtypes is not None and dtypes.unstated_ssm is not None and model.architecture not in NEMOTRON_H_CONFIG_ARCHITECTURES:
         unstated = dtypes.unstated_ssm  # `auto` SSM follows the conv dtype (NemotronH's config class sets its own)
+    named = {"conv_state_dtype_bytes": dtypes.conv, "launch_ssm_dtype_bytes": dtypes.ssm} if dtypes is not None else {}
     return KV_STORAGE.model_copy(
         update={
+            **named,
             "honours_checkpoint_kv_dtype": honours_checkpoint_kv_dtype(version),
             "ds_mla_on_fp8_dsa": majors is None,
             "fp8_dsa_ds_mla_family": CapabilityFamily.of_majors(majors or frozenset()),
             "unstated_ssm_dtype_bytes": unstated,
-            "state_dtype_bytes": (dtypes.conv, dtypes.ssm) if dtypes is not None else (2, None),
             "conv_extra_rows": spec_conv_rows(model, settings),  # §4.4: a GDN conv row per draft token (hybrid.py)
             # §4.7: DeepSeek-V4's fp8_ds_mla row (584 B) where its specs are read (dsv4.py), else refused
             "compressed_latent_bytes": ROW_BYTES if DSV4_ERAS.at(version) else 0,
