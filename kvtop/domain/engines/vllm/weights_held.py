@@ -287,9 +287,9 @@ def allocator_rounding(inputs: CalibrationInputs) -> tuple[int, str] | None:
 
 def _mxfp4_rounding(inputs: CalibrationInputs, built: Mxfp4Experts | None = None) -> tuple[int, str] | None:
     """The allocator's rounding of what vLLM's MXFP4 experts on Hopper's Triton backend certainly hold, per MoE layer on
-    the rank: the checkpoint's block-32 scales (w13: experts × 2 × padded × hidden ÷ 32 B; w2: experts × hidden × padded
-    ÷ 32 B), which stay registered on the layer, their swizzled, padded copies (`swizzled_scales`) and the float32
-    biases `process_weights_after_loading` makes (quantization/mxfp4.py). The packed weights are not counted:
+    the rank: the checkpoint's block-32 scales (`checkpoint_scales`) while they stay registered on the layer (to
+    v0.24.x: `CHECKPOINT_SCALES_KEPT_ERAS`), their swizzled, padded copies (`swizzled_scales`) and the float32 biases
+    `process_weights_after_loading` makes (quantization/mxfp4.py). The packed weights are not counted:
     triton_kernels' layout decides whether they are the checkpoint's tensor (StridedLayout: a view, torch < 2.8.1)
     or a new one. gpt-oss-120b at TP 1: its scales (63.3 and 31.6 MiB) hold 64 and 32 MiB, the swizzled copies
     (64.7 MiB, split; 33.75 MiB) 64.7 and 34 MiB: 1.4 MiB a layer, 48 MiB over 36 layers. None elsewhere."""
