@@ -9,12 +9,13 @@ installed, the wheel's own from v0.12.0, without VLLM_USE_FLASHINFER_MOE_MXFP4_B
   so the book's rows (weights_built.py), not held here;
 - `process_weights_after_loading` converts the expert biases to float32 and hands weights and scales to
   `_swizzle_mxfp4` (`quantization/utils/mxfp4_utils.py`); the checkpoint's weights are `del`-eted from the layer, its
-  `w13_weight_scale` / `w2_weight_scale` stay registered (read at v0.13.0 and v0.33.0), and the swizzled scales live
-  in the method's `PrecisionConfig`. On torch ≥ 2.8.1 the layout is triton_kernels' `HopperMXScaleLayout`, whose
+  `w13_weight_scale` / `w2_weight_scale` stay registered until v0.24.x and are deleted from 0.25.0
+  (`CHECKPOINT_SCALES_KEPT_ERAS`), and the swizzled scales live in the method's `PrecisionConfig`. On torch ≥ 2.8.1 the layout is triton_kernels' `HopperMXScaleLayout`, whose
   `swizzle_data` pads the rows to a multiple of 2 × num_warps × 2 × 8 = 256 (num_warps 8 outside batched
   all-to-all MoE) and the block-32 width to an even count, then permutes into a new tensor: the scales are held
-  twice, the second copy padded (`MXFP4_SCALE_ROWS`). gpt-oss-120b at TP 1: 128 × (5,888 + 3,072) × 90 B a layer
-  beside the checkpoint's 128 × (5,760 + 2,880) × 90 B, 36 layers: 3.46 GiB.
+  twice to v0.24.x, the second copy padded (`MXFP4_SCALE_ROWS`). gpt-oss-120b at TP 1: 128 × (5,888 + 3,072) × 90 B
+  a layer beside the checkpoint's 128 × (5,760 + 2,880) × 90 B, 36 layers: 3.46 GiB; from 0.25.0 only the padding,
+  128 × (128 + 192) × 90 B a layer, 0.12 GiB (the v0.25.1 H100 log's 61.29 GiB: the book's row 64.38 → 61.04).
 
 Judged against the weights vLLM printed (llm-d-planner's H100 runs): gpt-oss-20b TP 1 (v0.11.0) book −4.85 % →
 −0.2 %, gpt-oss-120b −5.61 % → −0.0 %, gpt-oss-20b TP 2 (v0.19.0) −8.55 % → −2.2 %. Open: on torch < 2.8.1 (the
@@ -73,6 +74,15 @@ from kvtop.domain.vocab_rows import vocab_padded
 # models whose vLLM code builds the rope in float32 whatever the model's dtype (gpt_oss.py OAIAttention:
 # get_rope(..., dtype=torch.float32))
 FLOAT32_ROPE = frozenset({"GptOssForCausalLM"})
+# whether Hopper's Triton MXFP4 experts keep the checkpoint's block scales registered beside the swizzled copy, by release
+# (`_mxfp4`): read in the v0.24.0, 0.25.0, 0.27.1, 0.30.0, 0.31.0, 0.33.0 and 0.34.0 wheels; releases between hold the same
+CHECKPOINT_SCALES_KEPT_ERAS: Eras[bool] = Eras((
+    Era("", True, "v0.10.1 … v0.24.0: the Triton branch deletes the checkpoint's weights only (v0.24.0 "
+                  "fused_moe/oracle/mxfp4.py:1147-1148 `del layer.w13_weight` / `w2_weight`)"),
+    Era("0.25.0", False, "0.25.0 fused_moe/oracle/mxfp4.py:1153-1156 (0.27.1 :1163-1166, 0.33.0 :1469-1472) also "
+                         "`del layer.w13_weight_scale` / `w2_weight_scale`; 0.34.0 :1455-1461 `store_params_in_triton` "
+                         "replaces the parameters by the swizzled storage: one copy of the scales"),
+))  # fmt: skip
 # models whose sliding layers build their own default rope (base `rope_local_base_freq`, the config's positions, the
 # head wide) beside the global layers' one, a second get_rope key, by release: from v0.8.0, the first with gemma3.py
 # (the v0.7.3 wheel has none): 0.8.0 models/gemma3.py:141-159 and 0.9.1 :155-172 (`rope_scaling = {"rope_type":
@@ -137,6 +147,9 @@ def _mxfp4(inputs: CalibrationInputs, built: Mxfp4Experts | None = None) -> tupl
         return None
     moe, layout, hidden, experts, padded = model.moe, inputs.layout, built.hidden, built.experts, built.padded
     scales_again = sum(swizzled_scales(built))  # the swizzled copy beside the checkpoint's (the book's) scales
+    kept = CHECKPOINT_SCALES_KEPT_ERAS.at(inputs.version)
+    if not kept:  # the checkpoint's scales freed: only the swizzled copy's padding beside the book's
+        scales_again -= sum(checkpoint_scales(built))
     biases = 0.0
     if moe.expert_bias:  # float32 in place of the built 16-bit biases (w13's split as its rows, w2's over EP only)
         book_biases = moe.num_routed_experts * model.dtype_bytes * (
@@ -145,10 +158,16 @@ def _mxfp4(inputs: CalibrationInputs, built: Mxfp4Experts | None = None) -> tupl
         padded_biases = experts * 2 * (padded - built.width) * model.dtype_bytes  # weights_built's bias rows
         biases = experts * (2 * padded + hidden) * 4 - book_biases - padded_biases
     extra = round(_moe_layers_on_rank(model, layout.pp, inputs.version) * (scales_again + biases))
-    return extra, (
-        "vLLM's MXFP4 experts on Hopper: the checkpoint's scales kept beside the swizzled, padded copy, float32 biases "
-        "(quantization/mxfp4.py, Triton backend)"
-    )
+    scales = ("the checkpoint's scales kept beside the swizzled, padded copy" if kept else
+              "the swizzled copy's padding in place of the checkpoint's scales (freed from 0.25.0)")  # fmt: skip
+    return extra, f"vLLM's MXFP4 experts on Hopper: {scales}, float32 biases (fused_moe/oracle/mxfp4.py, Triton backend)"
+
+
+def checkpoint_scales(built: Mxfp4Experts) -> tuple[int, int]:
+    """Bytes of the checkpoint's w13 and w2 block scales of one MoE layer as `create_weights` registers them (uint8, one
+    per 32 weights, the padded width): w13 [experts, 2 × padded, hidden ÷ 32], w2 [experts, hidden, padded ÷ 32]."""
+    return (built.experts * 2 * built.padded * built.hidden // MXFP4_BLOCK,
+            built.experts * built.hidden * built.padded // MXFP4_BLOCK)  # fmt: skip
 
 
 # triton_kernels' HopperMXScaleLayout.swizzle_data: rows padded to 2 × num_warps × 2 × 8 (num_warps 8: vLLM's
@@ -268,9 +287,9 @@ def allocator_rounding(inputs: CalibrationInputs) -> tuple[int, str] | None:
 
 def _mxfp4_rounding(inputs: CalibrationInputs, built: Mxfp4Experts | None = None) -> tuple[int, str] | None:
     """The allocator's rounding of what vLLM's MXFP4 experts on Hopper's Triton backend certainly hold, per MoE layer on
-    the rank: the checkpoint's block-32 scales (w13: experts × 2 × padded × hidden ÷ 32 B; w2: experts × hidden × padded
-    ÷ 32 B), which stay registered on the layer, their swizzled, padded copies (`swizzled_scales`) and the float32
-    biases `process_weights_after_loading` makes (quantization/mxfp4.py). The packed weights are not counted:
+    the rank: the checkpoint's block-32 scales (`checkpoint_scales`) while they stay registered on the layer (to
+    v0.24.x: `CHECKPOINT_SCALES_KEPT_ERAS`), their swizzled, padded copies (`swizzled_scales`) and the float32 biases
+    `process_weights_after_loading` makes (quantization/mxfp4.py). The packed weights are not counted:
     triton_kernels' layout decides whether they are the checkpoint's tensor (StridedLayout: a view, torch < 2.8.1)
     or a new one. gpt-oss-120b at TP 1: its scales (63.3 and 31.6 MiB) hold 64 and 32 MiB, the swizzled copies
     (64.7 MiB, split; 33.75 MiB) 64.7 and 34 MiB: 1.4 MiB a layer, 48 MiB over 36 layers. None elsewhere."""
@@ -278,8 +297,8 @@ def _mxfp4_rounding(inputs: CalibrationInputs, built: Mxfp4Experts | None = None
     if model is None or model.moe is None or built is None:
         return None
     experts, hidden, padded = built.experts, built.hidden, built.padded
-    scales = (experts * 2 * padded * hidden // MXFP4_BLOCK, experts * hidden * padded // MXFP4_BLOCK,
-              *swizzled_scales(built))  # fmt: skip
+    kept = checkpoint_scales(built) if CHECKPOINT_SCALES_KEPT_ERAS.at(inputs.version) else ()
+    scales = (*kept, *swizzled_scales(built))  # the checkpoint's while they stay registered (to v0.24.x)
     biases = (experts * 2 * padded * 4, experts * hidden * 4) if model.moe.expert_bias else ()
     layer = sum(allocator_block(size) - size for size in (*scales, *biases))
     layers = _moe_layers_on_rank(model, inputs.layout.pp, inputs.version)
