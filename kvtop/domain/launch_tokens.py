@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from kvtop.domain.errors import InputError
 
@@ -19,6 +19,19 @@ FALSE_WORDS = frozenset({"0", "false", "no", "off"})
 def false_word(text: str) -> bool:
     """Whether `text` is one of `FALSE_WORDS` (as typed: no space stripped)."""
     return text.lower() in FALSE_WORDS
+
+
+def switch_in(flags: Mapping[str, object], spelling: str) -> tuple[bool, str] | None:
+    """A switch argparse spells with and without `no-` (BooleanOptionalAction), read from a launch's flags: False
+    with `--no-spelling` or `--spelling` at a false word (`FALSE_WORDS`, as `LLM(x=False)` writes it), True with
+    `--spelling` otherwise, each with the flag that gave it; None where neither (the engine's default). The one
+    reading `span.flag_switch` and the tower switch (load_casts.py) share."""
+    if flags.get(f"no-{spelling}") not in (None, False):
+        return False, f"--no-{spelling}"
+    stated = flags.get(spelling)
+    if stated is None:
+        return None
+    return stated is True or not false_word(str(stated)), f"--{spelling}"
 
 
 def positional_model(rest: Sequence[str]) -> str | None:

@@ -12,6 +12,7 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.engines.versions import Eras, ResolvedVersion
+from kvtop.domain.launch_tokens import switch_in
 from kvtop.domain.quant import QuantSpec
 
 
@@ -33,12 +34,12 @@ class TowerSwitch(BaseModel):
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     classes: Eras[frozenset[str]]  # the architectures, by release, each era with its engine source
-    flag: str  # the flag's key in `LaunchSettings.flags`
+    flag: str  # the flag's key in `LaunchSettings.flags`, read as a switch (`launch_tokens.switch_in`: a false word unsets it)
     unbuilt_when_set: bool  # True: no tower where the launch sets `flag`; False: none unless it does
 
     def builds_no_tower(self, architecture: str, flags: Mapping[str, object], version: ResolvedVersion) -> bool:
         """Whether this release's class for `architecture` builds no tower at a launch with these flags."""
-        flag_set = flags.get(self.flag) not in (None, False)
+        flag_set = (switch_in(flags, self.flag) or (False, ""))[0]  # `--no-` or a false word: unset (span.flag_switch)
         return flag_set == self.unbuilt_when_set and architecture in self.classes.at(version)
 
 

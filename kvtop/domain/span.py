@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.errors import InputError, LayoutError
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.launch_tokens import false_word
+from kvtop.domain.launch_tokens import switch_in
 from kvtop.domain.layout import ParallelLayout
 
 
@@ -187,12 +187,7 @@ def flag_switch(settings: LaunchSettings, spelling: str) -> bool | None:
 def switch_given(settings: LaunchSettings, spelling: str) -> tuple[bool, str] | None:
     """`flag_switch`'s answer with the flag that gave it (`--no-spelling`, else `--spelling`), for a reason that
     names what the launch typed; None where it gave neither."""
-    if settings.flags.get(f"no-{spelling}") not in (None, False):
-        return False, f"--no-{spelling}"
-    stated = settings.flags.get(spelling)
-    if stated is None:
-        return None
-    return stated is True or not false_word(str(stated)), f"--{spelling}"
+    return switch_in(settings.flags, spelling)
 
 
 def flag_count(settings: LaunchSettings, spelling: str, default: int, *, least: int) -> int:

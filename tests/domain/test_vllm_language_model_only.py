@@ -14,8 +14,9 @@ import json
 
 import pytest
 
-from kvtop.domain.calibration.estimate import calibrated_ledger
+from kvtop.domain.calibration.estimate import calibrated_ledger, planned_capacity
 from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
@@ -97,3 +98,33 @@ def test_a_text_model_is_unchanged() -> None:
     plain, flagged = _plan(model), _plan(model, "--language-model-only")
     assert flagged.ranks[0].token_capacity == plain.ranks[0].token_capacity
     assert flagged.ranks[0].weights_bytes == plain.ranks[0].weights_bytes
+
+
+# A bool field of MultiModalConfig: argparse's BooleanOptionalAction (engine/arg_utils.py get_kwargs :297-299 at
+# v0.17.0, :384-386 at v0.33.0) takes `--no-language-model-only`, and `LLM(language_model_only=False)` (a false word)
+# leaves it unset: the tower is built and profiled as without the flag.
+UNSET = [["--no-language-model-only"], ["--language-model-only", "false"], ["--language-model-only", "0"]]
+
+
+@pytest.mark.parametrize("unset", UNSET)
+def test_the_switch_unset_builds_the_tower(unset: list[str]) -> None:
+    model = _model("Qwen--Qwen3.5-35B-A3B.json")
+    whole, unset_plan = _plan(model), _plan(model, *unset)
+    assert unset_plan.ranks[0].weights_bytes == whole.ranks[0].weights_bytes
+    assert unset_plan.ranks[0].token_capacity == whole.ranks[0].token_capacity
+    assert any("encoder" in term.label for term in unset_plan.ranks[0].terms)
+
+
+# Gemma-3-27B on an H100 at vLLM 0.19.0, max_model_len 8,192: the tower built and its encoder profiled, 29,344 tokens
+# (as without the flag); served text-only, its SigLIP tower and projector left out and no encoder profile, 31,232.
+GEMMA3_PROFILED, GEMMA3_TEXT_ONLY = 29_344, 31_232
+
+
+@pytest.mark.parametrize(("flags", "tokens"), [([], GEMMA3_PROFILED), (["--language-model-only"], GEMMA3_TEXT_ONLY),
+                                               *[(unset, GEMMA3_PROFILED) for unset in UNSET]])  # fmt: skip
+def test_gemma3_plans_by_the_switch(flags: list[str], tokens: int) -> None:
+    model = _model("google--gemma-3-27b-it.json", folder="")
+    settings = parse_flags("vllm", ["--engine-version", "0.19.0", "--max-model-len", "8192", *flags])
+    plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")
+    assert plan.ledger.engine.token_capacity == tokens
+

@@ -16,6 +16,7 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.load_casts import TowerSwitch
 from kvtop.domain.model import ModelSpec, VisionSpec
 from kvtop.domain.served_model import tower_unbuilt
+from kvtop.domain.span import flag_switch
 from kvtop.domain.wording import MIB
 
 VLM_CACHE_MIB = 100  # SGLANG_VLM_CACHE_SIZE_MB
@@ -65,7 +66,11 @@ TOWER_UNBUILT_ERAS: Eras[frozenset[str]] = Eras((
     Era("0.5.23", frozenset({"Llama4ForConditionalGeneration"}),
         "models/mllama4.py Llama4ForConditionalGeneration: has_vision = has_vision_weights and enable_multimodal"),
 ))  # fmt: skip
-MULTIMODAL_FLAG = "enable-multimodal"  # the `LaunchSettings.flags` key of --enable-multimodal
+# the `LaunchSettings.flags` key of --enable-multimodal: argparse's store_true in every release read (server_args.py
+# :757 0.4.9, :2529 0.5.7, :3716 0.5.10, :4589 0.5.13; from 0.5.14 an Optional[bool] field, which
+# arg_groups/arg_utils.py makes store_true: :252-254 0.5.14, :393-395 0.5.23): no `--no-` spelling, but a false word
+# (`Engine(enable_multimodal=False)`) leaves it unset (`launch_tokens.switch_in`, the one reading)
+MULTIMODAL_FLAG = "enable-multimodal"
 TOWERS = TowerSwitch(classes=TOWER_UNBUILT_ERAS, flag=MULTIMODAL_FLAG, unbuilt_when_set=False)  # unless it is set
 
 # §5: adjust_mem_fraction_for_vlm reads `getattr(model_config.hf_config, "vision_config", None)` and leaves the
@@ -116,7 +121,7 @@ def is_multimodal(model: ModelSpec, settings: LaunchSettings, version: ResolvedV
     text-only by default (Gemma-3, Llama-4 …) unless the launch says --enable-multimodal."""
     if not model.multimodal:
         return False
-    if settings.flags.get(MULTIMODAL_FLAG) not in (None, False):
+    if flag_switch(settings, MULTIMODAL_FLAG) is True:  # `enable_multimodal=False` (a false word): not set
         return True
     return model.architecture not in era_for(MM_DISABLED_ERAS, version).value
 

@@ -23,8 +23,6 @@ Qwen3_5MoeVisionConfig tower (tests/data/calibration/SOURCES.md, search-index id
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.flags_table import FlagSpan
 from kvtop.domain.errors import UnsupportedModelError
@@ -32,14 +30,17 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.load_casts import TowerSwitch
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.served_model import tower_unbuilt
+from kvtop.domain.span import flag_switch
 
 FLAG = "--language-model-only"
 KEY = FLAG[2:]  # its key in LaunchSettings.flags
 # argparse has it from v0.17.0 (the module docstring; none at v0.16.0). The span's first is the first release of
 # flags_table.RELEASES_READ (every flag read) that has it, v0.19.0: the table refuses no release after v0.15.1 for it,
 # and `refuse_unread` refuses a multimodal model launched with it before v0.17.0 (`NO_FLAG`)
-SPAN = FlagSpan("0.19.0", None, "engine/arg_utils.py:1496 (v0.33.0)")
-FLAGS = frozenset({FLAG})
+# A bool field of MultiModalConfig, so BooleanOptionalAction (get_kwargs, engine/arg_utils.py:297-299 at v0.17.0,
+# :384-386 at v0.33.0): `--no-language-model-only` too, and `--language-model-only false` unsets it
+SPAN = FlagSpan("0.19.0", None, "engine/arg_utils.py:1497 (v0.33.0)", True)
+FLAGS = frozenset({FLAG, "--no-" + KEY})
 
 # The classes whose tower and projector are built inside `_mark_tower_model` (module docstring), by release
 _QWEN = frozenset({
@@ -66,9 +67,10 @@ TOWERS_UNBUILT_ERAS: Eras[frozenset[str]] = Eras((
 TOWERS = TowerSwitch(classes=TOWERS_UNBUILT_ERAS, flag=KEY, unbuilt_when_set=True)
 
 
-def asked(flags: Mapping[str, object]) -> bool:
-    """Whether the launch sets `--language-model-only` (a bare switch: BooleanOptionalAction, `--no-` unset)."""
-    return flags.get(KEY) not in (None, False)
+def asked(settings: LaunchSettings) -> bool:
+    """Whether the launch sets `--language-model-only` (`span.flag_switch`: `--no-language-model-only` or a false
+    word, as `LLM(language_model_only=False)` writes it, leaves it unset)."""
+    return flag_switch(settings, KEY) is True
 
 
 def profiles_encoder(model: ModelSpec | None, settings: LaunchSettings, version: ResolvedVersion) -> bool:
@@ -80,7 +82,7 @@ def profiles_encoder(model: ModelSpec | None, settings: LaunchSettings, version:
 def refuse_unread(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> None:
     """A multimodal model launched `--language-model-only` whose class (or release) kvtop did not read
     (`TOWERS_UNBUILT_ERAS`): refused by name, its tower possibly still partly built."""
-    if not asked(settings.flags) or not model.multimodal or tower_unbuilt(model, settings, version):
+    if not asked(settings) or not model.multimodal or tower_unbuilt(model, settings, version):
         return
     if TOWERS_UNBUILT_ERAS.era(version) == NO_FLAG:  # before the flag's first release
         raise UnsupportedModelError(
