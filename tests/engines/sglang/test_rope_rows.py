@@ -55,3 +55,21 @@ def test_a_dynamic_cache_spans_the_positions_times_its_factor() -> None:
     assert rope_cache_rows(model) == 65_536
     found = rope_cache_of(model, AT)
     assert found is not None and found[0] == 65_536 * 128 * 4 == 33_554_432
+
+
+def test_a_linear_or_dynamic_factor_below_one_caches_fewer_rows() -> None:
+    """EDITED configs (no public config with such a block was found): Qwen3-8B's 40,960 positions with a `linear`
+    block of factor 0.5 and InternLM2.5-7B's `dynamic` factor 2.0 set to 0.75. get_rope passes the factor unguarded
+    (0.5.23 factory.py:278-310): LinearScalingRotaryEmbedding arange(40,960 × 0.5) = 20,480 rows (base.py:658-659),
+    20,480 × 128 × 4 B = 10,485,760 B, not 40,960's 20,971,520 B; DynamicNTKScalingRotaryEmbedding
+    arange(32,768 × 0.75) = 24,576 rows (rope_variant.py:880-887), 12,582,912 B."""
+    linear = _qwen3_8b({"rope_type": "linear", "factor": 0.5})
+    assert rope_cache_rows(linear) == 20_480
+    found = rope_cache_of(linear, AT)
+    assert found is not None and found[0] == 20_480 * 128 * 4 == 10_485_760
+    assert "LinearScalingRotaryEmbedding" in found[1]
+    config = json.loads((CONFIGS / "heldout" / "mlc--internlm2_5_7b.json").read_text())
+    dynamic = model_from_config({**config, "rope_scaling": config["rope_scaling"] | {"factor": 0.75}}, source="il")
+    assert rope_cache_rows(dynamic) == 24_576
+    found = rope_cache_of(dynamic, AT)
+    assert found is not None and found[0] == 24_576 * 128 * 4 == 12_582_912

@@ -88,3 +88,24 @@ def test_a_legacy_su_rope_is_vllms_longrope() -> None:
     config = json.loads((DATA / "configs" / "heldout" / "mlc--phi-3_5-vision.json").read_text())
     found = config_rope_rows(model_from_config(config), ResolvedVersion(text="0.34.0"))
     assert found is not None and found[0] == 4_096 + 131_072 and "Phi3LongRoPEScaledRotaryEmbedding" in found[1]
+
+
+def test_a_linear_or_dynamic_factor_below_one_caches_fewer_rows() -> None:
+    """EDITED config (Qwen3-8B's 40,960 positions with a `linear` block of factor 0.5, then a `dynamic` one of factor
+    0.75; no public config with such a block was found): get_rope passes the factor unguarded (v0.8.5
+    rotary_embedding.py:1541-1551, v0.24.0 __init__.py:176-186), so LinearScalingRotaryEmbedding builds
+    arange(40,960 × 0.5) = 20,480 rows (v0.24.0 linear_scaling_rope.py:90-91) — 20,480 × 128 × 2 B = 5,242,880 B, not
+    the positions' 10,485,760 B — and DynamicNTKScalingRotaryEmbedding arange(40,960 × 0.75) = 30,720 rows through
+    v0.21.0 (v0.8.5 :468-474), the positions from v0.22.0."""
+    linear = model_from_config(_qwen3_8b({"rope_type": "linear", "factor": 0.5}))
+    for release in ("0.8.5", "0.11.0", "0.24.0", "0.34.0"):
+        found = config_rope_rows(linear, ResolvedVersion(text=release))
+        assert found is not None and found[0] == 20_480 and "LinearScalingRotaryEmbedding" in found[1]
+    settings = parse_flags("vllm", ["--engine-version", "0.11.0", "--max-model-len", "16384"])
+    plan = planned_capacity(linear, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")
+    found_bytes = rope_cache(calibration_inputs(plan.ledger))
+    assert found_bytes is not None and found_bytes[0] == 20_480 * 128 * 2 == 5_242_880
+    dynamic = model_from_config(_qwen3_8b({"rope_type": "dynamic", "factor": 0.75}))
+    found = config_rope_rows(dynamic, ResolvedVersion(text="0.21.0"))
+    assert found is not None and found[0] == 30_720 and "DynamicNTKScalingRotaryEmbedding" in found[1]
+    assert config_rope_rows(dynamic, ResolvedVersion(text="0.22.0")) is None

@@ -3,8 +3,9 @@
 layers/rotary_embedding.py get_rope) and each class's `_compute_cos_sin_cache` counts its rows.
 
 - `linear`: max positions × factor (LinearScalingRotaryEmbedding: 0.4.3 get_rope :1079, 0.5.9 :482, 0.5.23
-  base.py:649-661);
-- `dynamic`: max positions × factor (DynamicNTKScalingRotaryEmbedding: 0.5.9 :536, 0.5.23 rope_variant.py:880-887);
+  base.py:649-661), a factor below 1 too: get_rope passes it unguarded (0.5.23 factory.py:278-288);
+- `dynamic`: max positions × factor, below 1 too (DynamicNTKScalingRotaryEmbedding: 0.5.9 :536, 0.5.23
+  rope_variant.py:880-887, factory.py:289-310 unguarded);
   with `alpha` (HunYuan's DynamicNTKAlphaRotaryEmbedding, :682-688) the max positions, which kvtop does not tell
   apart: such configs state factor 1.0;
 - `yarn`, `deepseek_yarn` (DeepSeek's classes rename `yarn`): the block's original_max_position_embeddings (else the
@@ -45,7 +46,7 @@ CLASSES = {"linear": "LinearScalingRotaryEmbedding", "dynamic": "DynamicNTKScali
 def rope_cache_rows(model: ModelSpec) -> int:
     """The rows of the cache SGLang builds for `model`'s rope (module docstring)."""
     positions, factor = model.max_position_embeddings, model.rope_factor
-    if model.rope_type in SCALED and factor > 1:
+    if model.rope_type in SCALED:
         return math.ceil(positions * factor)
     if model.rope_type in YARN:
         return math.ceil((model.rope_original_positions or positions) * factor)

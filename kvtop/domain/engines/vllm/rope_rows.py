@@ -2,15 +2,18 @@
 by type (v0.11.0 model_executor/layers/rotary_embedding/__init__.py:80-198, v0.34.0 :167-334) and each class's
 `_compute_cos_sin_cache` counts its rows (read at v0.11.0, v0.34.0; the dynamic change at v0.20.1, v0.21.0, v0.22.0):
 
-- `linear`: the positions × factor (linear_scaling_rope.py:90, both);
+- `linear`: the positions × factor (linear_scaling_rope.py:90, both), whatever the factor: get_rope passes it through
+  unguarded (v0.8.5 rotary_embedding.py:1541-1546, v0.24.0 __init__.py:176-186), so a factor below 1 builds fewer rows
+  than the positions (v0.8.5 :415-416, v0.24.0 linear_scaling_rope.py:90-91);
 - `yarn`, `deepseek_yarn`: the block's original_max_position_embeddings × factor, as get_rope passes
   `original_max_position` (v0.11.0 __init__.py:146-186, v0.34.0 :243-306) to YaRNScalingRotaryEmbedding
   (yarn_scaling_rope.py v0.11.0:62, v0.34.0:78-79) and DeepseekScalingRotaryEmbedding (deepseek_scaling_rope.py
   v0.11.0:82, v0.34.0:105-106), whatever the factor: neither get_rope nor the classes guard it, so a factor of 1 or
   below builds original × factor rows too (read at v0.8.5 rotary_embedding.py:576, v0.11.0, v0.31.0 __init__.py:240-276,
   v0.34.0), fewer than the positions where the original is below them;
-- `dynamic` (with a factor): the positions × factor through v0.21.0 (dynamic_ntk_scaling_rope.py v0.11.0:55-61,
-  v0.21.0:62), the positions from v0.22.0 (v0.22.0 :67, v0.34.0 :67);
+- `dynamic` (with a factor): the positions × factor through v0.21.0, a factor below 1 too (dynamic_ntk_scaling_rope.py
+  v0.11.0:55-61, v0.21.0:62; v0.8.5 rotary_embedding.py:468-474, get_rope :1547-1551 unguarded), the positions from
+  v0.22.0 (v0.22.0 :67, v0.34.0 :67);
 - `longrope`: the original positions and the positions, one after the other (Phi3LongRoPEScaledRotaryEmbedding's
   short and long caches concatenated: phi3_long_rope_scaled_rope.py v0.11.0:63-71, v0.34.0:82-92);
 - `llama3` and any other: the positions (RotaryEmbedding's: base.py v0.11.0:66, v0.34.0:97).
@@ -46,7 +49,7 @@ def config_rope_rows(model: ModelSpec, version: ResolvedVersion) -> tuple[int, s
     positions, factor, kind = model.max_position_embeddings, model.rope_factor, model.rope_type
     original = model.rope_original_positions
     scaled = kind == "linear" or kind == "dynamic" and era_for(DYNAMIC_SCALED_ERAS, version).value
-    if scaled and factor > 1:
+    if scaled:
         rows, told = math.ceil(positions * factor), f"{positions:,} positions × factor {factor:g}"
     elif kind in YARN:
         base = original or positions
