@@ -52,6 +52,9 @@ def test_qwen25_vl_under_attention_dp_2_of_tp_4_is_refused_with_sglangs_words() 
             "0.5.23",
             ("--dp", "2", "--enable-dp-attention", "--disaggregation-mode", "decode"),
         ),  # encoder not run
+        # encoder not run (multimodal_encoder_runs_here); refused typed to kvtop, kept from an engine's line (`--cmd`)
+        ("0.5.23", ("--dp", "2", "--enable-dp-attention", "--language-only")),
+        ("0.5.23", ("--dp", "2", "--enable-dp-attention", "--language-model-only")),
     ],
 )
 def test_qwen25_vl_runs(version: str, flags: tuple[str, ...]) -> None:

@@ -9,8 +9,9 @@ their sources (each record's note says how):
 - file61924033443 (a RUNLOG on an RTX 3090 host, vLLM 0.28.0): the serial Milestone 3 pass restarted the configurations
   the parallel pass had started first, one VLLM_CACHE_ROOT for every server: Llama-3.1-8B at max_model_len 33,824
   'GPU KV cache = 48,128 tokens', Qwen2.5-7B-1M (no DCA) at 66,592 121,072 tokens.
-- file69381678121 (a Colab T4 script, vLLM 0.29.0): P3, the fifth start of `--dtype float16 --max-model-len 8192
-  --gpu-memory-utilization 0.9` in one VM: 'GPU KV cache size: 187,824 tokens'.
+- file69381678121 (a Colab T4 script, vLLM 0.29.0): P3, a restart of `--dtype float16 --max-model-len 8192
+  --gpu-memory-utilization 0.9` in one VM after at least one start with those flags (KV_PROBE's): 'GPU KV cache
+  size: 187,824 tokens'.
 - luoaini-sm75 (a Colab T4 notebook, vLLM 0.28.0): the fp16 start rerun after its launcher's bug had kept the first one
   waiting past ready: 337,536 tokens.
 

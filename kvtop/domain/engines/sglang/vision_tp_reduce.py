@@ -74,6 +74,8 @@ DP_ENCODER = f"--{_DP_KEY}"
 
 def _encoder_runs_here(ledger: Ledger) -> bool:
     """`multimodal_encoder_runs_here`: not a PD decode instance, nor a language-only one."""
+    # --language-only / --language-model-only typed to kvtop are refused first (flags_unmodelled_late.py); they reach
+    # here from an engine's own line (`--cmd`, a log), kept in `flags` and named as ignored, and lift this refusal
     flags = ledger.settings.flags
     decode = flag_text(ledger.settings, "disaggregation-mode") == "decode"
     return not (decode or flags.get("language-only") is True or flags.get("language-model-only") is True)

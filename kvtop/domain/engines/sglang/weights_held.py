@@ -177,7 +177,9 @@ def rope_cache_of(model: ModelSpec, version: ResolvedVersion) -> tuple[int, str]
                   f" + {model.max_position_embeddings:,}) rows in the model dtype, srt/layers/rotary_embedding/rope_variant.py")
         wide = model.model_copy(update={"max_position_embeddings": longrope})
         return rope_cache_bytes(wide, LONGROPE_BYTES, source)
-    if why := rows_why(model):  # a linear, dynamic or YaRN rope's longer cache (rope_rows.py)
+    # a linear, dynamic or YaRN rope's cache is not the config's positions long: longer, or shorter where its
+    # factor is below 1 (rope_rows.py)
+    if why := rows_why(model):
         source += f"; {why}"
         model = model.model_copy(update={"max_position_embeddings": rope_cache_rows(model)})
     return rope_cache_bytes(model, ROPE_CACHE_BYTES, source)
