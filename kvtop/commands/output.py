@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 import textwrap
 from typing import Any, TextIO
@@ -19,16 +20,27 @@ from typing import Any, TextIO
 from kvtop.domain.secret_shapes import mask_secret_shapes
 from kvtop.domain.terminal import safe_line, safe_text
 
-#: The width prose wraps to where COLUMNS names none: the project's terminal (tables keep their own width).
+#: The width prose wraps to where neither COLUMNS nor a terminal names one (a pipe, a log; tables keep their own width).
 DEFAULT_COLUMNS = 100
+#: The narrowest width read as meant: a COLUMNS or a terminal narrower than this wraps at DEFAULT_COLUMNS.
+_NARROWEST = 40
 #: A head longer than this (`note (SGLang, TensorRT-LLM): `) indents its further lines by its margin and 4 more.
 _LONG_HEAD = 16
 
 
-def terminal_columns() -> int:
-    """The terminal's width: COLUMNS where it is a whole number of at least 40, else DEFAULT_COLUMNS."""
+def terminal_columns(stream: TextIO | None = None) -> int:
+    """The width prose wraps to: COLUMNS where it is a whole number of at least 40; else, where `stream` (stdout
+    unless given) is a terminal, that terminal's own width (`shutil.get_terminal_size`, which asks stdout's: a wide
+    terminal gets its width though no shell exported COLUMNS); else DEFAULT_COLUMNS (a pipe, a log, the tests:
+    byte-exact output)."""
     said = os.environ.get("COLUMNS", "").strip()
-    return int(said) if said.isdigit() and int(said) >= 40 else DEFAULT_COLUMNS
+    if said.isdigit() and int(said) >= _NARROWEST:
+        return int(said)
+    isatty = getattr(sys.stdout if stream is None else stream, "isatty", None)
+    if not (callable(isatty) and isatty()):
+        return DEFAULT_COLUMNS
+    columns = shutil.get_terminal_size((DEFAULT_COLUMNS, 24)).columns
+    return columns if columns >= _NARROWEST else DEFAULT_COLUMNS
 
 
 def prose(head: str, text: str, *, width: int | None = None, hang: int | None = None) -> str:
@@ -99,7 +111,7 @@ def error_text(prefix: str, text: str, stream: TextIO) -> str:
     """An error's line as `stream` gets it: wrapped (`prose`) where a person reads it at a terminal, one line where
     a program reads it (a pipe, a log: scripts and the tests take a `kvtop: error:` line as the whole error)."""
     isatty = getattr(stream, "isatty", None)
-    return prose(prefix, text) if callable(isatty) and isatty() else f"{prefix}{text}"
+    return prose(prefix, text, width=terminal_columns(stream)) if callable(isatty) and isatty() else f"{prefix}{text}"
 
 
 def crash_report(err: BaseException) -> str:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import shutil
 import sys
 
 import pytest
 
 from kvtop.cli import main
-from kvtop.commands.output import prose
+from kvtop.commands.output import prose, terminal_columns
 from kvtop.sources.scenario import scenario_dir
 from tests.cli_in_process import run_kvtop
 
@@ -87,3 +89,38 @@ def test_a_word_longer_than_the_line_stays_whole_and_a_short_line_is_unchanged()
     path = "tests/data/cases/trtllm/" + "x" * 90 + "/engine.log"
     assert prose("note: ", f"read {path} whole", width=40).splitlines() == ["note: read", f"      {path}", "      whole"]
     assert prose("note: ", "short", width=40) == "note: short"
+
+
+def _terminal_of(monkeypatch: pytest.MonkeyPatch, columns: int) -> None:
+    """The terminal's own size as `shutil` reads it (no COLUMNS exported: the fixture removed it)."""
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda fallback=(100, 24): os.terminal_size((columns, 50)))
+
+
+def _compare_notes(monkeypatch: pytest.MonkeyPatch, out: io.StringIO) -> list[str]:
+    monkeypatch.setattr(sys, "stdout", out)
+    assert main(list(COMPARE)) == 0
+    lines = out.getvalue().splitlines()
+    return lines[next(i for i, line in enumerate(lines) if line.startswith("note")) :]
+
+
+def test_a_wide_terminal_without_columns_gets_its_own_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: a 160-column terminal whose shell exported no COLUMNS had its notes wrapped at 100."""
+    _terminal_of(monkeypatch, 160)
+    notes = _compare_notes(monkeypatch, Terminal())
+    assert max(len(line) for line in notes) > 100 and all(len(line) <= 160 for line in notes)
+    # 110 columns: one line at this terminal (at 100 it was broken before `(docs/engines/trtllm.md §12)`)
+    assert "note (TensorRT-LLM): final blocks rounded down: TensorRT-LLM latest may round up (docs/engines/trtllm.md §12)" in notes
+
+
+def test_a_pipe_wraps_at_100_whatever_the_terminal_and_columns_wins_at_a_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _terminal_of(monkeypatch, 160)
+    assert terminal_columns(io.StringIO()) == 100  # a pipe, a log: the README's and the tests' bytes
+    assert all(len(line) <= 100 for line in _compare_notes(monkeypatch, io.StringIO()))
+    assert terminal_columns(Terminal()) == 160
+    monkeypatch.setenv("COLUMNS", "60")
+    assert terminal_columns(Terminal()) == 60 and terminal_columns(io.StringIO()) == 60
+    monkeypatch.delenv("COLUMNS")
+    _terminal_of(monkeypatch, 30)  # too narrow to be meant (a mis-sized pane): the default
+    assert terminal_columns(Terminal()) == 100
