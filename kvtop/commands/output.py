@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import sys
 import textwrap
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from kvtop.domain.secret_shapes import mask_secret_shapes
@@ -60,6 +62,31 @@ def prose(head: str, text: str, *, width: int | None = None, hang: int | None = 
     lines = [wrapper.fill(first) or head.rstrip()]
     wrapper.initial_indent = indent  # a note of several lines: its head once
     return "\n".join([*lines, *(wrapper.fill(part) for part in rest)])
+
+
+def shell_prose(head: str, words: Sequence[str], *, width: int | None = None) -> str:
+    """`head` then a command's words, quoted for a shell (`shlex.join`), as lines of at most `width` columns (the
+    terminal's) that paste as one command: broken only between flags (a flag keeps its value beside it), each line
+    but the last ending in ` \\`, each further one hung under the words; a flag with its value longer than a line
+    stays whole. On one line it is `shlex.join` exactly."""
+    units: list[str] = []
+    for word in words:
+        quoted = shlex.quote(word)
+        if units and not (word.startswith("-") and not word[1:2].isdigit()):  # a value (`-1` too) joins its flag
+            units[-1] += f" {quoted}"
+        else:
+            units.append(quoted)
+    limit = width or terminal_columns()
+    if len(head) + len(" ".join(units)) <= limit:
+        return head + " ".join(units)
+    indent = " " * (len(head) if len(head) <= _LONG_HEAD else len(head) - len(head.lstrip(" ")) + 4)
+    lines = [head + (units[0] if units else "")]
+    for unit in units[1:]:
+        if len(lines[-1]) + 1 + len(unit) + 2 <= limit:  # room for the unit and a closing ` \`
+            lines[-1] += f" {unit}"
+        else:
+            lines.append(indent + unit)
+    return " \\\n".join(lines)
 
 
 def print_text(text: str, *, file: TextIO | None = None, flush: bool = False) -> None:
