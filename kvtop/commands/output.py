@@ -28,6 +28,8 @@ DEFAULT_COLUMNS = 100
 _NARROWEST = 40
 #: A head longer than this (`note (SGLang, TensorRT-LLM): `) indents its further lines by its margin and 4 more.
 _LONG_HEAD = 16
+#: A space no line breaks at (a NUL, never in a command's text: `safe_text` escapes one), put back once wrapped.
+_KEPT = "\x00§"
 
 
 def terminal_columns(stream: TextIO | None = None) -> int:
@@ -58,10 +60,10 @@ def prose(head: str, text: str, *, width: int | None = None, hang: int | None = 
         width=width or terminal_columns(), initial_indent=head, subsequent_indent=indent,
         break_long_words=False, break_on_hyphens=False,
     )  # fmt: skip
-    first, *rest = text.split("\n")
+    first, *rest = text.replace(" §", _KEPT).split("\n")  # `trtllm.md §12` one word: a section beside its doc
     lines = [wrapper.fill(first) or head.rstrip()]
     wrapper.initial_indent = indent  # a note of several lines: its head once
-    return "\n".join([*lines, *(wrapper.fill(part) for part in rest)])
+    return "\n".join([*lines, *(wrapper.fill(part) for part in rest)]).replace(_KEPT, " §")
 
 
 def shell_prose(head: str, words: Sequence[str], *, width: int | None = None) -> str:

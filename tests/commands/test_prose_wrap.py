@@ -157,3 +157,13 @@ def test_a_quoted_value_stays_with_its_flag_and_a_short_command_is_shlex_join() 
     ]
     assert shlex.split(" ".join(line.removesuffix("\\") for line in lines).removeprefix("engine flags: ")) == words
     assert shell_prose("engine flags: ", words[:2], width=60) == f"engine flags: {shlex.join(words[:2])}"
+
+
+def test_a_section_stays_beside_its_doc() -> None:
+    """`docs/engines/trtllm.md §12` on one line: `§12` alone at a line's start names no doc
+    (at 89 columns it was so before: `test_doc_refs_in_outputs` read it bare)."""
+    text = "final blocks rounded down: TensorRT-LLM latest may round up (docs/engines/trtllm.md §12)"
+    assert prose("note: ", text, width=89).splitlines() == [
+        "note: final blocks rounded down: TensorRT-LLM latest may round up",
+        "      (docs/engines/trtllm.md §12)",
+    ]
