@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -173,7 +174,11 @@ def test_json_and_text_carry_the_incidents_answer(capsys: pytest.CaptureFixture[
         f"--mem-fraction-static 0.83 to win back {alternative['gain_tokens']:,} tokens per rank"
     )
     assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
-    assert capsys.readouterr().out.split("\n")[1] == f"answer: {out['answer']}"
+    # 252 columns said whole before (session 66); now wrapped at the width (100 piped), hung under `answer: `
+    lines = capsys.readouterr().out.split("\n")
+    said = [lines[1], *itertools.takewhile(lambda line: line.startswith(" " * 8), lines[2:])]
+    assert len(said) == 3 and all(len(line) <= 100 for line in said), [len(line) for line in said]
+    assert " ".join(line.strip() for line in said) == f"answer: {out['answer']}"
 
 
 def test_advice_without_a_gain_says_so_not_plus_zero(capsys: pytest.CaptureFixture[str]) -> None:

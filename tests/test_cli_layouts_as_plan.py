@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from kvtop.cli import main
+from kvtop.sources.calibration_store import OFF_ENV
 from tests.data_paths import CASES, CONFIGS
 
 LLAMA_8B = str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")
@@ -34,7 +35,12 @@ def _layout_tokens(capsys: pytest.CaptureFixture[str], *flags: str) -> int:
     return tokens
 
 
-def test_a_stored_start_moves_the_layout_row_as_it_moves_plan(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_stored_start_moves_the_layout_row_as_it_moves_plan(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store on whatever the caller's environment says (KVTOP_NO_CALIBRATION_STORE=1 once failed it): its own
+    store is the empty XDG state folder every test gets (tests/conftest.py)."""
+    monkeypatch.delenv(OFF_ENV, raising=False)
     before_plan, before_layout = _json(capsys)["token_capacity"], _layout_tokens(capsys)
     assert before_layout == before_plan  # no start stored: one solve
     assert main(["explain", str(CASES / "sglang" / "C13" / "engine.log"), "--model", LLAMA_8B, *SGLANG]) == 0

@@ -12,23 +12,39 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
 import sys
 import textwrap
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from kvtop.domain.secret_shapes import mask_secret_shapes
 from kvtop.domain.terminal import safe_line, safe_text
 
-#: The width prose wraps to where COLUMNS names none: the project's terminal (tables keep their own width).
+#: The width prose wraps to where neither COLUMNS nor a terminal names one (a pipe, a log; tables keep their own width).
 DEFAULT_COLUMNS = 100
+#: The narrowest width read as meant: a COLUMNS or a terminal narrower than this wraps at DEFAULT_COLUMNS.
+_NARROWEST = 40
 #: A head longer than this (`note (SGLang, TensorRT-LLM): `) indents its further lines by its margin and 4 more.
 _LONG_HEAD = 16
+#: A space no line breaks at (a NUL, never in a command's text: `safe_text` escapes one), put back once wrapped.
+_KEPT = "\x00§"
 
 
-def terminal_columns() -> int:
-    """The terminal's width: COLUMNS where it is a whole number of at least 40, else DEFAULT_COLUMNS."""
+def terminal_columns(stream: TextIO | None = None) -> int:
+    """The width prose wraps to: COLUMNS where it is a whole number of at least 40; else, where `stream` (stdout
+    unless given) is a terminal, that terminal's own width (`shutil.get_terminal_size`, which asks stdout's: a wide
+    terminal gets its width though no shell exported COLUMNS); else DEFAULT_COLUMNS (a pipe, a log, the tests:
+    byte-exact output)."""
     said = os.environ.get("COLUMNS", "").strip()
-    return int(said) if said.isdigit() and int(said) >= 40 else DEFAULT_COLUMNS
+    if said.isdigit() and int(said) >= _NARROWEST:
+        return int(said)
+    isatty = getattr(sys.stdout if stream is None else stream, "isatty", None)
+    if not (callable(isatty) and isatty()):
+        return DEFAULT_COLUMNS
+    columns = shutil.get_terminal_size((DEFAULT_COLUMNS, 24)).columns
+    return columns if columns >= _NARROWEST else DEFAULT_COLUMNS
 
 
 def prose(head: str, text: str, *, width: int | None = None, hang: int | None = None) -> str:
@@ -44,10 +60,35 @@ def prose(head: str, text: str, *, width: int | None = None, hang: int | None = 
         width=width or terminal_columns(), initial_indent=head, subsequent_indent=indent,
         break_long_words=False, break_on_hyphens=False,
     )  # fmt: skip
-    first, *rest = text.split("\n")
+    first, *rest = text.replace(" §", _KEPT).split("\n")  # `trtllm.md §12` one word: a section beside its doc
     lines = [wrapper.fill(first) or head.rstrip()]
     wrapper.initial_indent = indent  # a note of several lines: its head once
-    return "\n".join([*lines, *(wrapper.fill(part) for part in rest)])
+    return "\n".join([*lines, *(wrapper.fill(part) for part in rest)]).replace(_KEPT, " §")
+
+
+def shell_prose(head: str, words: Sequence[str], *, width: int | None = None) -> str:
+    """`head` then a command's words, quoted for a shell (`shlex.join`), as lines of at most `width` columns (the
+    terminal's) that paste as one command: broken only between flags (a flag keeps its value beside it), each line
+    but the last ending in ` \\`, each further one hung under the words; a flag with its value longer than a line
+    stays whole. On one line it is `shlex.join` exactly."""
+    units: list[str] = []
+    for word in words:
+        quoted = shlex.quote(word)
+        if units and not (word.startswith("-") and not word[1:2].isdigit()):  # a value (`-1` too) joins its flag
+            units[-1] += f" {quoted}"
+        else:
+            units.append(quoted)
+    limit = width or terminal_columns()
+    if len(head) + len(" ".join(units)) <= limit:
+        return head + " ".join(units)
+    indent = " " * (len(head) if len(head) <= _LONG_HEAD else len(head) - len(head.lstrip(" ")) + 4)
+    lines = [head + (units[0] if units else "")]
+    for unit in units[1:]:
+        if len(lines[-1]) + 1 + len(unit) + 2 <= limit:  # room for the unit and a closing ` \`
+            lines[-1] += f" {unit}"
+        else:
+            lines.append(indent + unit)
+    return " \\\n".join(lines)
 
 
 def print_text(text: str, *, file: TextIO | None = None, flush: bool = False) -> None:
@@ -99,7 +140,7 @@ def error_text(prefix: str, text: str, stream: TextIO) -> str:
     """An error's line as `stream` gets it: wrapped (`prose`) where a person reads it at a terminal, one line where
     a program reads it (a pipe, a log: scripts and the tests take a `kvtop: error:` line as the whole error)."""
     isatty = getattr(stream, "isatty", None)
-    return prose(prefix, text) if callable(isatty) and isatty() else f"{prefix}{text}"
+    return prose(prefix, text, width=terminal_columns(stream)) if callable(isatty) and isatty() else f"{prefix}{text}"
 
 
 def crash_report(err: BaseException) -> str:

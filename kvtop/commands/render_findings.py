@@ -106,7 +106,7 @@ def findings_text(
     head = f"kvtop diagnose — {shown}: {counted(len(problems), 'finding')}, {len(advice)} advice"
     lines = [head]
     if answer:
-        lines.append(f"answer: {answer}")
+        lines.append(prose("answer: ", answer))
     if notice:
         lines.append(prose("note: ", notice))
     if not problems and not answer:

@@ -6,7 +6,7 @@ import shlex
 from typing import Any
 
 from kvtop.commands.columns import column_rows
-from kvtop.commands.output import prose
+from kvtop.commands.output import prose, shell_prose
 from kvtop.commands.render_deployment import deployment_json, deployment_lines, term_json
 from kvtop.commands.render_notes import plan_notes
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
@@ -285,9 +285,9 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
     lines += capacity if capacity is not None else capacity_lines(ledger)
     for note in plan_notes(ledger):
         lines.append(prose("note: ", note))
-    flags = shlex.join(ledger.settings.to_flags())  # pasted into a shell: a JSON value quoted whole
+    flags = ledger.settings.to_flags()  # pasted into a shell: a JSON value quoted whole, broken only between flags
     if flags:
-        lines.append(f"engine flags: {flags}")
+        lines.append(shell_prose("engine flags: ", flags))
     neutral = memory_neutral_flags(ledger.settings)  # seen and ignored: named, never their values (an API key)
     if neutral:
         lines.append(f"  no effect on memory (accepted, not modelled): {' '.join(neutral)}")

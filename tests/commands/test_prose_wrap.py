@@ -9,13 +9,17 @@ Before (session 66): `kvtop --demo nosuch snapshot` printed one 411-column error
 from __future__ import annotations
 
 import io
+import itertools
 import json
+import os
+import shlex
+import shutil
 import sys
 
 import pytest
 
 from kvtop.cli import main
-from kvtop.commands.output import prose
+from kvtop.commands.output import prose, shell_prose, terminal_columns
 from kvtop.sources.scenario import scenario_dir
 from tests.cli_in_process import run_kvtop
 
@@ -87,3 +91,79 @@ def test_a_word_longer_than_the_line_stays_whole_and_a_short_line_is_unchanged()
     path = "tests/data/cases/trtllm/" + "x" * 90 + "/engine.log"
     assert prose("note: ", f"read {path} whole", width=40).splitlines() == ["note: read", f"      {path}", "      whole"]
     assert prose("note: ", "short", width=40) == "note: short"
+
+
+def _terminal_of(monkeypatch: pytest.MonkeyPatch, columns: int) -> None:
+    """The terminal's own size as `shutil` reads it (no COLUMNS exported: the fixture removed it)."""
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda fallback=(100, 24): os.terminal_size((columns, 50)))
+
+
+def _compare_notes(monkeypatch: pytest.MonkeyPatch, out: io.StringIO) -> list[str]:
+    monkeypatch.setattr(sys, "stdout", out)
+    assert main(list(COMPARE)) == 0
+    lines = out.getvalue().splitlines()
+    return lines[next(i for i, line in enumerate(lines) if line.startswith("note")) :]
+
+
+def test_a_wide_terminal_without_columns_gets_its_own_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: a 160-column terminal whose shell exported no COLUMNS had its notes wrapped at 100."""
+    _terminal_of(monkeypatch, 160)
+    notes = _compare_notes(monkeypatch, Terminal())
+    assert max(len(line) for line in notes) > 100 and all(len(line) <= 160 for line in notes)
+    # 110 columns: one line at this terminal (at 100 it was broken before `(docs/engines/trtllm.md §12)`)
+    assert "note (TensorRT-LLM): final blocks rounded down: TensorRT-LLM latest may round up (docs/engines/trtllm.md §12)" in notes
+
+
+def test_a_pipe_wraps_at_100_whatever_the_terminal_and_columns_wins_at_a_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _terminal_of(monkeypatch, 160)
+    assert terminal_columns(io.StringIO()) == 100  # a pipe, a log: the README's and the tests' bytes
+    assert all(len(line) <= 100 for line in _compare_notes(monkeypatch, io.StringIO()))
+    assert terminal_columns(Terminal()) == 160
+    monkeypatch.setenv("COLUMNS", "60")
+    assert terminal_columns(Terminal()) == 60 and terminal_columns(io.StringIO()) == 60
+    monkeypatch.delenv("COLUMNS")
+    _terminal_of(monkeypatch, 30)  # too narrow to be meant (a mis-sized pane): the default
+    assert terminal_columns(Terminal()) == 100
+
+
+QWEN_EAGLE = ("plan", "--model", "qwen3-235b-a22b", "--tp", "8", "--ep-size", "8", "--gpu", "H200", "--speculative-algorithm",
+              "EAGLE3", "--draft-model", "qwen3-235b-a22b-eagle3", "--ep-num-redundant-experts", "16",
+              "--moe-a2a-backend", "deepep", "--host-cache", "1TiB")  # fmt: skip
+
+
+def test_the_engine_flags_wrap_between_flags_and_paste_as_one_command() -> None:
+    """Before (session 66): one 231-column `engine flags:` line. Now lines of at most 100 columns, each but the last
+    ending in ` \\`, broken only between flags; a shell reads them back as the JSON's `engine_flags`."""
+    out = run_kvtop(*QWEN_EAGLE).stdout.splitlines()
+    at = next(i for i, line in enumerate(out) if line.startswith("engine flags: "))
+    block = [out[at], *itertools.takewhile(lambda line: line.startswith(" " * 14 + "--"), out[at + 1 :])]
+    assert len(block) == 3 and all(len(line) <= 100 for line in block), [len(line) for line in block]
+    assert all(line.endswith(" \\") for line in block[:-1]) and not block[-1].endswith("\\")
+    pasted = shlex.split("\n".join(block).removeprefix("engine flags: ").replace("\\\n", ""))
+    assert pasted == json.loads(run_kvtop(*QWEN_EAGLE, "--json").stdout)["engine_flags"]
+    assert "--hicache-size 137.438953" in block[1]  # a flag beside its value
+
+
+def test_a_quoted_value_stays_with_its_flag_and_a_short_command_is_shlex_join() -> None:
+    spec = '{"method": "eagle3", "model": "' + "m" * 60 + '", "num_speculative_tokens": 3}'
+    words = ["--tensor-parallel-size", "2", "--speculative-config", spec, "--max-num-seqs", "-1", "--enforce-eager"]
+    lines = shell_prose("engine flags: ", words, width=60).split("\n")
+    assert lines == [
+        "engine flags: --tensor-parallel-size 2 \\",
+        f"              --speculative-config {shlex.quote(spec)} \\",  # longer than the line: whole
+        "              --max-num-seqs -1 --enforce-eager",
+    ]
+    assert shlex.split(" ".join(line.removesuffix("\\") for line in lines).removeprefix("engine flags: ")) == words
+    assert shell_prose("engine flags: ", words[:2], width=60) == f"engine flags: {shlex.join(words[:2])}"
+
+
+def test_a_section_stays_beside_its_doc() -> None:
+    """`docs/engines/trtllm.md §12` on one line: `§12` alone at a line's start names no doc
+    (at 89 columns it was so before: `test_doc_refs_in_outputs` read it bare)."""
+    text = "final blocks rounded down: TensorRT-LLM latest may round up (docs/engines/trtllm.md §12)"
+    assert prose("note: ", text, width=89).splitlines() == [
+        "note: final blocks rounded down: TensorRT-LLM latest may round up",
+        "      (docs/engines/trtllm.md §12)",
+    ]
