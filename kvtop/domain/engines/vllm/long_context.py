@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.rope_override import (
-    derived_max_len,
+    derived_length,
     derived_or_positions,
     longrope_default,
     unread_override,
@@ -53,9 +53,9 @@ LONG_CONTEXT_ERAS: Eras[ContextOverride] = Eras((
 
 def derived_positions(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> tuple[int, str] | None:
     """What `_get_and_verify_max_len` checks a stated length against where it is not the config's positions as read:
-    a launch's rope scaling of them (rope_override.py), or the positions as read where a rope override kvtop does not
-    read is given (named so)."""
-    derived = derived_max_len(model, settings, version)
+    the rope in effect's scaling of them (rope_override.py `derived_length`: the launch's, else config.json's), or the
+    positions as read where a rope override kvtop does not read is given (named so)."""
+    derived = derived_length(model, settings, version)
     unread = unread_override(settings, version)
     if derived is None and unread is not None:
         derived = model.max_position_embeddings, unread

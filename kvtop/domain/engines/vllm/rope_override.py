@@ -12,12 +12,14 @@ Two spellings replace config.json's rope scaling before `_get_and_verify_max_len
   :2200, v0.13.0 :2116), which `patch_rope_parameters` fills from config.json before the dict override is set: from
   v0.12.0 an override's `rope_scaling` does not reach the derived length, its `rope_parameters` does.
 
-The derived length (v0.10.0 config.py:3527-3550, v0.13.0 config/model.py:2116-2140, read alike at v0.33.0): the
+The derived length (v0.10.0 config.py:3527-3550, v0.13.0 config/model.py:2116-2140, read alike at v0.29.0): the
 config's positions, then, unless the model type names gemma3 (its positions are scaled already), for each rope whose
 type is not su, longrope or llama3: yarn takes its `original_max_position_embeddings` as the length, and the length
-is multiplied by its `factor` (1.0 where none). Other `--hf-overrides` keys change the config kvtop reads from
-config.json (a layer count, a width): not modelled, refused by name where typed or on a launch line
-(`refuse_unmodelled_keys`, flags.py `refuse`); a log's printed overrides are read for their rope alone.
+is multiplied by its `factor` (1.0 where none); from v0.30.0 the yarn variants are left out too (`YARN_UNSCALED_ERAS`,
+read for config.json's rope; a launch's yarn is still scaled here at every release). The rope in effect is the
+launch's where one reaches the length, else config.json's (`derived_length`). Other `--hf-overrides` keys change
+the config kvtop reads from config.json (a layer count, a width): not modelled, refused by name where typed or on a
+launch line (`refuse_unmodelled_keys`, flags.py `refuse`); a log's printed overrides are read for their rope alone.
 """
 
 from __future__ import annotations
@@ -37,6 +39,17 @@ HF_OVERRIDES_FLAG = "--hf-overrides"
 FLAGS = frozenset({ROPE_SCALING_FLAG, HF_OVERRIDES_FLAG})
 UNSCALED_TYPES = ("su", "longrope", "llama3")  # _get_and_verify_max_len leaves their factor out
 THETA_KEY = "rope_theta"  # a rope's base frequency: no memory, no length
+YARN_TYPES = frozenset({"yarn", "deepseek_yarn", "deepseek_llama_scaling"})
+# whether `_get_and_verify_max_len` leaves a yarn rope's factor out of the derived length (config.json's rope; a
+# launch's is read at every release by `derived_max_len`, not yet by this table)
+YARN_UNSCALED_ERAS: Eras[bool] = Eras((
+    Era("", False, "yarn: original_max_position_embeddings × factor; other types but su, longrope, llama3: positions "
+                   "× factor (v0.8.5 config.py:3048-3072, v0.11.0 config/model.py:1839-1863, v0.24.0 :2147-2177, "
+                   "v0.29.0 :2445-2469)"),
+    Era("0.30.0", True, "yarn, deepseek_yarn and deepseek_llama_scaling left out with su, longrope, llama3: 'YaRN "
+                        "variants leave max_position_embeddings already scaled' (v0.30.0 config/model.py:2461-2492, "
+                        "v0.34.0 :2643-2678)"),
+))  # fmt: skip
 
 ROPE_SCALING_FLAG_ERAS: Eras[bool] = Eras((
     Era("", True, "EngineArgs.rope_scaling (--rope-scaling, json.loads): read at v0.6.3.post1, v0.8.0, v0.10.0, v0.11.0"),
@@ -215,16 +228,44 @@ def longrope_default(model: ModelSpec, settings: LaunchSettings, version: Resolv
 
 def max_model_len(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
     """§3.7: the launch's --max-model-len, else the length `_get_and_verify_max_len` defaults to: a longrope config's
-    original positions (`longrope_default`), else the config's positions scaled by a rope the launch gives
-    (`derived_max_len`)."""
+    original positions (`longrope_default`), else the config's positions scaled by the rope in effect
+    (`derived_or_positions`)."""
     if settings.context_length:
         return settings.context_length
     default = longrope_default(model, settings, version)
     return default[0] if default else derived_or_positions(model, settings, version)
 
 
+def config_derived(model: ModelSpec, version: ResolvedVersion) -> tuple[int, str] | None:
+    """(the length vLLM derives from config.json's own rope, whose) or None where it is the positions: the same rule
+    as a launch's rope (`derived_max_len`), with the yarn variants left out from v0.30.0 (`YARN_UNSCALED_ERAS`). A
+    rope nested by layer type (kvtop reads no type for it) is not read: the positions stand."""
+    kind = model.rope_type
+    if not kind or kind in UNSCALED_TYPES or "gemma3" in (model.config_model_type or model.model_type):
+        return None
+    if kind in YARN_TYPES and era_for(YARN_UNSCALED_ERAS, version).value:
+        return None
+    original = model.rope_original_positions
+    length = original if kind == "yarn" and original else model.max_position_embeddings
+    derived = int(length * model.rope_factor)
+    if derived == model.max_position_embeddings:
+        return None
+    whose = "original_max_position_embeddings" if length != model.max_position_embeddings else "positions"
+    return derived, (f"config.json's {kind} rope: {length:,} {whose} × factor {model.rope_factor:g} "
+                     f"(_get_and_verify_max_len, {era_for(YARN_UNSCALED_ERAS, version).source})")
+
+
+def derived_length(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> tuple[int, str] | None:
+    """(the length `_get_and_verify_max_len` derives, whose) where it is not the config's positions: the launch's
+    rope where one reaches it (`derived_max_len`; it replaces config.json's), else config.json's (`config_derived`)."""
+    if launch_ropes(settings, version) is not None:
+        return derived_max_len(model, settings, version)
+    return config_derived(model, version)
+
+
 def derived_or_positions(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
-    """The length vLLM derives from the config (its positions, scaled by a rope the launch gives): the default where
-    no longrope default applies, and the most --max-model-len may ask of a longrope config."""
-    derived = derived_max_len(model, settings, version)
+    """The length vLLM derives from the config (its positions, scaled by the rope in effect: the launch's, else
+    config.json's): the default where no longrope default applies, and the most --max-model-len may ask of a
+    longrope config."""
+    derived = derived_length(model, settings, version)
     return derived[0] if derived else model.max_position_embeddings
