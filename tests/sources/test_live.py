@@ -124,15 +124,17 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     # across, so the activation is V2's last-stage peak, 728,072,192 B (was the V1 fit's 803,859,221: −75,787,029 B);
     # the V1 graph figure joins the forward's side (v2_graphs.forward_side), so the sampler's lead over the forward
     # (the MoE transient above and 2 × 1,024 × 2,880 bf16 held rows: 106,168,320 B) hides 621,903,872 B of it
-    # (−621,903,872 B). non_kv 2,388,621,794 → 1,690,930,893 B.
+    # (−621,903,872 B). non_kv 2,388,621,794 → 1,690,930,893 B. Session 66: the compile the figure stands for ends before
+    # the compiled forward runs (piecewise_backend.py:189-190, decorators.py:674-681 at v0.29.0), so the whole counted
+    # peak hides it (v2_graphs.profile_peak), the forward too (−106,168,320 B): 1,584,762,573 B.
     activation = 256 * 201_088 * (2 + 3 * 4) + (1_024 + 256) * 2_880 * 2
     forward = 1_024 * 4 * (3 * 2_880 + 2_880) * 2 + 2 * 1_024 * 2_880 * 2
     assert (activation, forward) == (728_072_192, 106_168_320)
     assert vllm.ledger.measured.calibrated.activation_bytes == activation
     flashinfer = 0  # the warm-up pass's FlashInfer copies are counted in the V2 peak above, not taken off a fit
-    graphs_charged = max(graphs - (activation - forward), 0)
+    graphs_charged = max(graphs - activation, 0)
     runtime = graphs_charged + v2_graphs + activation + non_torch + sampler_state
-    assert vllm.ledger.measured.calibrated.non_kv_bytes == runtime == 1_690_930_893
+    assert vllm.ledger.measured.calibrated.non_kv_bytes == runtime == 1_584_762_573
     cuda_total = (81_920 - 557) * MIB
     budget = math.ceil(0.95 * cuda_total) - vllm.ledger.weights_bytes - runtime
     # 0.34.0's extensible KV cache takes the least of that and the free memory at the worker's start (CUDA's total

@@ -42,9 +42,15 @@ def _beside(seqs: int, version: str = "0.28.0") -> int:
     return _graph_term(seqs, version).bytes
 
 
+# V2's counted peak at the launch's 2,048 tokens: the forward (Qwen3-8B, hidden 4,096, intermediate 12,288, bf16
+# activations: gate-up and activation outputs, residual and normed input), which leads the sampler at every seqs here;
+# the figure hides under it (session 66: v2_graphs.forward_side)
+FORWARD_2048 = 2_048 * (3 * 12_288 + 4_096) * 2 + 2 * 2_048 * 4_096 * 2
+
+
 def test_the_charge_is_the_figure_at_the_256_seq_grid_whatever_the_seqs() -> None:
     for seqs in (8, 40, 64, 128, 256):
-        assert abs(_beside(seqs) - FIGURE_256) < 2**20
+        assert abs(_beside(seqs) - (FIGURE_256 - FORWARD_2048)) < 2**20
 
 
 def test_the_term_is_the_one_of_the_launch_planned_at_256_seqs() -> None:

@@ -50,8 +50,11 @@ v0.23.0: `aot_compile`, then the compiled function under `monitor_profiling_run`
 which is `_dummy_run`'s forward; `_dummy_sampler_run` follows, with only the forward's output and sampled rows held
 across (model_runner.py:628-646 at v0.23.0). So the figure joins the forward's side of V2's peak: where V2's dummy
 sampler peaks above the forward (`sampler_lead`: at 8,192 tokens × 1,024 seqs with the float32 copy of v0.22–v0.25),
-that lead hides as much of it (`forward_side`). Where in the forward's side it peaks is not attributed: kvtop puts it
-on top of the forward's count, the larger reading. The two v0.23.0 H100 starts (hosseinbv) held 1.51 and 1.17 GiB
+that lead hides as much of it (`forward_side`). So does the forward's count (session 66): the compile ends before the
+compiled forward allocates (`PiecewiseBackend.__init__` compiles every range up front, piecewise_backend.py:189-190 at
+v0.29.0, inside `aot_compile`, decorators.py:674, run after, :680-681), so only the figure above V2's counted peak is
+charged (RhizoNymph's RTX 3090 v0.29.0 starts: 2.21 / 4.28 GiB printed at 16,384 / 32,768 tokens, the forward's count
+2.06 / 4.13 plus the 0.15 estimate). The two v0.23.0 H100 starts (hosseinbv) held 1.51 and 1.17 GiB
 beside weights and KV; the Qwen3-4B one's is the sampler's count (0.92) and non-torch memory alone.
 
 Not scaled with max_num_seqs before v0.29.0 (session 61, read in the v0.25.0, v0.26.0, v0.27.1 and v0.28.0 wheels;
@@ -210,18 +213,34 @@ def sampler_lead(inputs: CalibrationInputs) -> int:
     return peaks.last - peaks.before_last
 
 
+def profile_peak(inputs: CalibrationInputs) -> int:
+    """V2's profiled peak as `v2_profile.py` counts it on the last stage (the larger of the forward and the dummy
+    sampler, which the activation term charges): 0 where V2's profile is not counted there (`v2_counted`; LoRA's
+    buffers join the profile)."""
+    model = inputs.model
+    if model is None or not v2_counted(inputs) or lora(inputs):
+        return 0
+    peaks, _ = launch_stage_peaks(inputs, model)
+    return peaks.last
+
+
 def forward_side(figure_bytes: int, inputs: CalibrationInputs) -> tuple[int, str]:
-    """(bytes charged, why) of the V1 runner's graph figure as the memory beside V2's profile: it joins V2's peak on
-    the forward's side, so only its part above the sampler's lead over the forward (`sampler_lead`) moves the peak
-    (module docstring, "On the forward's side"); why is '' where the forward leads (all of it charged)."""
-    lead = sampler_lead(inputs)
-    if not lead:
+    """(bytes charged, why) of the V1 runner's graph figure as the memory beside V2's profile (torch.compile's cold
+    compile). The compile ends before the compiled forward allocates anything: `PiecewiseBackend.__init__` compiles
+    every range up front (piecewise_backend.py:189-190 at v0.29.0, :190 at v0.23.0, v0.27.1, v0.28.0 and v0.30.0, :189
+    at v0.31.0-v0.34.0; its `__call__` asserts so, :374-378 at v0.29.0), inside `aot_compile` (compilation/decorators.py
+    :674 at v0.29.0), and only then is the compiled function run (:680-681). The budget holds one peak over the
+    profile (`allocated_bytes.all.peak` less what stays, utils/mem_utils.py:319-326 at v0.29.0), so the compile's
+    transient and the forward's and sampler's are the larger of them, not their sum: only the figure's part above
+    V2's counted peak (`profile_peak`) is charged; why is '' where the whole figure is (no peak counted)."""
+    peak = profile_peak(inputs)
+    if not peak:
         return figure_bytes, ""
-    charged = max(figure_bytes - lead, 0)
+    charged = max(figure_bytes - peak, 0)
     return charged, (
-        f"it joins V2's peak on the forward's side (torch.compile's first call, before the dummy sampler: "
-        f"model_runner.py:628-646 at v0.23.0), where the sampler peaks {gib(lead)} above the forward: "
-        f"{gib(charged)} of its {gib(figure_bytes)} charged"
+        f"the compile it stands for ends before the compiled forward runs (piecewise_backend.py:189-190, "
+        f"decorators.py:674-681 at v0.29.0) and the budget holds the profile's one peak (mem_utils.py:319-326), so it "
+        f"is hidden under V2's counted peak ({gib(peak)}): {gib(charged)} of its {gib(figure_bytes)} charged"
     )
 
 
