@@ -338,14 +338,14 @@ def check_values(
             flags.refuse(field, value, spelled.get(field) or spelling_of(engine, field))
 
 
-def check_kv_dtype(engine: EngineId, dtype: object, flag: str | None) -> None:
-    """A KV dtype typed as a flag must be one the engine accepts (a log's own dtype is read as kvtop's name)."""
+def check_kv_dtype(engine: EngineId, dtype: object, flag: str | None, version: object = None) -> None:
+    """A KV dtype typed as a flag must be one kvtop takes; the package's `kv_dtype_refusal` may say why by release."""
     accepted = engine_flags(engine).kv_cache_dtypes
     if isinstance(dtype, str) and dtype not in accepted:
-        raise InputError(
-            f"{display_name(engine)} has no KV cache dtype {dtype[:40]!r} (one of {', '.join(accepted)})",
-            field=flag or "--kv-cache-dtype",
-        )
+        own = getattr(engine_module(engine), "kv_dtype_refusal", None)
+        said = own(dtype, str(version) if version else None, accepted) if own else None
+        words = f"{display_name(engine)} has no KV cache dtype {dtype[:40]!r} (one of {', '.join(accepted)})"
+        raise InputError(str(said or words), field=flag or "--kv-cache-dtype")
 
 
 def check_parallel(settings: LaunchSettings) -> None:
@@ -494,7 +494,7 @@ def parse_flags(
     if model is not None and "model" not in values:
         values["model"] = model
     check_values(engine, values, spelled, written)
-    check_kv_dtype(engine, values.get("kv_cache_dtype"), spelled.get("kv_cache_dtype"))
+    check_kv_dtype(engine, values.get("kv_cache_dtype"), spelled.get("kv_cache_dtype"), values.get("engine_version"))
     values["flags"] = extra
     values["unknown_flags"] = tuple(unknown)
     return LaunchSettings.model_validate(values)

@@ -35,7 +35,9 @@ def test_vllm_and_sglang_classify_their_flags_and_the_other_engines_not_yet() ->
         flag for _, group in NEUTRAL_GROUPS.values() for flag in group
     }
     assert set(UNMODELLED) <= vllm.unmodelled and "--cpu-offload-gb" in vllm.unmodelled
-    assert dict(vllm.value_placeholders) == {"--rope-scaling": "JSON", "--hf-overrides": "JSON", "--limit-mm-per-prompt": "JSON"}
+    dotted = {f"--limit-mm-per-prompt.{m}{c}": "JSON" for m in ("image", "video", "audio") for c in ("", ".count")}
+    assert dict(vllm.value_placeholders) == {"--rope-scaling": "JSON", "--hf-overrides": "JSON", "--limit-mm-per-prompt": "JSON",
+                                             **dotted}  # a dotted value is json.loads'd too (mm_limits.FLAGS)
     sglang = engine_flags("sglang")  # engines/sglang/flags_neutral.py, flags_unmodelled.py: its wheels' server_args.py
     assert len(sglang.memory_neutral_groups) == len(SGLANG_NEUTRAL_GROUPS) == 10
     assert "--reasoning-parser" in sglang.memory_neutral and "--enable-symm-mem" in sglang.unmodelled

@@ -28,12 +28,16 @@ Other releases are not read (`LIMIT_ERAS`): there the encoder profile is not cou
 and the encoder term names the flag as not modelled (`LimitsReading.unread`); a log that prints the flag still gets its
 verdict.
 
+The dotted form (`--limit-mm-per-prompt.image 0`) is read as the JSON object vLLM's parser builds of it (`_dotted`),
+which replaces a whole JSON typed beside it (the FLAGS comment: v0.10.2 – v0.34.0 read).
+
 The value is parsed once per launch and release (`read_limits`, a typed `LimitsReading`) and every reader (the flags'
 check, the encoder profile, the deployment's encoder term) reads that value.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -47,7 +51,15 @@ from kvtop.domain.errors import InputError, UnsupportedModelError
 
 FLAG = "--limit-mm-per-prompt"
 SPAN = FlagSpan("0.6.3.post1", None, "engine/arg_utils.py:1499 (v0.33.0)")
-FLAGS = frozenset({FLAG})
+# `--limit-mm-per-prompt.image 0` (FlexibleArgumentParser: the name before the first "." is the flag, the rest a
+# nested key, the value json.loads'd or kept a string; the dotted keys gathered into one object and appended as a
+# further `--limit-mm-per-prompt JSON`, so argparse keeps it and drops a whole JSON typed beside: v0.10.2
+# utils/__init__.py:1889-1925, v0.11.0 :1943-1979, v0.13.0 utils/argparse_utils.py:314-347, v0.20.0 :389-427,
+# v0.34.0 :462-500; releases before v0.10.2 not read, where kvtop reads no form of the flag: FORM_ERAS);
+# the modalities kvtop's towers name, and their count (a size dotted stays unknown: noted, not read)
+MODALITIES = ("image", "video", "audio")
+DOTTED = FLAG.lstrip("-") + "."  # a dotted key as the launch's flags keep it
+FLAGS = frozenset({FLAG, *(f"{FLAG}.{modality}{count}" for modality in MODALITIES for count in ("", ".count"))})
 DEFAULT_LIMIT = 999  # a modality left out (config/multimodal.py:106-113 at v0.11.0, :215-225 at v0.12.0)
 SIZE_KEYS = frozenset({"width", "height", "num_frames", "length"})  # BaseDummyOptions' kinds (v0.12.0 :16-44)
 # whether kvtop read the encoder budget's reading of the flag by release (its form, counts or options: `FORM_ERAS`)
@@ -130,7 +142,7 @@ def read_limits(flags: Mapping[str, object], version: ResolvedVersion) -> Limits
     """The launch's `--limit-mm-per-prompt` at this release, parsed once (the module docstring). InputError where, at
     a release read, vLLM would not take the value (a release without the flag is refused by flags.RELEASE_SPANS, at
     the launch check or the plan's resolved release: budget.py)."""
-    raw = flags.get(FLAG.lstrip("-"))
+    raw = _dotted(flags) or flags.get(FLAG.lstrip("-"))
     if raw is None:
         return NOT_GIVEN
     unread = None
@@ -144,6 +156,26 @@ def read_limits(flags: Mapping[str, object], version: ResolvedVersion) -> Limits
     if not isinstance(raw, str):
         raise InputError("needs a JSON object", field=FLAG)
     return LimitsReading(_parsed(raw, form == "options"), unread)
+
+
+def _dotted(flags: Mapping[str, object]) -> str | None:
+    """The dotted keys' object as vLLM's parser builds it ({"image": 0} of `--limit-mm-per-prompt.image 0`), which
+    replaces a whole JSON typed beside it (the FLAGS comment); None where none is dotted."""
+    dotted: dict[str, object] = {}
+    for key, value in flags.items():
+        if not key.startswith(DOTTED):
+            continue
+        *parents, last = key.removeprefix(DOTTED).split(".")
+        into = dotted
+        for parent in parents:  # `image.count`: a nested object, as create_nested_dict builds it
+            nested = into.get(parent)
+            into[parent] = nested = nested if isinstance(nested, dict) else {}
+            into = nested
+        try:
+            into[last] = json.loads(value) if isinstance(value, str) else value
+        except json.JSONDecodeError:
+            into[last] = value  # vLLM keeps a value that is no JSON as the string
+    return json.dumps(dotted) if dotted else None
 
 
 @lru_cache(maxsize=256)
