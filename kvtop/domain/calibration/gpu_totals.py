@@ -81,6 +81,12 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
         sources=7, gpus=('A100-80GB',),
         novel_error_bytes=CUDA_TOTAL_ERROR_BYTES, feature_sources=(7,),
     ),
+    'cuda_total.A10G': LinearTerm(
+        key='cuda_total.A10G', features=('1 GiB',),
+        coefficients=(22.06,), error_bytes=CUDA_TOTAL_ERROR_BYTES, records=1,
+        sources=1, gpus=('A10G',),
+        novel_error_bytes=CUDA_TOTAL_ERROR_BYTES, feature_sources=(1,),
+    ),
     'cuda_total.A30': LinearTerm(
         key='cuda_total.A30', features=('1 GiB',),
         coefficients=(23.5,), error_bytes=CUDA_TOTAL_ERROR_BYTES, records=1,
@@ -137,9 +143,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.H200': LinearTerm(
         key='cuda_total.H200', features=('1 GiB',),
-        coefficients=(139.855961,), error_bytes=CUDA_TOTAL_ERROR_BYTES, records=5,
-        sources=5, gpus=('H200',),
-        novel_error_bytes=273856631, feature_sources=(5,),
+        coefficients=(139.846634,), error_bytes=CUDA_TOTAL_ERROR_BYTES, records=6,
+        sources=6, gpus=('H200',),
+        novel_error_bytes=274919880, feature_sources=(6,),
     ),
     'cuda_total.L4': LinearTerm(
         key='cuda_total.L4', features=('1 GiB',),
@@ -173,9 +179,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.RTX3090': LinearTerm(
         key='cuda_total.RTX3090', features=('1 GiB',),
-        coefficients=(23.576667,), error_bytes=CUDA_TOTAL_ERROR_BYTES, records=3,
-        sources=2, gpus=('RTX3090',),
-        novel_error_bytes=CUDA_TOTAL_ERROR_BYTES, feature_sources=(2,),
+        coefficients=(23.56625,), error_bytes=CUDA_TOTAL_ERROR_BYTES, records=8,
+        sources=3, gpus=('RTX3090',),
+        novel_error_bytes=CUDA_TOTAL_ERROR_BYTES, feature_sources=(3,),
     ),
     'cuda_total.RTX4090': LinearTerm(
         key='cuda_total.RTX4090', features=('1 GiB',),
@@ -233,9 +239,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB', "100 GiB of nvidia-smi's total"),
-        coefficients=(0.361028, 0.221413), error_bytes=237918418, records=28,
-        sources=28, gpus=(),
-        novel_error_bytes=341071709, feature_sources=(28, 28),
+        coefficients=(0.362539, 0.221072), error_bytes=236248774, records=29,
+        sources=29, gpus=(),
+        novel_error_bytes=341763092, feature_sources=(29, 29),
     ),
 }  # fmt: skip
 # END FITTED

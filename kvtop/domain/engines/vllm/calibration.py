@@ -161,24 +161,24 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.activation.v17': LinearTerm(
         key='vllm.activation.v17', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(1.641119, 3.466497, 0.120038, 0.851725), error_bytes=92123455, records=26,
-        sources=4, gpus=('A100-40GB', 'H100'),
-        novel_error_bytes=92123455, feature_sources=(4, 4, 4, 1), unseen_error_bytes=1482603519,
-        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 98599215),),
+        coefficients=(2.811179, 3.004398, 0.288094, 1.07552), error_bytes=1026645291, records=28,
+        sources=6, gpus=('A100-40GB', 'H100', 'H200', 'RTX3090'),
+        novel_error_bytes=1026645291, feature_sources=(6, 6, 6, 1), unseen_error_bytes=2908054970,
+        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 1026645291),),
     ),
     'vllm.context': LinearTerm(
         key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
-        coefficients=(0.532437, 1.003277, 0.226786), error_bytes=1148903752, records=67,
-        sources=12, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'L4', 'L40S', 'RTX4090', 'RTXPRO6000'),
-        novel_error_bytes=1148903752, feature_sources=(12, 2, 2),
-        group_errors=(('1 GiB', 349111405),),
+        coefficients=(0.536608, 0.934642, 0.29125), error_bytes=1148903752, records=72,
+        sources=13, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTXPRO6000'),
+        novel_error_bytes=1148903752, feature_sources=(13, 3, 2),
+        group_errors=(('1 GiB', 353230004),),
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000",),
-        coefficients=(0.234456,), error_bytes=1058062075, records=94,
-        sources=28, gpus=('A100-40GB', 'A100-80GB', 'A40', 'GB300', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L40S', 'RTX3090', 'RTX4090', 'RTX5090-LAPTOP', 'RTXA6000', 'RTXPRO6000', 'T4'),
-        novel_error_bytes=1058062075, feature_sources=(28,),
-        group_errors=(("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000", 1058062075),),
+        coefficients=(0.236389,), error_bytes=1057114044, records=100,
+        sources=30, gpus=('A100-40GB', 'A100-80GB', 'A40', 'GB300', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L40S', 'RTX3090', 'RTX4090', 'RTX5090-LAPTOP', 'RTXA6000', 'RTXPRO6000', 'T4'),
+        novel_error_bytes=1057114044, feature_sources=(30,),
+        group_errors=(("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000", 1057114044),),
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -189,10 +189,10 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v06': LinearTerm(
         key='vllm.non_torch.v06', features=('100 SMs of 2,048 threads', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.503027, 0.0), error_bytes=576334482, records=7,
+        coefficients=(0.502024, 0.0), error_bytes=576821901, records=7,
         sources=7, gpus=('A100-40GB', 'A100-80GB', 'H100', 'L4', 'RTX3090', 'T4'),
-        novel_error_bytes=576334482, feature_sources=(7, 0),
-        group_errors=(('100 SMs of 2,048 threads', 576334482),),
+        novel_error_bytes=576821901, feature_sources=(7, 0),
+        group_errors=(('100 SMs of 2,048 threads', 576821901),),
     ),
     'vllm.non_torch.v1': LinearTerm(
         key='vllm.non_torch.v1', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -203,17 +203,17 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v18': LinearTerm(
         key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.259317, 0.360092), error_bytes=487097062, records=51,
-        sources=6, gpus=('A100-40GB', 'A100-80GB', 'GB200', 'H100', 'RTXPRO6000'),
-        novel_error_bytes=487097062, feature_sources=(6, 2),
-        group_errors=(('1 GiB', 487097062),),
+        coefficients=(0.239539, 0.379871), error_bytes=507427666, records=55,
+        sources=7, gpus=('A100-40GB', 'A100-80GB', 'GB200', 'H100', 'RTX3090', 'RTXPRO6000'),
+        novel_error_bytes=507427666, feature_sources=(7, 2),
+        group_errors=(('1 GiB', 507427666),),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0, records=553, sources=271,
+    engine='vllm', factor=1.0, records=584, sources=289,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A10G', 'A30', 'A40', 'B200', 'GB10', 'GB200', 'GB300', 'GH200', 'GTX1080', 'GTX1650', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H20-3E', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3050-LAPTOP', 'RTX3060', 'RTX3060-TI', 'RTX3090', 'RTX4060', 'RTX4070-LAPTOP', 'RTX4070-TI-SUPER', 'RTX4080-LAPTOP', 'RTX4090', 'RTX4090-D', 'RTX5060-TI', 'RTX5070-TI', 'RTX5080', 'RTX5090', 'RTX5090-LAPTOP', 'RTX6000-ADA', 'RTX6000D', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO4000', 'RTXPRO6000', 'T4', 'TITAN-RTX', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 33), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=1642, sources=271,
+    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A10G', 'A30', 'A40', 'B200', 'GB10', 'GB200', 'GB300', 'GH200', 'GTX1080', 'GTX1650', 'GTX1660-SUPER', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H20-3E', 'H200', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3050-LAPTOP', 'RTX3060', 'RTX3060-TI', 'RTX3090', 'RTX4060', 'RTX4070-LAPTOP', 'RTX4070-TI-SUPER', 'RTX4080-LAPTOP', 'RTX4090', 'RTX4090-D', 'RTX5060-TI', 'RTX5070-TI', 'RTX5080', 'RTX5090', 'RTX5090-LAPTOP', 'RTX6000-ADA', 'RTX6000D', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO4000', 'RTXPRO6000', 'T4', 'TITAN-RTX', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 33), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=1735, sources=289,
 )  # fmt: skip
 # END FITTED
 
