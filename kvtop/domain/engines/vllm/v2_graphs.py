@@ -49,8 +49,8 @@ compiled ones 0.2–0.9 GiB. The model compiles and first runs in its first call
 v0.23.0: `aot_compile`, then the compiled function under `monitor_profiling_run`, which asserts no compilation after),
 which is `_dummy_run`'s forward; `_dummy_sampler_run` follows, with only the forward's output and sampled rows held
 across (model_runner.py:628-646 at v0.23.0). So the figure joins the forward's side of V2's peak: where V2's dummy
-sampler peaks above the forward (`sampler_lead`: at 8,192 tokens × 1,024 seqs with the float32 copy of v0.22–v0.25),
-that lead hides as much of it (`forward_side`). So does the forward's count (session 66): the compile ends before the
+sampler peaks above the forward (at 8,192 tokens × 1,024 seqs with the float32 copy of v0.22–v0.25), that lead hides
+as much of it (session 59). So does the forward's count (session 66, `forward_side`): the compile ends before the
 compiled forward allocates (`PiecewiseBackend.__init__` compiles every range up front, piecewise_backend.py:189-190 at
 v0.29.0, inside `aot_compile`, decorators.py:674, run after, :680-681), so only the figure above V2's counted peak is
 charged (RhizoNymph's RTX 3090 v0.29.0 starts: 2.21 / 4.28 GiB printed at 16,384 / 32,768 tokens, the forward's count
@@ -201,16 +201,6 @@ def v2_graph_extras(inputs: CalibrationInputs, piecewise: int, full: int) -> int
 def v1_graph_extras(piecewise: int, full: int) -> int:
     """The graphs the V1 runner's estimate extrapolates beyond its first captures: each mode's beyond its first."""
     return max(piecewise - 1, 0) + max(full - 1, 0)
-
-
-def sampler_lead(inputs: CalibrationInputs) -> int:
-    """How far V2's dummy sampler, as `v2_profile.py` counts it, peaks above its forward on the last stage: 0 where the
-    forward is the larger or V2's profile is not counted there (`v2_counted`; LoRA's buffers join the profile)."""
-    model = inputs.model
-    if model is None or not v2_counted(inputs) or lora(inputs):
-        return 0
-    peaks, _ = launch_stage_peaks(inputs, model)
-    return peaks.last - peaks.before_last
 
 
 def profile_peak(inputs: CalibrationInputs) -> int:
