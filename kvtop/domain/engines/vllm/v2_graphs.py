@@ -154,7 +154,7 @@ def v2_placeholder(inputs: CalibrationInputs) -> str | None:
     graph memory"; Qwen3-14B and its AWQ on an L40S and 2 × L4 at v0.28.0) leave beside weights and KV about what the
     V1 runner's activation and graph estimate give (the L40S BF16 start 1.80 GiB at 0.92 of 44.45 GiB, kvtop's V1
     form 0.80 + 0.96): charging 0 plans them +2.5 % to +8.8 % over. What V2's profile holds there is not
-    attributed, so kvtop keeps the V1 runner's graph figure as that memory, on the forward's side of V2's peak
+    attributed, so kvtop keeps the V1 runner's graph figure as that memory, its part above V2's counted peak
     (`forward_side`), and says so."""
     model = inputs.model
     if model is None or not runs_v2(inputs.version, model, inputs.settings):
@@ -248,10 +248,10 @@ def with_v2_beside(
     graphs: TermEstimate, inputs: CalibrationInputs, figure: TermEstimate | None, grid: str = ""
 ) -> TermEstimate:
     """The graph term where V2 runs: before v0.29.0 (`v2_placeholder`) `graphs` is the V1 runner's figure for the
-    memory beside V2's profile (the caller reads it at `stand_in`'s grid), charged on the forward's side
+    memory beside V2's profile (the caller reads it at `stand_in`'s grid), charged above V2's counted peak
     (`forward_side`); where the release measures V2's graphs (`v2_beside_kept`), V2's estimate (`graphs`, its own
     form: `v2_graph_extras`, at the launch's grid) and that figure (`figure`, read at `stand_in`'s grid as before v0.29.0:
-    `grid` says so where the launch's differs), on the forward's side as before. Both are the one fit, so where it
+    `grid` says so where the launch's differs), above V2's counted peak as before. Both are the one fit, so where it
     errs, both err alike: the errors add, not the root of their squares, which holds for independent errors only."""
     if v2_placeholder(inputs) is not None:
         charged, side, widened = said_warm(*forward_side(graphs.bytes, inputs), inputs)
