@@ -140,7 +140,7 @@ _V2_GRAPHS = fitted_bytes(_PER_GRAPH_NODE * (1 + 34) * 32 / 1000)
 # v2_profile.warmup_pass): the dummy run's 2,048 × 4,096 bf16 hidden states, the 256 gathered rows, the bf16 logits and
 # three float32 copies of them (the float32 cast, FlashInfer's masked copy and its softmax: sampling.py:1795-1796 at
 # FlashInfer 0.7.2.post1); what that sampler side holds above the forward is V2's lead, which the graphs measured beside
-# the profile take off first (v2_graphs.sampler_lead); session 66: the whole counted peak hides the figure (the compile
+# the profile took off first (session 59); session 66: the whole counted peak hides the figure (the compile
 # ends before the compiled forward runs: piecewise_backend.py:189-190, decorators.py:674-681 at v0.29.0), so only the
 # figure above the larger of forward and sampler is charged, and V2's measured graphs on top
 _SAMPLER_SIDE = 2_048 * 4_096 * 2 + 256 * 4_096 * 2 + _LOGITS // 2 + 3 * _LOGITS

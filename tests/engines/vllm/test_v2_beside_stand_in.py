@@ -4,7 +4,8 @@ before v0.29.0 (v2_graphs.py "Not scaled with max_num_seqs"); V2's own measured 
 Expected values from the starts' logs, not from kvtop: yuanjuju/vllm-lab's two cold v0.29.0 starts of Qwen3-8B (bf16
 and AWQ) on a 48 GB RTX 4090 at `--max-num-seqs 8` printed their KV tokens (137,360 for bf16;
 tests/data/calibration/vllm.jsonl). Read at the launch's 8 seqs the figure was 0.3 GiB smaller, and the plans +4.1 %
-and +2.9 % over the logs; at the stand-in grid they land within 1 %.
+and +2.9 % over the logs; at the stand-in grid within 1 % (session 62), +2.6 and +1.9 % since the figure hides under
+V2's counted peak (session 66): judged by issue #27's targets, within 5 % and inside the printed interval.
 """
 
 from __future__ import annotations
@@ -51,8 +52,10 @@ def test_the_cold_starts_at_8_seqs_plan_near_their_logs(record_id: str) -> None:
     judged = blind(RECORDS[record_id], _committed(), weights_logged=False)
     assert judged is not None and judged.truth == RECORDS[record_id].tokens
     # +4.1 % / +2.9 % read at the launch's 8 seqs; +0.6 / +0.6 % at the stand-in grid on top of the forward; +2.6 / +1.9 %
-    # hidden under V2's counted peak (session 66, v2_graphs.forward_side: the compile ends before the forward runs)
-    assert abs(judged.predicted / judged.truth - 1) < 0.03
+    # hidden under V2's counted peak (session 66, v2_graphs.forward_side: the compile ends before the forward runs).
+    # The bounds are issue #27's targets (within 5 %, the interval holding the truth), not the plan's own figures
+    assert abs(judged.predicted / judged.truth - 1) < 0.05
+    assert judged.low <= judged.truth <= judged.high
 
 
 def test_v2_lora_capture_cases_are_named_not_modelled() -> None:

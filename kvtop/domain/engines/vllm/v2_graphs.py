@@ -49,8 +49,8 @@ compiled ones 0.2–0.9 GiB. The model compiles and first runs in its first call
 v0.23.0: `aot_compile`, then the compiled function under `monitor_profiling_run`, which asserts no compilation after),
 which is `_dummy_run`'s forward; `_dummy_sampler_run` follows, with only the forward's output and sampled rows held
 across (model_runner.py:628-646 at v0.23.0). So the figure joins the forward's side of V2's peak: where V2's dummy
-sampler peaks above the forward (`sampler_lead`: at 8,192 tokens × 1,024 seqs with the float32 copy of v0.22–v0.25),
-that lead hides as much of it (`forward_side`). So does the forward's count (session 66): the compile ends before the
+sampler peaks above the forward (at 8,192 tokens × 1,024 seqs with the float32 copy of v0.22–v0.25), that lead hides
+as much of it (session 59). So does the forward's count (session 66, `forward_side`): the compile ends before the
 compiled forward allocates (`PiecewiseBackend.__init__` compiles every range up front, piecewise_backend.py:189-190 at
 v0.29.0, inside `aot_compile`, decorators.py:674, run after, :680-681), so only the figure above V2's counted peak is
 charged (RhizoNymph's RTX 3090 v0.29.0 starts: 2.21 / 4.28 GiB printed at 16,384 / 32,768 tokens, the forward's count
@@ -154,7 +154,7 @@ def v2_placeholder(inputs: CalibrationInputs) -> str | None:
     graph memory"; Qwen3-14B and its AWQ on an L40S and 2 × L4 at v0.28.0) leave beside weights and KV about what the
     V1 runner's activation and graph estimate give (the L40S BF16 start 1.80 GiB at 0.92 of 44.45 GiB, kvtop's V1
     form 0.80 + 0.96): charging 0 plans them +2.5 % to +8.8 % over. What V2's profile holds there is not
-    attributed, so kvtop keeps the V1 runner's graph figure as that memory, on the forward's side of V2's peak
+    attributed, so kvtop keeps the V1 runner's graph figure as that memory, its part above V2's counted peak
     (`forward_side`), and says so."""
     model = inputs.model
     if model is None or not runs_v2(inputs.version, model, inputs.settings):
@@ -203,16 +203,6 @@ def v1_graph_extras(piecewise: int, full: int) -> int:
     return max(piecewise - 1, 0) + max(full - 1, 0)
 
 
-def sampler_lead(inputs: CalibrationInputs) -> int:
-    """How far V2's dummy sampler, as `v2_profile.py` counts it, peaks above its forward on the last stage: 0 where the
-    forward is the larger or V2's profile is not counted there (`v2_counted`; LoRA's buffers join the profile)."""
-    model = inputs.model
-    if model is None or not v2_counted(inputs) or lora(inputs):
-        return 0
-    peaks, _ = launch_stage_peaks(inputs, model)
-    return peaks.last - peaks.before_last
-
-
 def profile_peak(inputs: CalibrationInputs) -> int:
     """V2's profiled peak as `v2_profile.py` counts it on the last stage (the larger of the forward and the dummy
     sampler, which the activation term charges): 0 where V2's profile is not counted there (`v2_counted`; LoRA's
@@ -258,10 +248,10 @@ def with_v2_beside(
     graphs: TermEstimate, inputs: CalibrationInputs, figure: TermEstimate | None, grid: str = ""
 ) -> TermEstimate:
     """The graph term where V2 runs: before v0.29.0 (`v2_placeholder`) `graphs` is the V1 runner's figure for the
-    memory beside V2's profile (the caller reads it at `stand_in`'s grid), charged on the forward's side
+    memory beside V2's profile (the caller reads it at `stand_in`'s grid), charged above V2's counted peak
     (`forward_side`); where the release measures V2's graphs (`v2_beside_kept`), V2's estimate (`graphs`, its own
     form: `v2_graph_extras`, at the launch's grid) and that figure (`figure`, read at `stand_in`'s grid as before v0.29.0:
-    `grid` says so where the launch's differs), on the forward's side as before. Both are the one fit, so where it
+    `grid` says so where the launch's differs), above V2's counted peak as before. Both are the one fit, so where it
     errs, both err alike: the errors add, not the root of their squares, which holds for independent errors only."""
     if v2_placeholder(inputs) is not None:
         charged, side, widened = said_warm(*forward_side(graphs.bytes, inputs), inputs)
