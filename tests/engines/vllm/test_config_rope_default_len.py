@@ -20,6 +20,7 @@ from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.long_context import context_above
 from kvtop.domain.launch import parse_flags
+from kvtop.domain.refusals import AbovePositions
 from kvtop.sources.hub import load_config_file
 from tests.data_paths import DATA
 
@@ -55,12 +56,13 @@ def test_a_stated_length_up_to_the_derived_one_is_not_refused() -> None:
     model = load_config_file(INTERNLM25)
     version = ResolvedVersion(text="0.24.0")
 
-    def above(length: str) -> object:
+    def above(length: str) -> AbovePositions | None:
         settings = parse_flags("vllm", ["--engine-version", "0.24.0", "--max-model-len", length])
         return context_above(model, settings, version)
 
     assert above("65536") is None
-    assert above("65537") is not None
+    refused = above("65537")
+    assert refused is not None and refused.positions == 65_536 and "dynamic" in refused.whose
 
 
 def test_a_launch_rope_replaces_the_config_s() -> None:
