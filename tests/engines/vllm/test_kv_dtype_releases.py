@@ -60,7 +60,8 @@ def test_a_release_before_it_names_the_releases_that_have_it() -> None:
 
 def test_a_release_not_read_is_taken_as_the_one_before_it_and_says_so() -> None:
     said = refusal("octave_k3v4", "--engine-version", "0.32.0")  # octave first read at 0.33.0
-    assert "vLLM 0.32.0 has no KV cache dtype 'octave_k3v4' (releases read that have it: 0.33.0 on)" in said
+    assert ("vLLM 0.32.0 has no KV cache dtype 'octave_k3v4' (releases read that have it: 0.33.0 on, "
+            "taken as 0.30.0's: 0.32.0 not read)") in said
     said = refusal("nvfp4_4over6", "--engine-version", "0.32.0")
     assert "vLLM 0.32.0 has it (CacheDType, v0.30.0 config/cache.py:39-58, taken as 0.30.0's: 0.32.0 not read)" in said
 

@@ -54,9 +54,9 @@ def kv_dtype_refusal(dtype: str, version: str | None, modelled: tuple[str, ...])
     row = _row(version)
     release = version.strip() if version and version.strip().lower() != LATEST else READ[-1]
     models = f"kvtop models {', '.join(modelled)}"
+    read = any(parse_release(release) == parse_release(name) for name in READ)
+    at = "" if read or row is None else f", taken as {row[0]}'s: {release} not read"
     if row is not None and dtype in row[1]:
-        read = any(parse_release(release) == parse_release(name) for name in READ)
-        at = "" if read else f", taken as {row[0]}'s: {release} not read"
         return (f"KV cache dtype {word} not modelled: vLLM {release} has it (CacheDType, v{row[0]} {row[2]}{at}) "
                 f"but kvtop does not size its cache; {models}")
     having = _having(dtype)
@@ -64,4 +64,4 @@ def kv_dtype_refusal(dtype: str, version: str | None, modelled: tuple[str, ...])
     where = f"releases read that have it: {having}" if having else none
     if row is None:  # before the first release read: its list is not read
         return f"KV cache dtype {word} not taken at vLLM {release} (its list not read; {where}); {models}"
-    return f"vLLM {release} has no KV cache dtype {word} ({where}); {models}"
+    return f"vLLM {release} has no KV cache dtype {word} ({where}{at}); {models}"
