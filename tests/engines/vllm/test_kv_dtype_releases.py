@@ -12,7 +12,8 @@ from kvtop.domain.launch import parse_flags
 
 # each wheel's vllm/config/cache.py `CacheDType = Literal[...]`, copied in order (pip download vllm==X --no-deps)
 WHEELS = {
-    "0.11.0": "auto fp8 fp8_e4m3 fp8_e5m2 fp8_inc",  # :25
+    "0.10.2": "auto fp8 fp8_e4m3 fp8_e5m2 fp8_inc",  # :25
+    "0.11.0": "auto bfloat16 fp8 fp8_e4m3 fp8_e5m2 fp8_inc",  # :25-26
     "0.17.1": "auto bfloat16 fp8 fp8_e4m3 fp8_e5m2 fp8_inc fp8_ds_mla",  # :23-31
     "0.19.0": "auto float16 bfloat16 fp8 fp8_e4m3 fp8_e5m2 fp8_inc fp8_ds_mla",  # :14-23
     "0.24.0": "auto float16 bfloat16 fp8 fp8_e4m3 fp8_e5m2 fp8_inc fp8_ds_mla turboquant_k8v4 turboquant_4bit_nc "
@@ -29,7 +30,7 @@ WHEELS = {
 
 
 # the table's row each wheel falls in (its list first read at that release)
-ROW_OF = {"0.11.0": "0.10.1", "0.17.1": "0.12.0", "0.19.0": "0.18.0", "0.24.0": "0.20.0", "0.27.1": "0.27.1",
+ROW_OF = {"0.10.2": "0.10.1", "0.11.0": "0.11.0", "0.17.1": "0.12.0", "0.19.0": "0.18.0", "0.24.0": "0.20.0", "0.27.1": "0.27.1",
           "0.31.0": "0.30.0", "0.34.0": "0.33.0"}  # fmt: skip
 
 
@@ -59,7 +60,8 @@ def test_a_release_before_it_names_the_releases_that_have_it() -> None:
 
 def test_a_release_not_read_is_taken_as_the_one_before_it_and_says_so() -> None:
     said = refusal("octave_k3v4", "--engine-version", "0.32.0")  # octave first read at 0.33.0
-    assert "vLLM 0.32.0 has no KV cache dtype 'octave_k3v4' (releases read that have it: 0.33.0 on)" in said
+    assert ("vLLM 0.32.0 has no KV cache dtype 'octave_k3v4' (releases read that have it: 0.33.0 on, "
+            "taken as 0.30.0's: 0.32.0 not read)") in said
     said = refusal("nvfp4_4over6", "--engine-version", "0.32.0")
     assert "vLLM 0.32.0 has it (CacheDType, v0.30.0 config/cache.py:39-58, taken as 0.30.0's: 0.32.0 not read)" in said
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 from kvtop.domain.engines.versions import LATEST, parse_release
 
 _V010 = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc")
-_V012 = ("auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla")
+_V011 = (*_V010[:1], "bfloat16", *_V010[1:])
+_V012 = (*_V011, "fp8_ds_mla")
 _V018 = (*_V012[:1], "float16", *_V012[1:])
 _V020 = (*_V018, "turboquant_k8v4", "turboquant_4bit_nc", "turboquant_k3v4_nc", "turboquant_3bit_nc",
          "int8_per_token_head", "fp8_per_token_head", "nvfp4")  # fmt: skip
@@ -17,7 +18,8 @@ _V033 = (*_V030[:13], "octave_k3v4", "octave_k3v3", "octave_k3v3_compact", "ultr
 
 # (release read, its CacheDType, file:line); a release between two read ones is taken as the older one read
 CACHE_DTYPES: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("0.10.1", _V010, "config/cache.py:25"),  # 0.10.2, 0.11.0 :25 alike
+    ("0.10.1", _V010, "config/cache.py:25"),  # 0.10.2 :25 alike
+    ("0.11.0", _V011, "config/cache.py:25-26"),
     ("0.12.0", _V012, "config/cache.py:23-31"),  # 0.13.0, 0.16.0 - 0.17.1 :23-31; 0.14.1, 0.15.0 :24-32
     ("0.18.0", _V018, "config/cache.py:14-23"),  # 0.19.0 alike
     ("0.20.0", _V020, "config/cache.py:18-34"),  # 0.21.0, 0.22.0 alike; 0.24.0 :19-35
@@ -52,9 +54,9 @@ def kv_dtype_refusal(dtype: str, version: str | None, modelled: tuple[str, ...])
     row = _row(version)
     release = version.strip() if version and version.strip().lower() != LATEST else READ[-1]
     models = f"kvtop models {', '.join(modelled)}"
+    read = any(parse_release(release) == parse_release(name) for name in READ)
+    at = "" if read or row is None else f", taken as {row[0]}'s: {release} not read"
     if row is not None and dtype in row[1]:
-        read = any(parse_release(release) == parse_release(name) for name in READ)
-        at = "" if read else f", taken as {row[0]}'s: {release} not read"
         return (f"KV cache dtype {word} not modelled: vLLM {release} has it (CacheDType, v{row[0]} {row[2]}{at}) "
                 f"but kvtop does not size its cache; {models}")
     having = _having(dtype)
@@ -62,4 +64,4 @@ def kv_dtype_refusal(dtype: str, version: str | None, modelled: tuple[str, ...])
     where = f"releases read that have it: {having}" if having else none
     if row is None:  # before the first release read: its list is not read
         return f"KV cache dtype {word} not taken at vLLM {release} (its list not read; {where}); {models}"
-    return f"vLLM {release} has no KV cache dtype {word} ({where}); {models}"
+    return f"vLLM {release} has no KV cache dtype {word} ({where}{at}); {models}"
