@@ -68,3 +68,12 @@ def test_a_stated_length_up_to_the_derived_one_is_not_refused() -> None:
 def test_a_launch_rope_replaces_the_config_s() -> None:
     """--rope-scaling linear 1.0 at v0.11.0 replaces InternLM2.5's dynamic 2.0: 32,768 × 1.0."""
     assert _context(INTERNLM25, "0.11.0", "--rope-scaling", '{"rope_type": "linear", "factor": 1.0}') == 32_768
+
+
+@pytest.mark.parametrize(("version", "expected"), [("0.29.0", 131_072), ("0.30.0", 40_960), ("0.34.0", 40_960)])
+def test_a_launch_s_yarn_is_scaled_through_v0_29_0_only(version: str, expected: int) -> None:
+    """Qwen3-8B (40,960 positions) with --hf-overrides' yarn × 4 over 32,768: 131,072 through v0.29.0 (v0.29.0
+    config/model.py:2445-2469); from v0.30.0 `_get_and_verify_max_len` leaves every yarn variant out, the launch's
+    rope_parameters as config.json's (v0.30.0 :2461-2492, v0.34.0 :2654-2678): the 40,960 positions."""
+    rope = '{"rope_parameters": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}}'
+    assert _context(DATA / "configs" / "Qwen--Qwen3-8B.json", version, "--hf-overrides", rope) == expected

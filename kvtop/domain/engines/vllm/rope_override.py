@@ -16,7 +16,7 @@ The derived length (v0.10.0 config.py:3527-3550, v0.13.0 config/model.py:2116-21
 config's positions, then, unless the model type names gemma3 (its positions are scaled already), for each rope whose
 type is not su, longrope or llama3: yarn takes its `original_max_position_embeddings` as the length, and the length
 is multiplied by its `factor` (1.0 where none); from v0.30.0 the yarn variants are left out too (`YARN_UNSCALED_ERAS`,
-read for config.json's rope; a launch's yarn is still scaled here at every release). The rope in effect is the
+config.json's rope or a launch's; the rope cache's rows still count it, weights_held.py). The rope in effect is the
 launch's where one reaches the length, else config.json's (`derived_length`). Other `--hf-overrides` keys change
 the config kvtop reads from config.json (a layer count, a width): not modelled, refused by name where typed or on a
 launch line (`refuse_unmodelled_keys`, flags.py `refuse`); a log's printed overrides are read for their rope alone.
@@ -40,8 +40,8 @@ FLAGS = frozenset({ROPE_SCALING_FLAG, HF_OVERRIDES_FLAG})
 UNSCALED_TYPES = ("su", "longrope", "llama3")  # _get_and_verify_max_len leaves their factor out
 THETA_KEY = "rope_theta"  # a rope's base frequency: no memory, no length
 YARN_TYPES = frozenset({"yarn", "deepseek_yarn", "deepseek_llama_scaling"})
-# whether `_get_and_verify_max_len` leaves a yarn rope's factor out of the derived length (config.json's rope; a
-# launch's is read at every release by `derived_max_len`, not yet by this table)
+# whether `_get_and_verify_max_len` leaves a yarn rope's factor out of the derived length (config.json's rope and a
+# launch's alike, `derived_length`; `derived_max_len` alone still scales it: the rope cache's rows, weights_held.py)
 YARN_UNSCALED_ERAS: Eras[bool] = Eras((
     Era("", False, "yarn: original_max_position_embeddings × factor; other types but su, longrope, llama3: positions "
                    "× factor (v0.8.5 config.py:3048-3072, v0.11.0 config/model.py:1839-1863, v0.24.0 :2147-2177, "
@@ -164,7 +164,9 @@ def launch_ropes(settings: LaunchSettings, version: ResolvedVersion) -> tuple[tu
     return found
 
 
-def derived_max_len(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> tuple[int, str] | None:
+def derived_max_len(
+    model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion, unscaled: frozenset[str] = frozenset(UNSCALED_TYPES)
+) -> tuple[int, str] | None:
     """(the max length vLLM derives from the config's positions under the launch's rope scaling, whose) or None where
     the launch gives no rope scaling that reaches it (the config's positions then stand). A config that names no
     position field is scaled too: `_get_and_verify_max_len` takes its 2,048 default (kvtop's nominal positions,
@@ -179,7 +181,7 @@ def derived_max_len(model: ModelSpec, settings: LaunchSettings, version: Resolve
     scaled = False
     for rope in ropes:
         kind = rope.get("rope_type", rope.get("type"))
-        if kind in UNSCALED_TYPES:
+        if kind in unscaled:
             continue
         scaled = True
         stated = rope.get("factor")
@@ -258,9 +260,10 @@ def config_derived(model: ModelSpec, version: ResolvedVersion) -> tuple[int, str
 def derived_length(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> tuple[int, str] | None:
     """(the length `_get_and_verify_max_len` derives, whose) where it is not the config's positions: the launch's
     rope where one reaches it (`derived_max_len`; it replaces config.json's), else config.json's (`config_derived`)."""
-    if launch_ropes(settings, version) is not None:
-        return derived_max_len(model, settings, version)
-    return config_derived(model, version)
+    if launch_ropes(settings, version) is None:
+        return config_derived(model, version)
+    yarn_unscaled = era_for(YARN_UNSCALED_ERAS, version).value
+    return derived_max_len(model, settings, version, frozenset(UNSCALED_TYPES) | (YARN_TYPES if yarn_unscaled else set()))
 
 
 def derived_or_positions(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> int:
