@@ -260,7 +260,8 @@ def test_the_corpus_judges_its_desktop_starts_as_plan_desktop_plans_them() -> No
     starts), an RTX 5060 Ti and an SGLang RTX 3060 under WSL2 (their sources say so: SOURCES.md, session 60); since
     session 61 an RTX 4090 class note under WSL2 and one author's SLO lab on a desktop RTX 4090 under WSL2 (ten starts:
     its README and ADRs say the Windows compositor shares the card); since session 63 three laptops under WSL2 (an
-    RTX 3050, an RTX 4070's AWQ sweep, an RTX 4080's utilization sweep)."""
+    RTX 3050, an RTX 4070's AWQ sweep, an RTX 4080's utilization sweep); since session 66 two more under WSL2 and a
+    32 GB desktop card."""
     assert {record.id for record in RECORDS.values() if record.desktop} == {
         "my-deepseek-r1-distill-qwen-7b-3090",
         "case-lmdeploy-1703-internlm-20b-w4-3090",
@@ -300,6 +301,12 @@ def test_the_corpus_judges_its_desktop_starts_as_plan_desktop_plans_them() -> No
             "len1024-u082-seq1-b2048-eager", "len2048-u085-seq2-b2048-eager", "len2048-u085-seq2-b4096-eager",
             "len2048-u085-seq2-b4096-graphs", "len4096-u085-seq2-b2048-eager-triton-auto",
             "len4096-u085-seq2-b2048-eager-triton-fp8e4m3")),
+        # session 66: an RTX 3050 Laptop and a GTX 1660 Ti (two starts) under WSL2, and a 32 GB desktop card driving
+        # its display (two context lengths; their sources say so: SOURCES.md, session 66)
+        "file70369044151-qwen2.5-1.5b-awq-rtx3050-laptop-wsl2-v0300",
+        *(f"fillipeml-qlora-serving-lab-qwen2.5-0.5b-instruct-gtx1660ti-wsl2-v0310-{dtype}-u078"
+          for dtype in ("float32", "float16")),
+        *(f"file68519422180-qwen3.8-27b-fp8-rtx5090-desktop-v0280-mml{length}" for length in (16384, 7168)),
     }
     record = RECORDS["case-lmdeploy-1703-internlm-20b-w4-3090"]
     judged = blind(record, corpus_fits(record.source), weights_logged=False)
