@@ -15,8 +15,14 @@ from tests.conftest import CONFIGS
 
 LLAMA70 = str(CONFIGS / "meta-llama--Llama-3.1-70B.json")
 BASE = ["plan", "--model", LLAMA70, "--tp", "4"]
-SGLANG_BUDGET = 32_846_727_476  # SGLang's planned KV budget per rank (`plan --engine sglang`; tests/domain/test_compare.py:
-# 32,860,288,725 before the session-65 refit's `sglang.context`, +16,558,302 B of context × 0.819 = −13,561,249 B)
+
+
+def engine_plan(capsys: pytest.CaptureFixture[str], engine: str) -> dict[str, int]:
+    """`plan --engine E` on the same launch: the row `--compare` must repeat (one solve, `planned_capacity`; the
+    engines' budgets are worked by hand in tests/domain/test_compare.py)."""
+    assert main([*BASE, "--engine", engine, "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    return {key: plan[key] for key in ("token_capacity", "token_capacity_min", "token_capacity_max", "kv_budget_bytes")}
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -26,6 +32,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 
 def test_the_table_shows_every_engine_its_setting_and_the_same_budget_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    sglang, vllm = engine_plan(capsys, "sglang"), engine_plan(capsys, "vllm")
     code, out, _ = run(capsys, "--compare", "all")
     assert code == 0
     lines = out.splitlines()
@@ -35,18 +42,20 @@ def test_the_table_shows_every_engine_its_setting_and_the_same_budget_flags(caps
     assert "--tp: llama.cpp has no tensor" in rows.pop("llama.cpp")  # a row message: it has no TP ranks
     # each row: the engine's own flag and value, the budget in GB and GiB, bytes per token, tokens per rank
     assert "--mem-fraction-static 0.819" in rows["SGLang"] and "32.85 GB (30.59 GiB)" in rows["SGLang"]
-    assert "400,961" in rows["SGLang"] and "393,481 – 408,440" in rows["SGLang"]  # `plan --engine sglang`'s interval
-    # vLLM's latest (0.34.0) under its extensible KV cache: the unstated share is 1.0 (tests/domain/test_compare.py);
-    # 503,808 = 246 granules a layer × 2,048 tokens: H100 TP4's mnnvl all-reduce workspace (512 MiB, not trtllm's 38 MiB,
-    # from v0.25.0) takes 474 MiB more of the budget than before 917d5d3b (509,952, 249 granules)
-    assert "--gpu-memory-utilization 1 " in rows["vLLM"] and "503,808" in rows["vLLM"]
+    assert f"{sglang['token_capacity']:,}" in rows["SGLang"]  # `plan --engine sglang`'s figure and interval
+    assert f"{sglang['token_capacity_min']:,} – {sglang['token_capacity_max']:,}" in rows["SGLang"]
+    # vLLM's latest (0.34.0) under its extensible KV cache: the unstated share is 1.0 (tests/domain/test_compare.py),
+    # whole granules a layer × 2,048 tokens, as `plan --engine vllm` solves it
+    assert "--gpu-memory-utilization 1 " in rows["vLLM"] and f"{vllm['token_capacity']:,}" in rows["vLLM"]
+    assert vllm["token_capacity"] % 2_048 == 0
     assert "--cache-max-entry-count 0.8" in rows["LMDeploy"] and "462,144" in rows["LMDeploy"]
     assert "--kv_cache_free_gpu_memory_fraction 0.9" in rows["TensorRT-LLM"] and "478,944" in rows["TensorRT-LLM"]
     assert all("81,920 B bf16" in row for row in rows.values())
     assert "Same KV budget per rank as SGLang, 32.85 GB (30.59 GiB), re-solved under each engine's rules:" in lines
     assert any(
-        line.startswith("  vLLM ") and "400,960" in line  # whole blocks of 64 at 0.34.0 (tests/domain/test_compare.py)
-        and f"--kv-cache-memory-bytes {SGLANG_BUDGET}" in line
+        # whole blocks of 64 at 0.34.0 of SGLang's budget ÷ 81,920 B a token (tests/domain/test_compare.py)
+        line.startswith("  vLLM ") and f"{sglang['kv_budget_bytes'] // 81_920 // 64 * 64:,}" in line
+        and f"--kv-cache-memory-bytes {sglang['kv_budget_bytes']}" in line
         for line in lines
     )
     assert any("--cache-max-entry-count 0.694" in line and "share searched" in line for line in lines)
@@ -71,6 +80,7 @@ def test_llamacpp_shows_its_context_not_a_share(capsys: pytest.CaptureFixture[st
 
 
 def test_json_gives_each_engines_row_and_the_same_budget_list(capsys: pytest.CaptureFixture[str]) -> None:
+    sglang = engine_plan(capsys, "sglang")
     code, out, _ = run(capsys, "--compare", "trtllm,sglang", "--json")
     assert code == 0
     data = json.loads(out)
@@ -80,7 +90,7 @@ def test_json_gives_each_engines_row_and_the_same_budget_list(capsys: pytest.Cap
                 "memory_fraction_source", "kv_budget_bytes", "kv_bytes_per_token", "token_capacity",
                 "max_running_requests", "fits", "error"):
         assert key in row
-    assert (row["engine_version"], row["version_source"], row["kv_budget_bytes"]) == (None, "not_stated", SGLANG_BUDGET)
+    assert (row["engine_version"], row["version_source"], row["kv_budget_bytes"]) == (None, "not_stated", sglang["kv_budget_bytes"])
     # SGLang's budget is below TensorRT-LLM's: SGLang's cap cannot raise it, so its share is searched
     same = data["same_budget"][0]
     assert set(same) >= {"engine", "flags", "kv_budget_bytes", "token_capacity", "reached"}
