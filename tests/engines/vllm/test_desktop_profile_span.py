@@ -46,7 +46,11 @@ def _plan(record: Record, *, desktop: bool = True) -> CapacityPlan:
 
 def test_the_span_is_what_the_closed_loop_session_left_beyond_its_plan() -> None:
     """0.82 × 24,564 MiB − the weights − 11,168 × 147,456 B is what the start left beside weights and KV; less the
-    plan's activation, non-torch and graph terms it is the span, rounded up to the MiB, within one block."""
+    plan's activation, non-torch and graph terms it is the span, rounded up to the MiB, within one block.
+    By hand (session 66): 21,120,921,108 − 16,394,053,632 − 1,646,788,608 = 3,080,078,868 B beside; less 201,326,592
+    (activation) + 283,032,163 (non-torch) + 575,364,921 (graphs) = 2,020,355,192 B, 1.88 GiB (1,927 MiB). It was
+    1.68 GiB until the graphs term lost V2's cold compile figure, hidden under V2's counted peak (7cd8a084: 770 -> 569
+    MB) and the refit (e4167382: non-torch 304 -> 283 MB, graphs 569 -> 575 MB)."""
     record = RECORDS[MOST]
     assert record.tokens == 11_168 and record.util == 0.82 and record.gpu_total_bytes == TOTAL
     plan = _plan(record)
@@ -55,7 +59,7 @@ def test_the_span_is_what_the_closed_loop_session_left_beyond_its_plan() -> None
     runtime = sum(term.bytes for term in plan.estimate.terms if term.term in RUNTIME_TERMS)
     beside = 0.82 * TOTAL - weights.bytes - 11_168 * TOKEN_BYTES
     expected = beside - runtime
-    assert 1.67 < expected / 2**30 < 1.69
+    assert 1.87 < expected / 2**30 < 1.89
     assert abs(DESKTOP_PROFILE_BYTES - math.ceil(expected / MIB) * MIB) <= BLOCK_BYTES
     assert abs((profile_excess(record, committed_fits(FITS)) or 0) - expected) <= BLOCK_BYTES
 
@@ -93,17 +97,18 @@ def test_the_sanss_rtx_4070_laptop_starts_lie_in_their_intervals() -> None:
 
 
 def test_a_fold_without_the_most_takes_the_next_source() -> None:
-    """Left out, kuotunyu's launch's span is the next source's most (file61510271682's Qwen2.5-7B at 0.92: 1.11 GiB),
+    """Left out, kuotunyu's launch's span is the next source's most (file61510271682's Qwen2.5-7B at 0.92: 1.39 GiB;
+    1.12 before the graphs term lost V2's cold compile figure (7cd8a084, 1.37) and session 66's refit (e4167382)),
     as the corpus's judgement refits it; and the committed figure is the fit `DESKTOP_PROFILE_KEY` names."""
     fits = committed_fits(FITS)
     assert fits[DESKTOP_PROFILE_KEY].coefficients[0] == DESKTOP_PROFILE_BYTES
     most, found = profile_span({"vllm": list(RECORDS.values())}, fits, RECORDS[MOST].source)
     assert all(not key.startswith("kuotunyu") for key, _ in found)
-    assert 1.10 < most / 2**30 < 1.13
+    assert 1.37 < most / 2**30 < 1.40
 
 
 def test_the_interval_names_the_desktop_where_its_span_is_the_widest() -> None:
-    """The span (1.68 GiB, the closed-loop session's arithmetic above) is more than any term's held-out error on that
+    """The span (1.88 GiB, the closed-loop session's arithmetic above) is more than any term's held-out error on that
     launch, so the plan names the desktop as what widens its interval most (its low end), not the widest term; the
     same launch without a desktop names that term."""
     record = RECORDS[MOST]
