@@ -8,8 +8,7 @@ from dataclasses import dataclass
 
 from kvtop.commands.common import hub_deadline, memory_size
 from kvtop.domain.deployment import HostKvRequest
-from kvtop.domain.engines.registry import display_name, engine_rules
-from kvtop.domain.engines.vllm.sampler_path import taken_span
+from kvtop.domain.engines.registry import ENGINE_IDS, display_name, engine_rules
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.ledger import layout_from_settings
@@ -28,8 +27,15 @@ def add_deployment_arguments(parser: argparse.ArgumentParser) -> None:
                        "the engine's own host-KV flags (SGLang's HiCache, say; `kvtop plan --help` lists each "
                        "engine's)")  # fmt: skip
     group.add_argument("--flashinfer", default=None, choices=("installed", "absent"),
-                       help=("whether the install holds FlashInfer beside the engine (pip flashinfer-python): vLLM "
-                       f"{taken_span()} samples with it wherever it imports"))  # fmt: skip
+                       help=("whether the install holds FlashInfer beside the engine (pip flashinfer-python): "
+                       + _flashinfer_readers()))  # fmt: skip
+
+
+def _flashinfer_readers() -> str:
+    """Which engines read `--flashinfer`, and where, as each engine's deployment rules say (`flashinfer_read`)."""
+    said = [f"{display_name(engine)} {read}" for engine in ENGINE_IDS
+            if (read := engine_rules(engine).deployment.flashinfer_read) is not None]  # fmt: skip
+    return "; ".join(said) if said else "no engine's rules read it"
 
 
 @dataclass(frozen=True)

@@ -260,6 +260,9 @@ class DeploymentRules(Protocol):
     """One engine's deployment features: its flags, its terms and its host tier (each package's module)."""
 
     flags: frozenset[str]  # the engine's flags these rules read (kept verbatim in `LaunchSettings.flags`)
+    # where its releases read `LaunchSettings.flashinfer` (`plan --flashinfer`), as `--flashinfer`'s help says it after
+    # the engine's name ("v0.9.0 to before v0.11.1 samples with it wherever it imports"); None: no release reads it
+    flashinfer_read: str | None
 
     def setup(self, settings: LaunchSettings) -> DeploymentSetup:
         """What the launch turns on; a malformed value is an InputError naming the flag."""

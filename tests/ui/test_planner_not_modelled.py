@@ -28,6 +28,11 @@ H100 = 81559 << 20  # MiB → bytes: the H100 80GB's CUDA total
 PREFIX = "note: not modelled: "
 
 
+@pytest.fixture(autouse=True)
+def _notes_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "10000")  # each note read whole: its wrapping is tests/commands/test_prose_wrap.py's
+
+
 def _plan_notes(capsys: pytest.CaptureFixture[str], config: Path, *flags: str) -> list[str]:
     """`plan`'s 'not modelled' notes for this launch, without their 'note: ' (as the planner words them)."""
     args = [

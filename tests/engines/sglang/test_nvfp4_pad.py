@@ -20,6 +20,11 @@ RELEASES = ("0.5.6", "0.5.7", "0.5.8", "0.5.9", "0.5.10rc0", "0.5.10", "0.5.11",
             "0.5.16", "0.5.17", "0.5.18", "0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23")  # the wheels read
 
 
+@pytest.fixture(autouse=True)
+def _notes_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "10000")  # each note read whole: its wrapping is tests/commands/test_prose_wrap.py's
+
+
 def _plan(capsys: pytest.CaptureFixture[str], config: str, gpu: str, release: str, *flags: str) -> tuple[int, str]:
     code = main(["plan", "--model", config, "--engine", "sglang", "--engine-version", release, "--gpu", gpu, *flags])
     out = capsys.readouterr()

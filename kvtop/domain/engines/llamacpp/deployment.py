@@ -20,6 +20,7 @@ SPEC_FLAGS = ("md", "model-draft")
 LORA_FLAGS = ("lora",)
 FLAGS: frozenset[str] = frozenset({"-md", "--model-draft", "--lora"})
 flags = FLAGS
+flashinfer_read: str | None = None  # no release reads whether the install holds FlashInfer
 _FEATURE_FLAGS = {Feature.SPECULATIVE: SPEC_FLAGS, Feature.LORA: LORA_FLAGS}
 
 

@@ -29,6 +29,7 @@ SPEC_FLAGS = ("speculative-algorithm", "speculative-draft-model", "speculative-n
 LORA_FLAGS = ("adapters",)
 FLAGS: frozenset[str] = frozenset("--" + f for f in (*SPEC_FLAGS, *LORA_FLAGS))
 flags = FLAGS  # the protocol's name (DeploymentRules.flags)
+flashinfer_read: str | None = None  # no release reads whether the install holds FlashInfer
 _FEATURE_FLAGS = {Feature.SPECULATIVE: SPEC_FLAGS, Feature.LORA: LORA_FLAGS}
 
 

@@ -89,6 +89,7 @@ FLAGS: frozenset[str] = frozenset(
     "--" + f for f in (*SPEC_FLAGS, *EXPERT_FLAGS, *LORA_FLAGS, *HOST_FLAGS, "disable-cuda-graph")
 )
 flags = FLAGS  # the protocol's name (DeploymentRules.flags)
+flashinfer_read: str | None = None  # no release reads whether the install holds FlashInfer
 _FEATURE_FLAGS = {
     Feature.SPECULATIVE: SPEC_FLAGS, Feature.EXPERT_PARALLEL: EXPERT_FLAGS, Feature.LORA: LORA_FLAGS,
     Feature.HOST_KV: HOST_FLAGS, Feature.ENCODER: (),

@@ -35,6 +35,7 @@ LORA_FLAGS = ("lora_config.max_loras", "lora_config.max_lora_rank")
 HOST_FLAGS = ("kv_cache_config.host_cache_size",)
 FLAGS: frozenset[str] = frozenset("--" + f for f in (*SPEC_FLAGS, *EXPERT_FLAGS, *LORA_FLAGS, *HOST_FLAGS))
 flags = FLAGS  # the protocol's name (DeploymentRules.flags)
+flashinfer_read: str | None = None  # no release reads whether the install holds FlashInfer
 _FEATURE_FLAGS = {
     Feature.SPECULATIVE: SPEC_FLAGS, Feature.EXPERT_PARALLEL: EXPERT_FLAGS, Feature.LORA: LORA_FLAGS,
     Feature.HOST_KV: HOST_FLAGS, Feature.ENCODER: (),

@@ -69,6 +69,7 @@ from kvtop.domain.engines.vllm.encoder_profile import (
 )
 from kvtop.domain.engines.vllm.mm_limits import read_limits
 from kvtop.domain.engines.vllm.rope_override import max_model_len
+from kvtop.domain.engines.vllm.sampler_path import taken_span
 from kvtop.domain.engines.vllm.skip_mm_profiling import FLAG as SKIP_MM_FLAG
 from kvtop.domain.engines.vllm.skip_mm_profiling import SOURCE as SKIP_MM_SOURCE
 from kvtop.domain.engines.vllm.skip_mm_profiling import skips_encoder
@@ -94,6 +95,8 @@ LORA_FLAGS = ("enable-lora", "max-loras", "max-lora-rank", "fully-sharded-loras"
 HOST_FLAGS = ("kv-offloading-size", "kv-offloading-backend", "swap-space")
 FLAGS: frozenset[str] = frozenset("--" + f for f in (*SPEC_FLAGS, *EXPERT_FLAGS, *LORA_FLAGS, *HOST_FLAGS))
 flags = FLAGS  # the protocol's name (DeploymentRules.flags)
+# the releases where an importable FlashInfer is the sampler's path (sampler_path.FLASHINFER_TAKEN_ERAS)
+flashinfer_read: str | None = f"{taken_span()} samples with it wherever it imports"
 _FEATURE_FLAGS = {
     Feature.SPECULATIVE: SPEC_FLAGS, Feature.EXPERT_PARALLEL: EXPERT_FLAGS, Feature.LORA: LORA_FLAGS,
     Feature.HOST_KV: HOST_FLAGS, Feature.ENCODER: (),
