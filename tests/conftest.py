@@ -36,6 +36,15 @@ def fake_host_desktop_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("kvtop.sources.host_desktop.DXG_DEVICE", NO_HOST_DXG)
 
 
+@pytest.fixture(autouse=True)
+def prose_unwrapped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test reads a command's prose (notes, hints, engine flags, errors) whole, on one line: COLUMNS wide, so
+    `kvtop.commands.output.terminal_columns` never wraps it at the piped default of 100. The tests of the wrapping
+    itself (tests/commands/test_prose_wrap.py) and of the README's examples (tests/test_cli_readme.py, a pipe's 100
+    columns as a person sees them) set their own width."""
+    monkeypatch.setenv("COLUMNS", "10000")
+
+
 @pytest.fixture(scope="session")
 def needs_torch() -> None:
     """Skip, with the reason, a test whose probe really allocates: that takes torch (the probe extra)."""

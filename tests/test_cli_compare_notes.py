@@ -46,9 +46,3 @@ def test_the_config_s_default_is_noted_once(capsys: pytest.CaptureFixture[str]) 
     assert notes.count("note: the config leaves out attention_bias=False: LlamaConfig's class default") == 1
     # SGLang's plan's own note is named; vLLM's plan (its runtime a calibrated term, `plan --engine vllm`) has none
     assert any(n.startswith("note (SGLang): ") for n in notes) and not any(n.startswith("note (vLLM): ") for n in notes)
-
-
-@pytest.fixture(autouse=True)
-def _notes_unwrapped(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each note read whole, on one line: their wrapping at the terminal's width is tests/commands/test_prose_wrap.py's."""
-    monkeypatch.setenv("COLUMNS", "10000")

@@ -163,8 +163,11 @@ def test_text_prices_a_lost_gpu_as_a_whole_gpu_not_as_no_cost(capsys: pytest.Cap
     assert "INFO     Idle GPU · GPU 4 · a whole GPU unused" in text and "no token cost" not in text
 
 
-def test_json_and_text_carry_the_incidents_answer(capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_and_text_carry_the_incidents_answer(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The sentence a person pastes into a ticket: the finding's GPU, rank, tokens, pid, bytes and fix."""
+    monkeypatch.setenv("COLUMNS", "100")  # a pipe's width (tests/conftest.py sets every other test's wide)
     code, out = diagnose_json(capsys, "--demo", "llama70b-tp8-foreign-gpu3")
     (finding,) = out["findings"]
     assert out["answer"].startswith(f"GPU 3 (rank TP3 of sglang:41000) loses {finding['tokens']:,} tokens to pid 4242 (python, 6.00 GiB, started ")

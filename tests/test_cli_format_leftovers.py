@@ -113,9 +113,3 @@ def test_a_block_gap_of_megabytes_reads_in_mib(capsys: pytest.CaptureFixture[str
     log = CASES / "lmdeploy" / "lmdeploy-3411-internvl25-8b-a100-80g" / "engine.log"
     verdict = _line(_out(capsys, "explain", str(log), "--engine", "lmdeploy", "--model", str(LLAMA2_7B)), "verdict:")
     assert verdict.startswith("verdict: MISMATCH — the logged block is 24.00 MiB smaller than predicted.")
-
-
-@pytest.fixture(autouse=True)
-def _notes_unwrapped(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each note read whole, on one line: their wrapping at the terminal's width is tests/commands/test_prose_wrap.py's."""
-    monkeypatch.setenv("COLUMNS", "10000")

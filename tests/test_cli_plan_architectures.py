@@ -73,9 +73,3 @@ def test_vllm_before_its_transformers_backend_refuses_a_class_no_wheel_registers
         assert err.startswith("kvtop: error: --model: vLLM 0.7.1 has no QuuxForCausalLM (no vLLM wheel 0.6.0 … 0.34.0 ")
         assert "it stops with \"Model architectures ['QuuxForCausalLM'] are not supported for now.\"" in err
         assert ("auto_map remote code is not loaded" in err) == (name == "remote")
-
-
-@pytest.fixture(autouse=True)
-def _notes_unwrapped(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each note read whole, on one line: their wrapping at the terminal's width is tests/commands/test_prose_wrap.py's."""
-    monkeypatch.setenv("COLUMNS", "10000")

@@ -117,9 +117,3 @@ def test_a_not_modelled_term_is_explained_once(capsys: pytest.CaptureFixture[str
     assert "not modelled" in row and row == row.rstrip()
     assert out.count("gathers every DP rank's batch into each MoE layer") == 1
     assert "note: not modelled: MoE batch gathered over 2 DP ranks in the profile run (--data-parallel-size 2)" in out
-
-
-@pytest.fixture(autouse=True)
-def _notes_unwrapped(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each note read whole, on one line: their wrapping at the terminal's width is tests/commands/test_prose_wrap.py's."""
-    monkeypatch.setenv("COLUMNS", "10000")

@@ -36,9 +36,3 @@ def test_a_bare_name_without_a_sized_twin_names_its_size() -> None:
     assert memory_variant_note("V100", GpuTotalOrigin.TABLE) == (
         "--gpu V100 is taken as the 16 GB card (16,384 MiB, nvidia-smi's total); for the other size give --gpu V100-32GB"
     )
-
-
-@pytest.fixture(autouse=True)
-def _notes_unwrapped(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each note read whole, on one line: their wrapping at the terminal's width is tests/commands/test_prose_wrap.py's."""
-    monkeypatch.setenv("COLUMNS", "10000")

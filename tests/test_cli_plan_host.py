@@ -259,9 +259,3 @@ def test_vllm_says_it_does_not_read_free_memory_after_load(capsys: pytest.Captur
     # 0.34.0's extensible KV cache reads the free memory at start, still not the free memory after load
     new = plan_json(capsys, *args[:-1], "0.34.0", "--free-after-load", "10GiB")["notes"]
     assert any(note.startswith("--free-after-load not read by vLLM's rule: the extensible KV cache") for note in new)
-
-
-@pytest.fixture(autouse=True)
-def _notes_unwrapped(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each note read whole, on one line: their wrapping at the terminal's width is tests/commands/test_prose_wrap.py's."""
-    monkeypatch.setenv("COLUMNS", "10000")

@@ -54,9 +54,3 @@ def test_explain_names_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     note = ("  note: class FooForCausalLM has no architecture entry of its own: read as llama (LlamaConfig) by its "
             "model_type 'llama'; not checked against the engines' model code")  # fmt: skip
     assert note in capsys.readouterr().out.splitlines()
-
-
-@pytest.fixture(autouse=True)
-def _notes_unwrapped(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each note read whole, on one line: their wrapping at the terminal's width is tests/commands/test_prose_wrap.py's."""
-    monkeypatch.setenv("COLUMNS", "10000")

@@ -33,6 +33,9 @@ from kvtop.commands.node_source import DemoSource
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 DEMO_TICK = 1_750_000_000
+#: The width the README's prose is shown at: what a pipe gets (`kvtop.commands.output.DEFAULT_COLUMNS`), set here
+#: since tests/conftest.py makes every other test's COLUMNS wide.
+README_COLUMNS = 100
 ELISION = "…"
 _FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
 _EXIT = re.compile(r"#\s*exit (\d+)")
@@ -94,6 +97,7 @@ def test_each_readme_example_prints_what_the_readme_shows(
 ) -> None:
     monkeypatch.chdir(REPO)  # the README's relative paths are from the repository's root
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("COLUMNS", str(README_COLUMNS))
     monkeypatch.setattr(DemoSource, "tick", lambda self: DEMO_TICK)
     try:
         code = main(list(example.argv))

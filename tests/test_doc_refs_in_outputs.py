@@ -27,7 +27,6 @@ def _bare(text: str) -> list[str]:
 @pytest.fixture(autouse=True)
 def _no_store(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KVTOP_NO_CALIBRATION_STORE", "1")
-    monkeypatch.setenv("COLUMNS", "10000")  # each note read whole: its wrapping is tests/commands/test_prose_wrap.py's
 
 
 @pytest.mark.parametrize("engine", ENGINE_IDS)

@@ -30,7 +30,7 @@ COMPARE = ("plan", "--model", "llama-3-70b", "--tp", "4", "--gpu", "H100", "--co
 def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("KVTOP_NO_CALIBRATION_STORE", "1")
-    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("COLUMNS", raising=False)  # its own width: not tests/conftest.py's wide COLUMNS
 
 
 class Terminal(io.StringIO):

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from kvtop.domain.config_default import DefaultKind
 from kvtop.domain.model_config import model_from_config
 from tests.conftest import DATA
@@ -57,9 +55,3 @@ def test_the_plan_says_the_assumption_in_its_json_and_notes(tmp_path, capsys) ->
         "and --dtype auto serves that as 16-bit (vLLM bfloat16 on CUDA from v0.9.1, float16 before; SGLang float16): "
         "2 B per parameter"
     ]
-
-
-@pytest.fixture(autouse=True)
-def _notes_unwrapped(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each note read whole, on one line: their wrapping at the terminal's width is tests/commands/test_prose_wrap.py's."""
-    monkeypatch.setenv("COLUMNS", "10000")

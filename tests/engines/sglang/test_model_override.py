@@ -93,9 +93,3 @@ def test_the_merge_follows_the_release() -> None:
 def test_the_default_empty_object_overrides_nothing() -> None:
     """SGLang's default is "{}", and `get_config` merges only `if model_override_args:` (v0.4.0 :80, v0.5.23 :405)."""
     assert config_override(parse_flags("sglang", [FLAG, "{}"]), ResolvedVersion(text="0.5.23")) is None
-
-
-@pytest.fixture(autouse=True)
-def _notes_unwrapped(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each note read whole, on one line: their wrapping at the terminal's width is tests/commands/test_prose_wrap.py's."""
-    monkeypatch.setenv("COLUMNS", "10000")

@@ -68,9 +68,3 @@ def test_plan_prints_the_note_and_exits_0(capsys: pytest.CaptureFixture[str]) ->
     assert main(["plan", "--json", "--model", INTERNLM_20B, *ARGS]) == 0
     state = json.loads(capsys.readouterr().out)["architecture_check"]["state"]
     assert state == "not_checked"
-
-
-@pytest.fixture(autouse=True)
-def _notes_unwrapped(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each note and the engine flags read whole, on one line: their wrapping is tests/commands/test_prose_wrap.py's."""
-    monkeypatch.setenv("COLUMNS", "10000")

@@ -221,9 +221,3 @@ def test_explain_names_a_disabled_cache_beside_the_cold_compile() -> None:
     assert "VLLM_DISABLE_COMPILE_CACHE=1" in DISABLED_LOGGED and "backends.py" in DISABLED_LOGGED
     plain = _explain(COMPILED).notes
     assert COLD_COMPILE in plain and not any(DISABLED_LOGGED in note for note in plain)
-
-
-@pytest.fixture(autouse=True)
-def _notes_unwrapped(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each note and the engine flags read whole, on one line: their wrapping is tests/commands/test_prose_wrap.py's."""
-    monkeypatch.setenv("COLUMNS", "10000")

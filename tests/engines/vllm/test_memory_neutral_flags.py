@@ -138,9 +138,3 @@ def test_a_short_alias_is_its_long_flag() -> None:
     `--api-server-count` (entrypoints/common/cli_args.py, _customize_cli_kwargs): before, both were refused."""
     assert parse_flags("vllm", ["-tp", "2", "-ep"], strict=True).enable_expert_parallel is True
     assert parse_flags("vllm", ["-asc", "4"], strict=True).flags == {"api-server-count": "4"}
-
-
-@pytest.fixture(autouse=True)
-def _notes_unwrapped(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each note and the engine flags read whole, on one line: their wrapping is tests/commands/test_prose_wrap.py's."""
-    monkeypatch.setenv("COLUMNS", "10000")

@@ -141,9 +141,3 @@ def test_explain_says_what_plan_leaves_unmodelled(capsys: pytest.CaptureFixture[
     assert [line for line in text.splitlines() if "not modelled:" in line] == [f"  note: not modelled: {planned[0]}"]
     log.write_text(IX_LOG)
     assert json.loads(_explain(capsys, log, "--engine-version", "0.22.0", "--gpu", "H200", "--json"))["not_modelled"] == []
-
-
-@pytest.fixture(autouse=True)
-def _notes_unwrapped(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each note read whole, on one line: their wrapping at the terminal's width is tests/commands/test_prose_wrap.py's."""
-    monkeypatch.setenv("COLUMNS", "10000")
