@@ -8,10 +8,9 @@ import pytest
 from kvtop.cli import main
 
 
-def test_the_help_quotes_the_engines_span(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_help_quotes_the_engines_span(capsys: pytest.CaptureFixture[str]) -> None:
     # vLLM takes an importable FlashInfer >= 0.2.3 from v0.9.0 (v1/sample/ops/topk_topp_sampler.py v0.9.0:33-38) and
     # makes it opt-in from v0.11.1 (vllm#26859); no other engine's rules read it
-    monkeypatch.setenv("COLUMNS", "10000")
     with pytest.raises(SystemExit):
         main(["plan", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())

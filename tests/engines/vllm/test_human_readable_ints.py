@@ -98,8 +98,7 @@ def _plan(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str
     return code, captured.out.splitlines(), captured.err
 
 
-def test_the_held_out_launch_plans_as_launched(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "10000")  # the engine flags read whole: their wrapping is tests/commands' (shell_prose)
+def test_the_held_out_launch_plans_as_launched(capsys: pytest.CaptureFixture[str]) -> None:
     record = _record()
     note = str(record["note"])
     launch = note.split("`")[1]  # the launch line as run, first in the note
