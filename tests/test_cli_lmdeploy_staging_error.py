@@ -43,8 +43,11 @@ def _weights_error(plan: dict) -> int:
 
 def _half_width(plan: dict) -> float:
     """The interval's lower half: where every term charges more, none meets the floor that keeps a term from moving
-    below 0 bytes (the assumed 0.75 GiB context's error is wider than it, so the upper half is not symmetric)."""
-    return plan["kv_budget_bytes"] - plan["kv_budget_min_bytes"]
+    below 0 bytes (the assumed 0.75 GiB context's error is wider than it, so the upper half is not symmetric), less
+    the widening for lying outside the corpus, which joins it as one more root-of-squares error proportional to each
+    plan's own budget (`ExtrapolationWidening.widen`; the plan's `extrapolation` term)."""
+    widening = next((term["error_bytes"] for term in plan["terms"] if term["term"] == "extrapolation"), 0)
+    return math.sqrt((plan["kv_budget_bytes"] - plan["kv_budget_min_bytes"]) ** 2 - widening**2)
 
 
 @pytest.mark.parametrize(
