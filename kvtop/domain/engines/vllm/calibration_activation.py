@@ -35,8 +35,8 @@ from kvtop.domain.engines.vllm.profile_run import batch_limits, lora, runs_opt_i
 from kvtop.domain.engines.vllm.rejection_sampler import rejection_extra_bytes
 from kvtop.domain.engines.vllm.sampler_path import ProfiledPath, profiled_sampler_path
 from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
-from kvtop.domain.engines.vllm.skip_mm_profiling import skips_encoder
-from kvtop.domain.engines.vllm.text_only import profiles_encoder, refuse_unread
+from kvtop.domain.engines.vllm.skip_mm_profiling import encoder_profiled
+from kvtop.domain.engines.vllm.text_only import refuse_unread
 from kvtop.domain.engines.vllm.v0_profile import (
     MOE_FORWARD_ERROR,
     fused_moe_forward_bytes,
@@ -456,5 +456,4 @@ def _encoder_runs(inputs: CalibrationInputs) -> bool:
     """Whether the profile runs an encoder before the text model: a multimodal model not served text-only
     (`--language-model-only` on a class read: text_only.py) nor profiled without it (`--skip-mm-profiling`:
     skip_mm_profiling.py), whose peak is then a text model's."""
-    return profiles_encoder(inputs.model, inputs.settings, inputs.version) and not skips_encoder(
-        inputs.version, inputs.gpu_name, inputs.settings)
+    return encoder_profiled(inputs.model, inputs.settings, inputs.version, inputs.gpu_name)

@@ -18,7 +18,9 @@ from __future__ import annotations
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.batching import engine_era
 from kvtop.domain.engines.vllm.flags_table import FlagSpan
+from kvtop.domain.engines.vllm.text_only import profiles_encoder
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
 from kvtop.domain.span import flag_switch
 
 FLAG = "--skip-mm-profiling"
@@ -43,3 +45,11 @@ def skips_encoder(version: ResolvedVersion, gpu_name: str | None, settings: Laun
     V1 (or V2) runner reads it, on a start that does not fall back to V0 (`batching.engine_era`)."""
     flags = settings.flags
     return flag_switch(settings, KEY) is True and SKIPS_ERAS.at(version) and engine_era(version, gpu_name, flags) != "v0"
+
+
+def encoder_profiled(
+    model: ModelSpec | None, settings: LaunchSettings, version: ResolvedVersion, gpu_name: str | None
+) -> bool:
+    """Whether the profile runs an encoder before the text model: a multimodal model not served text-only
+    (`text_only.profiles_encoder`) nor launched with the encoder's pass skipped (`skips_encoder`)."""
+    return profiles_encoder(model, settings, version) and not skips_encoder(version, gpu_name, settings)

@@ -51,8 +51,7 @@ from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.sampler_path import SamplerPath, stated_path, v2_warmup_path
 from kvtop.domain.engines.vllm.sampler_peak import moe_workspace_bytes, triton_buffer_bytes
-from kvtop.domain.engines.vllm.skip_mm_profiling import skips_encoder
-from kvtop.domain.engines.vllm.text_only import profiles_encoder
+from kvtop.domain.engines.vllm.skip_mm_profiling import encoder_profiled
 from kvtop.domain.engines.vllm.v0_profile import held_forward_bytes
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
@@ -148,8 +147,7 @@ def v2_counted(inputs: CalibrationInputs) -> bool:
     model = inputs.model
     if model is None or not runs_v2(inputs.version, model, inputs.settings):
         return False
-    skipped = skips_encoder(inputs.version, inputs.gpu_name, inputs.settings)
-    if profiles_encoder(model, inputs.settings, inputs.version) and not skipped:
+    if encoder_profiled(model, inputs.settings, inputs.version, inputs.gpu_name):
         return False
     return V2_SAMPLER_COUNTED.at(inputs.version)
 
