@@ -47,15 +47,17 @@ def terminal_columns(stream: TextIO | None = None) -> int:
     return columns if columns >= _NARROWEST else DEFAULT_COLUMNS
 
 
+def _hang(head: str) -> int:
+    """Where a head's further lines start: under its text, or 4 columns past its margin where the head is long."""
+    return len(head) if len(head) <= _LONG_HEAD else len(head) - len(head.lstrip(" ")) + 4
+
+
 def prose(head: str, text: str, *, width: int | None = None, hang: int | None = None) -> str:
     """`head` then `text` as lines of at most `width` columns (the terminal's): the one wrapping of a note, a hint
     or an error line. Broken at spaces only: a word longer than a line (a path, a `--flag=value`) stays whole;
     each further line hangs under the text (`note: ` 6 columns in), or 4 columns past the margin of a long head
     (or `hang` columns in, where given: a note whose head is inside its text)."""
-    margin = len(head) - len(head.lstrip(" "))
-    if hang is None:
-        hang = len(head) if len(head) <= _LONG_HEAD else margin + 4
-    indent = " " * hang
+    indent = " " * (_hang(head) if hang is None else hang)
     wrapper = textwrap.TextWrapper(
         width=width or terminal_columns(), initial_indent=head, subsequent_indent=indent,
         break_long_words=False, break_on_hyphens=False,
@@ -81,7 +83,7 @@ def shell_prose(head: str, words: Sequence[str], *, width: int | None = None) ->
     limit = width or terminal_columns()
     if len(head) + len(" ".join(units)) <= limit:
         return head + " ".join(units)
-    indent = " " * (len(head) if len(head) <= _LONG_HEAD else len(head) - len(head.lstrip(" ")) + 4)
+    indent = " " * _hang(head)
     lines = [head + (units[0] if units else "")]
     for unit in units[1:]:
         if len(lines[-1]) + 1 + len(unit) + 2 <= limit:  # room for the unit and a closing ` \`

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from kvtop.domain.cluster import ADVICE, SEVERITY_WEIGHT, ClusterNode, GpuSource
 from kvtop.domain.diagnose_findings import Severity
+from kvtop.domain.wording import counted
 
 #: Both the top line and the pane, where no kvtop exporter answers for the node.
 NO_EXPORTER = "no kvtop exporter on this node: nothing was diagnosed"
@@ -47,10 +48,6 @@ class ExportedFindings:
         return self.rule
 
 
-def _findings(count: int) -> str:
-    return f"{count} finding{'' if count == 1 else 's'}"
-
-
 @dataclass(frozen=True)
 class ExportedCounts:
     """What `kvtop export` on `node` counted, by severity, worst first, none zero (`counts` None: no exporter)."""
@@ -79,7 +76,7 @@ class ExportedCounts:
         if self.counts is None:
             return (ExportedFindings("not diagnosed", "info", NO_EXPORTER, fix=RUN_EXPORT),)
         said = f"counted by kvtop export on {self.node}"
-        return tuple(ExportedFindings(_findings(count), severity, said) for severity, count in self.counts)
+        return tuple(ExportedFindings(counted(count, "finding"), severity, said) for severity, count in self.counts)
 
     def forms(self) -> tuple[str, ...]:
         """The incident's sentence and its shorter forms: 'kvtop export on h100-f counts 1 critical finding and

@@ -9,6 +9,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from kvtop.domain.capacity import capacity_said
+from kvtop.domain.cluster_findings import ExportedCounts
 from kvtop.domain.diagnose_findings import Finding, Severity
 from kvtop.domain.engines.registry import display_name, display_names
 from kvtop.domain.engines.versions import VersionSource
@@ -161,7 +162,7 @@ class NodeHeader(Widget):
         self._shown: tuple[str, tuple[object, ...]] | None = None  # the drawn text and spans
         self._inputs: tuple[object, ...] | None = None  # what `_shown` came from
         # (snapshot, findings, exported counts, their answer)
-        self._answer: tuple[NodeSnapshot, tuple[Finding, ...], object, IncidentAnswer] | None = None
+        self._answer: tuple[NodeSnapshot, tuple[Finding, ...], ExportedCounts | None, IncidentAnswer] | None = None
 
     def watch_state(self) -> None:
         self._refresh_if_changed()
