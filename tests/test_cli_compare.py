@@ -1,7 +1,8 @@
 """`kvtop plan --compare` as a user runs it: the side-by-side table, the JSON contract, and bad input
 refused with one line naming the flag (exit 2).
 
-Llama-3.1-70B at TP4 on H100s; the figures are worked by hand in tests/domain/test_compare.py.
+Llama-3.1-70B at TP4 on H100s; each engine's tokens from its budget are worked by hand in tests/domain/test_compare.py
+(the budgets are calibrated: the corpus tests judge them).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ BASE = ["plan", "--model", LLAMA70, "--tp", "4"]
 
 def engine_plan(capsys: pytest.CaptureFixture[str], engine: str) -> dict[str, int]:
     """`plan --engine E` on the same launch: the row `--compare` must repeat (one solve, `planned_capacity`; the
-    engines' budgets are worked by hand in tests/domain/test_compare.py)."""
+    engines' tokens from their budgets are worked by hand in tests/domain/test_compare.py)."""
     assert main([*BASE, "--engine", engine, "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)
     return {key: plan[key] for key in ("token_capacity", "token_capacity_min", "token_capacity_max", "kv_budget_bytes")}
