@@ -34,6 +34,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 def test_the_table_shows_every_engine_its_setting_and_the_same_budget_flags(capsys: pytest.CaptureFixture[str]) -> None:
     sglang, vllm = engine_plan(capsys, "sglang"), engine_plan(capsys, "vllm")
+    lmdeploy, trtllm = engine_plan(capsys, "lmdeploy"), engine_plan(capsys, "trtllm")
     code, out, _ = run(capsys, "--compare", "all")
     assert code == 0
     lines = out.splitlines()
@@ -49,8 +50,8 @@ def test_the_table_shows_every_engine_its_setting_and_the_same_budget_flags(caps
     # whole granules a layer × 2,048 tokens, as `plan --engine vllm` solves it
     assert "--gpu-memory-utilization 1 " in rows["vLLM"] and f"{vllm['token_capacity']:,}" in rows["vLLM"]
     assert vllm["token_capacity"] % 2_048 == 0
-    assert "--cache-max-entry-count 0.8" in rows["LMDeploy"] and "462,144" in rows["LMDeploy"]
-    assert "--kv_cache_free_gpu_memory_fraction 0.9" in rows["TensorRT-LLM"] and "478,944" in rows["TensorRT-LLM"]
+    assert "--cache-max-entry-count 0.8" in rows["LMDeploy"] and f"{lmdeploy['token_capacity']:,}" in rows["LMDeploy"]
+    assert "--kv_cache_free_gpu_memory_fraction 0.9" in rows["TensorRT-LLM"] and f"{trtllm['token_capacity']:,}" in rows["TensorRT-LLM"]
     assert all("81,920 B bf16" in row for row in rows.values())
     assert "Same KV budget per rank as SGLang, 32.85 GB (30.59 GiB), re-solved under each engine's rules:" in lines
     assert any(
