@@ -50,10 +50,12 @@ class ExportedFindings:
 
 @dataclass(frozen=True)
 class ExportedCounts:
-    """What `kvtop export` on `node` counted, by severity, worst first, none zero (`counts` None: no exporter)."""
+    """What `kvtop export` on `node` counted, by severity, worst first, none zero (`counts` None: no exporter);
+    `advice` is the node's own `ClusterNode.advice_total`, read once, never summed again here."""
 
     node: str
     counts: tuple[tuple[str, int], ...] | None
+    advice: int = 0
 
     @classmethod
     def of(cls, name: str, node: ClusterNode | None) -> ExportedCounts:
@@ -61,15 +63,27 @@ class ExportedCounts:
         if node is None or not has_kvtop(node):
             return cls(name, None)
         counts = sorted(node.findings.items(), key=lambda pair: -SEVERITY_WEIGHT.get(pair[0].lower(), 1))
-        return cls(name, tuple((severity, count) for severity, count in counts if count > 0))
+        faults_and_advice = tuple((severity, count) for severity, count in counts if count > 0)
+        return cls(name, faults_and_advice, node.advice_total)
+
+    @property
+    def faults(self) -> tuple[tuple[str, int], ...]:
+        """The counts that are faults (advice aside), worst first, none zero."""
+        return tuple((s, c) for s, c in self.counts or () if s.lower() not in ADVICE)
 
     @property
     def worst(self) -> Severity | None:
         """The worst fault counted, as a diagnosis' severity ('error' is critical); None: no fault (advice aside)."""
-        faults = [SEVERITY_WEIGHT.get(s.lower(), 1) for s, _ in self.counts or () if s.lower() not in ADVICE]
-        if not faults:
+        if not self.faults:
             return None
-        return Severity.CRITICAL if max(faults) >= SEVERITY_WEIGHT["critical"] else Severity.WARNING
+        worst = SEVERITY_WEIGHT.get(self.faults[0][0].lower(), 1)
+        return Severity.CRITICAL if worst >= SEVERITY_WEIGHT["critical"] else Severity.WARNING
+
+    def cell(self) -> str:
+        """The node list's findings cell: '1 error · 2 warning · 2 advice', 'none · 2 advice' or 'none' (the
+        view shows '—' where `counts` is None: no exporter)."""
+        faults = [f"{count} {severity}" for severity, count in self.faults] or ["none"]
+        return " · ".join([*faults, *([f"{self.advice} advice"] if self.advice else [])])
 
     def entries(self) -> tuple[ExportedFindings, ...]:
         """The findings pane's entries: one per severity counted, or one saying nothing was diagnosed."""
@@ -83,8 +97,7 @@ class ExportedCounts:
         3 advice — run `kvtop diagnose` on the node for each cause and its fix', or NO_EXPORTER."""
         if self.counts is None:
             return (NO_EXPORTER,)
-        faults = [(s, c) for s, c in self.counts if s.lower() not in ADVICE]
-        advice = sum(c for s, c in self.counts if s.lower() in ADVICE)
+        faults, advice = self.faults, self.advice
         if not faults:
             extra = f" ({advice} advice)" if advice else ""
             return (f"kvtop export on {self.node} counts no fault{extra}", "no fault counted by kvtop export")

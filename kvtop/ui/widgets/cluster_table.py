@@ -30,20 +30,21 @@ from typing import NamedTuple
 from rich.text import Text
 
 from kvtop.domain.cluster import (
-    ADVICE,
-    SEVERITY_WEIGHT,
     ClusterFailure,
     ClusterNode,
     ClusterView,
     TargetHealth,
 )
-from kvtop.domain.cluster_findings import has_kvtop
+from kvtop.domain.cluster_findings import ExportedCounts, has_kvtop
+from kvtop.domain.diagnose_findings import Severity
 from kvtop.ui.widgets.keyed_rows import KeyedRowsTable, ToneCell
 from kvtop.units import fmt_gib, fmt_gib_figure, fmt_tokens
 
 COLUMNS = ("node", "health", "tokens per rank now / clean", "findings", "engine", "unexplained", "GPUs", "used / total")
 _RIGHT = {"GPUs", "used / total", "unexplained"}
 NONE = "—"
+#: A findings cell's tone by the worst fault counted (None: no fault, advice aside).
+_TONE = {Severity.CRITICAL: "error", Severity.WARNING: "warning", None: "success"}
 
 
 @dataclass(frozen=True)
@@ -100,17 +101,11 @@ def unexplained_cell(node: ClusterNode) -> Cell:
 
 
 def findings_cell(node: ClusterNode) -> Cell:
-    """'1 error · 2 warning', 'none', or '—' without kvtop's exporter."""
-    if not has_kvtop(node):
+    """'1 error · 2 warning', 'none', or '—' without kvtop's exporter; words and severity from `ExportedCounts`."""
+    exported = ExportedCounts.of(node.name, node)
+    if exported.counts is None:
         return Cell(NONE, "muted")
-    open_ = [(s, n) for s, n in node.findings.items() if n > 0 and s.lower() not in ADVICE]
-    advice = f"{node.advice_total} advice" if node.advice_total else ""
-    if not open_:
-        return Cell(" · ".join(("none", advice)) if advice else "none", "success")
-    open_.sort(key=lambda pair: -SEVERITY_WEIGHT.get(pair[0].lower(), 1))
-    worst = SEVERITY_WEIGHT.get(open_[0][0].lower(), 1)
-    tone = "error" if worst >= 1000 else "warning" if worst >= 10 else ""
-    return Cell(" · ".join([*(f"{count} {severity}" for severity, count in open_), *([advice] if advice else [])]), tone)
+    return Cell(exported.cell(), _TONE[exported.worst])
 
 
 def engine_cell(node: ClusterNode) -> Cell:
