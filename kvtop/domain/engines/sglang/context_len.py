@@ -5,7 +5,10 @@ max_position_embeddings the config holds, else 2048 (0.5.23 srt/configs/model_co
 common.py CONTEXT_LENGTH_KEYS). Whisper's config holds none of them (its decoder's 448 positions are
 max_target_positions): SGLang plans Whisper at 2048, which `resolve_max_num_reqs` (int(tokens ÷ context_len × 512)
 clamped to 2048..4096), the req_to_token rows ((n + 1) × (context_len + 4) int32) and every full-context figure read
-(the ledger's one context length, `SglangRules.context_length`).
+(the ledger's one context length, `SglangRules.context_length`). get_context_length also multiplies the key it finds by
+the config's `rope_scaling.factor`, unless that block states `original_max_position_embeddings` or its rope_type is
+llama3 (0.4.0 srt/hf_transformers_utils.py:106-123; 0.5.23 srt/utils/hf_transformers/common.py:677-694 alike):
+InternLM2.5-7B (dynamic, factor 2.0) runs at 65,536, not its 32,768 positions.
 """
 
 from __future__ import annotations
@@ -22,6 +25,19 @@ FALLBACK_CONTEXT = 2048
 CONTEXT_LENGTH_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "model_max_length", "max_position_embeddings")
 
 
+# the rope type whose factor get_context_length leaves out (common.py:685-686, 0.5.23; 0.4.0 :114-115)
+UNSCALED_ROPE_TYPE = "llama3"
+
+
+def rope_scaled(model: ModelSpec) -> int | None:
+    """get_context_length's int(factor × the key it finds), where the rope factor scales it; None where not (no factor,
+    the block states original_max_position_embeddings, or llama3). kvtop's `rope_original_positions` also holds a
+    section's top-level one beside a rope block, which SGLang does not read: such a config is taken as unscaled."""
+    if model.rope_factor == 1 or model.rope_original_positions or model.rope_type == UNSCALED_ROPE_TYPE:
+        return None
+    return int(model.rope_factor * model.max_position_embeddings)
+
+
 def holds_no_context_key(model: ModelSpec) -> bool:
     """The config holds none of CONTEXT_LENGTH_KEYS: its positions were read from another field."""
     return model.positions_field not in CONTEXT_LENGTH_KEYS
@@ -35,11 +51,17 @@ def engine_context(model: ModelSpec, settings: LaunchSettings) -> int:
     """The context_len SGLang runs the launch with."""
     if _falls_back(model, settings):
         return FALLBACK_CONTEXT
-    return settings.context_length or model.max_position_embeddings
+    return settings.context_length or rope_scaled(model) or model.max_position_embeddings
 
 
 def context_note(model: ModelSpec, settings: LaunchSettings) -> str:
     """Why the context_len is not the config's positions, where it is not; else empty."""
+    scaled = None if settings.context_length else rope_scaled(model)
+    if scaled is not None and not holds_no_context_key(model):
+        return (
+            f"SGLang's context_len {scaled:,}: get_context_length multiplies the config's "
+            f"{model.max_position_embeddings:,} positions by its rope factor {model.rope_factor:g}"
+        )
     if not _falls_back(model, settings):
         return ""
     return (
@@ -52,5 +74,8 @@ def derived_context(model: ModelSpec, settings: LaunchSettings) -> tuple[int, st
     """What `_derive_context_length` checks a stated --context-length against, where it is not the config's
     positions: (its fallback, in words); None where it is them."""
     if not holds_no_context_key(model):
-        return None
+        scaled = rope_scaled(model)
+        if scaled is None:
+            return None
+        return scaled, f"SGLang's derived context_len: get_context_length's positions × the rope factor {model.rope_factor:g}"
     return FALLBACK_CONTEXT, "SGLang's derived context_len: get_context_length's fallback, the config holding none of its keys"
