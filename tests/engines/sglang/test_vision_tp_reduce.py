@@ -68,3 +68,28 @@ def test_gemma3_is_refused_at_0_5_22_even_with_the_dp_encoder_flag() -> None:
         "Gemma3ForConditionalGeneration does not hand its encoder --mm-enable-dp-encoder" in refusal.message
     )
     assert "siglip.py:114" in refusal.source and "dp_attention.py:492" in refusal.source
+
+
+def test_adaptive_dispatch_keeps_the_encoder_here_so_language_only_is_still_refused() -> None:
+    # multimodal_encoder_runs_here (0.5.23 dp_attention.py:512-533): `language_only and not
+    # enable_adaptive_dispatch_to_encoder` is what offloads the encoder; adaptive dispatch forwards the tower here
+    refusal = _refusal(str(QWEN25_VL), "0.5.23", "--dp", "2", "--enable-dp-attention", "--language-only",
+                       "--enable-adaptive-dispatch-to-encoder")  # fmt: skip
+    assert refusal is not None and "VisionAttention shards over the attention TP group (2 ranks)" in refusal.message
+
+
+def _note(config: str, *flags: str) -> str | None:
+    settings = parse_flags("sglang", ["--engine-version", "0.5.23", "--tp", "4", *flags])
+    ledger = predict(load_model(config), settings, gpu_total_bytes=H100, gpu_name="H100")
+    return next((n for n in ledger.notes if "multimodal_encoder_runs_here" in n), None)
+
+
+def test_the_plan_says_what_an_engine_line_flag_was_read_for() -> None:
+    # the flag is named as ignored for memory (launch_notes.py); where it alone lifts SGLang's refusal the plan says so
+    note = _note(str(GEMMA3), "--dp", "2", "--enable-dp-attention", "--language-only")
+    assert note is not None and note.startswith("--language-only (from the engine's line")
+    assert "Gemma3ForConditionalGeneration's encoder under attention DP (attention TP 2 of TP 4)" in note
+    assert _note(str(GEMMA3), "--dp", "2", "--enable-dp-attention", "--language-model-only") is not None
+    assert _note(str(GEMMA3), "--dp", "4", "--enable-dp-attention", "--language-only") is None  # attention TP 1: no check
+    decode = ("--dp", "2", "--enable-dp-attention", "--language-only", "--disaggregation-mode", "decode")
+    assert _note(str(GEMMA3), *decode) is None  # a decode instance runs no encoder whatever the flag

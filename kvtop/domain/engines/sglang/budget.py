@@ -64,6 +64,7 @@ from kvtop.domain.engines.sglang.prefill_graphs_optin import check_optin_flag
 from kvtop.domain.engines.sglang.rope_growth import rope_growth
 from kvtop.domain.engines.sglang.spec_requests import spec_default_requests
 from kvtop.domain.engines.sglang.torch_compile import check_torch_compile
+from kvtop.domain.engines.sglang.vision_tp_reduce import vision_tp_reduce_note
 from kvtop.domain.engines.sglang.whole_fraction import WHOLE, whole_fraction_note
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.kv import FP8_KV_FORMATS, KvBook
@@ -115,6 +116,7 @@ class SglangBudget:
             tower_unbuilt_note(m, s, inputs.version),
             moe_groups_note(m, s, inputs.version),
             long_context_note(inputs),  # a --context-length above the positions the launch allows (long_context.py)
+            vision_tp_reduce_note(m, s, lay, inputs.version),  # an engine-line flag read for SGLang's encoder check
         ):
             if note:
                 notes.append(note)

@@ -7,7 +7,7 @@ max_target_positions): SGLang plans Whisper at 2048, which `resolve_max_num_reqs
 clamped to 2048..4096), the req_to_token rows ((n + 1) × (context_len + 4) int32) and every full-context figure read
 (the ledger's one context length, `SglangRules.context_length`). get_context_length also multiplies the key it finds by
 the config's `rope_scaling.factor`, unless that block states `original_max_position_embeddings` or its rope_type is
-llama3 (0.4.0 srt/hf_transformers_utils.py:106-123; 0.5.23 srt/utils/hf_transformers/common.py:677-694 alike):
+llama3, at every release kvtop models (0.4.0 … 0.5.23: the same body at each release read, `ROPE_FACTOR_READ`):
 InternLM2.5-7B (dynamic, factor 2.0) runs at 65,536, not its 32,768 positions.
 """
 
@@ -27,6 +27,22 @@ CONTEXT_LENGTH_KEYS = ("max_sequence_length", "seq_length", "max_seq_len", "mode
 
 # the rope type whose factor get_context_length leaves out (common.py:685-686, 0.5.23; 0.4.0 :114-115)
 UNSCALED_ROPE_TYPE = "llama3"
+# Where get_context_length (`def` … `return 2048`) was read, by release: the same body, rope-factor rule and keys at
+# each, and `ModelConfig` sizing with it (`derived_context_len = get_context_length(self.hf_text_config)`,
+# srt/configs/model_config.py) at each; so the rule holds from 0.4.0 (kvtop's oldest SGLang) to 0.5.23, no era.
+ROPE_FACTOR_READ = (
+    ("0.4.0", "srt/hf_transformers_utils.py:106-123"),
+    ("0.4.3", "srt/hf_transformers_utils.py:101-118"),
+    ("0.4.6.post5", "srt/hf_transformers_utils.py:168-185"),
+    ("0.4.9.post6", "srt/hf_transformers_utils.py:186-203"),
+    ("0.5.0rc2", "srt/hf_transformers_utils.py:214-231"),
+    ("0.5.2", "srt/hf_transformers_utils.py:245-262"),
+    ("0.5.5", "srt/utils/hf_transformers_utils.py:328-345"),
+    ("0.5.9", "srt/utils/hf_transformers_utils.py:453-470"),
+    ("0.5.14", "srt/utils/hf_transformers/common.py:378-395"),
+    ("0.5.19", "srt/utils/hf_transformers/common.py:567-584"),
+    ("0.5.23", "srt/utils/hf_transformers/common.py:677-694"),
+)
 
 
 def rope_scaled(model: ModelSpec) -> int | None:

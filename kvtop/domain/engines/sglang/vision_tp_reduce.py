@@ -5,8 +5,10 @@ From 0.5.22 `VisionAttention.__init__` (srt/layers/attention/vision.py 0.5.22:12
 attention TP (`self.tp_size = get_parallel().attn_tp_size`) while proj all-reduces over the whole TP group unless the
 tower passes `use_dp_attention_reduce`, so where 1 < attention TP < TP (attention DP) it raises ValueError naming the
 flags. It does not fire where the encoder does not run on this instance (`multimodal_encoder_runs_here`: a PD decode
-instance, `--language-only`, `--language-model-only`), nor on a tower built data-parallel (`--mm-enable-dp-encoder`,
-the classes that hand it to their VisionAttention: `use_data_parallel`, attention TP 1). 0.5.21 and before have no
+instance, `--language-model-only`, `--language-only` without `--enable-adaptive-dispatch-to-encoder`: flags kvtop
+does not model, so from an engine's line they lift the refusal and the plan says what they were read for), nor on a
+tower built data-parallel (`--mm-enable-dp-encoder`, the classes that hand it to their VisionAttention:
+`use_data_parallel`, attention TP 1). 0.5.21 and before have no
 check (the same VisionAttention then builds and runs, its all-reduce mixing the DP groups' ranks).
 """
 
@@ -15,12 +17,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.engines.sglang.architectures import TOWER_SPLIT
-from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
 from kvtop.domain.refusals import Refusal
 from kvtop.domain.served_model import tower_unbuilt
-from kvtop.domain.span import flag_text
+from kvtop.domain.span import flag_set, flag_text
 
 if TYPE_CHECKING:
+    from kvtop.domain.layout import ParallelLayout
     from kvtop.domain.ledger import Ledger
 
 # The classes whose encoder builds a VisionAttention without `use_dp_attention_reduce` (0.5.22 and 0.5.23 read alike:
@@ -72,26 +77,64 @@ _DP_KEY, _DP_ON = TOWER_SPLIT.data_parallel_flag
 DP_ENCODER = f"--{_DP_KEY}"
 
 
-def _encoder_runs_here(ledger: Ledger) -> bool:
-    """`multimodal_encoder_runs_here`: not a PD decode instance, nor a language-only one."""
-    # --language-only / --language-model-only typed to kvtop are refused first (flags_unmodelled_late.py); they reach
-    # here from an engine's own line (`--cmd`, a log), kept in `flags` and named as ignored, and lift this refusal
-    flags = ledger.settings.flags
-    decode = flag_text(ledger.settings, "disaggregation-mode") == "decode"
-    return not (decode or flags.get("language-only") is True or flags.get("language-model-only") is True)
+# `multimodal_encoder_runs_here` (0.5.22 srt/layers/dp_attention.py:468-489, 0.5.23 :512-533): False on a PD decode
+# instance, under --language-model-only, and under --language-only unless --enable-adaptive-dispatch-to-encoder (from
+# 0.5.10rc0), which keeps the requests it does not send to the encoder and forwards the tower for them. The three are
+# store_true fields (srt/arg_groups/fields/disagg.py, 0.5.23 :136, :140, :165): kvtop does not model them
+# (flags_unmodelled*.py), so typed to kvtop they are refused first; from an engine's own line (`--cmd`, a log) they are
+# kept in `flags`, named as ignored for memory, and read here for whether this check fires, which the plan says
+_LANGUAGE_ONLY, _LM_ONLY, _ADAPTIVE = "language-only", "language-model-only", "enable-adaptive-dispatch-to-encoder"
+
+
+def _offloaded_by(settings: LaunchSettings) -> str | None:
+    """The engine-line flag under which SGLang runs no encoder on this instance; None where it runs one here."""
+    if flag_set(settings, _LM_ONLY):
+        return f"--{_LM_ONLY}"
+    if flag_set(settings, _LANGUAGE_ONLY) and not flag_set(settings, _ADAPTIVE):
+        return f"--{_LANGUAGE_ONLY}"
+    return None
+
+
+def _checked(
+    model: ModelSpec, settings: LaunchSettings, layout: ParallelLayout, version: ResolvedVersion
+) -> tuple[str, bool] | None:
+    """(where the class builds its VisionAttention, whether the DP-encoder flag lifts it) where SGLang's check fires
+    for a tower built here under 1 < attention TP < TP, before whether the encoder runs on this instance; else None."""
+    entry = REFUSED_ERAS.at(version).get(model.architecture)
+    if entry is None or model.tower is None or not 1 < layout.attn_tp < layout.tp:
+        return None
+    if tower_unbuilt(model, settings, version):
+        return None
+    if entry[1] and settings.flags.get(_DP_KEY) == _DP_ON:
+        return None
+    return entry
+
+
+def _decode(settings: LaunchSettings) -> bool:
+    return flag_text(settings, "disaggregation-mode") == "decode"
+
+
+def vision_tp_reduce_note(
+    model: ModelSpec, settings: LaunchSettings, layout: ParallelLayout, version: ResolvedVersion
+) -> str | None:
+    """What an ignored engine-line flag was read for, where it alone lifts SGLang's refusal; else None."""
+    flag = _offloaded_by(settings)
+    if flag is None or _decode(settings) or _checked(model, settings, layout, version) is None:
+        return None
+    return (
+        f"{flag} (from the engine's line; its effect on memory not modelled) is read for one thing: SGLang "
+        f"{version.label} runs no encoder on this instance (multimodal_encoder_runs_here), so its refusal of "
+        f"{model.architecture}'s encoder under attention DP (attention TP {layout.attn_tp} of TP {layout.tp}) does not fire"
+    )
 
 
 def vision_tp_reduce_refusal(ledger: Ledger) -> Refusal | None:
     """SGLang's ValueError for an encoder split over attention TP where 1 < attention TP < TP."""
-    model, layout = ledger.model, ledger.layout
-    entry = REFUSED_ERAS.at(ledger.version).get(model.architecture)
-    if entry is None or model.tower is None or not 1 < layout.attn_tp < layout.tp:
+    model, layout, settings = ledger.model, ledger.layout, ledger.settings
+    entry = _checked(model, settings, layout, ledger.version)
+    if entry is None or _decode(settings) or _offloaded_by(settings):
         return None
     where, flag_lifts = entry
-    if tower_unbuilt(model, ledger.settings, ledger.version) or not _encoder_runs_here(ledger):
-        return None
-    if flag_lifts and ledger.settings.flags.get(_DP_KEY) == _DP_ON:
-        return None
     dp = f"--attn-dp-size {layout.attn_dp}"
     lift = "takes" if flag_lifts else "does not hand its encoder"
     return Refusal(

@@ -150,8 +150,9 @@ def stage_book(inputs: CalibrationInputs) -> WeightsBook:
 
 
 def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
-    """The rotary embedding's float32 cos/sin cache, whole on every rank (kvtop.domain.rope_cache): the config's
-    `linear` rope spans its positions × factor; Gemma-3's classes by era (none, then one per layer type)."""
+    """The rotary embedding's cos/sin cache, whole on every rank (kvtop.domain.rope_cache): float32 over the rows its
+    rope type builds (rope_rows.py), Phi-3's longrope buffers in the model dtype; Gemma-3's classes by era (none, then
+    one per layer type)."""
     return rope_cache_of(inputs.model, inputs.version) if inputs.model is not None else None
 
 
@@ -177,8 +178,9 @@ def rope_cache_of(model: ModelSpec, version: ResolvedVersion) -> tuple[int, str]
                   f" + {model.max_position_embeddings:,}) rows in the model dtype, srt/layers/rotary_embedding/rope_variant.py")
         wide = model.model_copy(update={"max_position_embeddings": longrope})
         return rope_cache_bytes(wide, LONGROPE_BYTES, source)
-    # a linear, dynamic or YaRN rope's cache is not the config's positions long: longer, or shorter where its
-    # factor is below 1 (rope_rows.py)
+    # the rows the rope type builds (rope_rows.rope_cache_rows: a linear or dynamic rope's positions × factor, a YaRN
+    # one's original_max_position_embeddings × factor), where they are not the config's positions (rows_why): more or
+    # fewer, whichever the factor and the original give; where they are, the cache and its source stay the positions'
     if why := rows_why(model):
         source += f"; {why}"
         model = model.model_copy(update={"max_position_embeddings": rope_cache_rows(model)})

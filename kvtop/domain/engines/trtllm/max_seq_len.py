@@ -49,8 +49,11 @@ LONG_CONTEXT_ERAS: Eras[ContextOverride] = Eras((
     Era("1.3.0rc0", ContextOverride(env=ALLOW_LONG_ENV, truthy=frozenset({"1", "true", "yes", "y"})),
         "PR #10600 (merged 2026-01-16): _init_max_seq_len `os.getenv('TLLM_ALLOW_LONG_MAX_MODEL_LEN', '0').lower() in "
         "['1', 'true', 'yes', 'y']` warns and keeps the stated length (ids 69471950776, 70433821559); 1.3.0rc0 "
-        "(2026-01-22), the first main-line release after the merge, assumed the first (not read in a release tree; "
-        "the 1.2 branch, 1.2.0rc8 on, taken without it); 1.3.0rc9's own guides set it (ids 55867783273, 62244817597)"),
+        "(2026-01-22) the first, by main's log (id 56421983517): 'Bump version to 1.3.0rc0 (#10681)' f4ace99218 on "
+        "01-15, #10600 as 722978b837 on 01-16, 'Bump version to 1.3.0rc1 (#10923)' 0243abee22 on 01-22, the day "
+        "1.3.0rc0 reached PyPI (each rc ships on the next bump's day: 1.3.0rc3 and the rc4 bump on 02-12); 1.2.0rc8 "
+        "(01-15) before the merge, and no cherry-pick of #10600 to release/1.2 in the index; the rc0 tag's tree not "
+        "read (no release snapshot fetchable); 1.3.0rc9's own guides set it (ids 55867783273, 62244817597)"),
 ))  # fmt: skip
 
 
