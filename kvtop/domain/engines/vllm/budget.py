@@ -72,6 +72,7 @@ from kvtop.domain.engines.vllm.windows import (
     extra_retained_tokens,
     spec_window,
 )
+from kvtop.domain.engines.vllm.wsl2_pinned import wsl2_pinned_note
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.kv import KvBook, PoolName
 from kvtop.domain.layout import pp_layer_range
@@ -181,6 +182,7 @@ class VllmBudget:
             total, gpu_name, inputs.version, s.llm_class, s.engine_context, s.flags
         )
         max_seqs = s.max_running_requests or seqs_default
+        notes.extend(n for n in (wsl2_pinned_note(inputs, max_seqs),) if n)  # V2 under WSL2 (wsl2_pinned.py)
         unused = 0
         if s.kv_cache_memory_bytes is not None:
             available = s.kv_cache_memory_bytes
