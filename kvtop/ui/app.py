@@ -222,8 +222,7 @@ class KvtopApp(KvtopBaseApp):
     def freshness_reading(self, now: float) -> object:
         if self.node.paused:
             return "paused"  # the marker says so and counts nothing: no redraw while paused
-        failure = self.node.failure
-        return reading(self.node.age_s(now), failure.said if failure else None, self._interval_s)
+        return reading(self.node.age_s(now), self.node.failure_said, self._interval_s)
 
     def watch_now(self, now: float) -> None:
         for screen in self.screen_stack:

@@ -32,8 +32,7 @@ def freshness(state: NodeState, now: float, interval_s: float) -> Content:
     'waiting for the first snapshot'."""
     snapshot = state.snapshot
     demo = snapshot is not None and snapshot.simulated
-    failure = None if state.failure is None else state.failure.said
-    return shared_freshness(state.age_s(now), failure, interval_s, _DEMO_WORDING if demo else _WORDING)
+    return shared_freshness(state.age_s(now), state.failure_said, interval_s, _DEMO_WORDING if demo else _WORDING)
 
 
 def short_model_name(name: str) -> str:
