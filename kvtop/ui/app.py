@@ -249,6 +249,8 @@ class KvtopApp(KvtopBaseApp):
             return isinstance(screen, DashboardScreen | RankLedgerScreen)
         if action == "engine_tree":
             return isinstance(screen, DashboardScreen)
+        if action == "planner" and isinstance(screen, PlannerScreen):
+            return False  # `p` in the planner opened a second planner over it, one Esc from the first (session 67)
         return not (action in ("planner", "probe", "help", "pause") and not isinstance(screen, NodeScreen))
 
     def action_engine_tree(self) -> None:
