@@ -36,8 +36,8 @@ def freshness(state: NodeState, now: float, interval_s: float) -> Content:
 
 
 def packed(parts: list[Content], width: int | None) -> list[Content]:
-    """The top line's parts joined by ' │ ', a part that does not fit the width starting a new line whole: at 100
-    columns the demo's top line broke between its marker '●' and 'simulated' (session 67's operator walk)."""
+    """The top line's parts joined by ' │ ', a part that does not fit the width starting a new line whole (None: one
+    line): at 100 columns the demo's top line broke between its marker '●' and 'simulated' (session 67's walk)."""
     lines: list[Content] = []
     for part in parts:
         if lines and (width is None or lines[-1].cell_length + 3 + part.cell_length <= width):
@@ -241,7 +241,9 @@ class NodeHeader(Widget):
             top.append(Content(f"host {fmt_gib(host.available_bytes)} free of {fmt_gib(host.total_bytes)}"))
         if snapshot is not None and snapshot.observation.desktop is not None:  # WSL2: Windows' desktop shares the GPU
             top.append(Content(snapshot.observation.desktop.brief))
-        lines = packed(top, self.content_size.width or None)
+        # below 80 columns every line counts (at 60×15 a line more pushed the findings under the footer): the
+        # parts flow on one line and wrap where they must
+        lines = packed(top, (self.content_size.width or None) if self.app.size.width >= 80 else None)
         if snapshot is not None and snapshot.observation.nvml_state.failed:
             observation = snapshot.observation
             lines.append(
