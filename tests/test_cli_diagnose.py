@@ -161,6 +161,9 @@ def test_text_prices_a_lost_gpu_as_a_whole_gpu_not_as_no_cost(capsys: pytest.Cap
     text = capsys.readouterr().out
     assert "CRITICAL GPU lost · GPU 5 · a whole GPU out of service  (79.65 GiB)" in text
     assert "INFO     Idle GPU · GPU 4 · a whole GPU unused" in text and "no token cost" not in text
+    # the demo's lost-GPU message is NVML's kind (the fault), not a second fix: it said 'nvidia-smi -r -i 5' above
+    # the finding's own 'nvidia-smi --gpu-reset -i 5' (session 67's walk)
+    assert "nvidia-smi --gpu-reset -i 5" in text and "nvidia-smi -r" not in text
 
 
 def test_json_and_text_carry_the_incidents_answer(

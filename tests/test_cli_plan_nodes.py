@@ -131,3 +131,11 @@ def test_a_tp_above_the_heads_says_it_has_more_ranks_than_heads(capsys: pytest.C
     assert main(["plan", "--model", "llama-3-70b", "--gpu", "H100", "--layouts", "1x8 tp128"]) == 0
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("  1x8 tp128"))
     assert row.endswith("--gpus-per-node: SGLang would run 128 ranks on each of 1 nodes, which have 8 GPUs")
+
+
+def test_a_layout_with_every_default_says_it_takes_no_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    """Session 67's walk: the '1x8' layout (TP1, every default) ended its lines with a bare 'flags: '."""
+    assert main(["plan", "--model", str(CONFIGS / "meta-llama--Llama-3.1-8B.json"), "--gpu", "H100",
+                 "--layouts", "1x8", "1x8 tp2 dp4"]) == 0  # fmt: skip
+    flags = [line.strip() for line in capsys.readouterr().out.splitlines() if line.strip().startswith("flags:")]
+    assert flags == ["flags: none: the engine defaults", "flags: --tp-size 2 --dp-size 4"]

@@ -29,10 +29,33 @@ def test_registry_counts_are_the_sweeps() -> None:
     assert set(classes) == set(configs) == {"vllm", "sglang"}
     v, s = classes["vllm"], classes["sglang"]
     assert (
-        f"of vLLM {v[0]}'s {v[1]} classes {v[2]} equal and {v[3]} not modelled; of SGLang {s[0]}'s {s[1]}, "
-        f"{s[2]} equal and {s[3]} not modelled; of every real config at hand, {configs['vllm'][0]} of "
-        f"{configs['vllm'][1]} equal under vLLM and {configs['sglang'][0]} of {configs['sglang'][1]} under SGLang"
+        f"of vLLM {v[0]}'s {v[1]} classes {v[2]} equal and {v[3]} not modelled ({_other(doc, 'vllm')}); of SGLang "
+        f"{s[0]}'s {s[1]}, {s[2]} equal and {s[3]} not modelled ({_other(doc, 'sglang')}; each class by name in "
+        f"its table); of every real config at hand, {configs['vllm'][0]} of {configs['vllm'][1]} equal under vLLM "
+        f"and {configs['sglang'][0]} of {configs['sglang'][1]} under SGLang"
     ) in README
+
+
+#: the registry's outcome as README's prose words it (the rest as the registry does)
+_README_OUTCOME = {"equal (language model and tower row); a tower part not modelled": "equal but for a tower part "
+                   "neither side holds"}  # fmt: skip
+
+
+def _other(doc: str, engine: str) -> str:
+    """The classes neither equal nor not modelled, counted by outcome as the registry's count line gives them:
+    'the other 13: 9 both refuse, …' (the counts must add up to the class total)."""
+    line = re.search(
+        rf"^- \*\*{engine} [\d.]+\*\* \((\d+) classes\): \d+ equal, \d+ not modelled, (.+)$", doc, re.M
+    )
+    assert line is not None
+    outcomes = re.findall(r"(\d+) ([^,]+)(?:, |$)", line.group(2))
+    head = re.search(rf"\*\*{engine} [\d.]+\*\* \(\d+ classes\): (\d+) equal, (\d+) not modelled", doc)
+    assert head is not None
+    other = sum(int(n) for n, _ in outcomes)
+    assert other + int(head.group(1)) + int(head.group(2)) == int(line.group(1))
+    return f"the other {other}: " + ", ".join(
+        f"{n} {_README_OUTCOME.get(what, what)}" for n, what in outcomes
+    )
 
 
 def test_multimodal_counts_are_the_generated_lists() -> None:

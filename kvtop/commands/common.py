@@ -281,8 +281,9 @@ def add_model_arguments(
     group.add_argument(LIST_NEUTRAL_FLAGS, action=_ListNeutralFlags, type=classified_engine, metavar="ENGINE",
                        help="list the flags of the engine that kvtop accepts as having no effect on GPU memory, by kind, "
                        "and exit (the engine flags below count them where they are classified)")  # fmt: skip
-    group.add_argument("--list-gpus", action=_ListGpus, nargs=0,
-                       help="list the GPU names --gpu takes, with the total each is planned with, and exit")  # fmt: skip
+    if gpu_model:  # the probe's --gpu is an index: a list of the names it does not take misled (session 67)
+        group.add_argument("--list-gpus", action=_ListGpus, nargs=0,
+                           help="list the GPU names --gpu takes, with the total each is planned with, and exit")  # fmt: skip
     parser.set_defaults(model_required=model_required)
 
 

@@ -115,5 +115,6 @@ def layouts_text(plans: Sequence[LayoutPlan]) -> str:
     for plan in plans:
         if plan.ledger is not None and plan.placement is not None:
             lines.append(f"  {plan.spec.text:<18}{placement_text(plan.ledger, plan.placement).replace(chr(10), chr(10) + ' ' * 20)}")
-            lines.append(f"  {'':<18}flags: {shlex.join(plan.ledger.settings.to_flags())}")
+            flags = plan.ledger.settings.to_flags()  # none: said, as `plan` says it, not a bare 'flags: '
+            lines.append(f"  {'':<18}flags: {shlex.join(flags) if flags else 'none: the engine defaults'}")
     return "\n".join(lines)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from kvtop.domain.capacity import CapacitySource
 from kvtop.domain.engines.registry import ENGINE_IDS
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.node import EngineView, NodeSnapshot, RankObserved, RankView
@@ -278,8 +279,17 @@ def _engine_views(series: Series, observation: NodeObservation) -> tuple[EngineV
         views.append(EngineView(
             engine=engine, ledger=None, ledger_error=reason,
             ranks=tuple(_rank_view(r, observation.gpu(r.gpu_index), engine) for r in ranks),
+            capacity_source=_stated_by(ranks),
         ))  # fmt: skip
     return tuple(views)
+
+
+def _stated_by(ranks: Iterable[_Rank]) -> CapacitySource:
+    """Who states the engine's figure (`EngineLive.token_capacity`, the least rank's) as the exporter labelled it:
+    a demo node's 'simulated', a log's 'logged', else 'live'. The node's header said "/ 407,587 live" of a demo
+    engine the cluster's engine list calls "407,587 simulated" (session 67's walk)."""
+    reported = [(tokens, source) for r in ranks for source, tokens in r.capacity.items() if source in ENGINE_REPORTED]
+    return CapacitySource(min(reported)[1]) if reported else CapacitySource.LIVE
 
 
 def _rank_view(rank: _Rank, gpu: GpuObservation | None, engine: EngineInstance) -> RankView:

@@ -222,8 +222,7 @@ class KvtopApp(KvtopBaseApp):
     def freshness_reading(self, now: float) -> object:
         if self.node.paused:
             return "paused"  # the marker says so and counts nothing: no redraw while paused
-        failure = self.node.failure
-        return reading(self.node.age_s(now), failure.said if failure else None, self._interval_s)
+        return reading(self.node.age_s(now), self.node.failure_said, self._interval_s)
 
     def watch_now(self, now: float) -> None:
         for screen in self.screen_stack:
@@ -250,6 +249,8 @@ class KvtopApp(KvtopBaseApp):
             return isinstance(screen, DashboardScreen | RankLedgerScreen)
         if action == "engine_tree":
             return isinstance(screen, DashboardScreen)
+        if action == "planner" and isinstance(screen, PlannerScreen):
+            return False  # `p` in the planner opened a second planner over it, one Esc from the first (session 67)
         return not (action in ("planner", "probe", "help", "pause") and not isinstance(screen, NodeScreen))
 
     def action_engine_tree(self) -> None:

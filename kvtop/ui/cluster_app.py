@@ -203,12 +203,10 @@ class ClusterApp(KvtopBaseApp):
                 screen.node = state
 
     def freshness_reading(self, now: float) -> object:
-        failure = self.cluster.failure
-        cluster = reading(self.cluster.age_s(now), failure.said if failure else None, self._interval_s)
+        cluster = reading(self.cluster.age_s(now), self.cluster.failure_said, self._interval_s)
         if self._node_screen is None:
             return cluster
-        node_failure = self.node.failure
-        return cluster, reading(self.node.age_s(now), node_failure.said if node_failure else None, self._interval_s)
+        return cluster, reading(self.node.age_s(now), self.node.failure_said, self._interval_s)
 
     def watch_now(self, now: float) -> None:
         self.cluster_screen.now = now

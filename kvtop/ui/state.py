@@ -92,6 +92,11 @@ class NodeState:
         """Seconds since the shown snapshot arrived (None before the first one)."""
         return None if self.received_at is None else max(0.0, now - self.received_at)
 
+    @property
+    def failure_said(self) -> str | None:
+        """The latest failure as every view shows it ('source failing: …'; None while the source answers)."""
+        return None if self.failure is None else self.failure.said
+
 
 class GpuHistory:
     """Bounded per-GPU history fed by snapshots (lives on the app, touched only on the event loop).

@@ -192,3 +192,14 @@ def test_a_real_prometheus_gives_back_the_exporters_gpu_totals(cluster: dict) ->
         assert [(g.free_bytes, g.used_bytes, g.reserved_bytes) for g in l40s] == [(45459 * MIB, 0, 608 * MIB)]
     finally:
         client.close()
+
+
+@pytest.mark.parametrize("label", ["simulated", "logged", "live"])
+def test_the_engine_figure_is_said_as_the_exporter_labels_it(label: str) -> None:
+    """A demo node's exporter labels its figure 'simulated' (`CapacitySource`), as the cluster's engine list says it;
+    the node read through Prometheus called it 'live' in its header (session 67's walk)."""
+    page = kvtop_page("node-a").replace('source="live"', f'source="{label}"')
+    assert f'source="{label}"' in page
+    fake = FakePrometheus([Target("kvtop", "10.0.0.1:9401", page)])
+    (engine,) = source(fake, "node-a").collect().engines
+    assert engine.capacity_source.value == label

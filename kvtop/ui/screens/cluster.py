@@ -39,8 +39,7 @@ def freshness(state: ClusterState, now: float, interval_s: float) -> Content:
     showing data 12 s old', or waiting."""
     view = state.view
     demo = view is not None and view.simulated
-    failure = None if state.failure is None else state.failure.said
-    return shared_freshness(state.age_s(now), failure, interval_s, _DEMO_WORDING if demo else _WORDING)
+    return shared_freshness(state.age_s(now), state.failure_said, interval_s, _DEMO_WORDING if demo else _WORDING)
 
 
 def header_text(state: ClusterState, now: float, interval_s: float) -> Content:
@@ -131,8 +130,8 @@ class ClusterScreen(Screen[None]):
         engines.display = bool(engines.row_count)
         empty = self.query_one("#cluster-empty", Static)
         empty.display = not nodes
-        if state.failure is not None and state.view is None:
-            empty.update(Content(state.failure.said))
+        if state.failure_said is not None and state.view is None:
+            empty.update(Content(state.failure_said))
         elif state.view is not None:
             empty.update("Prometheus lists no node: no kvtop, DCGM or engine series, no target down")
         else:

@@ -359,13 +359,8 @@ class DashboardScreen(NodeScreen):
             # as typed (`\` once, not repr's `\\`), a control character escaped
             empty.update(Content(f"no GPU matches '{safe_line(gpus.filter_text)}' (Esc clears the filter)"))
         elif not has_rows:
-            reason = (
-                "no GPUs in this snapshot"
-                if state.snapshot is not None
-                else f"waiting for {state.source_label}…"
-            )
-            if state.failure is not None:
-                reason = state.failure.said
+            waiting = f"waiting for {state.source_label}…"
+            reason = state.failure_said or ("no GPUs in this snapshot" if state.snapshot is not None else waiting)
             empty.update(Content(reason))
 
     @property

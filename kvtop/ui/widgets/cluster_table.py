@@ -60,6 +60,11 @@ class ClusterState:
     def age_s(self, now: float) -> float | None:
         return None if self.received_at is None else max(0.0, now - self.received_at)
 
+    @property
+    def failure_said(self) -> str | None:
+        """The latest failure as every view shows it ('prometheus unreachable: …'; None while it answers)."""
+        return None if self.failure is None else self.failure.said
+
 
 class Cell(NamedTuple):
     """One cell's text and tone (`error`, `warning`, `success`, `muted` or plain); a named tuple, as a

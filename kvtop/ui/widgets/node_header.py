@@ -32,8 +32,19 @@ def freshness(state: NodeState, now: float, interval_s: float) -> Content:
     'waiting for the first snapshot'."""
     snapshot = state.snapshot
     demo = snapshot is not None and snapshot.simulated
-    failure = None if state.failure is None else state.failure.said
-    return shared_freshness(state.age_s(now), failure, interval_s, _DEMO_WORDING if demo else _WORDING)
+    return shared_freshness(state.age_s(now), state.failure_said, interval_s, _DEMO_WORDING if demo else _WORDING)
+
+
+def packed(parts: list[Content], width: int | None) -> list[Content]:
+    """The top line's parts joined by ' │ ', a part that does not fit the width starting a new line whole (None: one
+    line): at 100 columns the demo's top line broke between its marker '●' and 'simulated' (session 67's walk)."""
+    lines: list[Content] = []
+    for part in parts:
+        if lines and (width is None or lines[-1].cell_length + 3 + part.cell_length <= width):
+            lines[-1] = Content.assemble(lines[-1], " │ ", part)
+        else:
+            lines.append(part)
+    return lines
 
 
 def short_model_name(name: str) -> str:
@@ -214,23 +225,25 @@ class NodeHeader(Widget):
             return Content("")
         snapshot = state.snapshot
         source = snapshot.source if snapshot else state.source_label
-        top: list[str | tuple[str, str] | Content] = [("kvtop", "bold $primary"), f" │ {source} │ "]
+        top = [Content.styled("kvtop", "bold $primary"), Content(source)]
         if getattr(self.app, "read_only", False):  # nothing here can change the node: said up front
-            top += [(" READ-ONLY ", "bold reverse $accent"), " │ "]
+            top.append(Content.styled(" READ-ONLY ", "bold reverse $accent"))
         if snapshot is not None and snapshot.notice:
-            top += [(snapshot.notice, "$warning"), " │ "]
+            top.append(Content.styled(snapshot.notice, "$warning"))
         if state.paused:
-            if snapshot is not None and snapshot.simulated:  # a demo is labelled so in every state
-                top += [simulated_badge(), " · "]
-            top.append(Content.styled("⏸ PAUSED · still polling · z resumes", "bold $warning"))
+            paused = Content.styled("⏸ PAUSED · still polling · z resumes", "bold $warning")
+            # a demo is labelled so in every state
+            top.append(Content.assemble(simulated_badge(), " · ", paused) if snapshot and snapshot.simulated else paused)
         else:
             top.append(freshness(state, self.now, self._interval_s))
         if snapshot is not None and snapshot.observation.host_memory is not None:
             host = snapshot.observation.host_memory
-            top.append(f" │ host {fmt_gib(host.available_bytes)} free of {fmt_gib(host.total_bytes)}")
+            top.append(Content(f"host {fmt_gib(host.available_bytes)} free of {fmt_gib(host.total_bytes)}"))
         if snapshot is not None and snapshot.observation.desktop is not None:  # WSL2: Windows' desktop shares the GPU
-            top.append(f" │ {snapshot.observation.desktop.brief}")
-        lines = [Content.assemble(*top)]
+            top.append(Content(snapshot.observation.desktop.brief))
+        # below 80 columns every line counts (at 60×15 a line more pushed the findings under the footer): the
+        # parts flow on one line and wrap where they must
+        lines = packed(top, (self.content_size.width or None) if self.app.size.width >= 80 else None)
         if snapshot is not None and snapshot.observation.nvml_state.failed:
             observation = snapshot.observation
             lines.append(
