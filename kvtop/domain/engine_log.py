@@ -10,6 +10,7 @@ all, and `ranks(SglangRankLog)` hands an engine package back its own records, ty
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from enum import Enum
 from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, SerializeAsAny
@@ -27,6 +28,7 @@ _T = TypeVar("_T")
 __all__ = [
     "ArgValue",
     "EngineLog",
+    "LogText",
     "Measured",
     "RankKey",
     "RankLog",
@@ -67,6 +69,26 @@ def min_over_ranks(values: Iterable[tuple[RankKey, Measured | None]]) -> RankedV
     return best
 
 
+class LogText(str, Enum):
+    """What a log file holds before any engine's line is looked for: an empty or blank file is its own state, never
+    "no … startup lines" (C06's engine.log is one newline: `kvtop explain` said it held no engine's lines)."""
+
+    TEXT = "text"
+    EMPTY = "empty"  # not one byte
+    BLANK = "blank"  # whitespace only
+
+    @classmethod
+    def of(cls, text: str) -> LogText:
+        if not text:
+            return cls.EMPTY
+        return cls.TEXT if text.strip() else cls.BLANK
+
+    @property
+    def said(self) -> str | None:
+        """'no text (the file is empty)', 'no text (blank lines only)'; None for a file with text."""
+        return {LogText.EMPTY: "no text (the file is empty)", LogText.BLANK: "no text (blank lines only)"}.get(self)
+
+
 class EngineLog(_Frozen):
     """A parsed startup log: engine, settings, and each rank's printed figures."""
 
@@ -101,6 +123,8 @@ class EngineLog(_Frozen):
     """Error lines showing the engine refused to start, in printed order."""
     cut_at_bytes: int | None = None
     """The log was longer than kvtop reads: only its first `cut_at_bytes` bytes were parsed."""
+    content: LogText = LogText.TEXT
+    """Whether the file held any text at all (an empty or blank file is said so, not as a foreign file)."""
 
     @property
     def release_version(self) -> str | None:
@@ -119,9 +143,12 @@ class EngineLog(_Frozen):
 
     @property
     def no_startup_lines(self) -> str | None:
-        """'no SGLang, vLLM … startup lines' where no line is any engine's (a binary or foreign file), else None: the
-        one wording of `kvtop explain`'s refusal (`engine_for`) and of `--engine-log`'s notice."""
-        return None if any(self.lines_by_engine.values()) else f"no {display_names()} startup lines"
+        """'no SGLang, vLLM … startup lines' where no line is any engine's (a binary or foreign file), 'no text (the file
+        is empty)' where it holds none (`LogText`), else None: the one wording of `kvtop explain`'s refusal
+        (`engine_for`) and of `--engine-log`'s notice."""
+        if any(self.lines_by_engine.values()):
+            return None
+        return self.content.said or f"no {display_names()} startup lines"
 
     def engine_for(self, requested: EngineId | None = None) -> EngineId:
         """The engine whose rules explain this log: `requested`, unless the log is clearly another's.

@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from kvtop.domain.capacity import CapacitySource
 from kvtop.domain.capacity_assumption import CapacityAssumption, assumption_words
 from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.registry import EngineId, engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.ledger import Ledger
-from kvtop.domain.observe import EngineInstance, NodeObservation
+from kvtop.domain.observe import EngineInstance, NodeObservation, NvmlState
 
 
 def logged_token_capacity(log: EngineLog, ledger: Ledger | str | None = None) -> int | None:
@@ -112,9 +113,12 @@ def with_logged_capacity(
         )
     target = candidates[0]
     if target.live.token_capacity is not None:  # its endpoint's figure is the live one: the log is not needed
+        # a demo node's figure is its scenario's, never an engine's report (a demo is never presented as a real node)
+        held = f"{target.engine_id} reports its own token capacity"
+        if node.nvml_state is NvmlState.DEMO:
+            held = f"{CapacitySource.SIMULATED.stated} {target.engine_id}'s token capacity"
         return node, (
-            f"the engine log {log.source} ({_owner(target.kind, release)}) is not used: {target.engine_id} reports its "
-            f"own token capacity "
+            f"the engine log {log.source} ({_owner(target.kind, release)}) is not used: {held} "
             f"({target.live.token_capacity:,})"
         )
     if isinstance(ledger, Ledger):

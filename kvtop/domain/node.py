@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.capacity import CapacitySource, CapacityWaterfall
 from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.exported_prediction import ExportedPrediction
 from kvtop.domain.ledger import Ledger, RankLedger
 from kvtop.domain.observe import (
     EngineInstance,
@@ -222,6 +223,7 @@ class EngineView(RedactedModel):
     explained: Ledger | None = None
     # who states the engine's own token figure (`CapacitySource.of_reading`): every view's word for it
     capacity_source: CapacitySource = CapacitySource.LIVE
+    exported: ExportedPrediction | None = None  # read through Prometheus: the exporter's figure, its ledger not here
 
     @property
     def tightest_rank(self) -> RankView | None:

@@ -25,7 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from kvtop.domain.engine_log import EngineLog, RankKey, StartupFailure
+from kvtop.domain.engine_log import EngineLog, LogText, RankKey, StartupFailure
 from kvtop.domain.engines.registry import EngineId, log_dialects
 from kvtop.domain.errors import InputError
 from kvtop.domain.log_args import parse_call_args, parse_dict_args
@@ -406,6 +406,7 @@ def parse_engine_log(text: str, source: str = "<log>", cut_at_bytes: int | None 
         lines_by_engine=dict(state.hits),
         startup_failures=tuple(StartupFailure(rank=_rank_key(rank), text=text) for rank, text in state.failures),
         cut_at_bytes=cut_at_bytes,
+        content=LogText.of(text),
     )
 
 

@@ -5,7 +5,8 @@ finds the node's kvtop exporter by `kvtop_node_info{node}` and rebuilds its GPUs
 ranks from the `kvtop_gpu_*` and `kvtop_rank_*` series (bytes); a node without kvtop's exporter
 gets its GPUs from DCGM's framebuffer series (MiB, host label `Hostname` or `hostname`, else
 the node is named by its `instance`). Prometheus carries no predicted ledger, so every engine
-has `ledger=None` with `ledger_error` "prediction not exported"; a worker's pid is not exported
+has `ledger=None` with `ledger_error` "ledger not exported" and the exporter's predicted figure as
+`EngineView.exported` ("prediction not exported" where it published none); a worker's pid is not exported
 either (`RankView.pid` is 0, which no worker has). Read-only: it only sends instant queries.
 """
 
@@ -20,6 +21,7 @@ from typing import TypeVar
 from kvtop.domain.capacity import CapacitySource
 from kvtop.domain.engines.registry import ENGINE_IDS
 from kvtop.domain.errors import KvtopError
+from kvtop.domain.exported_prediction import ExportedPrediction
 from kvtop.domain.node import EngineView, NodeSnapshot, RankObserved, RankView
 from kvtop.domain.observe import (
     EngineInstance,
@@ -36,6 +38,7 @@ from kvtop.sources.prometheus_engines import served_model
 from kvtop.units import MIB
 
 NOT_EXPORTED = "prediction not exported"
+LEDGER_NOT_EXPORTED = "ledger not exported"  # the exporter published its predicted figure, not its ledger
 UNKNOWN_PID = 0  # Prometheus carries no worker pid; pid 0 is the kernel's, never a worker's
 _KVTOP_SERIES = (
     "kvtop_(snapshot_timestamp_seconds|gpu_info|gpu_memory_(total|used|reserved|free)_bytes|engine_info"
@@ -275,9 +278,9 @@ def _engine_views(series: Series, observation: NodeObservation) -> tuple[EngineV
         if engine is None:
             continue
         predicted = [r.capacity["predicted"] for r in ranks if "predicted" in r.capacity]
-        reason = NOT_EXPORTED + (f" (kvtop export predicts {min(predicted):,} tokens)" if predicted else "")
         views.append(EngineView(
-            engine=engine, ledger=None, ledger_error=reason,
+            engine=engine, ledger=None, ledger_error=LEDGER_NOT_EXPORTED if predicted else NOT_EXPORTED,
+            exported=ExportedPrediction(tokens=min(predicted)) if predicted else None,
             ranks=tuple(_rank_view(r, observation.gpu(r.gpu_index), engine) for r in ranks),
             capacity_source=_stated_by(ranks),
         ))  # fmt: skip

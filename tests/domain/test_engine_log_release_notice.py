@@ -52,9 +52,9 @@ def test_a_log_beside_an_engine_that_reports_its_capacity_names_its_release(tmp_
     (view,) = snapshot.engines
     live = view.engine.live.token_capacity
     assert live is not None and not view.engine.live.token_capacity_logged
-    assert snapshot.notice == (
-        f"the engine log {LOG} (vLLM 0.4.1's) is not used: {view.engine.engine_id} reports its own token capacity "
-        f"({live:,})"
+    assert snapshot.notice == (  # a demo scenario's engine: its figure is simulated, no engine reports it
+        f"the engine log {LOG} (vLLM 0.4.1's) is not used: the demo simulates {view.engine.engine_id}'s token "
+        f"capacity ({live:,})"
     )
 
 

@@ -90,8 +90,8 @@ def test_every_case_gets_a_verdict_and_never_a_traceback(case_dir) -> None:
     result = run_kvtop("explain", str(case_dir / "engine.log"), "--model", model, "--engine", case_dir.parent.name,
                        "--json")  # fmt: skip
     assert "Traceback" not in result.stderr
-    if not (case_dir / "engine.log").read_text().strip():  # C06: numbers from a PR text, no log lines
-        assert result.returncode == 2 and f"no {ENGINE_NAMES} startup lines in" in result.stderr
+    if not (case_dir / "engine.log").read_text().strip():  # C06: numbers from a PR text, its log one newline
+        assert result.returncode == 2 and "log: no text (blank lines only) in" in result.stderr
         return
     out = json.loads(result.stdout)
     assert out["verdict"] in ("match", "mismatch", "insufficient", "failed_start")
@@ -125,13 +125,24 @@ def test_refused_start_is_the_first_thing_said() -> None:
 
 
 def test_log_without_engine_lines_is_one_line_and_exit_2(tmp_path) -> None:
-    (tmp_path / "empty.log").write_text("")
-    result = _cli(str(tmp_path / "empty.log"), "--model", "llama-3.1-8b")
+    (tmp_path / "other.log").write_text("a file of text, no engine's line in it\n")
+    result = _cli(str(tmp_path / "other.log"), "--model", "llama-3.1-8b")
     assert (result.returncode, result.stdout) == (2, "")
     assert (
         result.stderr.count("\n") == 1
-        and f"no {ENGINE_NAMES} startup lines in {tmp_path}/empty.log" in result.stderr
+        and f"no {ENGINE_NAMES} startup lines in {tmp_path}/other.log" in result.stderr
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "said"), [("", "no text (the file is empty)"), ("\n \n\t\n", "no text (blank lines only)")]
+)
+def test_an_empty_or_blank_log_is_its_own_one_line_and_exit_2(tmp_path, text: str, said: str) -> None:
+    """An empty file is no foreign file: it was said 'no SGLang, vLLM … startup lines' (session 67's walk)."""
+    (tmp_path / "engine.log").write_text(text)
+    result = _cli(str(tmp_path / "engine.log"), "--model", "llama-3.1-8b")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == f"kvtop: error: log: {said} in {tmp_path}/engine.log\n"
 
 
 def test_engine_flag_against_a_vllm_log_is_one_line_and_exit_2() -> None:

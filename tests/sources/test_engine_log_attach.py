@@ -80,9 +80,10 @@ def test_a_log_beside_an_engine_that_reports_its_capacity_is_said_not_used() -> 
         (live, CapacitySource.SIMULATED)  # the demo endpoint's: its scenario's figure
     }
     # named by the release its dates imply (its lines of 2025-10-07: SGLang 0.5.3 or older, '~0.5.3')
+    # a demo node's figure is its scenario's: never "sglang:41000 reports its own token capacity" (session 67's walk)
     assert snapshot.notice == (
-        f"the engine log {log} (SGLang ~0.5.3's) is not used: {view.engine.engine_id} reports its own token capacity "
-        "(1,229,052)"
+        f"the engine log {log} (SGLang ~0.5.3's) is not used: the demo simulates {view.engine.engine_id}'s token "
+        "capacity (1,229,052)"
     )
 
 

@@ -13,10 +13,11 @@ import re
 import httpx
 import pytest
 
+from kvtop.domain.exported_prediction import ExportedPrediction
 from kvtop.domain.observe import GpuState, MemoryApi, NvmlState
 from kvtop.sources.prometheus import PrometheusClient
 from kvtop.sources.prometheus_node import (
-    NOT_EXPORTED,
+    LEDGER_NOT_EXPORTED,
     NodeSeriesMissing,
     PrometheusNodeSource,
     promql_string,
@@ -103,7 +104,10 @@ def test_kvtop_rank_series_become_engine_ranks_without_a_prediction() -> None:
     assert engine.ledger is None
     # the model the exporter's `kvtop_engine_info` names, as the cluster's row says it (never "model unknown")
     assert engine.engine.model == original.engines[0].engine.model == "llama-3-70b"
-    assert engine.ledger_error == f"{NOT_EXPORTED} (kvtop export predicts 1,127,125 tokens)"  # with the co-tenant's cost
+    # the exporter's predicted figure (the co-tenant's cost in it) is a typed value, not words inside a 'no prediction'
+    assert engine.ledger_error == LEDGER_NOT_EXPORTED
+    assert engine.exported == ExportedPrediction(tokens=original.engines[0].explained.token_capacity)
+    assert engine.exported.tokens == 1_127_125
     assert engine.engine.live.token_capacity == 1_127_125  # the co-tenant squeezed every rank
     assert [r.rank.tp for r in engine.ranks] == list(range(8))
     rank3 = engine.ranks[3]

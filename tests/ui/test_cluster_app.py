@@ -87,12 +87,11 @@ async def test_a_snapshot_read_through_prometheus_renders_without_predictions():
         assert factory.opened == ["gpu-node-01"]
         head = " ".join(app.screen.query_one(NodeHeader).render().plain.split())
         assert f"prometheus:{URL} node gpu-node-01" in head
-        assert (
-            "no prediction: prediction not exported (kvtop export predicts 1,127,125 tokens) / 1,127,125 live"
-            in head
-        )
-        row3 = app.screen.query_one(GpuList).row_text(3)
-        assert "sglang TP3" in row3 and "pred prediction not exported" in row3 and "H100 80GB" in row3
+        # the exporter's prediction, said as the exporter's: never "no prediction: … (kvtop export predicts …)"
+        assert "tokens 1,127,125 predicted by kvtop export (its ledger stays on the node) / 1,127,125 live" in head
+        assert "no prediction" not in head
+        row3 = app.screen.query_one(GpuList).row_text(3)  # the predicted bar needs the ledger, which stays on the node
+        assert "sglang TP3" in row3 and "pred ledger not exported" in row3 and "H100 80GB" in row3
         assert findings_text(app).splitlines()[:3] == [
             "● warning 1 finding · node",  # a count over the node: never "GPU node"
             "  counted by kvtop export on gpu-node-01",

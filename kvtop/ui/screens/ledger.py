@@ -28,7 +28,9 @@ LABEL_WIDTH = 23  # the least: "unattributed (hidden)"; a longer label widens th
 BYTES_WIDTH = 20
 TOKENS_WIDTH = 10
 #: Columns right of the label: two byte cells and the tokens cell with their gaps, and the scroll's padding.
-_FIGURES_WIDTH = 1 + BYTES_WIDTH + 1 + BYTES_WIDTH + 1 + TOKENS_WIDTH + 3
+_SCROLL_WIDTH = 3  # the scroll's padding (1 a side) and its scrollbar
+_FIGURES_WIDTH = 1 + BYTES_WIDTH + 1 + BYTES_WIDTH + 1 + TOKENS_WIDTH + _SCROLL_WIDTH
+SUMMARY_LABEL_WIDTH = 15  # "token capacity " and its gap
 PROBE_LABEL_WIDTH = 27  # "probe: bytes/token measured"
 
 
@@ -56,8 +58,21 @@ def title_line(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
     return Content.assemble(*parts)
 
 
-def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
-    """Capacity predicted vs what the engine reports, and the exchange rate."""
+def summary_line(label: str, value: str | Content, width: int | None = None) -> Content:
+    """The label in its column, then its value wrapped to the `width` left beside it, each further line under the
+    value: at 80 columns 'tokens' and 'fraction from' wrapped back to column 1 (session 67's walk)."""
+    head = Content.styled(f"{label:<{SUMMARY_LABEL_WIDTH}}", "bold")
+    text = value if isinstance(value, Content) else Content(value)
+    room = None if width is None else width - SUMMARY_LABEL_WIDTH
+    if room is None or room < SUMMARY_LABEL_WIDTH:  # too narrow to hang: the widget wraps it as before
+        return Content.assemble(head, text)
+    lines = text.wrap(room)
+    return Content("\n").join(Content.assemble(head if i == 0 else " " * SUMMARY_LABEL_WIDTH, line)
+                              for i, line in enumerate(lines))  # fmt: skip
+
+
+def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot, width: int | None = None) -> Content:
+    """Capacity predicted vs what the engine reports, and the exchange rate (`width`: the columns the lines have)."""
     rank = view.rank
     engine = snapshot.engine_of_gpu(view.gpu.index)
     if rank is None or engine is None:
@@ -80,26 +95,27 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
         else ""
     )
     lines.append(
-        Content.assemble(
-            ("token capacity ", "bold"), f"predicted {predicted_tokens} · {capacity_said(view.capacity_source)} {live_tokens}{usage}"
+        summary_line(
+            "token capacity", f"predicted {predicted_tokens} · {capacity_said(view.capacity_source)} {live_tokens}{usage}",
+            width,
         )
     )
     solved = engine.explained or engine.ledger  # the header's "predicted" ledger
     requests = solved.request_capacity if solved is not None else None
     if requests is not None:  # attention-free: capacity in requests, tokens bounded by no memory
-        lines.append(Content.assemble(
-            ("requests       ", "bold"),
+        lines.append(summary_line(
+            "requests",
             f"predicted {fmt_tokens(requests.requests)} (a state of {fmt_bytes(requests.state_bytes_per_request)} "
-            f"each, {fmt_tokens(requests.requests_fit)} fit) · no KV per token: tokens bounded by no memory",
+            f"each, {fmt_tokens(requests.requests_fit)} fit) · no KV per token: tokens bounded by no memory", width,
         ))  # fmt: skip
     if rank.capacity is not None and rank.capacity.terms:
-        lines.append(Content.assemble(("tokens         ", "bold"), rank.capacity.describe()))
+        lines.append(summary_line("tokens", rank.capacity.describe(), width))
     per_gib, per_gb = view.tokens_per_gib, view.tokens_per_gb  # the rank's rates, as the domain has them
     if view.kv_bytes_per_token and per_gib and per_gb:
-        lines.append(Content.assemble(
-            ("exchange rate  ", "bold"),
+        lines.append(summary_line(
+            "exchange rate",
             f"{per_gib:,.0f} tokens/GiB · {per_gb:,.0f} tokens/GB · "
-            f"{fmt_bytes(view.kv_bytes_per_token)} {view.kv_unit}",
+            f"{fmt_bytes(view.kv_bytes_per_token)} {view.kv_unit}", width,
         ))  # fmt: skip
     if engine.ledger is not None:
         result = engine.ledger.engine
@@ -107,11 +123,11 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot) -> Content:
         # show: its ledger's 1.0 is a placeholder, not a setting of the engine's
         shared = engine_rules(engine.ledger.settings.engine).memory_fraction_field is not None
         fraction = f"memory fraction {result.memory_fraction:.3f}" if shared else "no memory fraction"
-        lines.append(Content.assemble(
-            ("engine budget  ", "bold"), f"max running requests {result.max_running_requests:,} · {fraction}",
+        lines.append(summary_line(
+            "engine budget", f"max running requests {result.max_running_requests:,} · {fraction}", width,
         ))  # fmt: skip
-        lines.append(Content.assemble(
-            ("fraction from  " if shared else "KV sized       ", "bold"), (result.memory_fraction_source, "$text-muted")
+        lines.append(summary_line(
+            "fraction from" if shared else "KV sized", Content.styled(result.memory_fraction_source, "$text-muted"), width,
         ))  # fmt: skip
     elif engine.ledger_error:
         lines.append(Content.styled(f"no prediction: {engine.ledger_error}", "$warning"))
@@ -265,7 +281,7 @@ class RankLedgerScreen(NodeScreen):
         if self.probe_result is not None:
             rows = Content("\n\n").join([rows, probe_lines(self.probe_result)])
         table.update(rows)
-        summary.update(summary_lines(view, snapshot))
+        summary.update(summary_lines(view, snapshot, self.size.width - _SCROLL_WIDTH))
 
     def on_resize(self) -> None:
         """The label column follows the terminal's width (`label_width`)."""

@@ -10,6 +10,8 @@ node-c       ● up 5 s     …
 The tokens come third and the findings fourth, before the wider cells: at 100 columns the node, its health,
 its tokens and its findings are on screen whole (the demo cluster's widest, 23 + 10 + 38 + 23 = 94 columns with
 padding), the engine the tokens are of (also in the engine list below) and the rest a horizontal scroll away.
+Where the table fits the width without the engine column, that column gives way (`shown_columns`): at 160 columns
+the demo's last cell was cut mid-number.
 A shortfall under 0.05 % is stated in tokens ('(−464 tokens)'): '(−0.0%)' would say nothing
 (`ClusterEngine.shortfall_said`, which `kvtop cluster` text reads too).
 
@@ -23,10 +25,11 @@ colours come from the app's theme.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from rich.cells import cell_len
 from rich.text import Text
 
 from kvtop.domain.cluster import (
@@ -181,11 +184,14 @@ class ClusterTable(KeyedRowsTable):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._cluster_nodes: tuple[ClusterNode, ...] = ()
+        self._columns: tuple[str, ...] = ()  # the columns drawn (`shown_columns`)
 
     def on_mount(self) -> None:
-        for column in COLUMNS:
-            self.add_column(column, key=column)
         self.watch(self.app, "theme", lambda: self.show_nodes(self._cluster_nodes), init=False)
+
+    def on_resize(self) -> None:
+        """The columns follow the width (`shown_columns`)."""
+        self.show_nodes(self._cluster_nodes)
 
     @property
     def selected_node(self) -> str | None:
@@ -199,7 +205,47 @@ class ClusterTable(KeyedRowsTable):
         """Show the nodes (in the order given), keeping the cursor on the same node; only changed cells are
         replaced when the rows are the same nodes in the same order (`KeyedRowsTable`)."""
         self._cluster_nodes = tuple(nodes)
-        self.show_rows({node.name: node_cells(node) for node in self._cluster_nodes}, COLUMNS, _text)
+        cells = {node.name: node_cells(node) for node in self._cluster_nodes}
+        width = self.scrollable_content_region.width or self.app.size.width
+        columns = shown_columns(cells.values(), width, self.cell_padding)
+        if columns != self._columns:  # a column gone or back: the table is rebuilt, the cursor kept on its node
+            selected = self.selected_key
+            self.clear(columns=True)
+            for column in columns:
+                self.add_column(column, key=column)
+            self._columns = columns
+            self._rows = {}
+            self.show_rows(_only(cells, columns), columns, _text)
+            names = list(cells)
+            if selected in names:
+                self.move_cursor(row=names.index(selected), animate=False)
+            return
+        self.show_rows(_only(cells, columns), columns, _text)
+
+
+#: The column that gives way first where the table does not fit: the engine list below names every engine.
+GIVES_WAY = "engine"
+
+
+def shown_columns(rows: Iterable[Sequence[Cell]], width: int, padding: int = 1) -> tuple[str, ...]:
+    """COLUMNS, less `GIVES_WAY` where the table is wider than `width` and fits without it: at 160 columns the demo
+    cluster's last cell was cut mid-number ('462.3 / 557.', session 67's walk). A table wider still keeps every
+    column and scrolls sideways (at 100 columns the node, health, tokens and findings are whole)."""
+    widths = [len(column) + 2 * padding for column in COLUMNS]
+    for row in rows:
+        widths = [max(w, cell_len(cell.text) + 2 * padding) for w, cell in zip(widths, row, strict=True)]
+    total, gives = sum(widths), widths[COLUMNS.index(GIVES_WAY)]
+    if total > width >= total - gives:
+        return tuple(column for column in COLUMNS if column != GIVES_WAY)
+    return COLUMNS
+
+
+def _only(rows: dict[str, tuple[Cell, ...]], columns: Sequence[str]) -> dict[str, tuple[Cell, ...]]:
+    """Each row's cells of `columns` alone."""
+    if len(columns) == len(COLUMNS):
+        return rows
+    keep = [COLUMNS.index(column) for column in columns]
+    return {name: tuple(cells[i] for i in keep) for name, cells in rows.items()}
 
 
 def _text(column: str, cell: ToneCell, styles: dict[str, str]) -> Text:

@@ -83,11 +83,15 @@ def engine_line(view: EngineView, compact: bool = False) -> Content:
         )
         if predicted.token_capacity != ledger.token_capacity and not compact:  # the rows' "−129k" say it narrow
             parts.append((f" (clean {fmt_tokens(ledger.token_capacity)})", "$text-muted"))
+    elif view.exported is not None:  # read through Prometheus: the exporter's figure, said as its own
+        parts.append(f" · {view.exported.said(compact)}")
     else:
         parts.append((f" · no prediction: {view.ledger_error or 'unknown reason'}", "$warning"))
     live = engine.live
     if live.token_capacity is not None:
-        mismatch = predicted is not None and live.token_capacity != predicted.token_capacity
+        exported = view.exported.tokens if view.exported is not None else None
+        expected = predicted.token_capacity if predicted is not None else exported
+        mismatch = expected is not None and live.token_capacity != expected
         # a figure read from the startup log (--engine-log) or a demo scenario is no live reading: say whose it is
         parts.append((f" / {fmt_tokens(live.token_capacity)} {capacity_said(view.capacity_source, compact=True)}", "bold $warning" if mismatch else ""))
     if live.kv_usage_fraction is not None and not view.ranks:  # no rank row to show the engine's own usage
@@ -142,7 +146,7 @@ def header_inputs(state: NodeState | None) -> tuple[object, ...]:
         return (state.source_label,)
     observation = snapshot.observation
     engines = tuple(
-        (view.engine.engine_id, view.engine.kind, view.engine.model, view.ledger, view.explained, view.ledger_error,
+        (view.engine.engine_id, view.engine.kind, view.engine.model, view.ledger, view.explained, view.ledger_error, view.exported,
          view.engine.live.token_capacity, view.engine.live.state, view.engine.live.message,
          _pressure_line(view))
         for view in snapshot.engines
