@@ -1,7 +1,8 @@
 """vLLM's `--mamba-cache-mode` (CacheConfig.mamba_cache_mode; engine/arg_utils.py:1436 at v0.33.0, first in v0.15.1 of
 the releases read) is read by hybrid._cache_mode wherever it comes from: typed to kvtop or on a --cmd line, 'align'
-(the default with prefix caching on, from v0.26.0: MambaModelConfig.verify_and_update_config) is planned, 'all' is
-refused as not modelled, and a release without the flag refuses it as its argparse does."""
+(the default with prefix caching on: MambaModelConfig.verify_and_update_config; prefix caching a hybrid's default from
+v0.28.0, opt-in at v0.26.0-v0.27.1, hybrid.HYBRID_PREFIX_CACHING_DEFAULT_ERAS) is planned, 'all' is refused as not
+modelled, and a release without the flag refuses it as its argparse does."""
 
 from __future__ import annotations
 

@@ -28,6 +28,7 @@ from kvtop.domain.engines.vllm.eras import (
     TRITON_MLA_FP8_ERAS,
     chunked_local_hybrid,
 )
+from kvtop.domain.engines.vllm.hybrid import HYBRID_PREFIX_CACHING_DEFAULT_ERAS
 from kvtop.domain.engines.vllm.kernels import check_weights
 from kvtop.domain.engines.vllm.runner_eras import MODEL_RUNNER_ERAS
 from kvtop.domain.errors import KvtopError
@@ -55,6 +56,8 @@ def test_each_pinned_era_starts_where_the_wheels_put_it() -> None:
     assert _sinces(NEMOTRON_H_SSM_DTYPE_ERAS) == ["", "0.20.0"]
     assert _sinces(MLA_HYBRID_ALIGNMENT_ERAS) == ["", "0.27.0"]
     assert _sinces(HYBRID_CACHE_MODE_ERAS) == ["", "0.26.0", "0.28.0"]
+    assert [era.value for era in HYBRID_PREFIX_CACHING_DEFAULT_ERAS] == [False, False, True]
+    assert _sinces(HYBRID_PREFIX_CACHING_DEFAULT_ERAS) == ["", "0.26.0", "0.28.0"]
     assert _sinces(TRITON_MLA_FP8_ERAS) == ["", "0.18.0", "0.26.0"]
     assert _sinces(TRITON_ATTN_FP8_SM89_ERAS) == ["", "0.24.0"]
     assert _sinces(PREFILL_CHECKPOINT_ERAS) == ["", "0.32.0", "0.33.0"]
@@ -82,18 +85,20 @@ def test_nemotron_h_ssm_state_turns_float32_in_v0_20(version: str, ssm_bytes: in
     assert (plan["status"], plan["block_size"]) == ("ok", block)
 
 
-def test_nemotron_h_default_all_mode_is_not_modelled_in_v0_26_and_v0_27() -> None:
+def test_nemotron_h_all_mode_is_refused_only_with_prefix_caching_asked_in_v0_26_and_v0_27() -> None:
     """v0.26.0-v0.27.1 models/config.py:559-561: a class that supports Mamba prefix caching (NemotronH) gets
-    mamba_cache_mode 'all' with prefix caching on by default: refused; without prefix caching ('none': the state
-    page alone sets the block, 16 × cdiv(16,900,096, 16 × 4,096) = 4,128 in float32) it is planned, and from v0.28.0
-    ('align', every class's default) too; v0.25.1 keeps prefix caching off for hybrids."""
-    refused = kvtop_plan("vllm", "0.27.1", _case(NEMOTRON_H, 1, "sm80"))
+    mamba_cache_mode 'all' when prefix caching is on, which is not modelled: refused where the launch asks for it;
+    by default it is off for hybrids in those releases (engine/arg_utils.py:2602-2606 at v0.27.1, opt-in), so
+    'none': the state page alone sets the block, 16 × cdiv(16,900,096, 16 × 4,096) = 4,128 in float32; from
+    v0.28.0 ('align', every class's default) planned too; v0.25.1 keeps prefix caching off for hybrids."""
+    refused = kvtop_plan("vllm", "0.27.1", _case(NEMOTRON_H, 1, "sm80", flags=("--enable-prefix-caching",)))
     assert refused["status"] == "refused" and "'all'" in refused["message"]
+    default = kvtop_plan("vllm", "0.27.1", _case(NEMOTRON_H, 1, "sm80"))
     off = kvtop_plan("vllm", "0.27.1", _case(NEMOTRON_H, 1, "sm80", flags=("--no-enable-prefix-caching",)))
     later = kvtop_plan("vllm", "0.28.0", _case(NEMOTRON_H, 1, "sm80"))
     before = kvtop_plan("vllm", "0.25.1", _case(NEMOTRON_H, 1, "sm80"))
-    assert (off["status"], later["status"], before["status"]) == ("ok", "ok", "ok")
-    assert (off["block_size"], before["block_size"]) == (4128, 4128)
+    assert (default["status"], off["status"], later["status"], before["status"]) == ("ok", "ok", "ok", "ok")
+    assert (default["block_size"], off["block_size"], before["block_size"]) == (4128, 4128, 4128)
 
 
 @pytest.mark.parametrize(("version", "status"), [("0.26.0", "refused"), ("0.27.0", "ok")])

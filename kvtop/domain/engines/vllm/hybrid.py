@@ -209,45 +209,61 @@ FLAGS = frozenset({CACHE_MODE_FLAG}) | MAMBA_DTYPE_FLAGS  # and the state dtypes
 PREFIX_CACHING = "enable-prefix-caching"  # `--enable-prefix-caching` / `--no-enable-prefix-caching` (flag_switch)
 
 
+# Whether a hybrid runs with prefix caching when the launch gives neither --enable-prefix-caching nor
+# --no-enable-prefix-caching (EngineArgs._set_default_chunked_prefill_and_prefix_caching_args); before v0.26.0
+# ModelConfig.is_prefix_caching_supported is False for a hybrid (HYBRID_CACHE_MODE_ERAS 'none-v0.13')
+HYBRID_PREFIX_CACHING_DEFAULT_ERAS: Eras[bool] = Eras((
+    Era("", False, "before v0.26.0: ModelConfig.is_prefix_caching_supported is False for hybrids"),
+    Era("0.26.0", False, "v0.26.0-v0.27.1 engine/arg_utils.py:2518-2522 (v0.26.0), :2602-2606 (v0.27.0, v0.27.1): "
+        "default_prefix_caching = is_prefix_caching_supported and not is_hybrid ('Hybrid models support prefix "
+        "caching but keep it opt-in for now')"),
+    Era("0.28.0", True, "first in v0.28.0: engine/arg_utils.py:2650 default_prefix_caching = "
+        "is_prefix_caching_supported, True for a generative hybrid (config/model.py:2072); :2766 at v0.29.0, "
+        ":2798 at v0.30.0, :3082 at v0.34.0"),
+))  # fmt: skip
+
+
+def _prefix_caching(settings: LaunchSettings, version: ResolvedVersion) -> bool:
+    """The launch's --[no-]enable-prefix-caching, else the release's default for a hybrid."""
+    stated = flag_switch(settings, PREFIX_CACHING)
+    return HYBRID_PREFIX_CACHING_DEFAULT_ERAS.at(version) if stated is None else stated
+
+
 def mamba_prefix_caching(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool:
-    """Whether a model with Mamba state runs with prefix caching: a hybrid from v0.26.0 unless
-    --no-enable-prefix-caching; before, never by default (ModelConfig.is_prefix_caching_supported). An
+    """Whether a model with Mamba state runs with prefix caching: a hybrid from v0.28.0 unless
+    --no-enable-prefix-caching, at v0.26.0-v0.27.1 only with --enable-prefix-caching (opt-in,
+    HYBRID_PREFIX_CACHING_DEFAULT_ERAS); before, never (ModelConfig.is_prefix_caching_supported). An
     attention-free model never does here: is_prefix_caching_supported is False for it, and asking for it is
     refused as not modelled (state_only.state_page)."""
     if model.attention_free or HYBRID_CACHE_MODE_ERAS.at(version) == "none-v0.13":
         return False
-    return flag_switch(settings, PREFIX_CACHING) is not False
+    return _prefix_caching(settings, version)
 
 
 def _cache_mode(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str:
-    """`mamba_cache_mode` (`MambaModelConfig.verify_and_update_config`): with prefix caching on (the default for
-    hybrids from v0.26.0) 'none' becomes 'align' ('all' for a Mamba-prefix-caching class in v0.26.0-v0.27.1, not
-    modelled); `none` under --no-enable-prefix-caching; before, hybrids kept prefix caching off (v0.13's rule)."""
+    """`mamba_cache_mode` (`MambaModelConfig.verify_and_update_config`): with prefix caching on (a hybrid's default
+    from v0.28.0, opt-in at v0.26.0-v0.27.1) 'none' becomes 'align' ('all' for a Mamba-prefix-caching class in
+    v0.26.0-v0.27.1, not modelled); 'none' with it off, whatever was asked; before v0.26.0, hybrids kept prefix
+    caching off (v0.13's rule)."""
     default = HYBRID_CACHE_MODE_ERAS.at(version)
     asked = settings.flags.get(CACHE_MODE_FLAG[2:])
-    caching = flag_switch(settings, PREFIX_CACHING)  # None: the release's default
-    if (
-        default == "all-or-align"
-        and model.architecture in MAMBA_PREFIX_CACHING_ALL
-        and asked in (None, "none", "all")
-        and caching is not False
-    ):
-        raise UnsupportedModelError(
-            f"vLLM {version.label}'s default mamba_cache_mode for {model.architecture} with prefix caching on is "
-            "'all' (models/config.py MambaModelConfig: the class supports Mamba prefix caching), which is not "
-            "modelled; give --no-enable-prefix-caching (mamba_cache_mode 'none')",
-            field=CACHE_MODE_FLAG,
-        )
     if default == "none-v0.13":
-        if caching or asked not in (None, "none"):
+        if flag_switch(settings, PREFIX_CACHING) or asked not in (None, "none"):
             raise UnsupportedModelError(
                 "vLLM before PR #50991 with prefix caching on a hybrid model (the Mamba chunk alignment) is "
                 "not modelled",
                 field="--enable-prefix-caching",
             )
         return default
-    if caching is False:
-        return "none"
+    if not _prefix_caching(settings, version):
+        return "none"  # models/config.py:650-655 at v0.27.1: any asked mode becomes 'none'
+    if default == "all-or-align" and model.architecture in MAMBA_PREFIX_CACHING_ALL and asked in (None, "none", "all"):
+        raise UnsupportedModelError(
+            f"vLLM {version.label}'s default mamba_cache_mode for {model.architecture} with prefix caching on is "
+            "'all' (models/config.py MambaModelConfig: the class supports Mamba prefix caching), which is not "
+            "modelled; leave prefix caching off (the default for hybrids before v0.28.0: mamba_cache_mode 'none')",
+            field=CACHE_MODE_FLAG,
+        )
     if asked not in (None, "align", "none"):  # with prefix caching on, 'none' becomes 'align'
         raise UnsupportedModelError(
             f"vLLM's mamba_cache_mode {asked!r} is not modelled (its default 'align' is, and 'none' under "
