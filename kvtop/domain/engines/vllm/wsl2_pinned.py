@@ -69,7 +69,7 @@ def wsl2_pinned_note(inputs: EngineInputs, max_num_seqs: int) -> str | None:
         return f"{v2}: under WSL2 it starts only with {PIN_ENV}=1 set, else it fails at init with {UVA_ERROR}"
     held = on_gpu_bytes(inputs, max_num_seqs)
     shown = gib(held) if held >= GIB else mib(held, 1)
-    rows = f"{max_num_seqs} seqs{' × 4 rows (M-RoPE)' if inputs.model.mrope else ''}"
+    rows = f"{max_num_seqs:,} seqs{f' × {1 + MROPE_DIMS} rows (M-RoPE)' if inputs.model.mrope else ''}"
     return (f"vLLM {inputs.version.label} runs this launch on its V2 model runner; under WSL2 pinned memory is off "
             f"unless {PIN_ENV}=1, and V2 then keeps its request tables on the GPU ({shown}: {rows} × "
-            f"{inputs.context_length:,} tokens × 4 B), which the plan does not charge")  # fmt: skip
+            f"{inputs.context_length:,} tokens × {TOKEN_ID_BYTES} B), which the plan does not charge")  # fmt: skip
