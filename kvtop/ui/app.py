@@ -55,6 +55,24 @@ from kvtop.ui.widgets.findings import FindingLike, FindingsPane
 from kvtop.ui.widgets.gpu_list import GpuList
 
 
+def _no_plan_reason(view: EngineView | None) -> str:
+    """Why `p` opens no planner, and what the operator can do instead: an engine whose launch settings are not read
+    here (Prometheus exports its figures, not its command line; a command line kvtop could not parse) is planned on
+    its node or from its flags; one whose settings are read but whose model is not resolved, by why not."""
+    if view is None:
+        return "no engine with known settings on this node to plan from"
+    engine = view.engine
+    if engine.settings is None:
+        reason = view.ledger_error or engine.settings_message or "its command line could not be read"
+        on_node = f"run kvtop on {engine.host}, where its ledger is, or " if view.exported is not None else ""
+        model = engine.model or "<its model>"
+        return (f"no plan for {engine.engine_id} here: its launch settings are not known ({reason}); {on_node}plan "
+                f"the launch with `kvtop plan --engine {engine.kind} --model {model} -- <its engine flags>`")  # fmt: skip
+    if view.ledger is None:  # no plan without a model: say which and why
+        return f"no plan for {engine.engine_id} without a model: {view.ledger_error or 'its model could not be resolved'}"
+    return "no engine with known settings on this node to plan from"
+
+
 class SignalAnswered(Message):
     """The signal sender's answer (posted by its worker thread)."""
 
@@ -341,11 +359,7 @@ class KvtopApp(KvtopBaseApp):
         view = self._engine_to_plan()
         basis = self._plan_basis(view)
         if basis is None:
-            why = "no engine with known settings on this node to plan from"
-            if view is not None and view.ledger is None:  # no plan without a model: say which and why
-                reason = view.ledger_error or "its model could not be resolved"
-                why = f"no plan for {view.engine.engine_id} without a model: {reason}"
-            self.notify(why, severity="warning")
+            self.notify(_no_plan_reason(view), severity="warning")
             return
         self._open_planner(basis, self._planner_drafts.get(basis.engine_label))
 

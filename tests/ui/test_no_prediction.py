@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from kvtop.ui.screens.planner import PlannerScreen
 from kvtop.ui.widgets.findings import NO_FINDINGS, FindingItem, FindingsPane
+from tests.sources.fake_prometheus import FakePrometheus, Target
+from tests.sources.test_prometheus import kvtop_page
+from tests.sources.test_prometheus_node import source
 from tests.test_no_prediction_named import unreadable_snapshot
 from tests.ui.conftest import wait_for, wait_for_snapshot
 
@@ -34,3 +37,23 @@ async def test_p_says_there_is_no_plan_without_a_model(make_app):
         assert not isinstance(app.screen, PlannerScreen)
         said = [n.message for n in app._notifications]
         assert said == [f"no plan for sglang:41000 without a model: {snapshot.engines[0].ledger_error}"]
+
+
+async def test_p_on_an_engine_read_through_prometheus_says_where_to_plan_it(make_app):
+    # Prometheus carries the exporter's figures, not the engine's command line: the planner has nothing to start
+    # from, and `p` names the node the exporter reported (its `instance`) and the `kvtop plan` line to run instead
+    fake = FakePrometheus([Target("kvtop", "10.0.0.1:9401", kvtop_page("gpu-node-01", co_tenant_gpu=3))])
+    snapshot = source(fake, "gpu-node-01").collect()
+    app = make_app(snapshot)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await wait_for_snapshot(pilot)
+        await pilot.press("p")
+        await pilot.pause()
+        assert not isinstance(app.screen, PlannerScreen)
+        (said,) = [n.message for n in app._notifications]
+        engine = snapshot.engines[0].engine
+        assert said == (
+            f"no plan for {engine.engine_id} here: its launch settings are not known (ledger not exported); "
+            "run kvtop on 10.0.0.1, where its ledger is, or plan the launch with "
+            "`kvtop plan --engine sglang --model llama-3-70b -- <its engine flags>`"
+        )

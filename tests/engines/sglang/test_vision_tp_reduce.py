@@ -76,6 +76,8 @@ def test_adaptive_dispatch_keeps_the_encoder_here_so_language_only_is_still_refu
     refusal = _refusal(str(QWEN25_VL), "0.5.23", "--dp", "2", "--enable-dp-attention", "--language-only",
                        "--enable-adaptive-dispatch-to-encoder")  # fmt: skip
     assert refusal is not None and "VisionAttention shards over the attention TP group (2 ranks)" in refusal.message
+    # and says so to the operator who typed --language-only (dp_attention.py:512-533: `not enable_adaptive_…`)
+    assert "--language-only does not lift it: --enable-adaptive-dispatch-to-encoder keeps the encoder" in refusal.message
 
 
 def _note(config: str, *flags: str) -> str | None:

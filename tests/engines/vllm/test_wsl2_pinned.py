@@ -54,6 +54,8 @@ def test_from_0_30_it_starts_and_keeps_its_token_ids_on_the_gpu(capsys: Capsys) 
     (note,) = _notes(capsys, str(QWEN3_8B), "0.30.0", "--max-model-len", "4096", "--max-num-seqs", "64")
     assert UVA not in note
     assert "(1.0 MiB: 64 seqs × 4,096 tokens × 4 B)" in note  # 64 × 4,096 × 4 B = 1,048,576 B
+    (note,) = _notes(capsys, str(QWEN3_8B), "0.30.0", "--max-model-len", "32768", "--max-num-seqs", "1024")
+    assert "(128.0 MiB: 1,024 seqs × 32,768 tokens × 4 B)" in note  # 1,024 × 32,768 × 4 B = 134,217,728 B
 
 
 def test_an_m_rope_model_keeps_its_prefill_positions_there_too(capsys: Capsys) -> None:

@@ -137,12 +137,15 @@ def vision_tp_reduce_refusal(ledger: Ledger) -> Refusal | None:
     where, flag_lifts = entry
     dp = f"--attn-dp-size {layout.attn_dp}"
     lift = "takes" if flag_lifts else "does not hand its encoder"
+    # past `_offloaded_by`, --language-only comes with adaptive dispatch: the operator who typed it is told why it kept
+    kept = (f"; --{_LANGUAGE_ONLY} does not lift it: --{_ADAPTIVE} keeps the encoder's forward on this instance "
+            "(multimodal_encoder_runs_here)") if flag_set(settings, _LANGUAGE_ONLY) else ""  # fmt: skip
     return Refusal(
         field="--enable-dp-attention",
         message=f"SGLang {ledger.version.label} refuses {model.architecture}'s encoder under attention DP: "
         f"'VisionAttention shards over the attention TP group ({layout.attn_tp} ranks) but all-reduces over the "
         f"full TP group ({layout.tp} ranks), so it does not support {dp} yet. Use --attn-dp-size equal to "
         f"--tp-size, or drop {dp}, or --mm-enable-dp-encoder where the model supports it' ({model.architecture} {lift} "
-        f"{DP_ENCODER})",
+        f"{DP_ENCODER}{kept})",
         source=f"{REFUSED_ERAS.era(ledger.version).source}; srt/models/{where}",
     )

@@ -13,8 +13,9 @@ utils/platform_utils.py). Under WSL (`in_wsl()`: 'microsoft' in the kernel's una
 - from v0.30.0 tolerated (vllm#56908): without pinned memory the pools fall back to device buffers (`NonUvaBuffer`,
   buffer_utils.py:41-57 and :80 at v0.30.0, :51 and :108 at v0.34.0) and a table V2 would keep in UVA stays on the
   GPU (`uva_instead_of_gpu`, buffer_utils.py:153-157 at v0.30.0): the token ids, max_num_seqs × max_model_len int32
-  (v1/worker/gpu/states.py:34-39), and an M-RoPE model's prefill positions, 3 × that or more (mm/rope.py:46-51, its rows the config's
-  M-RoPE sections, at least 3: transformers_utils/config.py:648-653). They are
+  (v1/worker/gpu/states.py:34-39 at v0.30.0), and an M-RoPE model's prefill positions, 3 × that or more
+  (v1/worker/gpu/mm/rope.py:46-51 at v0.30.0, its rows the config's M-RoPE sections, at least 3:
+  transformers_utils/config.py:648-653 `mrope_num_dims` at v0.30.0). They are
   allocated when the runner is built, after the worker's first snapshot, so they come off the KV cache; with
   VLLM_WSL2_ENABLE_PIN_MEMORY=1 they stay in host memory. kvtop does not read that variable from the launch line,
   so the plan names the bytes rather than charge them.
@@ -33,8 +34,8 @@ if TYPE_CHECKING:
 
 PIN_ENV = "VLLM_WSL2_ENABLE_PIN_MEMORY"
 UVA_ERROR = "'RuntimeError: UVA is not available'"
-TOKEN_ID_BYTES = 4  # int32 (states.py:34-39)
-MROPE_DIMS = 3  # the fewest M-RoPE position rows per request (mm/rope.py:46-51, transformers_utils/config.py:648-653)
+TOKEN_ID_BYTES = 4  # int32 (v1/worker/gpu/states.py:34-39 at v0.30.0)
+MROPE_DIMS = 3  # the fewest M-RoPE position rows a request (mm/rope.py:46-51, config.py:648-653 at v0.30.0)
 
 WslPinned = Literal["off", "opt_in", "tolerated"]
 WSL2_PINNED_ERAS: Eras[WslPinned] = Eras((
@@ -69,7 +70,7 @@ def wsl2_pinned_note(inputs: EngineInputs, max_num_seqs: int) -> str | None:
         return f"{v2}: under WSL2 it starts only with {PIN_ENV}=1 set, else it fails at init with {UVA_ERROR}"
     held = on_gpu_bytes(inputs, max_num_seqs)
     shown = gib(held) if held >= GIB else mib(held, 1)
-    rows = f"{max_num_seqs} seqs{' × 4 rows (M-RoPE)' if inputs.model.mrope else ''}"
+    rows = f"{max_num_seqs:,} seqs{f' × {1 + MROPE_DIMS} rows (M-RoPE)' if inputs.model.mrope else ''}"
     return (f"vLLM {inputs.version.label} runs this launch on its V2 model runner; under WSL2 pinned memory is off "
             f"unless {PIN_ENV}=1, and V2 then keeps its request tables on the GPU ({shown}: {rows} × "
-            f"{inputs.context_length:,} tokens × 4 B), which the plan does not charge")  # fmt: skip
+            f"{inputs.context_length:,} tokens × {TOKEN_ID_BYTES} B), which the plan does not charge")  # fmt: skip
