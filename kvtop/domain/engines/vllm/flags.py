@@ -33,6 +33,7 @@ from kvtop.domain.engines.vllm.human_ints import read_int as read_human_int
 from kvtop.domain.engines.vllm.human_ints import refuse_missing_kv_bytes
 from kvtop.domain.engines.vllm.hybrid import CACHE_MODE_FLAG, CACHE_MODE_SPAN
 from kvtop.domain.engines.vllm.hybrid import FLAGS as HYBRID_FLAGS
+from kvtop.domain.engines.vllm.kv_dtype_releases import kv_dtype_refusal
 from kvtop.domain.engines.vllm.long_context import ALLOW_LONG_ENV
 from kvtop.domain.engines.vllm.mamba_dtype import SPANS as MAMBA_DTYPE_SPANS
 from kvtop.domain.engines.vllm.mm_limits import FLAG as MM_LIMIT_FLAG
@@ -347,6 +348,12 @@ class VllmFlags:
 
     def as_parsed(self, spelling: str) -> str:
         return as_parsed(spelling)
+
+    def refuse_kv_dtype(self, dtype: str, flag: str, engine_version: str | None) -> None:
+        """A word kvtop does not model, said by release: one the release has, or the releases that have it
+        (kv_dtype_releases.py)."""
+        if dtype not in KV_CACHE_DTYPES:
+            raise InputError(kv_dtype_refusal(dtype, engine_version, KV_CACHE_DTYPES), field=flag)
 
     def kv_cache_dtype_words(self, engine_version: str | None) -> Mapping[str, str]:
         """Empty: its KV dtype values are the formats' own names, at every release."""
