@@ -29,7 +29,7 @@ import json
 from collections.abc import Mapping, Sequence
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
-from kvtop.domain.engines.vllm.rope_rows import LONGROPE_TYPES
+from kvtop.domain.engines.vllm.rope_rows import DYNAMIC_SCALED_ERAS, LONGROPE_TYPES
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -205,6 +205,22 @@ def _scaled(
         if kind == "yarn" and isinstance(original, int):
             length = original
     return (int(length * factor), length, factor) if scaled else None
+
+
+def launch_rope_rows(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> tuple[int, str] | None:
+    """(the rows the launch's rope builds its cos/sin cache for, why), or None where the launch gives no rope that
+    scales the length (the config's own rope's rows stand: rope_rows.config_rope_rows): the derived length (linear,
+    YaRN; dynamic NTK through v0.21.0), but a dynamic NTK rope's cache is the positions long from v0.22.0, its factor
+    left out (rope_rows.DYNAMIC_SCALED_ERAS)."""
+    derived = derived_max_len(model, settings, version)
+    given = launch_ropes(settings, version)
+    era = era_for(DYNAMIC_SCALED_ERAS, version)
+    if derived is None or given is None or era.value or derived[0] == model.max_position_embeddings:
+        return derived
+    if {rope.get("rope_type", rope.get("type")) for rope in given[0]} - set(UNSCALED_TYPES) != {"dynamic"}:
+        return derived
+    positions = model.max_position_embeddings
+    return positions, f"{given[1]}: dynamic rope: {positions:,} positions, its factor left out ({era.source})"
 
 
 def unread_override(settings: LaunchSettings, version: ResolvedVersion) -> str | None:
