@@ -192,7 +192,7 @@ def test_the_v2_runner_charges_no_graph_estimate_before_v0_29() -> None:
     # session 66: the figure hides under V2's counted peak (the compile ends before the compiled forward runs,
     # piecewise_backend.py:189-190 and decorators.py:674-681 at v0.29.0; the forward leads at 2,048 tokens), so 0.54 of
     # its 0.80 GiB is charged: 1.21 GiB planned beside weights and KV, 0.59 under the start's (+4.8 % planned). The
-    # charge is the figure less the forward counted by hand in tests/engines/vllm/test_v2_graphs_forward_side.py
+    # charge is the figure less the forward counted by hand in tests/engines/vllm/test_v2_graphs_compile_above_peak.py
     # (`test_the_figure_above_the_forward_is_charged_where_the_forward_leads`), not bounded here by its own output
 
 

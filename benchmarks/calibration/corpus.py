@@ -193,7 +193,12 @@ class Record:
         layout = layout_from_settings(self.settings)
         ledger = self.ledger()
         weights = ledger.weights_bytes if ledger is not None else self.figures.get("weights", 0)
-        context = self.settings.context_length or (self.model.max_position_embeddings if self.model else 8192)
+        # the length the engine runs with, as the domain decides it (the ledger's; without one, the engine's rule);
+        # without a config, the length typed, else 8,192 in its stead
+        rule = engine_rules(self.settings.engine).context_length
+        context = (ledger.context_length if ledger is not None
+                   else rule(self.model, self.settings, self.version) if self.model is not None
+                   else self.settings.context_length or 8192)  # fmt: skip
         served = served_model(self.model, self.settings) if self.model is not None else None  # as the ledger reads it
         return CalibrationInputs(
             model=served, settings=self.settings, layout=layout, gpu_name=gpu_key(self.gpu) if self.gpu else None,

@@ -25,7 +25,7 @@ from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, en
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin
-from kvtop.domain.launch import LaunchSettings, check_kv_dtype, check_parallel, spelling_of
+from kvtop.domain.launch import LaunchSettings, check_parallel, engine_flags, spelling_of
 from kvtop.domain.launch_check import architecture_check
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import Ledger, layout_from_settings
@@ -236,7 +236,7 @@ def _engine_settings(settings: LaunchSettings, engine: EngineId) -> LaunchSettin
     """The carried settings under `engine`; a KV dtype only where the engine accepts that same value."""
     values: dict[str, object] = {name: getattr(settings, name) for name in CARRIED_FIELDS}
     if settings.kv_cache_dtype != "auto":
-        check_kv_dtype(engine, settings.kv_cache_dtype, spelling_of(engine, "kv_cache_dtype"))
+        engine_flags(engine).refuse_kv_dtype(settings.kv_cache_dtype, spelling_of(engine, "kv_cache_dtype"), None)
     launch = LaunchSettings.model_validate({**values, "engine": engine})
     check_parallel(launch)
     return launch

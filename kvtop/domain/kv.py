@@ -96,8 +96,9 @@ class KvStorage(BaseModel):
     mla_as_heads: frozenset[str] = frozenset()
     # bytes of one SSM state element when the config names no dtype (None: the StateSpec's, float32)
     unstated_ssm_dtype_bytes: int | None = None
-    # bytes of a conv-state element (16-bit unless vLLM's --mamba-cache-dtype names one) and of an SSM-state one where
-    # the launch names it (--mamba-ssm-cache-dtype, mamba_dtype.py; None: the config's, else `unstated_ssm_dtype_bytes`)
+    # bytes of a conv-state element (16-bit; vLLM's: the served model's under `auto`, else --mamba-cache-dtype's) and
+    # of an SSM-state one where the launch names it (--mamba-ssm-cache-dtype, mamba_dtype.py; None: the config's, else
+    # `unstated_ssm_dtype_bytes`)
     conv_state_dtype_bytes: int = 2
     launch_ssm_dtype_bytes: int | None = None
     conv_extra_rows: int = 0  # conv-state rows a state layer keeps beyond kernel − 1 (vLLM GDN: one per draft token)

@@ -111,6 +111,10 @@ class EngineFlags(Protocol):
         """The flag as the engine's own parser reads it before matching a name (vLLM's turns `--a_b` into
         `--a-b`); an engine whose parser takes names as typed returns `spelling`."""
 
+    def refuse_kv_dtype(self, dtype: str, flag: str, engine_version: str | None) -> None:
+        """Raise InputError for a KV dtype (typed as `flag`) the engine lacks at `engine_version` (None: the latest)
+        or kvtop does not model (outside `kv_cache_dtypes`), saying which where the package knows it by release."""
+
     def kv_cache_dtype_words(self, engine_version: str | None) -> Mapping[str, str]:
         """What each of `kv_cache_dtypes` means, shown beside it where the value does not say it (LMDeploy's
         `--quant-policy 8` reads '8 · int8'), at the release `engine_version` names (None: the latest); empty for an
@@ -338,16 +342,6 @@ def check_values(
             flags.refuse(field, value, spelled.get(field) or spelling_of(engine, field))
 
 
-def check_kv_dtype(engine: EngineId, dtype: object, flag: str | None, version: object = None) -> None:
-    """A KV dtype typed as a flag must be one kvtop takes; the package's `kv_dtype_refusal` may say why by release."""
-    accepted = engine_flags(engine).kv_cache_dtypes
-    if isinstance(dtype, str) and dtype not in accepted:
-        own = getattr(engine_module(engine), "kv_dtype_refusal", None)
-        said = own(dtype, str(version) if version else None, accepted) if own else None
-        words = f"{display_name(engine)} has no KV cache dtype {dtype[:40]!r} (one of {', '.join(accepted)})"
-        raise InputError(str(said or words), field=flag or "--kv-cache-dtype")
-
-
 def check_parallel(settings: LaunchSettings) -> None:
     """Raise InputError when --ep or --dcp do not fit the ranks of the final (merged) settings."""
     engine_flags(settings.engine).check_parallel(settings)
@@ -494,7 +488,9 @@ def parse_flags(
     if model is not None and "model" not in values:
         values["model"] = model
     check_values(engine, values, spelled, written)
-    check_kv_dtype(engine, values.get("kv_cache_dtype"), spelled.get("kv_cache_dtype"), values.get("engine_version"))
+    dtype, version = values.get("kv_cache_dtype"), values.get("engine_version")
+    if isinstance(dtype, str):  # a str where typed (FIELD_TYPES), like the release
+        flags.refuse_kv_dtype(dtype, spelled["kv_cache_dtype"], version if isinstance(version, str) else None)
     values["flags"] = extra
     values["unknown_flags"] = tuple(unknown)
     return LaunchSettings.model_validate(values)

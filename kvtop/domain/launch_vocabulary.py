@@ -14,6 +14,8 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.errors import InputError
+
 # canonical field -> value type (the engines' spellings live in their packages)
 FIELD_TYPES: dict[str, type] = {
     "model": str, "host": str, "port": int, "tp": int, "pp": int, "dp": int, "ep": int, "dcp": int,
@@ -104,3 +106,10 @@ def written_flags(settings: BaseModel, preferred: Mapping[str, str]) -> list[str
             else [spelling, f"{value:g}" if isinstance(value, float) else str(value)]
         )
     return out
+
+
+def refuse_unlisted_kv_dtype(engine_name: str, dtype: str, accepted: tuple[str, ...], flag: str) -> None:
+    """Raise InputError for a KV dtype outside those an engine's flags take (`EngineFlags.kv_cache_dtypes`), naming
+    them: the refusal of an engine whose package has no more to say by release."""
+    if dtype not in accepted:
+        raise InputError(f"{engine_name} has no KV cache dtype {dtype[:40]!r} (one of {', '.join(accepted)})", field=flag)

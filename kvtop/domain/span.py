@@ -180,14 +180,8 @@ def flag_switch(settings: LaunchSettings, spelling: str) -> bool | None:
     """A switch argparse spells with and without `no-` (BooleanOptionalAction): False where the launch gave
     `--no-spelling` or `--spelling` at a false word (`launch_tokens.FALSE_WORDS`), True where it gave `--spelling`
     otherwise, None where it gave neither (the engine's default)."""
-    given = switch_given(settings, spelling)
+    given = switch_in(settings.flags, spelling)
     return None if given is None else given[0]
-
-
-def switch_given(settings: LaunchSettings, spelling: str) -> tuple[bool, str] | None:
-    """`flag_switch`'s answer with the flag that gave it (`--no-spelling`, else `--spelling`), for a reason that
-    names what the launch typed; None where it gave neither."""
-    return switch_in(settings.flags, spelling)
 
 
 def flag_count(settings: LaunchSettings, spelling: str, default: int, *, least: int) -> int:

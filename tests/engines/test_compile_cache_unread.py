@@ -44,7 +44,7 @@ def test_a_said_cache_is_named_and_moves_nothing(capsys: pytest.CaptureFixture[s
 def test_vllm_reads_it_and_names_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     """v0.30.0 (V2 on an H100): said warm, the plan moves (v2_graphs.py WARM_CACHE_UNCHARGED) and no note says unread.
     At 512 batched tokens, so the compile's figure stands above V2's counted peak (at the default 8,192 the forward
-    hides it and nothing is charged cold either: v2_graphs.forward_side)."""
+    hides it and nothing is charged cold either: v2_graphs.compile_above_peak)."""
     args = (*H100, "--engine", "vllm", "--engine-version", "0.30.0", "--max-num-batched-tokens", "512")
     bare, warm = plan_json(capsys, args), plan_json(capsys, args, "--compile-cache", "warm")
     assert warm["token_capacity"] > bare["token_capacity"] and named(warm, "vLLM") == []

@@ -122,7 +122,7 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     # (v2_profile.py V2_SAMPLER_COUNTED): its warm-up pass holds, beside the 256 × 201,088 bf16 logits, a float32 copy
     # and FlashInfer's masked copy and softmax (3 × 4 B), with the forward's (1,024 + 256) × 2,880 bf16 rows held
     # across, so the activation is V2's last-stage peak, 728,072,192 B (was the V1 fit's 803,859,221: −75,787,029 B);
-    # the V1 graph figure joins the forward's side (v2_graphs.forward_side), so the sampler's lead over the forward
+    # the V1 graph figure joins the forward's side (v2_graphs.compile_above_peak), so the sampler's lead over the forward
     # (the MoE transient above and 2 × 1,024 × 2,880 bf16 held rows: 106,168,320 B) hides 621,903,872 B of it
     # (−621,903,872 B). non_kv 2,388,621,794 → 1,690,930,893 B. Session 66: the compile the figure stands for ends before
     # the compiled forward runs (piecewise_backend.py:189-190, decorators.py:674-681 at v0.29.0), so the whole counted
@@ -296,7 +296,7 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     # Session 65: D's V2 warm-up pass (25f08254) makes the activation V2's last-stage peak, the 1,024 × 201,088 bf16
     # logits with the warm-up's float32 copy and FlashInfer's two (3 × 4 B) and (1,024 + 1,024) × 2,880 bf16 rows:
     # 2,894,594,048 B, whose lead over the forward (MoE transient above + 2 × 1,024 × 2,880 × 2 B = 44,236,800 B)
-    # hides all 770,340,352 B of the V1 graph figure (v2_graphs.forward_side): 5,700,929,023 → 4,932,670,168 B
+    # hides all 770,340,352 B of the V1 graph figure (v2_graphs.compile_above_peak): 5,700,929,023 → 4,932,670,168 B
     # (−768,258,855); F2's Hopper mnnvl workspace (fusion_workspace.py: from v0.25.0 Hopper's FlashInfer all-reduce
     # is one McastGPUBuffer at the 512 MiB multicast granularity, not the 34 MiB above): +478 MiB = +501,219,328 B,
     # 4,932,670,168 → 5,433,889,496 B.

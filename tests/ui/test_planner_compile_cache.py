@@ -36,7 +36,7 @@ COLD_LOGGED, WARM_LOGGED = 19_760, 27_024  # the pair's 'GPU KV cache size' line
 SCENARIO = "llama70b-pp2-vllm-node0"  # Llama-3-70B TP8 PP2 under vLLM (V2 runs it)
 # the release the planner's field is driven at: the last before V2's dummy sampler runs its warm-up pass (v0.33.0 on,
 # sampler_path.V2_WARMUP_PASS_ERAS), whose counted peak there (1.85 GiB) is above the 0.80 GiB figure beside V2's
-# profile: hidden under it (v2_graphs.forward_side), none of the figure is charged cold, so warm has nothing to take
+# profile: hidden under it (v2_graphs.compile_above_peak), none of the figure is charged cold, so warm has nothing to take
 # off. At v0.32.0 the counted peak is 0.66 GiB and 0.14 GiB of the figure is charged cold (0.68 before session 66).
 DRIVEN_AT = "0.32.0"
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks.calibration.corpus import load
 from kvtop.domain.engines.vllm.kv_dtype_releases import CACHE_DTYPES
 from kvtop.domain.errors import InputError
-from kvtop.domain.launch import parse_flags
+from kvtop.domain.launch import LaunchSettings, check_parallel, parse_flags
 
 # each wheel's vllm/config/cache.py `CacheDType = Literal[...]`, copied in order (pip download vllm==X --no-deps)
 WHEELS = {
@@ -36,8 +37,8 @@ ROW_OF = {"0.10.2": "0.10.1", "0.11.0": "0.11.0", "0.17.1": "0.12.0", "0.19.0": 
 
 @pytest.mark.parametrize("release", WHEELS)
 def test_the_table_holds_each_wheels_list(release: str) -> None:
-    (row,) = [names for first, names, _ in CACHE_DTYPES if first == ROW_OF[release]]
-    assert " ".join(row) == WHEELS[release]
+    (row,) = [era.value for era in CACHE_DTYPES if era.since == ROW_OF[release]]
+    assert " ".join(row or ()) == WHEELS[release]
 
 
 def refusal(*argv: str) -> str:
@@ -71,3 +72,36 @@ def test_unstated_release_is_the_latest_read_and_a_word_none_has_is_absent() -> 
     assert "vLLM 0.34.0 has no KV cache dtype 'int3' (no release read has it, 0.10.1 – 0.34.0, 21 read)" in refusal(
         "int3"
     )
+
+
+def test_a_modelled_dtype_the_release_lacks_is_refused_naming_those_that_have_it() -> None:
+    # v0.12.0 config/cache.py:23-31 CacheDType: auto bfloat16 fp8 fp8_e4m3 fp8_e5m2 fp8_inc fp8_ds_mla (no nvfp4)
+    said = refusal("nvfp4", "--engine-version", "0.12.0")
+    assert said == "--kv-cache-dtype: vLLM 0.12.0 has no KV cache dtype 'nvfp4' (releases read that have it: 0.20.0 on)"
+    assert "vLLM 0.10.2 has no KV cache dtype 'bfloat16' (releases read that have it: 0.11.0 on)" in refusal(
+        "bfloat16", "--engine-version", "0.10.2"
+    )
+    assert "vLLM 0.11.0 has no KV cache dtype 'fp8_ds_mla'" in refusal("fp8_ds_mla", "--engine-version", "0.11.0")
+
+
+@pytest.mark.parametrize("release", ["0.20.0", "0.24.0", "latest", "0.19.1", "0.9.2"])
+def test_a_release_that_has_it_or_is_not_known_to_lack_it_plans(release: str) -> None:
+    # 0.19.1: between 0.19.0 (read, no nvfp4) and 0.20.0 (read, nvfp4), not read; 0.9.2: before the first list read
+    settings = parse_flags("vllm", ["--kv-cache-dtype", "nvfp4", "--engine-version", release], strict=True)
+    assert settings.kv_cache_dtype == "nvfp4"
+
+
+def test_merged_settings_are_checked_at_their_release() -> None:
+    # `plan --cmd 'vllm serve … --kv-cache-dtype nvfp4' --engine-version 0.12.0`: the two meet after parsing
+    settings = LaunchSettings(engine="vllm", kv_cache_dtype="nvfp4", engine_version="0.12.0")
+    with pytest.raises(InputError, match="vLLM 0.12.0 has no KV cache dtype 'nvfp4'"):
+        check_parallel(settings)
+
+
+def test_every_corpus_launch_still_plans_at_its_release() -> None:
+    # the vLLM corpus's --kv-cache-dtype at each record's release (stated, else the one out on its date): fp8 at
+    # 0.10.0 - 0.30.0, fp8_e4m3 at 0.11.2 - 0.26.0, bfloat16 at 0.26.1 - 0.31.0; none is refused
+    typed = [record for record in load("vllm") if record.settings.kv_cache_dtype != "auto"]
+    assert len(typed) >= 43  # 43 of 626 at session 67
+    for record in typed:
+        check_parallel(record.settings)

@@ -137,7 +137,8 @@ def test_kda_state_under_a_named_dtype_is_refused_as_not_modelled() -> None:
     with pytest.raises(UnsupportedModelError, match="not modelled"):
         state_dtypes(model, LaunchSettings(engine="vllm", flags={"mamba-cache-dtype": "float32"}),
                      ResolvedVersion(text="0.24.0"))  # fmt: skip
-    assert state_dtypes(model, LaunchSettings(engine="vllm"), ResolvedVersion(text="0.24.0")) is None
+    auto = state_dtypes(model, LaunchSettings(engine="vllm"), ResolvedVersion(text="0.24.0"))
+    assert auto is not None and (auto.conv, auto.ssm, auto.unstated_ssm) == (2, None, None)  # the bf16 model's
 
 
 def test_typed_it_is_read_and_a_release_before_it_refuses_it(capsys: pytest.CaptureFixture[str]) -> None:
@@ -147,3 +148,18 @@ def test_typed_it_is_read_and_a_release_before_it_refuses_it(capsys: pytest.Capt
     assert all("mamba" not in f["flag"] for f in out["flags_not_read"])
     assert main([*base, "--engine-version", "0.10.0", "--mamba-cache-dtype", "float32"]) != 0
     assert "--mamba-cache-dtype" in capsys.readouterr().err
+
+
+FALCON_MAMBA = str(CONFIGS / "tiiuae--falcon-mamba-7b.json")
+
+
+@pytest.mark.parametrize(("dtype", "state"), [((), 19_922_944), (("--dtype", "float32"), 39_845_888)])
+def test_an_auto_conv_state_follows_the_served_model_dtype(capsys: pytest.CaptureFixture[str], dtype: tuple[str, ...],
+                                                           state: int) -> None:
+    """Falcon-Mamba-7B (Mamba1: intermediate 8,192, conv_kernel 4, state_size 16, 64 layers): under `auto` both
+    states take the model dtype (get_kv_cache_torch_dtype(mamba_cache_dtype, model_config.dtype), v0.22.0
+    mamba_utils.py _mamba_state_dtype; models/mamba.py get_mamba_state_dtype_from_config passes model_config.dtype):
+    (3 × 8,192 conv + 8,192 × 16 SSM) elements × 2 B × 64 = 19,922,944 B in bf16, × 4 B = 39,845,888 B under
+    `--dtype float32` (the conv state was 2 B there before: 36,700,160)."""
+    base = ("--model", FALCON_MAMBA, "--engine", "vllm", "--engine-version", "0.22.0", "--gpu", "H100")
+    assert plan_json(capsys, base, *dtype)["request_capacity"]["state_bytes_per_request"] == state

@@ -109,3 +109,19 @@ def test_a_linear_or_dynamic_factor_below_one_caches_fewer_rows() -> None:
     found = config_rope_rows(dynamic, ResolvedVersion(text="0.21.0"))
     assert found is not None and found[0] == 30_720 and "DynamicNTKScalingRotaryEmbedding" in found[1]
     assert config_rope_rows(dynamic, ResolvedVersion(text="0.22.0")) is None
+
+
+def test_a_launch_dynamic_rope_caches_positions_times_factor_through_0_21_0_and_positions_from_0_22_0() -> None:
+    """Qwen3-8B (40,960 positions, head_dim 128, bf16) launched with `--hf-overrides` rope_parameters dynamic, factor
+    2: DynamicNTKScalingRotaryEmbedding caches arange(40,960 × 2) = 81,920 rows at v0.21.0
+    (dynamic_ntk_scaling_rope.py:56-62: max_len = max_position_embeddings × scaling_factor), arange(40,960) rows at
+    v0.22.0 (:67: t = arange(self.max_position_embeddings); get_rope passes the model's max_position, __init__.py
+    :212-224): 81,920 × 128 × 2 B = 20,971,520 B, then 10,485,760 B. The derived --max-model-len stays 81,920."""
+    model = model_from_config(_qwen3_8b({}) | {"rope_scaling": None})
+    dynamic = '{"rope_parameters": {"rope_type": "dynamic", "factor": 2.0, "rope_theta": 1000000}}'
+    for release, cached in (("0.21.0", 20_971_520), ("0.22.0", 10_485_760), ("0.34.0", 10_485_760)):
+        settings = parse_flags("vllm", ["--engine-version", release, "--hf-overrides", dynamic])
+        plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")
+        assert plan.ledger.context_length == 81_920
+        found = rope_cache(calibration_inputs(plan.ledger))
+        assert found is not None and found[0] == cached, release

@@ -52,7 +52,7 @@ def test_the_cold_starts_at_8_seqs_plan_near_their_logs(record_id: str) -> None:
     judged = blind(RECORDS[record_id], _committed(), weights_logged=False)
     assert judged is not None and judged.truth == RECORDS[record_id].tokens
     # +4.1 % / +2.9 % read at the launch's 8 seqs; +0.6 / +0.6 % at the stand-in grid on top of the forward; +2.6 / +1.9 %
-    # hidden under V2's counted peak (session 66, v2_graphs.forward_side: the compile ends before the forward runs).
+    # hidden under V2's counted peak (session 66, v2_graphs.compile_above_peak: the compile ends before the forward runs).
     # The bounds are issue #27's targets (within 5 %, the interval holding the truth), not the plan's own figures
     assert abs(judged.predicted / judged.truth - 1) < 0.05
     assert judged.low <= judged.truth <= judged.high

@@ -1,5 +1,5 @@
 """The memory kvtop keeps beside vLLM's V2 profile (the V1 runner's graph figure) joins V2's peak on the forward's side
-(`v2_graphs.forward_side`, docs/engines/vllm.md §9 "The V2 runner's graph placeholder"), hidden under V2's counted peak.
+(`v2_graphs.compile_above_peak`, docs/engines/vllm.md §9 "The V2 runner's graph placeholder"), hidden under V2's counted peak.
 
 Before v0.29.0 V2's `profile_cudagraph_memory` returns 0 and the budget takes off weights, the torch peak's increase and
 non-torch memory only (v1/worker/gpu_worker.py:431-435 at v0.23.0): what the figure stands for is inside the profile's

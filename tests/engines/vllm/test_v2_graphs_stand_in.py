@@ -44,7 +44,7 @@ def _beside(seqs: int, version: str = "0.28.0") -> int:
 
 # V2's counted peak at the launch's 2,048 tokens: the forward (Qwen3-8B, hidden 4,096, intermediate 12,288, bf16
 # activations: gate-up and activation outputs, residual and normed input), which leads the sampler at every seqs here;
-# the figure hides under it (session 66: v2_graphs.forward_side)
+# the figure hides under it (session 66: v2_graphs.compile_above_peak)
 FORWARD_2048 = 2_048 * (3 * 12_288 + 4_096) * 2 + 2 * 2_048 * 4_096 * 2
 
 

@@ -63,7 +63,7 @@ def test_the_v0_23_qwen3_start_lands_inside_the_plans_interval() -> None:
     (−8.1 %) with the V1 runner's graph figure kept whole beside V2's profile (v2_graphs.v2_placeholder, 0.87 GiB),
     where the start held 1.51 GiB beside weights and KV in all; the figure joins the forward's side of V2's peak, whose
     sampler leads by 0.19 GiB: 48,080 (−5.4 %); session 66, the whole counted peak hides it (the compile ends before the
-    forward runs: v2_graphs.forward_side): 53,040 (+4.4 %, test_v2_graphs_forward_side), inside issue #27's 5 %."""
+    forward runs: v2_graphs.compile_above_peak): 53,040 (+4.4 %, test_v2_graphs_compile_above_peak), inside issue #27's 5 %."""
     settings = parse_flags("vllm", ["--engine-version", "0.23.0", "--max-model-len", "16384",
                                     "--gpu-memory-utilization", "0.3"])  # fmt: skip
     plan = planned_capacity(QWEN3_8B, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100",

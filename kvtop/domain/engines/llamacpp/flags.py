@@ -18,7 +18,7 @@ from kvtop.domain.engines.llamacpp.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.launch_tokens import false_word
-from kvtop.domain.launch_vocabulary import NeutralGroup
+from kvtop.domain.launch_vocabulary import NeutralGroup, refuse_unlisted_kv_dtype
 from kvtop.domain.load_casts import NO_CASTS, LoadCasts
 
 SPELLINGS: Mapping[str, str] = {
@@ -146,6 +146,10 @@ class LlamacppFlags:
 
     def as_parsed(self, spelling: str) -> str:
         return spelling  # llama-server matches option names as typed
+
+    def refuse_kv_dtype(self, dtype: str, flag: str, engine_version: str | None) -> None:
+        """A cache type outside those kvtop models (`refuse` names a ggml type it lacks first) is refused."""
+        refuse_unlisted_kv_dtype("llama.cpp", dtype, self.kv_cache_dtypes, flag)
 
     def kv_cache_dtype_words(self, engine_version: str | None) -> Mapping[str, str]:
         """Empty: its KV dtype values are the formats' own names, at every release."""

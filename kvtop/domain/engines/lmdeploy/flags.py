@@ -18,7 +18,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.launch_tokens import positional_model
-from kvtop.domain.launch_vocabulary import NeutralGroup
+from kvtop.domain.launch_vocabulary import NeutralGroup, refuse_unlisted_kv_dtype
 from kvtop.domain.load_casts import LoadCasts
 
 SPELLINGS: Mapping[str, str] = {
@@ -178,6 +178,10 @@ class LmdeployFlags:
 
     def as_parsed(self, spelling: str) -> str:
         return spelling  # lmdeploy's CLI is argparse: option names match as typed
+
+    def refuse_kv_dtype(self, dtype: str, flag: str, engine_version: str | None) -> None:
+        """A --quant-policy outside those kvtop models (`refuse` names TurboQuant's 42 first) is refused."""
+        refuse_unlisted_kv_dtype("LMDeploy", dtype, self.kv_cache_dtypes, flag)
 
     def kv_cache_dtype_words(self, engine_version: str | None) -> Mapping[str, str]:
         """The `--quant-policy` numbers' meanings at that release (`policy_words`): TurboMind's, whatever the backend.

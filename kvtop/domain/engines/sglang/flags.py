@@ -35,7 +35,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.launch_tokens import positional_model
-from kvtop.domain.launch_vocabulary import NeutralGroup
+from kvtop.domain.launch_vocabulary import NeutralGroup, refuse_unlisted_kv_dtype
 from kvtop.domain.load_casts import ONLINE_FP8, LoadCasts
 
 SPELLINGS: Mapping[str, str] = {
@@ -189,6 +189,10 @@ class SglangFlags:
 
     def as_parsed(self, spelling: str) -> str:
         return spelling  # argparse matches option names as typed (server_args.py: dashes only)
+
+    def refuse_kv_dtype(self, dtype: str, flag: str, engine_version: str | None) -> None:
+        """Its words are the same at every release kvtop reads: one outside `kv_cache_dtypes` is refused."""
+        refuse_unlisted_kv_dtype("SGLang", dtype, self.kv_cache_dtypes, flag)
 
     def kv_cache_dtype_words(self, engine_version: str | None) -> Mapping[str, str]:
         """Empty: its KV dtype values are the formats' own names, at every release."""

@@ -20,7 +20,7 @@ from kvtop.domain.engines.trtllm.max_seq_len import ALLOW_LONG_ENV
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.launch_tokens import positional_model
-from kvtop.domain.launch_vocabulary import NeutralGroup
+from kvtop.domain.launch_vocabulary import NeutralGroup, refuse_unlisted_kv_dtype
 from kvtop.domain.load_casts import LoadCasts
 
 SPELLINGS: Mapping[str, str] = {
@@ -248,6 +248,10 @@ class TrtllmFlags:
 
     def as_parsed(self, spelling: str) -> str:
         return spelling  # click matches option names as declared: both spellings are listed in SPELLINGS
+
+    def refuse_kv_dtype(self, dtype: str, flag: str, engine_version: str | None) -> None:
+        """KvCacheConfig.dtype's words kvtop models, at every release: one outside them is refused."""
+        refuse_unlisted_kv_dtype("TensorRT-LLM", dtype, self.kv_cache_dtypes, flag)
 
     def kv_cache_dtype_words(self, engine_version: str | None) -> Mapping[str, str]:
         """Empty: its KV dtype values are the formats' own names, at every release."""

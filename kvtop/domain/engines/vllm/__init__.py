@@ -21,7 +21,6 @@ from kvtop.domain.engines.vllm.config_checks import check_config
 from kvtop.domain.engines.vllm.extensible_kv import SOURCE as EXTENSIBLE_SOURCE
 from kvtop.domain.engines.vllm.extensible_kv import extensible
 from kvtop.domain.engines.vllm.flags import VllmFlags
-from kvtop.domain.engines.vllm.kv_dtype_releases import kv_dtype_refusal as kv_dtype_refusal
 from kvtop.domain.engines.vllm.kv_storage import KV_STORAGE, kv_storage_for
 from kvtop.domain.engines.vllm.layer_build import with_layer_build
 from kvtop.domain.engines.vllm.load_line import LOGGED_WEIGHTS_STAGE

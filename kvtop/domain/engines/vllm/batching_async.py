@@ -44,8 +44,9 @@ from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.spec_methods import is_mtp, stated_method
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch_tokens import switch_in
 from kvtop.domain.model import ModelSpec
-from kvtop.domain.span import flag_text, switch_given
+from kvtop.domain.span import flag_text
 
 # PP > 1 turns the default off: always, never, under the V1 model runner
 PpRule = Literal["off", "kept", "v1_runner"]
@@ -291,7 +292,7 @@ def async_scheduling(settings: LaunchSettings, version: ResolvedVersion,
     """(on, why): `--async-scheduling` / `--no-async-scheduling`, else the release's default less where vLLM turns it
     off for this launch (`ASYNC_OFF_ERAS`). `model`: the launch's model (pooling, hybrid, model runner); None reads
     the launch alone."""
-    given = switch_given(settings, "async-scheduling")
+    given = switch_in(settings.flags, "async-scheduling")
     if given is not None:
         refuse_explicit_async(settings, version, model)
         return given
@@ -309,7 +310,7 @@ def refuse_explicit_async(settings: LaunchSettings, version: ResolvedVersion, mo
     """vLLM's refusals of an explicit --async-scheduling (PP, speculative method, executor), in vLLM's order; the
     budget calls it for every plan (the windowed specs and a MoE's DP group read `async_scheduling` anyway, other
     plans would pass it unread). `model` None: the launch alone (the V1 model runner's checks apply)."""
-    given = switch_given(settings, "async-scheduling")
+    given = switch_in(settings.flags, "async-scheduling")
     if given is None or not given[0]:
         return
     v2 = model is not None and runs_v2(version, model, settings)

@@ -33,6 +33,7 @@ from kvtop.domain.engines.vllm.human_ints import read_int as read_human_int
 from kvtop.domain.engines.vllm.human_ints import refuse_missing_kv_bytes
 from kvtop.domain.engines.vllm.hybrid import CACHE_MODE_FLAG, CACHE_MODE_SPAN
 from kvtop.domain.engines.vllm.hybrid import FLAGS as HYBRID_FLAGS
+from kvtop.domain.engines.vllm.kv_dtype_releases import refuse_kv_dtype
 from kvtop.domain.engines.vllm.long_context import ALLOW_LONG_ENV
 from kvtop.domain.engines.vllm.mamba_dtype import SPANS as MAMBA_DTYPE_SPANS
 from kvtop.domain.engines.vllm.mm_limits import FLAG as MM_LIMIT_FLAG
@@ -297,8 +298,8 @@ class VllmFlags:
     def check_parallel(self, settings: LaunchSettings) -> None:
         """vLLM has no expert-parallel size: `--enable-expert-parallel` spreads experts over all tp × dp ranks. The
         final settings' --rope-scaling / --hf-overrides are checked here too where they name the release
-        (rope_override.launch_ropes: malformed, a flag the release lacks), and --kv-cache-memory-bytes before
-        v0.10.2 (human_ints.refuse_missing_kv_bytes); without one (a
+        (rope_override.launch_ropes: malformed, a flag the release lacks), --kv-cache-memory-bytes before
+        v0.10.2 (human_ints.refuse_missing_kv_bytes) and a KV dtype the release lacks (kv_dtype_releases.py); without one (a
         log's release is resolved after), the plan's rules check them at the release they take."""
         # a `--dtype` outside argparse's six words (arg_choices.py; a log's 'torch.bfloat16' passes); here, not in
         # `refuse`, which every LaunchSettings' validation runs
@@ -307,6 +308,7 @@ class VllmFlags:
             release = ResolvedVersion(text=settings.engine_version)
             launch_ropes(settings, release)
             refuse_missing(settings.flags, settings.engine_version, RELEASE_SPANS)  # a flag the release lacks
+            self.refuse_kv_dtype(settings.kv_cache_dtype, PREFERRED["kv_cache_dtype"], settings.engine_version)
             refuse_several_keys(settings.flags, release)  # api_keys.py
             refuse_pooling_values(settings.flags)  # pooling.py: argparse's choices
             read_limits(settings.flags, release)  # mm_limits.py: the value's form
@@ -347,6 +349,11 @@ class VllmFlags:
 
     def as_parsed(self, spelling: str) -> str:
         return as_parsed(spelling)
+
+    def refuse_kv_dtype(self, dtype: str, flag: str, engine_version: str | None) -> None:
+        """A word kvtop does not model, or one it models that the release lacks, said by release
+        (kv_dtype_releases.py)."""
+        refuse_kv_dtype(dtype, flag, engine_version, KV_CACHE_DTYPES)
 
     def kv_cache_dtype_words(self, engine_version: str | None) -> Mapping[str, str]:
         """Empty: its KV dtype values are the formats' own names, at every release."""

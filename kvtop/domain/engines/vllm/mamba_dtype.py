@@ -79,11 +79,17 @@ def _asked(settings: LaunchSettings, flag: str, version: ResolvedVersion) -> str
 
 
 def state_dtypes(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> StateDtypes | None:
-    """The launch's state dtypes where it names one other than `auto`; None where both are `auto` (the model's dtype,
-    conv state 2 B as kv_state.py counts it). Raises UnsupportedModelError for a state kind not modelled."""
+    """The state dtypes: the conv state's `auto` is the served model's dtype (`model.dtype_bytes`: 4 B under `--dtype
+    float32`, 2 B for a float32 config under `--dtype auto`, which vLLM serves in 16 bits) at every release read, no
+    family forcing another (get_kv_cache_torch_dtype(mamba_cache_dtype, model_config.dtype): v0.12.0, v0.21.0, v0.22.0
+    models/mamba.py, nemotron_h.py, qwen3_next.py get_mamba_state_dtype_from_config; models/config.py sets only the
+    SSM dtype). None for a model with no state. Raises UnsupportedModelError for a state kind not modelled under a
+    named dtype."""
     cache, ssm = _asked(settings, CACHE_DTYPE_FLAG, version), _asked(settings, SSM_DTYPE_FLAG, version)
-    if (cache, ssm) == ("auto", "auto") or model.state is None:
+    if model.state is None:
         return None
+    if (cache, ssm) == ("auto", "auto"):
+        return StateDtypes(model.dtype_bytes, None, None)
     if model.state.kind not in MODELLED_KINDS:
         raise UnsupportedModelError(
             f"vLLM's {CACHE_DTYPE_FLAG} / {SSM_DTYPE_FLAG} for {model.state.kind.value} state layers is not modelled "
@@ -92,7 +98,7 @@ def state_dtypes(model: ModelSpec, settings: LaunchSettings, version: ResolvedVe
     if model.state.kind is StateKind.MAMBA1 and "float32" in (cache, ssm) and raises.value:
         raise InputError(f"vLLM {version.label} raises for a Mamba1 state in float32 ({raises.source})",
                          field=CACHE_DTYPE_FLAG if cache != "auto" else SSM_DTYPE_FLAG)  # fmt: skip
-    conv = BYTES.get(cache, 2)
+    conv = BYTES[cache] if cache != "auto" else model.dtype_bytes
     takes_ssm = model.state.kind is not StateKind.GATED_DELTA_NET or era_for(GDN_SSM_FLAG_ERAS, version).value
     if not takes_ssm:
         return StateDtypes(conv, conv, conv)

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
-from kvtop.domain.engines.vllm.rope_rows import LONGROPE_TYPES
+from kvtop.domain.engines.vllm.rope_rows import DYNAMIC_SCALED_ERAS, LONGROPE_TYPES
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -173,10 +173,25 @@ def derived_max_len(
     `ModelSpec.positions_nominal`) and multiplies it as any other (v0.10.1 config/__init__.py:2882-2898, :2900-2924), where no
     --max-model-len is given (a given one it returns as it is, :2883-2885: `refusals.context_above_positions`)."""
     given = launch_ropes(settings, version)
-    if given is None or "gemma3" in (model.config_model_type or model.model_type):
+    scaled = _scaled(model, given[0], unscaled) if given else None
+    if given is None or scaled is None:
         return None
-    ropes, spelling = given
-    length: float = model.max_position_embeddings
+    derived, length, factor = scaled
+    whose = "its default where the config names no position field" if model.positions_nominal else "positions"
+    return derived, f"{given[1]}: {length:,} {whose} × factor {factor:g} (_get_and_verify_max_len)"
+
+
+def _scaled(
+    model: ModelSpec, ropes: Sequence[Mapping[str, object]], unscaled: frozenset[str]
+) -> tuple[int, int, float] | None:
+    """`_get_and_verify_max_len`'s scaling, the one rule a launch's rope and config.json's take: (the derived length,
+    the length scaled, its factor), or None where no rope scales it. None for a gemma3 model (its positions are scaled
+    already); a rope whose type is in `unscaled` is left out; yarn takes its original_max_position_embeddings as the
+    length; the length times the (last stated) factor, 1.0 where none (v0.10.0 config.py:3527-3550, v0.13.0
+    config/model.py:2116-2140)."""
+    if "gemma3" in (model.config_model_type or model.model_type):
+        return None
+    length: int = model.max_position_embeddings
     factor = 1.0
     scaled = False
     for rope in ropes:
@@ -189,11 +204,23 @@ def derived_max_len(
         original = rope.get("original_max_position_embeddings")
         if kind == "yarn" and isinstance(original, int):
             length = original
-    if not scaled:
-        return None
-    derived = int(length * factor)
-    whose = "its default where the config names no position field" if model.positions_nominal else "positions"
-    return derived, f"{spelling}: {int(length):,} {whose} × factor {factor:g} (_get_and_verify_max_len)"
+    return (int(length * factor), length, factor) if scaled else None
+
+
+def launch_rope_rows(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> tuple[int, str] | None:
+    """(the rows the launch's rope builds its cos/sin cache for, why), or None where the launch gives no rope that
+    scales the length (the config's own rope's rows stand: rope_rows.config_rope_rows): the derived length (linear,
+    YaRN; dynamic NTK through v0.21.0), but a dynamic NTK rope's cache is the positions long from v0.22.0, its factor
+    left out (rope_rows.DYNAMIC_SCALED_ERAS)."""
+    derived = derived_max_len(model, settings, version)
+    given = launch_ropes(settings, version)
+    era = era_for(DYNAMIC_SCALED_ERAS, version)
+    if derived is None or given is None or era.value or derived[0] == model.max_position_embeddings:
+        return derived
+    if {rope.get("rope_type", rope.get("type")) for rope in given[0]} - set(UNSCALED_TYPES) != {"dynamic"}:
+        return derived
+    positions = model.max_position_embeddings
+    return positions, f"{given[1]}: dynamic rope: {positions:,} positions, its factor left out ({era.source})"
 
 
 def unread_override(settings: LaunchSettings, version: ResolvedVersion) -> str | None:
@@ -243,18 +270,15 @@ def config_derived(model: ModelSpec, version: ResolvedVersion) -> tuple[int, str
     as a launch's rope (`derived_max_len`), with the yarn variants left out from v0.30.0 (`YARN_UNSCALED_ERAS`). A
     rope nested by layer type (kvtop reads no type for it) is not read: the positions stand."""
     kind = model.rope_type
-    if not kind or kind in UNSCALED_TYPES or "gemma3" in (model.config_model_type or model.model_type):
+    era = era_for(YARN_UNSCALED_ERAS, version)
+    original = {"original_max_position_embeddings": model.rope_original_positions} if model.rope_original_positions else {}
+    unscaled = frozenset(UNSCALED_TYPES) | (YARN_TYPES if era.value else set())
+    scaled = _scaled(model, ({"rope_type": kind, "factor": model.rope_factor, **original},), unscaled) if kind else None
+    if scaled is None or scaled[0] == model.max_position_embeddings:
         return None
-    if kind in YARN_TYPES and era_for(YARN_UNSCALED_ERAS, version).value:
-        return None
-    original = model.rope_original_positions
-    length = original if kind == "yarn" and original else model.max_position_embeddings
-    derived = int(length * model.rope_factor)
-    if derived == model.max_position_embeddings:
-        return None
+    derived, length, factor = scaled
     whose = "original_max_position_embeddings" if length != model.max_position_embeddings else "positions"
-    return derived, (f"config.json's {kind} rope: {length:,} {whose} × factor {model.rope_factor:g} "
-                     f"(_get_and_verify_max_len, {era_for(YARN_UNSCALED_ERAS, version).source})")
+    return derived, f"config.json's {kind} rope: {length:,} {whose} × factor {factor:g} (_get_and_verify_max_len, {era.source})"
 
 
 def derived_length(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> tuple[int, str] | None:

@@ -50,7 +50,7 @@ v0.23.0: `aot_compile`, then the compiled function under `monitor_profiling_run`
 which is `_dummy_run`'s forward; `_dummy_sampler_run` follows, with only the forward's output and sampled rows held
 across (model_runner.py:628-646 at v0.23.0). So the figure joins the forward's side of V2's peak: where V2's dummy
 sampler peaks above the forward (at 8,192 tokens × 1,024 seqs with the float32 copy of v0.22–v0.25), that lead hides
-as much of it (session 59). So does the forward's count (session 66, `forward_side`): the compile ends before the
+as much of it (session 59). So does the forward's count (session 66, `compile_above_peak`): the compile ends before the
 compiled forward allocates (`PiecewiseBackend.__init__` compiles every range up front, piecewise_backend.py:189-190 at
 v0.29.0, inside `aot_compile`, decorators.py:674, run after, :680-681), so only the figure above V2's counted peak is
 charged (RhizoNymph's RTX 3090 v0.29.0 starts: 2.21 / 4.28 GiB printed at 16,384 / 32,768 tokens, the forward's count
@@ -155,7 +155,7 @@ def v2_placeholder(inputs: CalibrationInputs) -> str | None:
     V1 runner's activation and graph estimate give (the L40S BF16 start 1.80 GiB at 0.92 of 44.45 GiB, kvtop's V1
     form 0.80 + 0.96): charging 0 plans them +2.5 % to +8.8 % over. What V2's profile holds there is not
     attributed, so kvtop keeps the V1 runner's graph figure as that memory, its part above V2's counted peak
-    (`forward_side`), and says so."""
+    (`compile_above_peak`), and says so."""
     model = inputs.model
     if model is None or not runs_v2(inputs.version, model, inputs.settings):
         return None
@@ -214,7 +214,7 @@ def profile_peak(inputs: CalibrationInputs) -> int:
     return peaks.last
 
 
-def forward_side(figure_bytes: int, inputs: CalibrationInputs) -> tuple[int, str]:
+def compile_above_peak(figure_bytes: int, inputs: CalibrationInputs) -> tuple[int, str]:
     """(bytes charged, why) of the V1 runner's graph figure as the memory beside V2's profile (torch.compile's cold
     compile). The compile ends before the compiled forward allocates anything: `PiecewiseBackend.__init__` compiles
     every range up front (piecewise_backend.py:189-190 at v0.29.0, :190 at v0.23.0, v0.27.1, v0.28.0 and v0.30.0, :189
@@ -237,7 +237,7 @@ def forward_side(figure_bytes: int, inputs: CalibrationInputs) -> tuple[int, str
 def said_warm(charged: int, side: str, inputs: CalibrationInputs) -> tuple[int, str, int]:
     """(bytes charged, why, error added) of the figure beside V2's profile: where the operator says the compile cache
     is warm and the launch reads it, none of it charged and all of it added to the term's error (`WARM_CACHE_UNCHARGED`: a cold start, or a
-    cache whose key the launch changed, stays inside the interval); else as `forward_side` gave it, nothing added."""
+    cache whose key the launch changed, stays inside the interval); else as `compile_above_peak` gave it, nothing added."""
     # a said warm the launch cannot read (compile_cache.py `warm_unread`: VLLM_DISABLE_COMPILE_CACHE=1, or no compile)
     if not inputs.compile_cache_warm or warm_unread(inputs.version, inputs.gpu_name, inputs.settings) is not None:
         return charged, side, 0
@@ -249,18 +249,18 @@ def with_v2_beside(
 ) -> TermEstimate:
     """The graph term where V2 runs: before v0.29.0 (`v2_placeholder`) `graphs` is the V1 runner's figure for the
     memory beside V2's profile (the caller reads it at `stand_in`'s grid), charged above V2's counted peak
-    (`forward_side`); where the release measures V2's graphs (`v2_beside_kept`), V2's estimate (`graphs`, its own
+    (`compile_above_peak`); where the release measures V2's graphs (`v2_beside_kept`), V2's estimate (`graphs`, its own
     form: `v2_graph_extras`, at the launch's grid) and that figure (`figure`, read at `stand_in`'s grid as before v0.29.0:
     `grid` says so where the launch's differs), above V2's counted peak as before. Both are the one fit, so where it
     errs, both err alike: the errors add, not the root of their squares, which holds for independent errors only."""
     if v2_placeholder(inputs) is not None:
-        charged, side, widened = said_warm(*forward_side(graphs.bytes, inputs), inputs)
+        charged, side, widened = said_warm(*compile_above_peak(graphs.bytes, inputs), inputs)
         return graphs.model_copy(update={"bytes": charged, "error_bytes": graphs.error_bytes + widened,
                                          "basis": f"{graphs.basis}{'; ' + side if side else ''}"})  # fmt: skip
     why = v2_beside_kept(inputs)
     if why is None or figure is None:
         return graphs
-    charged, side, widened = said_warm(*forward_side(figure.bytes, inputs), inputs)
+    charged, side, widened = said_warm(*compile_above_peak(figure.bytes, inputs), inputs)
     workspace = flashinfer_workspace(inputs)
     inside = (f"; V2's estimate holds {workspace[1]}: its capture into the throwaway pool builds fresh metadata "
               "builders on a minimal KV cache (cudagraph_utils.py `_init_minimal_kv_cache_for_profiling`, v0.29.0:756, "

@@ -60,7 +60,7 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.mla_absorbed import absorbed_matrices, kept_copies
 from kvtop.domain.engines.vllm.mxfp4_backend import TRITON, mxfp4_backend
 from kvtop.domain.engines.vllm.pp_split import PP_SPLIT_ERAS
-from kvtop.domain.engines.vllm.rope_override import derived_max_len
+from kvtop.domain.engines.vllm.rope_override import launch_rope_rows
 from kvtop.domain.engines.vllm.rope_rows import config_rope_rows
 from kvtop.domain.engines.vllm.weights_buffers import deepstack_buffers, mrope_positions_factor
 from kvtop.domain.engines.vllm.weights_built import MXFP4_BLOCK, Mxfp4Experts, mxfp4_experts
@@ -112,8 +112,9 @@ def held_beside(inputs: CalibrationInputs) -> tuple[int, str] | None:
 def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """The rotary embedding's cos/sin cache in the model's dtype (float32 for FLOAT32_ROPE), whole on every rank.
 
-    A rope scaling the launch gives (rope_override.py) builds a scaled rope whose cache is the derived length long:
-    YaRN's `max_position_embeddings` (its original) × factor, linear and dynamic NTK the positions × factor (v0.10.0
+    A rope scaling the launch gives (rope_override.launch_rope_rows) builds a scaled rope whose cache is the derived
+    length long: YaRN's `max_position_embeddings` (its original) × factor, linear the positions × factor, dynamic NTK
+    too through v0.21.0, the positions alone from v0.22.0 (rope_rows.DYNAMIC_SCALED_ERAS) (v0.10.0
     rotary_embedding.py:604-607 YaRNScalingRotaryEmbedding._compute_cos_sin_cache; get_rope passes yarn its
     original_max_position_embeddings, :1923-1932); llama3 and longrope derive no length. Without a derived length,
     the config's own rope's rows (rope_rows.py: linear, YaRN, dynamic NTK by release, longrope's two caches). A multimodal rope holds
@@ -125,7 +126,7 @@ def rope_cache(inputs: CalibrationInputs) -> tuple[int, str] | None:
     width = 4 if model.architecture in FLOAT32_ROPE else model.dtype_bytes
     local_rope = model.architecture in LOCAL_ROPE_ERAS.at(inputs.version)
     local = model.max_position_embeddings * model.head_dim * width if local_rope else 0
-    scaled = derived_max_len(model, inputs.settings, inputs.version) or config_rope_rows(model, inputs.version)
+    scaled = launch_rope_rows(model, inputs.settings, inputs.version) or config_rope_rows(model, inputs.version)
     if scaled is not None:
         model = model.model_copy(update={"max_position_embeddings": scaled[0]})
     factor = mrope_positions_factor(inputs)
