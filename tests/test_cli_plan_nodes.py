@@ -138,4 +138,4 @@ def test_a_layout_with_every_default_says_it_takes_no_flags(capsys: pytest.Captu
     assert main(["plan", "--model", str(CONFIGS / "meta-llama--Llama-3.1-8B.json"), "--gpu", "H100",
                  "--layouts", "1x8", "1x8 tp2 dp4"]) == 0  # fmt: skip
     flags = [line.strip() for line in capsys.readouterr().out.splitlines() if line.strip().startswith("flags:")]
-    assert flags == ["flags: none: the engine defaults", "flags: --tp-size 2 --dp-size 4"]
+    assert flags == ["flags: none: the engine's defaults", "flags: --tp-size 2 --dp-size 4"]

@@ -6,7 +6,7 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from kvtop.commands.render_ledger import flags_not_read_json, gpu_shown
+from kvtop.commands.render_ledger import DEFAULTS_SAID, flags_not_read_json, gpu_shown
 from kvtop.domain.engines.registry import display_name, engine_rules
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layouts import LayoutPlan
@@ -115,6 +115,6 @@ def layouts_text(plans: Sequence[LayoutPlan]) -> str:
     for plan in plans:
         if plan.ledger is not None and plan.placement is not None:
             lines.append(f"  {plan.spec.text:<18}{placement_text(plan.ledger, plan.placement).replace(chr(10), chr(10) + ' ' * 20)}")
-            flags = plan.ledger.settings.to_flags()  # none: said, as `plan` says it, not a bare 'flags: '
-            lines.append(f"  {'':<18}flags: {shlex.join(flags) if flags else 'none: the engine defaults'}")
+            flags = plan.ledger.settings.to_flags()  # none: said in `plan`'s words (DEFAULTS_SAID), not a bare 'flags: '
+            lines.append(f"  {'':<18}flags: {shlex.join(flags) if flags else f'none: {DEFAULTS_SAID}'}")
     return "\n".join(lines)

@@ -463,10 +463,14 @@ def fitting_lines(ledger: Ledger, smallest: FittingLayout | None, defaults: tupl
     return lines
 
 
+#: A launch that takes no engine flag, every setting the engine's default: `plan`'s fitting line and `--layouts` say it so.
+DEFAULTS_SAID = "the engine's defaults"
+
+
 def _flags_said(smallest: FittingLayout) -> str:
     """'engine flags: --tensor-parallel-size 2', or that the layout that fits takes none (every default)."""
     flags = smallest.settings.to_flags()
-    return f"engine flags: {shlex.join(flags)}" if flags else "no engine flags: the engine's defaults"
+    return f"engine flags: {shlex.join(flags)}" if flags else f"no engine flags: {DEFAULTS_SAID}"
 
 
 def fitting_json(smallest: FittingLayout | None, defaults: tuple[str, ...]) -> dict[str, Any]:
