@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
@@ -44,3 +45,19 @@ def test_the_breakable_default_keeps_its_reserve_in_deterministic_mode() -> None
 @pytest.mark.parametrize("version", ["0.5.11", "0.5.13", "0.5.14"])
 def test_piecewise_and_tc_piecewise_releases_switch_off(version: str) -> None:
     assert "off for deterministic inference" in _fraction(version, "--enable-deterministic-inference")[1]
+
+
+@pytest.mark.parametrize("gpu", ["B200", "RTX5090"])
+def test_blackwell_without_a_named_backend_is_refused(gpu: str) -> None:
+    """SM 10.x / 12.x: the deterministic fallback to flashinfer (0.5.10.post1 server_args.py:3462-3476) is not followed."""
+    settings = parse_flags("sglang", ["--enable-deterministic-inference"]).model_copy(
+        update={"engine_version": "0.5.10.post1"})
+    with pytest.raises(UnsupportedModelError, match="--attention-backend"):
+        predict(load_config_file(GPT_OSS_20B), settings, gpu_total_bytes=gpu_total_bytes(gpu), gpu_name=gpu)
+
+
+def test_blackwell_with_a_named_backend_plans() -> None:
+    settings = parse_flags("sglang", ["--enable-deterministic-inference", "--attention-backend", "triton"]).model_copy(
+        update={"engine_version": "0.5.10.post1"})
+    ledger = predict(load_config_file(GPT_OSS_20B), settings, gpu_total_bytes=gpu_total_bytes("B200"), gpu_name="B200")
+    assert ledger.token_capacity > 0
