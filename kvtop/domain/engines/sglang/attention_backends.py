@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from kvtop.domain.deployment_flags import flag_set
 from kvtop.domain.engines.sglang.flag_releases import check_flag_release
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, parse_release
 from kvtop.domain.errors import InputError, UnsupportedModelError
@@ -198,6 +199,7 @@ def check_attention_backend(settings: LaunchSettings, gpu_name: str | None, vers
     """Refuse a backend the release does not accept (by its choices), a per-phase flag the release does not have,
     one SGLang refuses on this GPU, or one whose effect on the budget kvtop does not model, naming the flag."""
     named = named_backends(settings)
+    _check_deterministic_fallback(settings, gpu_name)
     for phase, backend in named.by_phase() if named else ():
         flag = PHASE_FLAG[phase]
         if phase != ATTENTION:
@@ -209,6 +211,21 @@ def check_attention_backend(settings: LaunchSettings, gpu_name: str | None, vers
                              f"{era.source})", field=flag)  # fmt: skip
         _check_gpu_and_budget(backend, phase, gpu_name, version)
         check_kv_dtype(backend, phase, settings.kv_cache_dtype, version)
+
+
+def _check_deterministic_fallback(settings: LaunchSettings, gpu_name: str | None) -> None:
+    """`--enable-deterministic-inference` without `--attention-backend` on SM 10.x / 12.x: SGLang falls back to
+    flashinfer (triton for its DeepSeek classes) in place of the model's default (0.5.10.post1 server_args.py:3462-3476,
+    0.5.14 :6006-6016, 0.5.23 arg_groups/overrides.py:1055-1070), a choice kvtop does not follow: refused, naming the
+    flag (on Hopper and older it keeps fa3 / the default kvtop plans)."""
+    if attention_backend(settings) is not None or not flag_set(settings, "enable-deterministic-inference"):
+        return
+    capability = compute_capability(gpu_name)
+    if capability is not None and capability[0] in (10, 12):
+        raise UnsupportedModelError(
+            f"--enable-deterministic-inference on {gpu_name} (SM {capability[0]}.{capability[1]}) without "
+            "--attention-backend: SGLang falls back to flashinfer (triton for DeepSeek models), which kvtop does not "
+            "follow; name the backend with --attention-backend", field=ATTENTION_BACKEND_FLAG)  # fmt: skip
 
 
 def check_kv_dtype(backend: str, phase: str, dtype: str, version: ResolvedVersion) -> None:

@@ -136,7 +136,6 @@ EARLY: Mapping[str, FlagRow] = {
     "--enable-deepep-waterfill": FlagRow("0.5.12", "0.5.15.post1", "srt/server_args.py:1870 (v0.5.15.post1)"),
     "--enable-deepseek-v4-fp4-indexer": FlagRow("0.5.13", None, "srt/arg_groups/fields/exec_.py:439 (v0.5.23)"),
     "--enable-dense-mlp-attn-tp": FlagRow("0.5.19", None, "srt/arg_groups/fields/parallel.py:238 (v0.5.23)"),
-    "--enable-deterministic-inference": FlagRow("0.5.3", None, "srt/arg_groups/fields/exec_.py:1153 (v0.5.23)"),
     "--enable-double-sparsity": FlagRow("0.4.0", "0.5.10.post1", "srt/server_args.py:5258 (v0.5.10.post1)"),
     "--enable-dp-attention-local-control-broadcast": FlagRow("0.5.11", None, "srt/arg_groups/fields/parallel.py:195 (v0.5.23)"),
     "--enable-draft-weights-cpu-backup": FlagRow("0.5.5.post3", None, "srt/arg_groups/fields/exec_.py:66 (v0.5.23)"),

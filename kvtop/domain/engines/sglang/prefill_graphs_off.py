@@ -171,7 +171,15 @@ DSV4 = "DeepSeek-V4"  # 0.5.15 … 0.5.23 (0.5.15.post1 server_args.py:3355-3358
 DCP = "decode context parallel"
 KDA = "KDA hybrid linear attention"  # 0.5.20 … 0.5.23
 REFUSED_CLASS = "a model class piecewise graphs refuse"  # 0.5.10 … 0.5.13, `PCG_REFUSED_ERAS`
-_UNTIL_0_5_13 = (REFUSED_CLASS, DP_ATTENTION, TORCH_COMPILE, PIPELINE, A2A_ANY, LORA, HICACHE, PD_ANY, EPLB)
+# `--enable-deterministic-inference` (DETERMINISTIC_FLAG): piecewise graphs off 0.5.10 … 0.5.13 ("13. Deterministic
+# inference", 0.5.10.post1 server_args.py:1125-1127, 0.5.13 :1390-1392) and tc_piecewise's 0.5.14 … 0.5.21 (0.5.14
+# server_args.py:3038-3040, 0.5.15 :3317-3319, 0.5.17 :4423-4425; 0.5.19 arg_groups/cuda_graph_hook.py:223-225,
+# 0.5.21 :239-240); the breakable backend's rules never read it (0.5.15 server_args.py:3350-3375, 0.5.23
+# cuda_graph_hook.py), so from 0.5.15 the CUDA default keeps its reserve
+DETERMINISTIC = "deterministic inference"
+DETERMINISTIC_FLAG = "--enable-deterministic-inference"
+_UNTIL_0_5_13 = (REFUSED_CLASS, DP_ATTENTION, TORCH_COMPILE, PIPELINE, A2A_ANY, LORA, HICACHE, PD_ANY, EPLB,
+                 DETERMINISTIC)
 LAUNCH_ERAS: Eras[tuple[str, ...]] = Eras((
     Era("", (SPECULATIVE, *_UNTIL_0_5_13), "server_args.py _handle_piecewise_cuda_graph (0.5.10.post1:1078-1139)"),
     Era("0.5.11", _UNTIL_0_5_13, "server_args.py _handle_piecewise_cuda_graph: no speculative rule (0.5.11:1194)"),
@@ -195,9 +203,10 @@ LAUNCH_ERAS: Eras[tuple[str, ...]] = Eras((
 # 0.5.21 and not on the breakable one from 0.5.18 (`MULTIMODAL_GRAPH_ERAS`), nowhere else (0.5.15.x: the breakable
 # default and no switch; 0.5.22: no such backend).
 # Its multimodal rule is prefill_graphs_off_for_multimodal's (the class is on the allowlist), the rest by the words
-# above; hardware, GGUF, DLLM, deterministic inference, symmetric memory, CPU offload, CP and debug read flags kvtop
+# above (deterministic inference `DETERMINISTIC`); hardware, GGUF, DLLM, symmetric memory, CPU offload, CP and debug read flags kvtop
 # does not model (flags_unmodelled.py).
-_TC_0_5_14 = (REFUSED_CLASS, DP_ATTENTION, TORCH_COMPILE, PIPELINE, A2A_ANY, LORA, HICACHE, PD_ANY, EPLB)
+_TC_0_5_14 = (REFUSED_CLASS, DP_ATTENTION, TORCH_COMPILE, PIPELINE, A2A_ANY, LORA, HICACHE, PD_ANY, EPLB,
+              DETERMINISTIC)
 TC_LAUNCH_ERAS: Eras[tuple[str, ...]] = Eras((
     Era("", (), "before 0.5.14: no tc_piecewise backend (LAUNCH_ERAS)"),
     Era("0.5.14", _TC_0_5_14, "server_args.py _disable_tc_piecewise_cudagraph_if_incompatible (0.5.14:2997-3056, "
@@ -288,6 +297,7 @@ def _conditions_met(inputs: EngineInputs) -> dict[str, bool]:
         PD_ANY: role is not ServingRole.WHOLE,
         PD_DECODE: role is ServingRole.DECODE,
         EPLB: flag_set(s, "enable-eplb"),
+        DETERMINISTIC: flag_set(s, DETERMINISTIC_FLAG[2:]),
         TORCH_COMPILE: torch_compile_on(inputs),
         MLA: m.mla is not None,
         MLA_NOT_DSA: m.mla is not None and not dsa,

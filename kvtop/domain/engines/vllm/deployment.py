@@ -60,6 +60,7 @@ from kvtop.domain.deployment_math import (
 )
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.dp_dispatch import gathered_batch_term
+from kvtop.domain.engines.vllm.draft_parallel import check_parallel_draft
 from kvtop.domain.engines.vllm.encoder_forward import forward_counted
 from kvtop.domain.engines.vllm.encoder_profile import (
     COUNTED_FAMILIES,
@@ -322,6 +323,8 @@ def _towers(model: ModelSpec) -> str:
 
 def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
     setup, model = inputs.setup, inputs.model
+    # a parallel-drafting EAGLE head (P-EAGLE) is sized from its config alone, else refused (draft_parallel.py)
+    check_parallel_draft(inputs.settings, setup.spec_method, inputs.draft is not None, inputs.version)
     setting = f"--speculative-config method={setup.spec_method}" + (
         f" model={setup.draft_model}" if setup.draft_model else ""
     )

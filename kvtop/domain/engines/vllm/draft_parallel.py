@@ -1,0 +1,45 @@
+"""Parallel drafting for an EAGLE head (P-EAGLE): a draft whose depth the plan cannot assume (docs/engines/vllm.md §14).
+
+`--speculative-config '{"method": "eagle3", …, "parallel_drafting": true}'` runs a head trained to draft every token in
+one pass (SpeculativeConfig.parallel_drafting, config/speculative.py v0.16.0:123 … v0.26.0:165 … v0.33.0:511; its
+slots `max_num_new_slots_for_drafting`, v0.26.0:1292-1305). Such a head is several layers deep, where kvtop's
+one-layer EAGLE assumption holds for sequential heads (deployment.draft_kv_layers): amazon/GPT-OSS-20B-P-EAGLE's
+start logs 'Add 4 padding layers, may waste at most 33.33% KV cache memory' (v1/core/kv_cache_utils.py:1227-1238 at
+v0.26.0: its 4 draft layers join gpt-oss-20b's 12 full-attention ones, the sliding-window group padded to match).
+The layers come from the draft's config alone, so without it the draft's KV is not sized: refused, naming
+`--draft-model`. dflash / dspark draft in parallel by design and always read their config's depth (kvtop sizes them
+as draft models). From v0.34.0 vLLM refuses the field for any other method (config/speculative.py:1688-1693:
+'parallel_drafting is only supported by the dflash and dspark methods')."""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.spec_methods import spec_config
+from kvtop.domain.errors import InputError, UnsupportedModelError
+from kvtop.domain.launch import LaunchSettings
+
+PARALLEL_METHODS = frozenset({"dflash", "dspark"})  # parallel by design (config/speculative.py v0.26.0:963-964)
+# whether a release runs `parallel_drafting` for a method outside PARALLEL_METHODS
+OTHER_METHODS_ERAS: Eras[bool] = Eras((
+    Era("", True, "config/speculative.py `parallel_drafting: bool = False` (v0.16.0:123, v0.26.0:165, v0.33.0:511): "
+        "any EAGLE or draft-model method"),
+    Era("0.34.0", False, "config/speculative.py:1688-1693 (v0.34.0): ValueError for any method but dflash / dspark"),
+))  # fmt: skip
+
+
+def check_parallel_draft(settings: LaunchSettings, method: str | None, draft_known: bool,
+                         version: ResolvedVersion) -> None:
+    """Refuse a launch whose `parallel_drafting` head kvtop cannot size: an InputError where the release refuses
+    the field for `method`, an UnsupportedModelError where the draft's config (its layer count) is not known."""
+    if method is None or method in PARALLEL_METHODS or not spec_config(settings).parallel_drafting:
+        return
+    era = OTHER_METHODS_ERAS.era(version)
+    if not era.value:
+        raise InputError(f"vLLM refuses parallel_drafting with method '{method}' ({era.source})",
+                         field="--speculative-config")  # fmt: skip
+    if not draft_known:
+        raise UnsupportedModelError(
+            f"parallel drafting (P-EAGLE) with method '{method}': the draft head is several layers deep (4 for "
+            "amazon/GPT-OSS-20B-P-EAGLE) and each layer holds KV beside the target's, but the draft's config is not "
+            "known, so its layers are not sized (kvtop's one-layer EAGLE assumption does not hold); give the draft's "
+            "config with --draft-model", field="--speculative-config")  # fmt: skip

@@ -1,0 +1,52 @@
+"""A parallel-drafting EAGLE head (P-EAGLE) is refused without its config (engines/vllm/draft_parallel.py).
+
+The real start: chiatzenw-cur/lossy-spec-decode-repetition's P-EAGLE arm (tests/data/calibration/vllm.jsonl
+`chiatzen-gpt-oss-20b-h100pcie-v0260-peagle-k7-u085-mml65536`), vLLM 0.26.0, gpt-oss-20b with
+amazon/GPT-OSS-20B-P-EAGLE at k = 7: the log's 'Add 4 padding layers, may waste at most 33.33% KV cache memory'
+(v1/core/kv_cache_utils.py:1227-1238) is the draft's 4 layers beside the target's 12 full-attention ones, where the
+one-layer EAGLE assumption planned 1,536,141 tokens against the logged 1,125,241 (+36.5 %). vLLM 0.34.0 refuses the
+field for eagle3 (config/speculative.py:1688-1693).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.errors import InputError, UnsupportedModelError
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import parse_flags
+from kvtop.sources.hub import load_config_file
+from tests.data_paths import CONFIGS
+
+GPT_OSS_20B = CONFIGS / "openai--gpt-oss-20b.json"
+P_EAGLE = {"method": "eagle3", "model": "amazon/GPT-OSS-20B-P-EAGLE", "num_speculative_tokens": 7,
+           "parallel_drafting": True}  # fmt: skip
+
+
+def _plan(version: str, spec: dict[str, object]) -> int:
+    settings = parse_flags("vllm", ["--engine-version", version, "--max-model-len", "65536",
+                                    "--gpu-memory-utilization", "0.85", "--no-enable-prefix-caching",
+                                    "--speculative-config", json.dumps(spec)])  # fmt: skip
+    plan = planned_capacity(load_config_file(GPT_OSS_20B), settings, gpu_total_bytes=gpu_total_bytes("H100-PCIE"),
+                            gpu_name="H100-PCIE")  # fmt: skip
+    return plan.token_capacity_max
+
+
+def test_p_eagle_without_its_config_is_refused_naming_the_draft_config() -> None:
+    with pytest.raises(UnsupportedModelError, match="--draft-model") as refused:
+        _plan("0.26.0", P_EAGLE)
+    assert "parallel drafting" in str(refused.value)
+
+
+def test_vllm_0_34_refuses_parallel_drafting_for_eagle3() -> None:
+    with pytest.raises(InputError, match="dflash / dspark"):
+        _plan("0.34.0", P_EAGLE)
+
+
+def test_a_sequential_eagle3_head_still_plans() -> None:
+    sequential = {key: value for key, value in P_EAGLE.items() if key != "parallel_drafting"}
+    assert _plan("0.26.0", sequential) > 0
+    assert _plan("0.26.0", {**P_EAGLE, "parallel_drafting": False}) > 0
