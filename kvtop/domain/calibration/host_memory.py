@@ -4,13 +4,14 @@ On a unified-memory device (GB10 / DGX Spark, Jetson AGX Orin and Thor: `gpus.UN
 is the host's RAM. CUDA's total is the host's memory and its free memory is what the operating system, its services
 and the page cache of files read leave. The engines read it so:
 
-- vLLM v0.13.0 takes psutil's available memory as the free memory on compute capabilities (8, 7), (11, 0), (12, 1)
-  (`vllm/utils/mem_utils.py` `MemorySnapshot.measure`); v0.33.0 does so where torch's device properties say
+- vLLM from v0.11.1 takes psutil's available memory as the free memory on compute capabilities (8, 7), (11, 0),
+  (12, 1) (`vllm/utils/mem_utils.py` `MemorySnapshot.measure`; v0.11.0 reads cudaMemGetInfo's free); from v0.20.0
+  where torch's device properties say
   `is_integrated` (`CudaPlatform.is_integrated_gpu`). It sizes from the total × `--gpu-memory-utilization`, so the
   host's share is not in its budget; its start checks that much is free (`request_memory`). What the host takes
   during the start (the page cache of a cold load) shows in its non-torch memory (NVIDIA/xr-ai#462, vLLM 0.20):
   not modelled.
-- SGLang takes psutil's available memory on SM 87, 110, 121 at 0.5.6.post2 and where `is_integrated` at 0.5.23
+- SGLang takes psutil's available memory on SM 87, 110, 121 from 0.5.4 and where `is_integrated` from 0.5.9
   (`srt/utils/common.py` `get_available_gpu_memory`), and sizes from the free memory before and after the load.
 - TensorRT-LLM's PyTorch backend reads `torch.cuda.mem_get_info()` with no integrated case
   (`_torch/pyexecutor/_util.py` `KvCacheCreator.configure_kv_cache_capacity`, the 1.1-era file: search-index id
@@ -18,7 +19,9 @@ and the page cache of files read leave. The engines read it so:
   the load (case-trtllm-dgxspark-gpt-oss-120b).
 
 What the host leaves is no property of the device: it is an ASSUMPTION, a share of the total spanning the readings
-of such hosts (docs/engines/architectures.md "Unified-memory hosts"). It enters the budget of an engine that sizes
+of such hosts (docs/engines/architectures.md "Unified-memory hosts"), of the kind the engine's release reads
+(`EngineRules.reads_available_memory`): the kernel's available memory leaves the page cache free, cudaMemGetInfo's
+free holds it. It enters the budget of an engine that sizes
 from the free memory before the load (one whose terms hold a context term); for one that sizes from the total it is
 said, not charged.
 
@@ -49,12 +52,15 @@ HOST_HELD_SHARE = 0.2934
 HOST_HELD_SHARE_ERROR = 0.2351
 # What the host holds where the engine reads the kernel's available memory (psutil's `virtual_memory().available`:
 # vLLM from v0.11.1, SGLang from 0.5.4, `EngineRules.reads_available_memory`), which counts the page cache it can
-# reclaim as free: the OS, its services and other processes. The readings of that kind above: GB10's 6.99 – 11.26
+# reclaim as free: the OS and its services. The readings of that kind above: GB10's 6.99 – 11.26
 # GiB of 119.7, the Thor's 12.33 of 122.82, the headless 121.69 GiB GB10 hosts' 19.5 – 20.4 GiB with the caches
 # dropped and 21.1 / 22.8 GiB with a raised `vm.min_free_kbytes` (which the kernel's available memory leaves out):
 # 5.84 % to 18.74 %, 12.29 % ± 6.45 % (session 67). Inside it: SGLang 0.5.9's GB10 start (yukimaru77-qwen3.5-4b-
-# gb10-v059-mf08), 119.70 − 110.63 = 9.07 GiB (7.58 %). The page-cache readings (58.65, 63.05, 64.89 GiB) are
-# cudaMemGetInfo's: vLLM v0.11.0's `(61.05/119.7 GiB)` refusal of a `vllm/vllm-openai` start (27338917700).
+# gb10-v059-mf08), 119.70 − 110.63 = 9.07 GiB (7.58 %). Not in it: the 63.05 GiB of the `Free memory on device
+# cuda:0 (56.65/119.7 GiB)` refusal, whose wording (the device named) is v0.20.0's on (v1/worker/utils.py:414), so
+# the available memory, held by another workload (its source names ~40 GiB of k8s pods on that node): another
+# tenant is not modelled, as another process on a card of its own is not; nor the 58.65 GiB of a `vllm/vllm-openai`
+# 0.11-line start in a restart loop (27338917700: cudaMemGetInfo's free at v0.11.0, a previous instance at v0.11.1).
 HOST_AVAILABLE_SHARE = 0.1229
 HOST_AVAILABLE_SHARE_ERROR = 0.0645
 
@@ -199,8 +205,8 @@ def host_term(gpu_name: str | None, total_bytes: int, *, available: bool = False
         return None
     held, error = host_held(total_bytes, available=available)
     basis = (f"assumed {HOST_AVAILABLE_SHARE:.2%} ± {HOST_AVAILABLE_SHARE_ERROR:.2%} of the total: the OS, its "
-             "services and other processes, the page cache free as the engine reads the kernel's available memory, "
-             "as GB10 and Jetson Thor hosts left it (5.84 % – 18.74 %)" if available else
+             "services, the page cache free as the engine reads the kernel's available memory, as GB10 and Jetson "
+             "Thor hosts left it (5.84 % – 18.74 %; another workload on the host is not modelled)" if available else
              f"assumed {HOST_HELD_SHARE:.2%} ± {HOST_HELD_SHARE_ERROR:.2%} of the total: the OS, its services and the "
              "page cache, as GB10 and Jetson Thor starts left it (5.84 % – 52.83 %)")  # fmt: skip
     return TermEstimate(
