@@ -7,7 +7,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from kvtop.domain.calibration.host_memory import HOST_HELD_SHARE, HOST_HELD_SHARE_ERROR
+from kvtop.domain.calibration.host_memory import (
+    HOST_AVAILABLE_SHARE,
+    HOST_AVAILABLE_SHARE_ERROR,
+    HOST_HELD_SHARE,
+    HOST_HELD_SHARE_ERROR,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -75,3 +80,4 @@ def test_unified_host_share_is_the_codes() -> None:
     assert said in README
     calibration = _flat(REPO / "docs" / "calibration.md")
     assert f"{HOST_HELD_SHARE * 100:.2f} % ± {HOST_HELD_SHARE_ERROR * 100:.2f} %" in calibration
+    assert f"{HOST_AVAILABLE_SHARE * 100:.2f} % ± {HOST_AVAILABLE_SHARE_ERROR * 100:.2f} %" in calibration

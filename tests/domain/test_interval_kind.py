@@ -33,7 +33,7 @@ def _plan(engine: str, gpu: str, *flags: str, measured: MeasuredInputs | None = 
     ("fraction", "kind"),
     [
         ("0.92", IntervalKind.REFUSED_AT_CENTRE),
-        ("0.7", IntervalKind.REFUSED_AT_HIGH_END),
+        ("0.85", IntervalKind.REFUSED_AT_HIGH_END),
         ("0.95", IntervalKind.REFUSED_ACROSS_SPAN),
         ("0.3", IntervalKind.SPREAD),
     ],
@@ -46,9 +46,9 @@ def test_a_vllm_gb10_start_verdict_is_the_interval_kind(fraction: str, kind: Int
     text, pane = interval_line(plan), pane_interval_line(plan).plain
     if kind is IntervalKind.REFUSED_AT_CENTRE:
         assert "(0: refused, see Token capacity)" in text and "(0: refused, ✗ above)" in pane
-    if kind is IntervalKind.REFUSED_AT_HIGH_END:  # 38,558,131,814 B = 35.91 GiB
-        assert "refused where the host holds more than 35.91 GiB" in text
-        assert "refused where the host holds more than 35.91 GiB" in pane
+    if kind is IntervalKind.REFUSED_AT_HIGH_END:  # T − ceil(0.85 × T) = 19,279,065,907 B = 17.96 GiB
+        assert "refused where the host holds more than 17.96 GiB" in text
+        assert "refused where the host holds more than 17.96 GiB" in pane
     if kind is IntervalKind.REFUSED_ACROSS_SPAN:
         assert text.startswith("0 tokens at both ends") and "0 at both ends" in pane
 
@@ -81,7 +81,7 @@ def test_llamacpp_words_a_context_fixed_by_c_in_both_views() -> None:
 
 @pytest.mark.parametrize(
     ("fraction", "kind"),
-    [("0.92", IntervalKind.REFUSED_AT_CENTRE), ("0.7", IntervalKind.REFUSED_AT_HIGH_END),
+    [("0.92", IntervalKind.REFUSED_AT_CENTRE), ("0.85", IntervalKind.REFUSED_AT_HIGH_END),
      ("0.95", IntervalKind.REFUSED_ACROSS_SPAN), ("0.3", IntervalKind.REQUESTS)],
 )  # fmt: skip
 def test_an_attention_free_plan_on_gb10_takes_the_start_verdict(fraction: str, kind: IntervalKind) -> None:
@@ -98,7 +98,7 @@ def test_an_attention_free_plan_on_gb10_takes_the_start_verdict(fraction: str, k
     if kind is IntervalKind.REFUSED_AT_CENTRE:
         assert plan.requests.requests_min == 0 and "0 – " in pane and "requests at 0.92 (0: refused, ✗ above)" in pane
     if kind is IntervalKind.REFUSED_AT_HIGH_END:
-        assert plan.requests.requests_min == 0 and "requests at 0.7 (0: refused where the host holds more than" in pane
+        assert plan.requests.requests_min == 0 and "requests at 0.85 (0: refused where the host holds more than" in pane
     if kind is IntervalKind.REFUSED_ACROSS_SPAN:
         assert plan.requests.requests_max == 0 and "0 at both ends: refused across the assumed host share" in pane
     if kind is IntervalKind.REQUESTS:

@@ -173,7 +173,8 @@ def preload_estimate(
     total = given[0] if given is not None else next(
         (estimate.bytes for estimate in estimates if estimate.term is Term.CUDA_TOTAL), ledger.gpu_total_bytes
     )
-    host = host_term(ledger.gpu_name, total) if from_free else None
+    available = rules.reads_available_memory(ledger.version)  # the page cache free (vLLM v0.11.1, SGLang 0.5.4 on)
+    host = host_term(ledger.gpu_name, total, available=available) if from_free else None
     estimates = (*estimates, host) if host is not None else estimates
     calibrated = next((estimate for estimate in estimates if estimate.term is Term.WEIGHTS), None)
     node = latest_match(node_measures, ledger.settings.engine, ledger.settings.engine_version, ledger.gpu_name,
@@ -222,7 +223,7 @@ def preload_estimate(
         weights_stage=weights_stage,
         context=context,
         unified_host=unified_host(total, charged=from_free, fraction=fraction,
-                                  needs_bytes=rules.start_needs_bytes(total, fraction))
+                                  needs_bytes=rules.start_needs_bytes(total, fraction), available=available)
         if is_unified(ledger.gpu_name) else None,
         # a desktop's share is in a free memory given (before or after the load): the low end takes nothing more
         desktop=desktop_host(charged=from_free, free_measured=free_measured, held_bytes=desktop_held_bytes(support),
@@ -314,7 +315,8 @@ class CapacityPlan(BaseModel):
         where part of it refuses the start; None where no term widens it."""
         if self.start is not None and self.start.refused_in_span:
             unified = self.estimate.unified_host
-            return host_term(self.ledger.gpu_name, unified.total_bytes) if unified is not None else None
+            return (host_term(self.ledger.gpu_name, unified.total_bytes, available=unified.page_cache_free)
+                    if unified is not None else None)  # fmt: skip
         if self.zero_wide or self.fixed_by is not None:
             return None
         largest = self.estimate.dominant

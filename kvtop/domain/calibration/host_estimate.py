@@ -28,6 +28,7 @@ class UnifiedHost(BaseModel):
     held_bytes: int  # the assumed centre of what the host holds before the engine starts
     error_bytes: int  # the assumption's half-width
     charged: bool  # in the budget (the engine sizes from the free memory), else only said
+    page_cache_free: bool = False  # the engine reads the kernel's available memory: the span leaves the page cache out
     start_needs_bytes: int | None = None  # what an engine that sizes from the total asks free at its start
     most_held_bytes: int | None = None  # the most the host may hold for that start: total − start_needs_bytes
     start_verdict: StartVerdict | None = None

@@ -4,13 +4,14 @@ On a unified-memory device (GB10 / DGX Spark, Jetson AGX Orin and Thor: `gpus.UN
 is the host's RAM. CUDA's total is the host's memory and its free memory is what the operating system, its services
 and the page cache of files read leave. The engines read it so:
 
-- vLLM v0.13.0 takes psutil's available memory as the free memory on compute capabilities (8, 7), (11, 0), (12, 1)
-  (`vllm/utils/mem_utils.py` `MemorySnapshot.measure`); v0.33.0 does so where torch's device properties say
+- vLLM from v0.11.1 takes psutil's available memory as the free memory on compute capabilities (8, 7), (11, 0),
+  (12, 1) (`vllm/utils/mem_utils.py` `MemorySnapshot.measure`; v0.11.0 reads cudaMemGetInfo's free); from v0.20.0
+  where torch's device properties say
   `is_integrated` (`CudaPlatform.is_integrated_gpu`). It sizes from the total × `--gpu-memory-utilization`, so the
   host's share is not in its budget; its start checks that much is free (`request_memory`). What the host takes
   during the start (the page cache of a cold load) shows in its non-torch memory (NVIDIA/xr-ai#462, vLLM 0.20):
   not modelled.
-- SGLang takes psutil's available memory on SM 87, 110, 121 at 0.5.6.post2 and where `is_integrated` at 0.5.23
+- SGLang takes psutil's available memory on SM 87, 110, 121 from 0.5.4 and where `is_integrated` from 0.5.9
   (`srt/utils/common.py` `get_available_gpu_memory`), and sizes from the free memory before and after the load.
 - TensorRT-LLM's PyTorch backend reads `torch.cuda.mem_get_info()` with no integrated case
   (`_torch/pyexecutor/_util.py` `KvCacheCreator.configure_kv_cache_capacity`, the 1.1-era file: search-index id
@@ -18,7 +19,9 @@ and the page cache of files read leave. The engines read it so:
   the load (case-trtllm-dgxspark-gpt-oss-120b).
 
 What the host leaves is no property of the device: it is an ASSUMPTION, a share of the total spanning the readings
-of such hosts (docs/engines/architectures.md "Unified-memory hosts"). It enters the budget of an engine that sizes
+of such hosts (docs/engines/architectures.md "Unified-memory hosts"), of the kind the engine's release reads
+(`EngineRules.reads_available_memory`): the kernel's available memory leaves the page cache free, cudaMemGetInfo's
+free holds it. It enters the budget of an engine that sizes
 from the free memory before the load (one whose terms hold a context term); for one that sizes from the total it is
 said, not charged.
 
@@ -47,6 +50,19 @@ from kvtop.domain.wording import gib
 # 21.1 / 22.8 GiB with a raised `vm.min_free_kbytes` (tonyd2wild/GLM-5.3-Flash-NVFP4-DFlash2-2x-DGX-Spark#19).
 HOST_HELD_SHARE = 0.2934
 HOST_HELD_SHARE_ERROR = 0.2351
+# What the host holds where the engine reads the kernel's available memory (psutil's `virtual_memory().available`:
+# vLLM from v0.11.1, SGLang from 0.5.4, `EngineRules.reads_available_memory`), which counts the page cache it can
+# reclaim as free: the OS and its services. The readings of that kind above: GB10's 6.99 – 11.26
+# GiB of 119.7, the Thor's 12.33 of 122.82, the headless 121.69 GiB GB10 hosts' 19.5 – 20.4 GiB with the caches
+# dropped and 21.1 / 22.8 GiB with a raised `vm.min_free_kbytes` (which the kernel's available memory leaves out):
+# 5.84 % to 18.74 %, 12.29 % ± 6.45 % (session 67). Inside it: SGLang 0.5.9's GB10 start (yukimaru77-qwen3.5-4b-
+# gb10-v059-mf08), 119.70 − 110.63 = 9.07 GiB (7.58 %). Not in it: the 63.05 GiB of the `Free memory on device
+# cuda:0 (56.65/119.7 GiB)` refusal, whose wording (the device named) is v0.20.0's on (v1/worker/utils.py:414), so
+# the available memory, held by another workload (its source names ~40 GiB of k8s pods on that node): another
+# tenant is not modelled, as another process on a card of its own is not; nor the 58.65 GiB of a `vllm/vllm-openai`
+# 0.11-line start in a restart loop (27338917700: cudaMemGetInfo's free at v0.11.0, a previous instance at v0.11.1).
+HOST_AVAILABLE_SHARE = 0.1229
+HOST_AVAILABLE_SHARE_ERROR = 0.0645
 
 HOST_LABEL = "what the host holds (unified memory)"
 
@@ -122,9 +138,13 @@ def desktop_note(
             f"free; {DESKTOP_DURING_PROFILE}{span}")  # fmt: skip
 
 
-def host_held(total_bytes: int) -> tuple[int, int]:
-    """(bytes, error) the host is assumed to hold of a unified-memory device of `total_bytes`."""
-    return round(HOST_HELD_SHARE * total_bytes), round(HOST_HELD_SHARE_ERROR * total_bytes)
+def host_held(total_bytes: int, *, available: bool = False) -> tuple[int, int]:
+    """(bytes, error) the host is assumed to hold of a unified-memory device of `total_bytes` (`available`: as the
+    kernel's available memory reads it, the page cache free; else as cudaMemGetInfo's free does, the page cache
+    held)."""
+    share, error = (HOST_AVAILABLE_SHARE, HOST_AVAILABLE_SHARE_ERROR) if available else (HOST_HELD_SHARE,
+                                                                                         HOST_HELD_SHARE_ERROR)
+    return round(share * total_bytes), round(error * total_bytes)
 
 
 _VERDICT_WORDS = {
@@ -136,20 +156,24 @@ _VERDICT_WORDS = {
 
 
 def unified_host(
-    total_bytes: int, *, charged: bool, fraction: float | None = None, needs_bytes: int | None = None
+    total_bytes: int, *, charged: bool, fraction: float | None = None, needs_bytes: int | None = None,
+    available: bool = False,
 ) -> UnifiedHost:
     """A unified-memory host's assumption and the plan's sentence for it, and whether the budget reads it
     (`fraction`: the share of the total an engine that sizes from the total asks free at its start; `needs_bytes`:
-    what that share asks free by the engine's own rule, `EngineRules.start_needs_bytes`)."""
-    held, error = host_held(total_bytes)
+    what that share asks free by the engine's own rule, `EngineRules.start_needs_bytes`; `available`: the engine
+    reads the kernel's available memory, `EngineRules.reads_available_memory`)."""
+    held, error = host_held(total_bytes, available=available)
     left = f"{gib(total_bytes - held)} ± {gib(error)} of {gib(total_bytes)}"
-    host = UnifiedHost(total_bytes=total_bytes, held_bytes=held, error_bytes=error, charged=charged, note="")
+    left += " (the page cache free, as the engine reads the kernel's available memory)" if available else ""
+    host = UnifiedHost(total_bytes=total_bytes, held_bytes=held, error_bytes=error, charged=charged,
+                       page_cache_free=available, note="")  # fmt: skip
     if charged:
         note = f"unified memory: what the host leaves to the GPU is assumed {left} (the engine sizes from the free memory)"
         return host.model_copy(update={"note": note})
     needed = ""
     if fraction and needs_bytes is not None:
-        most, verdict = start_verdict(total_bytes, needs_bytes)
+        most, verdict = start_verdict(total_bytes, needs_bytes, available=available)
         host = host.model_copy(update={"start_needs_bytes": needs_bytes, "most_held_bytes": most,
                                        "start_verdict": verdict})  # fmt: skip
         # the verdict's figures are said once, in the plan's start verdict (`HostStart.reason`): named here
@@ -161,11 +185,11 @@ def unified_host(
     return host.model_copy(update={"note": note})
 
 
-def start_verdict(total_bytes: int, needs_bytes: int) -> tuple[int, StartVerdict]:
+def start_verdict(total_bytes: int, needs_bytes: int, *, available: bool = False) -> tuple[int, StartVerdict]:
     """(the most the host may hold, the verdict): whether an engine that asks `needs_bytes` of the total free at its
     start (vLLM's `request_memory`: 'less than desired GPU memory utilization') starts where the host holds what it
-    is assumed to, the most it may hold against the assumed span."""
-    held, error = host_held(total_bytes)
+    is assumed to, the most it may hold against the assumed span (`available`: as `host_held`)."""
+    held, error = host_held(total_bytes, available=available)
     most = total_bytes - needs_bytes
     verdict = (StartVerdict.REFUSED_ACROSS_SPAN if most < held - error
                else StartVerdict.REFUSED_AT_CENTRE if most < held
@@ -174,13 +198,16 @@ def start_verdict(total_bytes: int, needs_bytes: int) -> tuple[int, StartVerdict
     return most, verdict
 
 
-def host_term(gpu_name: str | None, total_bytes: int) -> TermEstimate | None:
+def host_term(gpu_name: str | None, total_bytes: int, *, available: bool = False) -> TermEstimate | None:
     """The host's share of a unified-memory device as a term of the budget (taken from the free memory before the
-    load), assumed; None for a GPU of its own."""
+    load), assumed; None for a GPU of its own (`available`: as `host_held`)."""
     if not is_unified(gpu_name):
         return None
-    held, error = host_held(total_bytes)
-    basis = (f"assumed {HOST_HELD_SHARE:.2%} ± {HOST_HELD_SHARE_ERROR:.2%} of the total: the OS, its services and the "
+    held, error = host_held(total_bytes, available=available)
+    basis = (f"assumed {HOST_AVAILABLE_SHARE:.2%} ± {HOST_AVAILABLE_SHARE_ERROR:.2%} of the total: the OS, its "
+             "services, the page cache free as the engine reads the kernel's available memory, as GB10 and Jetson "
+             "Thor hosts left it (5.84 % – 18.74 %; another workload on the host is not modelled)" if available else
+             f"assumed {HOST_HELD_SHARE:.2%} ± {HOST_HELD_SHARE_ERROR:.2%} of the total: the OS, its services and the "
              "page cache, as GB10 and Jetson Thor starts left it (5.84 % – 52.83 %)")  # fmt: skip
     return TermEstimate(
         term=Term.HOST, label=HOST_LABEL, bytes=held, error_bytes=error, source="assumed", basis=basis

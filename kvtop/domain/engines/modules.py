@@ -159,6 +159,10 @@ class EngineBase(EngineModules):
         """None: its start asks no share of the total free (it sizes from the free memory it finds)."""
         return None
 
+    def reads_available_memory(self, version: ResolvedVersion) -> bool:
+        """False: cudaMemGetInfo's free, with no integrated case (the page cache counts as held)."""
+        return False
+
     def fraction_that_starts(self, total_bytes: int, free_bytes: int) -> float | None:
         """None: its start asks no share of the total free (it sizes from the free memory it finds)."""
         return None

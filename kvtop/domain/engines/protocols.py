@@ -334,6 +334,11 @@ class EngineRules(Protocol):
         `fraction`; None for one that sizes from the free memory it finds (`fraction_that_starts` is its inverse)."""
         ...
 
+    def reads_available_memory(self, version: ResolvedVersion) -> bool:
+        """Whether this release reads a unified-memory device's free memory as the kernel's available memory
+        (psutil: the page cache it can reclaim counts as free), not cudaMemGetInfo's free (the page cache held)."""
+        ...
+
     def fraction_that_starts(self, total_bytes: int, free_bytes: int) -> float | None:
         """The largest memory share, as its flag takes it, whose start check `free_bytes` free of `total_bytes`
         passes, for an engine that asks a share of the total free at its start (vLLM); None for one that sizes

@@ -202,6 +202,12 @@ class SglangRules(SglangBudget, EngineBase):
         (weights_built.py `released_rows`)."""
         return released_rows(model, layout, layers, gpu_name, version, quantization)
 
+    def reads_available_memory(self, version: ResolvedVersion) -> bool:
+        """From 0.5.4 the kernel's available memory on a unified device (unified_free.py)."""
+        from kvtop.domain.engines.sglang.unified_free import reads_available_memory
+
+        return reads_available_memory(version)
+
     def resolve_version(self, log: EngineLog) -> ResolvedVersion:
         return resolve_version(log)
 

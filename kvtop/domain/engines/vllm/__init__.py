@@ -180,6 +180,12 @@ class VllmRules(VllmBudget, EngineBase):
         """§2.2: it asks ceil(total × --gpu-memory-utilization) free at its start."""
         return start_request_bytes(total_bytes, fraction)
 
+    def reads_available_memory(self, version: ResolvedVersion) -> bool:
+        """From v0.11.1 the kernel's available memory on a unified device (unified_free.py)."""
+        from kvtop.domain.engines.vllm.unified_free import reads_available_memory
+
+        return reads_available_memory(version)
+
     def fraction_that_starts(self, total_bytes: int, free_bytes: int) -> float | None:
         """§2.2: it asks ceil(total × --gpu-memory-utilization) free at its start; the largest, in hundredths, that
         `free_bytes` holds."""
