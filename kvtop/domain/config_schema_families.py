@@ -192,6 +192,7 @@ class FamilyFields(ConfigSection):
     num_global_key_value_heads: Heads | None = None
     attention_k_eq_v: Flag | None = None
     num_kv_shared_layers: LayerCount | None = None  # Gemma-3n / Gemma-4: the last N layers read earlier KV
+    use_double_wide_mlp: Flag | None = None  # Gemma-4 (E2B): those N layers' dense MLP twice intermediate_size
     hidden_size_per_layer_input: Annotated[int, Field(strict=True, ge=0, le=1 << 20)] | None = None  # Gemma-4 PLE
     vocab_size_per_layer_input: Vocab | None = None  # … its table's rows
     laurel_rank: Dim | None = None  # Gemma-3n: the laurel block's rank

@@ -279,11 +279,23 @@ def test_gemma4_tower_by_hand() -> None:
     assert (row.bytes, row.shards) == (2 * (tower + w * t), 1)
 
 
-def test_an_audio_tower_is_said_not_modelled() -> None:
+def test_an_audio_tower_joins_the_gemma4_vision_row() -> None:
+    """An `audio_config` (Gemma4AudioConfig's defaults: hidden 1,024, 12 layers, 8 heads, channels 128/32, kernel
+    5, output 1,536) adds transformers' Gemma4AudioModel and its embedder, as vLLM gemma4_mm.py (v0.30.0
+    :1130-1136) and SGLang gemma4_mm.py (0.5.23 :213-223) build them: per layer 24h² of linears (two
+    feed-forwards 2·8h², q k v post relative_k 5h², the light conv 3h²), 14h of norms and conv, per_dim_scale 128
+    and 40 clip bounds; the stem's convs and LayerNorms, input_proj 32·32 → h, output_proj h → 1,536 with its
+    bias, embed_audio 1,536 → 2,816 (the 26B's text width); the linears split over TP in SGLang only."""
     config = json.loads((HELDOUT / "google--gemma-4-26B-A4B.json").read_text())
+    vision = model_from_config(config).tower
     config["audio_config"] = {"model_type": "gemma4_audio"}
     model = model_from_config(config)
-    assert model.tower is not None and any("audio tower" in note for note in model.not_modelled)
+    h, t = 1024, 2816
+    split = 32 * 32 * h + 12 * 24 * h * h + h * 1536
+    whole = 128 * 9 + 128 + 128 * 32 * 9 + 32 + 12 * (14 * h + 128 + 40) + 1536 + 1536 * t
+    assert model.tower is not None and vision is not None and not any("audio" in n for n in model.not_modelled)
+    assert model.tower.params - vision.params == whole + split
+    assert model.tower.replicated_params - vision.replicated_params == split
 
 
 @pytest.mark.parametrize(

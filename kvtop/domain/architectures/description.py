@@ -228,6 +228,8 @@ class Architecture:
     norm_gate: tuple[str, tuple[str, ...], int] | None = None
     final_norm_field: str | None = None  # a flag that must be on for the final norm (OPT do_layer_norm_before)
     kv_shared_field: str | None = None  # the last N layers read another layer's KV (Gemma-3n/4)
+    # a flag: those KV-shared layers' dense MLP is twice intermediate_size (Gemma-4's use_double_wide_mlp)
+    kv_shared_wide_field: str | None = None
     # Gemma-4's per-layer embeddings: the width each layer's input from them has (hidden_size_per_layer_input; 0 or
     # absent: none), their table's rows (vocab_size_per_layer_input, else vocab_size)
     per_layer_input_field: str | None = None

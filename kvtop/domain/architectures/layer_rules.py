@@ -424,3 +424,15 @@ class RepeatedWords(LayerRule):
             raise f.error(self.list_field, f"must list at most {layers} of {' '.join(self.words)}")
         repeats = ceil_div(layers, len(stated))
         return tuple(self.words[w] for w in (list(stated) * repeats)[:layers])
+
+
+def kv_shared_widths(widths: tuple[int, ...], width: int, shared: int, layers: int) -> tuple[int, ...]:
+    """Each layer's dense MLP width where the KV-shared layers' is doubled (Gemma-4's `use_double_wide_mlp`):
+    the last `shared` layers build 2 × their width, where any are shared (`layer_idx >= first_kv_shared_layer_idx
+    > 0`). vLLM gemma4.py Gemma4DecoderLayer, every release with Gemma-4: v0.19.0 :476-487, v0.20.0 :594-605,
+    v0.21.0 :593-604, v0.23.0 / v0.24.0 :596-607, v0.27.1 :609-620, v0.28.0 :589-600, v0.30.0 :609-621, v0.31.0
+    :596-607, v0.33.0 :595-606, v0.34.0 :617-628; SGLang gemma4_causal.py Gemma4DecoderLayer, 0.5.11 :418-422 (its
+    first Gemma-4) to 0.5.23 :586-590 (0.5.12, 0.5.13, 0.5.17, 0.5.20 alike)."""
+    first = layers - shared
+    each = widths or (width,) * layers
+    return tuple(2 * w if 0 < first <= i else w for i, w in enumerate(each))

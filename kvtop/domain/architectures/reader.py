@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kvtop.domain.architectures import latent_rules
+from kvtop.domain.architectures import latent_rules, layer_rules
 from kvtop.domain.architectures.description import (
     Architecture,
     KindGeometry,
@@ -235,6 +235,10 @@ def read_architecture(
     facts["mtp_layers"] = next((f.opt(name) for name in arch.mtp_fields if f.get(name) is not None), 0)
     if arch.kv_shared_field is not None:
         facts["layer_attention"] = _kv_shared(f, arch.kv_shared_field, facts["layer_attention"])
+    if arch.kv_shared_field and arch.kv_shared_wide_field and f.flag(arch.kv_shared_wide_field):
+        facts["layer_intermediate"] = layer_rules.kv_shared_widths(facts.get("layer_intermediate", ()),
+            facts["intermediate_size"], f.opt(arch.kv_shared_field), facts["num_layers"])  # fmt: skip
+        facts["intermediate_size"] = max(facts["layer_intermediate"])  # the widest, as DeciLM's widths
     facts["not_modelled"] = tuple(not_modelled)
     facts["unstated_fields"] = tuple(name for name in arch.engine_read_fields if f.get(name) is None)
     facts["config_defaults"] = _config_defaults(f, arch)

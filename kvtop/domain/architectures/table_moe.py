@@ -287,12 +287,14 @@ MOE: tuple[Architecture, ...] = (
     # Gemma-4: global layers with their own KV heads and head size (V = K where attention_k_eq_v); the last
     # num_kv_shared_layers read earlier layers' KV; experts (where num_experts) run beside the dense MLP; per-layer
     # embeddings where hidden_size_per_layer_input (vLLM 0.33.0 / SGLang 0.5.23 gemma4 PLE); per_layer_config's
-    # head_dim per layer (transformers 5.20's form of the global layers' size)
+    # head_dim per layer (transformers 5.20's form of the global layers' size); use_double_wide_mlp: the KV-shared
+    # layers' MLP twice as wide (layer_rules.kv_shared_widths, both engines' every Gemma-4 release)
     A("gemma4_text", "Gemma4TextConfig", tf("gemma4"), m.GEMMA4_TEXT,
       ("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"), layers=EveryNthFull(), attention=QK_NORM,
       kind_geometry=(KindGeometry(LayerKind.FULL, kv_heads="num_global_key_value_heads", head_dim="global_head_dim",
                                   k_eq_v_field="attention_k_eq_v"),),
-      kv_shared_field="num_kv_shared_layers", body=BodyShape(norms_per_layer=4),
+      kv_shared_field="num_kv_shared_layers", kv_shared_wide_field="use_double_wide_mlp",
+      body=BodyShape(norms_per_layer=4),
       moe=Moe("num_experts", per_token_field="top_k_experts", shared=Shared(dense_beside=True), optional=True,
               extra_norms=4, per_expert_scale=True),  # pre/post-feedforward norms 1 and 2, router scale
       per_layer_input_field="hidden_size_per_layer_input", per_layer_vocab_field="vocab_size_per_layer_input",
@@ -306,13 +308,15 @@ MOE: tuple[Architecture, ...] = (
       body=BodyShape(norms_per_layer=4), per_layer_input_field="hidden_size_per_layer_input",
       per_layer_vocab_field="vocab_size_per_layer_input", laurel_field="laurel_rank", altup_field="altup_num_inputs"),
     # Gemma-4 Unified's text model (the encoder-free Gemma-4): the same decoder without experts or per-layer input
-    # in transformers' own config; SGLang 0.5.23 reads it as Gemma4Config, whose defaults add per-layer input
+    # in transformers' own config; SGLang 0.5.23 reads it as Gemma4Config, whose defaults add per-layer input;
+    # its decoder is gemma4.py's (vLLM 0.33.0 gemma4_unified.py:34 builds Gemma4ForCausalLM), double-wide MLP and all
     # (engines/sglang/weights_classes.py)
     A("gemma4_unified_text", "Gemma4UnifiedTextConfig", tf("gemma4_unified"), m.GEMMA4_UNIFIED_TEXT,
       ("Gemma4UnifiedForConditionalGeneration",), layers=EveryNthFull(), attention=QK_NORM,
       kind_geometry=(KindGeometry(LayerKind.FULL, kv_heads="num_global_key_value_heads", head_dim="global_head_dim",
                                   k_eq_v_field="attention_k_eq_v"),),
-      kv_shared_field="num_kv_shared_layers", body=BodyShape(norms_per_layer=4),
+      kv_shared_field="num_kv_shared_layers", kv_shared_wide_field="use_double_wide_mlp",
+      body=BodyShape(norms_per_layer=4),
       per_layer_input_field="hidden_size_per_layer_input", per_layer_vocab_field="vocab_size_per_layer_input",
       per_layer_config_field="per_layer_config"),
     # Ling / Ling 2.0 (model_type bailing_moe; vLLM 0.33.0 and SGLang 0.5.23 models/bailing_moe.py, SGLang's base class

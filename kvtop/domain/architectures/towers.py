@@ -51,6 +51,7 @@ from kvtop.domain.architectures import (
     towers_funasr,
     towers_funaudiochat,
     towers_gemma3n,
+    towers_gemma4_audio,
     towers_glm,
     towers_intern,
     towers_isaac,
@@ -355,8 +356,9 @@ def read_tower(
         return towers_glm.glm4v_vision(values, tower.config_class, tower.source)
     if tower.kind == "llama4":
         return towers_vit.llama4_vision(values, text_hidden, tower.config_class, tower.source)
-    if tower.kind == "gemma4":
-        return towers_vit.gemma4_vision(values, text_hidden, tower.config_class, tower.source)
+    if tower.kind == "gemma4":  # towers_gemma4_audio: an `audio_config`'s encoder joins the vision tower's row
+        gemma4 = towers_vit.gemma4_vision(values, text_hidden, tower.config_class, tower.source)
+        return towers_gemma4_audio.with_audio(gemma4, outer, text_hidden, source)
     if tower.kind == "siglip_paligemma":
         projection = validated(towers_vit.PaliGemmaOuterFields, outer, source=source)
         return towers_vit.paligemma_siglip(values, projection, tower.config_class, tower.source)

@@ -194,10 +194,10 @@ LLAMA4_VISION = Tower(
     kind="llama4", absent_default={},
 )  # fmt: skip
 GEMMA4_VISION = Tower(
-    "Gemma4VisionConfig", "transformers models/gemma4 (Gemma4VisionModel, Gemma4MultimodalEmbedder)",
+    "Gemma4VisionConfig", "transformers models/gemma4 (Gemma4VisionModel, Gemma4AudioModel, Gemma4MultimodalEmbedder)",
     {"depth": 16, "hidden_size": 768, "intermediate_size": 3072, "num_attention_heads": 12,
      "num_key_value_heads": 12, "head_dim": 64, "patch_size": 16, "position_embedding_size": 10240},
-    kind="gemma4",
+    kind="gemma4", audio_counted=True,  # an `audio_config`'s encoder counted too (towers_gemma4_audio)
 )  # fmt: skip
 
 # InternViT-6B's InternVisionConfig defaults (remote code configuration_intern_vit.py; qkv_bias False,
