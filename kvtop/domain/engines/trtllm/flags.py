@@ -325,12 +325,8 @@ def settings_with_options(
         if value is None:
             continue
         typed = _typed(key, value, _OPTION_TYPES[field], source)
-        if field == "kv_cache_dtype" and typed not in KV_CACHE_DTYPES:
-            raise InputError(
-                f"TensorRT-LLM has no KV cache dtype {str(typed)[:40]!r} (one of {', '.join(KV_CACHE_DTYPES)})",
-                field=key,
-                source=source,
-            )
+        if field == "kv_cache_dtype":
+            refuse_unlisted_kv_dtype("TensorRT-LLM", str(typed), KV_CACHE_DTYPES, key, source)
         if field == "max_gpu_total_bytes" and typed == 0:
             typed = None
         update[field] = typed
