@@ -250,7 +250,8 @@ class TrtllmFlags:
         return spelling  # click matches option names as declared: both spellings are listed in SPELLINGS
 
     def refuse_kv_dtype(self, dtype: str, flag: str, engine_version: str | None) -> None:
-        """KvCacheConfig.dtype's words kvtop models, at every release: one outside them is refused."""
+        """One outside KvCacheConfig.dtype's words kvtop models (`kv_cache_dtypes`) is refused, not by release (kvtop
+        does not read the words by release: one a release lacks plans there)."""
         refuse_unlisted_kv_dtype("TensorRT-LLM", dtype, self.kv_cache_dtypes, flag)
 
     def kv_cache_dtype_words(self, engine_version: str | None) -> Mapping[str, str]:
