@@ -108,8 +108,11 @@ def written_flags(settings: BaseModel, preferred: Mapping[str, str]) -> list[str
     return out
 
 
-def refuse_unlisted_kv_dtype(engine_name: str, dtype: str, accepted: tuple[str, ...], flag: str) -> None:
+def refuse_unlisted_kv_dtype(
+    engine_name: str, dtype: str, accepted: tuple[str, ...], flag: str, source: str | None = None
+) -> None:
     """Raise InputError for a KV dtype outside those an engine's flags take (`EngineFlags.kv_cache_dtypes`), naming
-    them: the refusal of an engine whose package has no more to say by release."""
+    them: the refusal of an engine whose package has no more to say by release (`source`: the file it was read from)."""
     if dtype not in accepted:
-        raise InputError(f"{engine_name} has no KV cache dtype {dtype[:40]!r} (one of {', '.join(accepted)})", field=flag)
+        raise InputError(f"{engine_name} has no KV cache dtype {dtype[:40]!r} (one of {', '.join(accepted)})",
+                         field=flag, source=source)  # fmt: skip

@@ -10,6 +10,7 @@ from benchmarks.calibration.corpus import load
 from kvtop.domain.engines.vllm.kv_dtype_releases import CACHE_DTYPES
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings, check_parallel, parse_flags
+from kvtop.domain.launch_line import parse_launch_command
 
 # each wheel's vllm/config/cache.py `CacheDType = Literal[...]`, copied in order (pip download vllm==X --no-deps)
 WHEELS = {
@@ -105,3 +106,12 @@ def test_every_corpus_launch_still_plans_at_its_release() -> None:
     assert len(typed) >= 43  # 43 of 626 at session 67
     for record in typed:
         check_parallel(record.settings)
+
+
+def test_a_release_named_only_by_the_image_tag_is_checked_too() -> None:
+    # `docker run … vllm/vllm-openai:v0.10.2 … --kv-cache-dtype bfloat16`: the tag's release is set after the flags
+    # are parsed (launch_line.with_image), so the final settings' check refuses it (v0.10.2 :25: no bfloat16)
+    settings = parse_launch_command("docker run --gpus all vllm/vllm-openai:v0.10.2 --model m --kv-cache-dtype bfloat16")
+    assert settings is not None and settings.engine_version == "0.10.2"
+    with pytest.raises(InputError, match="vLLM 0.10.2 has no KV cache dtype 'bfloat16'"):
+        check_parallel(settings)

@@ -139,3 +139,16 @@ def test_a_config_without_positions_scales_vllms_default() -> None:
     assert engine_rules("vllm").context_length(model, parse_flags("vllm", list(rope)), version) == 4096
     stated = parse_flags("vllm", [*rope, "--max-model-len", "10000"])
     assert engine_rules("vllm").context_length(model, stated, version) == 10_000
+
+
+def test_an_override_the_release_does_not_read_is_named_in_the_plan_without_a_stated_length() -> None:
+    """No --max-model-len: vLLM v0.13.0 derives 40,960 from rope_parameters (the override's rope_scaling is set after
+    patch_rope_parameters), so the plan keeps Qwen3-32B's 40,960 positions and says why, not silently."""
+    planned = run_kvtop("plan", "--engine", "vllm", "--engine-version", "0.13.0", "--gpu", "H100", "--model",
+                        str(QWEN3_32B), "--tp", "4", "--no-calibration-store", "--json",
+                        "--hf-overrides", f'{{"rope_scaling": {YARN}}}')  # fmt: skip
+    assert planned.returncode == 0, planned.stderr
+    plan = json.loads(planned.stdout)
+    assert plan["context_length"] == 40_960
+    assert any(note.startswith("context: 40,960 positions, as read (max_position_embeddings: --hf-overrides' "
+                               "rope_scaling does not reach the derived length") for note in plan["notes"])

@@ -191,7 +191,8 @@ class SglangFlags:
         return spelling  # argparse matches option names as typed (server_args.py: dashes only)
 
     def refuse_kv_dtype(self, dtype: str, flag: str, engine_version: str | None) -> None:
-        """Its words are the same at every release kvtop reads: one outside `kv_cache_dtypes` is refused."""
+        """One outside `kv_cache_dtypes` is refused, at any release: the choices grew (v0.4.0 server_args.py:293-296 lists
+        auto and fp8_e5m2 only) but kvtop does not read them by release, so a word a release lacks plans there."""
         refuse_unlisted_kv_dtype("SGLang", dtype, self.kv_cache_dtypes, flag)
 
     def kv_cache_dtype_words(self, engine_version: str | None) -> Mapping[str, str]:

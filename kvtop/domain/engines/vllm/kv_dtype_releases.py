@@ -38,13 +38,7 @@ def _first(dtype: str) -> str | None:
     return next((era.since for era in CACHE_DTYPES if era.value is not None and dtype in era.value), None)
 
 
-def _having(dtype: str) -> str:
-    """'0.27.1 on' / '': the releases read that have `dtype`."""
-    first = _first(dtype)
-    return f"{first} on" if first else ""
-
-
-def lacks(dtype: str, version: str | None) -> bool:
+def _lacks(dtype: str, version: str | None) -> bool:
     """Whether vLLM `version` has no `dtype` for sure: a release read at or after it (from the first read, 0.10.1)
     lists none, and the lists only grow across those read; a release between the last read without it and the first
     with it (not read) is not known to lack it."""
@@ -59,11 +53,11 @@ def refuse_kv_dtype(dtype: str, flag: str, version: str | None, modelled: tuple[
     """Raise InputError for `--kv-cache-dtype dtype` at `version` (None: the latest): a word kvtop does not model,
     or one it models that the release lacks (CacheDType is argparse's choices, v0.12.0 engine/arg_utils.py:157-170
     literal_to_kwargs: 'invalid choice')."""
-    if dtype not in modelled or lacks(dtype, version):
-        raise InputError(kv_dtype_refusal(dtype, version, modelled), field=flag)
+    if dtype not in modelled or _lacks(dtype, version):
+        raise InputError(_refusal(dtype, version, modelled), field=flag)
 
 
-def kv_dtype_refusal(dtype: str, version: str | None, modelled: tuple[str, ...]) -> str:
+def _refusal(dtype: str, version: str | None, modelled: tuple[str, ...]) -> str:
     """The refusal of `--kv-cache-dtype dtype` at `version`: one kvtop does not take (`modelled`), or one the release
     lacks."""
     word = repr(dtype[:40])
@@ -75,9 +69,9 @@ def kv_dtype_refusal(dtype: str, version: str | None, modelled: tuple[str, ...])
     if era.value is not None and dtype in era.value:
         return (f"KV cache dtype {word} not modelled: vLLM {release} has it (CacheDType, v{era.since} {era.source}{at}) "
                 f"but kvtop does not size its cache{models}")
-    having = _having(dtype)
+    first = _first(dtype)
     none = f"no release read has it, {READ[0]} – {READ[-1]}, {len(READ)} read"
-    where = f"releases read that have it: {having}" if having else none
+    where = f"releases read that have it: {first} on" if first else none
     if era.value is None:  # before the first release read: its list is not read
         return f"KV cache dtype {word} not taken at vLLM {release} (its list not read; {where}){models}"
     return f"vLLM {release} has no KV cache dtype {word} ({where}{at}){models}"

@@ -78,10 +78,15 @@ def long_context_refusal(ledger: Ledger) -> Refusal | None:
 def long_context_note(inputs: EngineInputs) -> str | None:
     """The plan's note where vLLM does not start at the config's positions as the operator may read them: a longrope
     config's default (`longrope_default`, with the length --max-model-len may give instead), or the longer length the
-    launch's VLLM_ALLOW_LONG_MAX_MODEL_LEN makes vLLM take."""
+    launch's VLLM_ALLOW_LONG_MAX_MODEL_LEN makes vLLM take; else an `--hf-overrides` rope the release does not derive
+    the length from (`unread_override`: the positions stand, which a plan would otherwise show without a word)."""
     default = longrope_default(inputs.model, inputs.settings, inputs.version)
     if default is not None:
         longest = derived_or_positions(inputs.model, inputs.settings, inputs.version)
         return f"context: {default[1]}; --max-model-len up to {longest:,} plans a longer one"
     above = context_above(inputs.model, inputs.settings, inputs.version)
-    return allowed_note(above, LONG_CONTEXT_ERAS.at(inputs.version), inputs.settings, inputs.version)
+    allowed = allowed_note(above, LONG_CONTEXT_ERAS.at(inputs.version), inputs.settings, inputs.version)
+    unread = unread_override(inputs.settings, inputs.version)
+    if allowed is not None or unread is None:
+        return allowed
+    return f"context: {inputs.model.max_position_embeddings:,} positions, as read ({unread})"

@@ -202,6 +202,8 @@ def _scaled(
         stated = rope.get("factor")
         factor = float(stated) if isinstance(stated, (int, float)) else factor
         original = rope.get("original_max_position_embeddings")
+        # `rope_type == "yarn"` only: deepseek_yarn scales the positions, though its cache is original × factor rows
+        # (rope_rows.YARN), in every release read
         if kind == "yarn" and isinstance(original, int):
             length = original
     return (int(length * factor), length, factor) if scaled else None
