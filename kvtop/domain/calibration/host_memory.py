@@ -6,13 +6,13 @@ and the page cache of files read leave. The engines read it so:
 
 - vLLM from v0.11.1 takes psutil's available memory as the free memory on compute capabilities (8, 7), (11, 0),
   (12, 1) (`vllm/utils/mem_utils.py` `MemorySnapshot.measure`; v0.11.0 reads cudaMemGetInfo's free); from v0.20.0
-  where torch's device properties say
-  `is_integrated` (`CudaPlatform.is_integrated_gpu`). It sizes from the total × `--gpu-memory-utilization`, so the
-  host's share is not in its budget; its start checks that much is free (`request_memory`). What the host takes
+  where torch's device properties say `is_integrated` (`CudaPlatform.is_integrated_gpu`; the releases and lines:
+  engines/vllm/unified_free.py). It sizes from the total × `--gpu-memory-utilization`, so the host's share is not in
+  its budget; its start checks that much is free (`request_memory`). What the host takes
   during the start (the page cache of a cold load) shows in its non-torch memory (NVIDIA/xr-ai#462, vLLM 0.20):
   not modelled.
 - SGLang takes psutil's available memory on SM 87, 110, 121 from 0.5.4 and where `is_integrated` from 0.5.9
-  (`srt/utils/common.py` `get_available_gpu_memory`), and sizes from the free memory before and after the load.
+  (`srt/utils/common.py` `get_available_gpu_memory`; engines/sglang/unified_free.py), and sizes from the free memory before and after the load.
 - TensorRT-LLM's PyTorch backend reads `torch.cuda.mem_get_info()` with no integrated case
   (`_torch/pyexecutor/_util.py` `KvCacheCreator.configure_kv_cache_capacity`, the 1.1-era file: search-index id
   843526953), so the page cache counts as held: the 1.1.0rc3 DGX Spark start held 49.78 GiB outside torch after
@@ -21,9 +21,8 @@ and the page cache of files read leave. The engines read it so:
 What the host leaves is no property of the device: it is an ASSUMPTION, a share of the total spanning the readings
 of such hosts (docs/engines/architectures.md "Unified-memory hosts"), of the kind the engine's release reads
 (`EngineRules.reads_available_memory`): the kernel's available memory leaves the page cache free, cudaMemGetInfo's
-free holds it. It enters the budget of an engine that sizes
-from the free memory before the load (one whose terms hold a context term); for one that sizes from the total it is
-said, not charged.
+free holds it. It enters the budget of an engine that sizes from the free memory before the load (one whose terms
+hold a context term); for one that sizes from the total it is said, not charged.
 
 A card that also drives a desktop (Windows, or WSL2 under it) holds what the desktop takes before the engine starts:
 kvtop does not model it, and a plan of such a host says so (`DESKTOP_NOTE`). That a desktop is there is said by the
