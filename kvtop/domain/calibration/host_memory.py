@@ -56,8 +56,8 @@ HOST_HELD_SHARE_ERROR = 0.2351
 # dropped and 21.1 / 22.8 GiB with a raised `vm.min_free_kbytes` (which the kernel's available memory leaves out):
 # 5.84 % to 18.74 %, 12.29 % ± 6.45 % (session 67). Inside it: SGLang 0.5.9's GB10 start (yukimaru77-qwen3.5-4b-
 # gb10-v059-mf08), 119.70 − 110.63 = 9.07 GiB (7.58 %). Not in it: the 63.05 GiB of the `Free memory on device
-# cuda:0 (56.65/119.7 GiB)` refusal, whose wording (the device named) is v0.20.0's on (v1/worker/utils.py:414), so
-# the available memory, held by another workload (its source names ~40 GiB of k8s pods on that node): another
+# cuda:0 (56.65/119.7 GiB)` refusal, whose wording (the device named) is v0.14.1's on (v1/worker/utils.py:264 at
+# v0.14.1, :414 at v0.17.1 – v0.20.0; v0.13.0's gpu_worker.py names none), so the available memory, held by another workload (its source names ~40 GiB of k8s pods on that node): another
 # tenant is not modelled, as another process on a card of its own is not; nor the 58.65 GiB of a `vllm/vllm-openai`
 # 0.11-line start in a restart loop (27338917700: cudaMemGetInfo's free at v0.11.0, a previous instance at v0.11.1).
 HOST_AVAILABLE_SHARE = 0.1229
