@@ -5,7 +5,8 @@ total × `--gpu-memory-utilization`, and that its non-torch memory is measured f
 - to v0.11.0: `torch.cuda.mem_get_info()` with no integrated case (`vllm/utils/__init__.py:2734`
   `MemorySnapshot.measure`): cudaMemGetInfo's free, which leaves out the page cache, so the page cache of a
   checkpoint read before counts as held (the `vllm/vllm-openai` 0.11-line start refused at `(61.05/119.7 GiB)` may
-  be one: its release, v0.11.0 or v0.11.1, is not known, so the spans leave it out: calibration/host_memory.py).
+  be one: its release, v0.11.0 or v0.11.1, is not known; the cudaMemGetInfo span holds it, the available-memory
+  span leaves it out: calibration/host_memory.py).
 - v0.11.1 – v0.19.x: psutil's `virtual_memory().available` on compute capabilities (8, 7), (11, 0), (12, 1)
   (Orin, Thor, Spark: `vllm/utils/mem_utils.py:86-102` at v0.11.1, v0.11.2, v0.12.0 and v0.13.0, `:105-122` at
   v0.15.0 – v0.19.0).
