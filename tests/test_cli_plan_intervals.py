@@ -108,9 +108,9 @@ def test_a_state_only_models_nominal_head_is_named_kvtops(capsys: pytest.Capture
 def test_llamacpp_on_a_gb10_says_its_context_is_fixed_by_c(capsys: pytest.CaptureFixture[str]) -> None:
     """llama.cpp sizes its cache by -c (not given: 0, the training context, Llama-3.1-8B's 131,072 positions;
     common/common.h n_ctx), never from a share of memory: the assumed host share decides only whether it fits, and it
-    fits at both ends (the weights 14.96 GiB + 16 GiB of KV against at least 84.58 − 28.14 GiB left: llama.cpp reads cudaMemGetInfo's
-    free, the page cache held). Before: '± 0: no
-    estimated input moves it', read as measured."""
+    fits at both ends (the weights 14.96 GiB + 16 GiB of KV against at least 84.58 − 28.14 GiB left: kvtop reads
+    llama.cpp's free memory as cudaMemGetInfo's, the page cache held, `EngineBase.reads_available_memory`). Before:
+    '± 0: no estimated input moves it', read as measured."""
     args = ("--model", "llama-3.1-8b", "--engine", "llamacpp", "--gpu", "GB10")
     out = plan_json(capsys, *args)
     assert out["token_capacity_min"] == out["token_capacity"] == out["token_capacity_max"] == 131_072
@@ -164,8 +164,9 @@ def test_an_audio_tower_is_keyed_audio(capsys: pytest.CaptureFixture[str]) -> No
 # Falcon-Mamba-7B on vLLM on a GB10 (119.70 GiB unified, the host assumed to hold 14.71 GiB ± 7.72 as v0.33.0 reads
 # the kernel's available memory): vLLM asks --gpu-memory-utilization × the total free at its start
 # (docs/engines/vllm.md), so 0.95 asks 113.72 GiB (the host may hold 5.99 GiB: below the span's low end, refused across
-# it) and 0.85 asks 101.75 GiB (the host may hold 17.96 GiB: refused only at the span's high end). A refused end holds no request, as it holds no token. Before: '1,024 requests
-# at both ends: the engine's cap binds' beside a Token capacity line saying the start is refused.
+# it) and 0.85 asks 101.75 GiB (the host may hold 17.96 GiB: refused only at the span's high end). A refused end
+# holds no request, as it holds no token. Before: '1,024 requests at both ends: the engine's cap binds' beside a Token
+# capacity line saying the start is refused.
 # the start check is 0.33.0's (v0.34.0 skips it under the extensible KV cache): pinned
 GB10_MAMBA = ("--model", FALCON_MAMBA, "--engine", "vllm", "--engine-version", "0.33.0", "--gpu", "GB10")
 

@@ -2,8 +2,9 @@
 
 Expected values from the engines' code: vLLM v0.11.0 `MemorySnapshot.measure` reads `torch.cuda.mem_get_info()` alone
 (vllm/utils/__init__.py:2734); v0.11.1 – v0.13.0 replace the free memory by `psutil.virtual_memory().available` on
-capabilities (8, 7), (11, 0), (12, 1) (vllm/utils/mem_utils.py:86-102); v0.24.0 where `is_integrated_gpu`
-(mem_utils.py:146-154). SGLang 0.5.3rc0 reads `torch.cuda.mem_get_info` (srt/utils.py:406), 0.5.4 psutil's available
+capabilities (8, 7), (11, 0), (12, 1) (vllm/utils/mem_utils.py:86-102; :105-122 at v0.19.0); v0.20.0 where
+`is_integrated_gpu` (mem_utils.py:109-116 at v0.20.0, :146-154 at v0.24.0). SGLang 0.5.3rc0 and 0.5.3 read
+`torch.cuda.mem_get_info` (srt/utils.py:406 at 0.5.3rc0, srt/utils/common.py:412 at 0.5.3), 0.5.4 psutil's available
 memory on SM 87, 110, 121 (srt/utils/common.py:461-467), 0.5.9 where `props.is_integrated` (common.py:528-533).
 """
 
@@ -24,8 +25,8 @@ from kvtop.domain.wording import GIB
 @pytest.mark.parametrize(
     ("engine", "release", "available"),
     [("vllm", "0.10.2", False), ("vllm", "0.11.0", False), ("vllm", "0.11.1", True), ("vllm", "0.13.0", True),
-     ("vllm", "0.24.0+092c4842.dev", True), ("vllm", "0.33.0", True), ("vllm", None, True),
-     ("sglang", "0.5.3rc0", False), ("sglang", "0.5.4", True), ("sglang", "0.5.9", True),
+     ("vllm", "0.19.0", True), ("vllm", "0.20.0", True), ("vllm", "0.24.0+092c4842.dev", True), ("vllm", "0.33.0", True),
+     ("vllm", None, True), ("sglang", "0.5.3rc0", False), ("sglang", "0.5.3", False), ("sglang", "0.5.4", True), ("sglang", "0.5.9", True),
      ("trtllm", "1.1.0rc3", False), ("lmdeploy", "0.10.0", False)],
 )  # fmt: skip
 def test_what_each_release_reads_as_the_free_memory(engine: str, release: str | None, available: bool) -> None:

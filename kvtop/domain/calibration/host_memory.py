@@ -6,13 +6,13 @@ and the page cache of files read leave. The engines read it so:
 
 - vLLM from v0.11.1 takes psutil's available memory as the free memory on compute capabilities (8, 7), (11, 0),
   (12, 1) (`vllm/utils/mem_utils.py` `MemorySnapshot.measure`; v0.11.0 reads cudaMemGetInfo's free); from v0.20.0
-  where torch's device properties say
-  `is_integrated` (`CudaPlatform.is_integrated_gpu`). It sizes from the total × `--gpu-memory-utilization`, so the
-  host's share is not in its budget; its start checks that much is free (`request_memory`). What the host takes
+  where torch's device properties say `is_integrated` (`CudaPlatform.is_integrated_gpu`; the releases and lines:
+  engines/vllm/unified_free.py). It sizes from the total × `--gpu-memory-utilization`, so the host's share is not in
+  its budget; its start checks that much is free (`request_memory`). What the host takes
   during the start (the page cache of a cold load) shows in its non-torch memory (NVIDIA/xr-ai#462, vLLM 0.20):
   not modelled.
 - SGLang takes psutil's available memory on SM 87, 110, 121 from 0.5.4 and where `is_integrated` from 0.5.9
-  (`srt/utils/common.py` `get_available_gpu_memory`), and sizes from the free memory before and after the load.
+  (`srt/utils/common.py` `get_available_gpu_memory`; engines/sglang/unified_free.py), and sizes from the free memory before and after the load.
 - TensorRT-LLM's PyTorch backend reads `torch.cuda.mem_get_info()` with no integrated case
   (`_torch/pyexecutor/_util.py` `KvCacheCreator.configure_kv_cache_capacity`, the 1.1-era file: search-index id
   843526953), so the page cache counts as held: the 1.1.0rc3 DGX Spark start held 49.78 GiB outside torch after
@@ -21,9 +21,8 @@ and the page cache of files read leave. The engines read it so:
 What the host leaves is no property of the device: it is an ASSUMPTION, a share of the total spanning the readings
 of such hosts (docs/engines/architectures.md "Unified-memory hosts"), of the kind the engine's release reads
 (`EngineRules.reads_available_memory`): the kernel's available memory leaves the page cache free, cudaMemGetInfo's
-free holds it. It enters the budget of an engine that sizes
-from the free memory before the load (one whose terms hold a context term); for one that sizes from the total it is
-said, not charged.
+free holds it. It enters the budget of an engine that sizes from the free memory before the load (one whose terms
+hold a context term); for one that sizes from the total it is said, not charged.
 
 A card that also drives a desktop (Windows, or WSL2 under it) holds what the desktop takes before the engine starts:
 kvtop does not model it, and a plan of such a host says so (`DESKTOP_NOTE`). That a desktop is there is said by the
@@ -57,8 +56,8 @@ HOST_HELD_SHARE_ERROR = 0.2351
 # dropped and 21.1 / 22.8 GiB with a raised `vm.min_free_kbytes` (which the kernel's available memory leaves out):
 # 5.84 % to 18.74 %, 12.29 % ± 6.45 % (session 67). Inside it: SGLang 0.5.9's GB10 start (yukimaru77-qwen3.5-4b-
 # gb10-v059-mf08), 119.70 − 110.63 = 9.07 GiB (7.58 %). Not in it: the 63.05 GiB of the `Free memory on device
-# cuda:0 (56.65/119.7 GiB)` refusal, whose wording (the device named) is v0.20.0's on (v1/worker/utils.py:414), so
-# the available memory, held by another workload (its source names ~40 GiB of k8s pods on that node): another
+# cuda:0 (56.65/119.7 GiB)` refusal, whose wording (the device named) is v0.14.1's on (v1/worker/utils.py:264 at
+# v0.14.1, :414 at v0.17.1 – v0.20.0; v0.13.0's gpu_worker.py names none), so the available memory, held by another workload (its source names ~40 GiB of k8s pods on that node): another
 # tenant is not modelled, as another process on a card of its own is not; nor the 58.65 GiB of a `vllm/vllm-openai`
 # 0.11-line start in a restart loop (27338917700: cudaMemGetInfo's free at v0.11.0, a previous instance at v0.11.1).
 HOST_AVAILABLE_SHARE = 0.1229

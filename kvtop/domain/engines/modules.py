@@ -160,7 +160,8 @@ class EngineBase(EngineModules):
         return None
 
     def reads_available_memory(self, version: ResolvedVersion) -> bool:
-        """False: cudaMemGetInfo's free, with no integrated case (the page cache counts as held)."""
+        """False: cudaMemGetInfo's free, with no integrated case (the page cache counts as held): TensorRT-LLM's and
+        LMDeploy's as read (calibration/host_memory.py, docs/engines/lmdeploy.md §2.2, §4); llama.cpp's not read."""
         return False
 
     def fraction_that_starts(self, total_bytes: int, free_bytes: int) -> float | None:

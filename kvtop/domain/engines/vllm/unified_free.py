@@ -4,11 +4,14 @@ total × `--gpu-memory-utilization`, and that its non-torch memory is measured f
 
 - to v0.11.0: `torch.cuda.mem_get_info()` with no integrated case (`vllm/utils/__init__.py:2734`
   `MemorySnapshot.measure`): cudaMemGetInfo's free, which leaves out the page cache, so the page cache of a
-  checkpoint read before counts as held (the `vllm/vllm-openai` start refused at `(61.05/119.7 GiB)`).
+  checkpoint read before counts as held (the `vllm/vllm-openai` 0.11-line start refused at `(61.05/119.7 GiB)` may
+  be one: its release, v0.11.0 or v0.11.1, is not known; the cudaMemGetInfo span holds it, the available-memory
+  span leaves it out: calibration/host_memory.py).
 - v0.11.1 – v0.19.x: psutil's `virtual_memory().available` on compute capabilities (8, 7), (11, 0), (12, 1)
-  (Orin, Thor, Spark: `vllm/utils/mem_utils.py:86-102` at v0.11.1, v0.11.2, v0.12.0 and v0.13.0).
+  (Orin, Thor, Spark: `vllm/utils/mem_utils.py:86-102` at v0.11.1, v0.11.2, v0.12.0 and v0.13.0, `:105-122` at
+  v0.15.0 – v0.19.0).
 - v0.20.0 on: the same where `current_platform.is_integrated_gpu` (torch's `is_integrated`;
-  `vllm/utils/mem_utils.py:146-154` at v0.24.0, `platforms/cuda.py:672-673`).
+  `vllm/utils/mem_utils.py:109-116` at v0.20.0 – v0.22.0, `:146-154` at v0.24.0, `platforms/cuda.py:672-673`).
 
 The kernel's available memory counts the page cache it can reclaim as free: from v0.11.1 what the host holds at
 the check is the OS, its services and other processes, not the page cache."""
@@ -20,7 +23,7 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 AVAILABLE_MEMORY_ERAS: Eras[bool] = Eras((
     Era("", False, "vllm/utils/__init__.py:2734 at v0.11.0: torch.cuda.mem_get_info(), no integrated case"),
     Era("0.11.1", True, "vllm/utils/mem_utils.py:86-102 at v0.11.1: psutil available on SM (8,7), (11,0), (12,1)"),
-    Era("0.20.0", True, "vllm/utils/mem_utils.py:146-154 at v0.24.0: psutil available where is_integrated_gpu"),
+    Era("0.20.0", True, "vllm/utils/mem_utils.py:109-116 at v0.20.0: psutil available where is_integrated_gpu"),
 ))  # fmt: skip
 
 
