@@ -215,9 +215,12 @@ def check_attention_backend(settings: LaunchSettings, gpu_name: str | None, vers
 
 def _check_deterministic_fallback(settings: LaunchSettings, gpu_name: str | None) -> None:
     """`--enable-deterministic-inference` without `--attention-backend` on SM 10.x / 12.x: SGLang falls back to
-    flashinfer (triton for its DeepSeek classes) in place of the model's default (0.5.10.post1 server_args.py:3462-3476,
-    0.5.14 :6006-6016, 0.5.23 arg_groups/overrides.py:1055-1070), a choice kvtop does not follow: refused, naming the
-    flag (on Hopper and older it keeps fa3 / the default kvtop plans)."""
+    flashinfer (triton for its DeepSeek classes) in place of the model's default (0.5.5 server_args.py:1800-1816,
+    0.5.10.post1 :3462-3476, 0.5.14 :6006-6016, 0.5.23 arg_groups/overrides.py:1055-1070), a choice kvtop does not
+    follow: refused, naming the flag. On SM 9.x and older it sets fa3: Hopper's default, which kvtop plans; below
+    SM 9.0 kvtop plans its own default in fa3's place, not refused. 0.5.3 has no fallback (the resolved default must
+    be flashinfer / fa3 / triton, else ValueError: server_args.py:1264-1267), which kvtop does not follow either, so
+    the refusal holds from the flag's first release (0.5.4 not read)."""
     if attention_backend(settings) is not None or not flag_set(settings, "enable-deterministic-inference"):
         return
     capability = compute_capability(gpu_name)
