@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 from kvtop.domain.deployment_flags import flag_set
 from kvtop.domain.engines.sglang.flag_releases import check_flag_release
+from kvtop.domain.engines.sglang.prefill_graphs_off import DETERMINISTIC_FLAG
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, parse_release
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
@@ -221,12 +222,12 @@ def _check_deterministic_fallback(settings: LaunchSettings, gpu_name: str | None
     SM 9.0 kvtop plans its own default in fa3's place, not refused. 0.5.3 has no fallback (the resolved default must
     be flashinfer / fa3 / triton, else ValueError: server_args.py:1264-1267), which kvtop does not follow either, so
     the refusal holds from the flag's first release (0.5.4 not read)."""
-    if attention_backend(settings) is not None or not flag_set(settings, "enable-deterministic-inference"):
+    if attention_backend(settings) is not None or not flag_set(settings, DETERMINISTIC_FLAG.removeprefix("--")):
         return
     capability = compute_capability(gpu_name)
     if capability is not None and capability[0] in (10, 12):
         raise UnsupportedModelError(
-            f"--enable-deterministic-inference on {gpu_name} (SM {capability[0]}.{capability[1]}) without "
+            f"{DETERMINISTIC_FLAG} on {gpu_name} (SM {capability[0]}.{capability[1]}) without "
             "--attention-backend: SGLang falls back to flashinfer (triton for DeepSeek models), which kvtop does not "
             "follow; name the backend with --attention-backend", field=ATTENTION_BACKEND_FLAG)  # fmt: skip
 
