@@ -85,9 +85,10 @@ EXPERT_FLAGS = (
 )
 LORA_FLAGS = ("enable-lora", "lora-paths", "max-loras-per-batch", "max-lora-rank", "lora-target-modules")
 HOST_FLAGS = ("enable-hierarchical-cache", "hicache-ratio", "hicache-size")
+# "enable-deterministic-inference": prefill_graphs_off.DETERMINISTIC_FLAG, which imports this module
 FLAGS: frozenset[str] = frozenset(
     "--" + f for f in (*SPEC_FLAGS, *EXPERT_FLAGS, *LORA_FLAGS, *HOST_FLAGS, "disable-cuda-graph",
-                       "enable-deterministic-inference")  # prefill_graphs_off.DETERMINISTIC_FLAG (it imports this module)
+                       "enable-deterministic-inference")
 )
 flags = FLAGS  # the protocol's name (DeploymentRules.flags)
 flashinfer_read: str | None = None  # no release reads whether the install holds FlashInfer
