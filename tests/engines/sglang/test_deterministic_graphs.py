@@ -61,3 +61,4 @@ def test_blackwell_with_a_named_backend_plans() -> None:
         update={"engine_version": "0.5.10.post1"})
     ledger = predict(load_config_file(GPT_OSS_20B), settings, gpu_total_bytes=gpu_total_bytes("B200"), gpu_name="B200")
     assert ledger.token_capacity > 0
+    assert "off for deterministic inference" in ledger.engine.memory_fraction_source  # :1125-1127 reads no GPU
