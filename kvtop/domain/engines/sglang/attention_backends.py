@@ -200,7 +200,7 @@ def check_attention_backend(settings: LaunchSettings, gpu_name: str | None, vers
     """Refuse a backend the release does not accept (by its choices), a per-phase flag the release does not have,
     one SGLang refuses on this GPU, or one whose effect on the budget kvtop does not model, naming the flag."""
     named = named_backends(settings)
-    _check_deterministic_fallback(settings, gpu_name)
+    _check_deterministic_backend(settings, gpu_name, version)
     for phase, backend in named.by_phase() if named else ():
         flag = PHASE_FLAG[phase]
         if phase != ATTENTION:
@@ -212,6 +212,33 @@ def check_attention_backend(settings: LaunchSettings, gpu_name: str | None, vers
                              f"{era.source})", field=flag)  # fmt: skip
         _check_gpu_and_budget(backend, phase, gpu_name, version)
         check_kv_dtype(backend, phase, settings.kv_cache_dtype, version)
+
+
+_DETERMINISTIC_0_5_3 = ("fa3", "flashinfer", "triton")
+# the backends `--enable-deterministic-inference` accepts when --attention-backend names one (else ValueError 'Currently
+# only [...] attention backends are supported for deterministic inference': 0.5.3 server_args.py:1264-1267, 0.5.10.post1
+# :3478-3482, 0.5.17 arg_groups/overrides.py:2004, 0.5.23 :1117-1121); DETERMINISTIC_ATTENTION_BACKEND_CHOICES by release
+DETERMINISTIC_BACKEND_ERAS: Eras[tuple[str, ...]] = Eras((
+    Era("", _DETERMINISTIC_0_5_3, "server_args.py:118 (0.5.3), :138 (0.5.5), :159 (0.5.10.post1), :174 (0.5.12)"),
+    Era("0.5.13", (*_DETERMINISTIC_0_5_3, "ascend"), "server_args.py:199 (0.5.13), :209 (0.5.14), :198 (0.5.15)"),
+    Era("0.5.17", (*_DETERMINISTIC_0_5_3, "ascend", "fa4"), "server_args.py:220-226 (0.5.17; 0.5.16 not read)"),
+    Era("0.5.23", (*_DETERMINISTIC_0_5_3, "ascend", "fa4", "intel_xpu"),
+        "arg_groups/choices.py:113-120 (0.5.23; 0.5.18 - 0.5.22 not read)"),
+))  # fmt: skip
+
+
+def _check_deterministic_backend(settings: LaunchSettings, gpu_name: str | None, version: ResolvedVersion) -> None:
+    """`--enable-deterministic-inference` with an --attention-backend its release does not take: refused as SGLang
+    refuses it (an estimated release is not checked); with none, the fallback's check below."""
+    named = attention_backend(settings)
+    if named is None or not flag_set(settings, DETERMINISTIC_FLAG.removeprefix("--")):
+        _check_deterministic_fallback(settings, gpu_name)
+        return
+    era = era_for(DETERMINISTIC_BACKEND_ERAS, version)
+    if named not in era.value and not version.approximate:
+        raise InputError(f"SGLang {version.label} runs {DETERMINISTIC_FLAG} with --attention-backend "
+                         f"{' / '.join(era.value)} only (got {named[:40]!r}; {era.source})",
+                         field=ATTENTION_BACKEND_FLAG)  # fmt: skip
 
 
 def _check_deterministic_fallback(settings: LaunchSettings, gpu_name: str | None) -> None:
