@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
@@ -61,3 +61,15 @@ def test_blackwell_with_a_named_backend_plans() -> None:
         update={"engine_version": "0.5.10.post1"})
     ledger = predict(load_config_file(GPT_OSS_20B), settings, gpu_total_bytes=gpu_total_bytes("B200"), gpu_name="B200")
     assert ledger.token_capacity > 0
+    assert "off for deterministic inference" in ledger.engine.memory_fraction_source  # :1125-1127 reads no GPU
+
+
+@pytest.mark.parametrize(("version", "backend"), [("0.5.10.post1", "torch_native"), ("0.5.14", "fa4")])
+def test_a_named_backend_deterministic_mode_does_not_take_is_refused(version: str, backend: str) -> None:
+    """DETERMINISTIC_ATTENTION_BACKEND_CHOICES: flashinfer / fa3 / triton at 0.5.10.post1 (server_args.py:159), with
+    ascend at 0.5.14 (:209); any other named backend is SGLang's ValueError (0.5.10.post1 :3478-3482)."""
+    flags = ["--attention-backend", backend]
+    settings = parse_flags("sglang", [*flags, "--enable-deterministic-inference"]).model_copy(
+        update={"engine_version": version})
+    with pytest.raises(InputError, match="deterministic-inference with --attention-backend fa3 / flashinfer / triton"):
+        predict(load_config_file(GPT_OSS_20B), settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")

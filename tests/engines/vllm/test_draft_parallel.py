@@ -48,5 +48,6 @@ def test_vllm_0_34_refuses_parallel_drafting_for_eagle3() -> None:
 
 def test_a_sequential_eagle3_head_still_plans() -> None:
     sequential = {key: value for key, value in P_EAGLE.items() if key != "parallel_drafting"}
-    assert _plan("0.26.0", sequential) > 0
-    assert _plan("0.26.0", {**P_EAGLE, "parallel_drafting": False}) > 0
+    planned = _plan("0.26.0", sequential)
+    assert planned > 0
+    assert _plan("0.26.0", {**P_EAGLE, "parallel_drafting": False}) == planned  # the field's default: the same launch

@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 from kvtop.domain.deployment_flags import flag_set
 from kvtop.domain.engines.sglang.flag_releases import check_flag_release
+from kvtop.domain.engines.sglang.prefill_graphs_off import DETERMINISTIC_FLAG
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, parse_release
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
@@ -199,7 +200,7 @@ def check_attention_backend(settings: LaunchSettings, gpu_name: str | None, vers
     """Refuse a backend the release does not accept (by its choices), a per-phase flag the release does not have,
     one SGLang refuses on this GPU, or one whose effect on the budget kvtop does not model, naming the flag."""
     named = named_backends(settings)
-    _check_deterministic_fallback(settings, gpu_name)
+    _check_deterministic_backend(settings, gpu_name, version)
     for phase, backend in named.by_phase() if named else ():
         flag = PHASE_FLAG[phase]
         if phase != ATTENTION:
@@ -213,17 +214,47 @@ def check_attention_backend(settings: LaunchSettings, gpu_name: str | None, vers
         check_kv_dtype(backend, phase, settings.kv_cache_dtype, version)
 
 
+_DETERMINISTIC_0_5_3 = ("fa3", "flashinfer", "triton")
+# the backends `--enable-deterministic-inference` accepts when --attention-backend names one (else ValueError 'Currently
+# only [...] attention backends are supported for deterministic inference': 0.5.3 server_args.py:1264-1267, 0.5.10.post1
+# :3478-3482, 0.5.17 arg_groups/overrides.py:2004, 0.5.23 :1117-1121); DETERMINISTIC_ATTENTION_BACKEND_CHOICES by release
+DETERMINISTIC_BACKEND_ERAS: Eras[tuple[str, ...]] = Eras((
+    Era("", _DETERMINISTIC_0_5_3, "server_args.py:118 (0.5.3), :138 (0.5.5), :159 (0.5.10.post1), :174 (0.5.12)"),
+    Era("0.5.13", (*_DETERMINISTIC_0_5_3, "ascend"), "server_args.py:199 (0.5.13), :209 (0.5.14), :198 (0.5.15)"),
+    Era("0.5.17", (*_DETERMINISTIC_0_5_3, "ascend", "fa4"), "server_args.py:220-226 (0.5.17; 0.5.16 not read)"),
+    Era("0.5.23", (*_DETERMINISTIC_0_5_3, "ascend", "fa4", "intel_xpu"),
+        "arg_groups/choices.py:113-120 (0.5.23; 0.5.18 - 0.5.22 not read)"),
+))  # fmt: skip
+
+
+def _check_deterministic_backend(settings: LaunchSettings, gpu_name: str | None, version: ResolvedVersion) -> None:
+    """`--enable-deterministic-inference` with an --attention-backend its release does not take: refused as SGLang
+    refuses it (an estimated release is not checked); with none, the fallback's check below."""
+    named = attention_backend(settings)
+    if named is None or not flag_set(settings, DETERMINISTIC_FLAG.removeprefix("--")):
+        _check_deterministic_fallback(settings, gpu_name)
+        return
+    era = era_for(DETERMINISTIC_BACKEND_ERAS, version)
+    if named not in era.value and not version.approximate:
+        raise InputError(f"SGLang {version.label} runs {DETERMINISTIC_FLAG} with --attention-backend "
+                         f"{' / '.join(era.value)} only (got {named[:40]!r}; {era.source})",
+                         field=ATTENTION_BACKEND_FLAG)  # fmt: skip
+
+
 def _check_deterministic_fallback(settings: LaunchSettings, gpu_name: str | None) -> None:
     """`--enable-deterministic-inference` without `--attention-backend` on SM 10.x / 12.x: SGLang falls back to
-    flashinfer (triton for its DeepSeek classes) in place of the model's default (0.5.10.post1 server_args.py:3462-3476,
-    0.5.14 :6006-6016, 0.5.23 arg_groups/overrides.py:1055-1070), a choice kvtop does not follow: refused, naming the
-    flag (on Hopper and older it keeps fa3 / the default kvtop plans)."""
-    if attention_backend(settings) is not None or not flag_set(settings, "enable-deterministic-inference"):
+    flashinfer (triton for its DeepSeek classes) in place of the model's default (0.5.5 server_args.py:1800-1816,
+    0.5.10.post1 :3462-3476, 0.5.14 :6006-6016, 0.5.23 arg_groups/overrides.py:1055-1070), a choice kvtop does not
+    follow: refused, naming the flag. On SM 9.x and older it sets fa3: Hopper's default, which kvtop plans; below
+    SM 9.0 kvtop plans its own default in fa3's place, not refused. 0.5.3 has no fallback (the resolved default must
+    be flashinfer / fa3 / triton, else ValueError: server_args.py:1264-1267), which kvtop does not follow either, so
+    the refusal holds from the flag's first release (0.5.4 not read)."""
+    if attention_backend(settings) is not None or not flag_set(settings, DETERMINISTIC_FLAG.removeprefix("--")):
         return
     capability = compute_capability(gpu_name)
     if capability is not None and capability[0] in (10, 12):
         raise UnsupportedModelError(
-            f"--enable-deterministic-inference on {gpu_name} (SM {capability[0]}.{capability[1]}) without "
+            f"{DETERMINISTIC_FLAG} on {gpu_name} (SM {capability[0]}.{capability[1]}) without "
             "--attention-backend: SGLang falls back to flashinfer (triton for DeepSeek models), which kvtop does not "
             "follow; name the backend with --attention-backend", field=ATTENTION_BACKEND_FLAG)  # fmt: skip
 

@@ -85,7 +85,7 @@ EXPERT_FLAGS = (
 )
 LORA_FLAGS = ("enable-lora", "lora-paths", "max-loras-per-batch", "max-lora-rank", "lora-target-modules")
 HOST_FLAGS = ("enable-hierarchical-cache", "hicache-ratio", "hicache-size")
-# and `--enable-deterministic-inference`, which turns the prefill graphs off by release (prefill_graphs_off.py)
+# "enable-deterministic-inference": prefill_graphs_off.DETERMINISTIC_FLAG, which imports this module
 FLAGS: frozenset[str] = frozenset(
     "--" + f for f in (*SPEC_FLAGS, *EXPERT_FLAGS, *LORA_FLAGS, *HOST_FLAGS, "disable-cuda-graph",
                        "enable-deterministic-inference")

@@ -21,7 +21,8 @@ from kvtop.domain.errors import InputError
 _EXEC = "srt/arg_groups/fields/exec_.py"
 # the flags kvtop reads whose first or last release is inside the releases read (the wheels' argparse calls)
 READ: Mapping[str, FlagRow] = {
-    "--enable-deterministic-inference": FlagRow("0.5.3", None, f"{_EXEC}:1153 (v0.5.23)"),  # prefill_graphs_off.py
+    "--enable-deterministic-inference": FlagRow("0.5.3", None, "srt/server_args.py:2826 (v0.5.3); "
+                                                 f"{_EXEC}:1153 (v0.5.23)"),  # prefill_graphs_off.py
     "--enable-dp-lm-head": FlagRow("0.4.6.post5", None, "srt/server_args.py:169 (v0.4.6.post5); "
                                    "srt/arg_groups/fields/parallel.py:199 (v0.5.23)"),  # vocab_launch.py
     "--cuda-graph-backend-decode": FlagRow("0.5.14", None, f"srt/server_args.py:1925 (v0.5.14); {_EXEC}:613 (v0.5.23)"),

@@ -297,7 +297,7 @@ def _conditions_met(inputs: EngineInputs) -> dict[str, bool]:
         PD_ANY: role is not ServingRole.WHOLE,
         PD_DECODE: role is ServingRole.DECODE,
         EPLB: flag_set(s, "enable-eplb"),
-        DETERMINISTIC: flag_set(s, DETERMINISTIC_FLAG[2:]),
+        DETERMINISTIC: flag_set(s, DETERMINISTIC_FLAG.removeprefix("--")),
         TORCH_COMPILE: torch_compile_on(inputs),
         MLA: m.mla is not None,
         MLA_NOT_DSA: m.mla is not None and not dsa,
