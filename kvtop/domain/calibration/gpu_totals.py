@@ -141,6 +141,12 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
         sources=2, gpus=('H100-NVL',),
         novel_error_bytes=CUDA_TOTAL_ERROR_BYTES, feature_sources=(2,),
     ),
+    'cuda_total.H100-PCIE': LinearTerm(
+        key='cuda_total.H100-PCIE', features=('1 GiB',),
+        coefficients=(79.19,), error_bytes=CUDA_TOTAL_ERROR_BYTES, records=4,
+        sources=1, gpus=('H100-PCIE',),
+        novel_error_bytes=CUDA_TOTAL_ERROR_BYTES, feature_sources=(1,),
+    ),
     'cuda_total.H200': LinearTerm(
         key='cuda_total.H200', features=('1 GiB',),
         coefficients=(139.846634,), error_bytes=CUDA_TOTAL_ERROR_BYTES, records=6,
@@ -149,9 +155,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.L4': LinearTerm(
         key='cuda_total.L4', features=('1 GiB',),
-        coefficients=(22.064,), error_bytes=CUDA_TOTAL_ERROR_BYTES, records=5,
-        sources=5, gpus=('L4',),
-        novel_error_bytes=142270797, feature_sources=(5,),
+        coefficients=(22.058333,), error_bytes=CUDA_TOTAL_ERROR_BYTES, records=6,
+        sources=6, gpus=('L4',),
+        novel_error_bytes=143881409, feature_sources=(6,),
     ),
     'cuda_total.L40': LinearTerm(
         key='cuda_total.L40', features=('1 GiB',),
@@ -197,9 +203,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.RTX5090': LinearTerm(
         key='cuda_total.RTX5090', features=('1 GiB',),
-        coefficients=(31.413333,), error_bytes=CUDA_TOTAL_ERROR_BYTES, records=9,
-        sources=5, gpus=('RTX5090',),
-        novel_error_bytes=515396079, feature_sources=(5,),
+        coefficients=(31.408,), error_bytes=CUDA_TOTAL_ERROR_BYTES, records=10,
+        sources=6, gpus=('RTX5090',),
+        novel_error_bytes=515396079, feature_sources=(6,),
     ),
     'cuda_total.RTX6000-ADA': LinearTerm(
         key='cuda_total.RTX6000-ADA', features=('1 GiB',),
@@ -239,9 +245,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.gap': LinearTerm(
         key='cuda_total.gap', features=('1 GiB', "100 GiB of nvidia-smi's total"),
-        coefficients=(0.362539, 0.221072), error_bytes=236248774, records=29,
-        sources=29, gpus=(),
-        novel_error_bytes=341763092, feature_sources=(29, 29),
+        coefficients=(0.360835, 0.220126), error_bytes=198827719, records=30,
+        sources=30, gpus=(),
+        novel_error_bytes=339433753, feature_sources=(30, 30),
     ),
 }  # fmt: skip
 # END FITTED
