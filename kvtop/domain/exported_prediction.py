@@ -12,6 +12,8 @@ from pydantic import BaseModel, ConfigDict
 
 #: Who predicted the figure, in every view's words (the cluster's findings say "counted by kvtop export").
 EXPORTER = "kvtop export"
+#: Where the ledger behind the exporter's figure is: the header's and the rank ledger's words for its absence.
+LEDGER_STAYS = "its ledger stays on the node"
 
 
 class ExportedPrediction(BaseModel):
@@ -26,4 +28,15 @@ class ExportedPrediction(BaseModel):
         (kvtop export)'."""
         if compact:
             return f"tokens {self.tokens:,} pred ({EXPORTER})"
-        return f"tokens {self.tokens:,} predicted by {EXPORTER} (its ledger stays on the node)"
+        return f"tokens {self.tokens:,} predicted by {EXPORTER} ({LEDGER_STAYS})"
+
+    @property
+    def figure(self) -> str:
+        """'406,693 by kvtop export': the rank ledger's predicted figure where only the exporter's travels."""
+        return f"{self.tokens:,} by {EXPORTER}"
+
+    @property
+    def no_ledger(self) -> str:
+        """The rank ledger's line where its rows would be: 'ledger: kvtop export published its figure; its ledger
+        stays on the node'."""
+        return f"ledger: {EXPORTER} published its predicted figure; {LEDGER_STAYS}"
