@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-#: Who predicted the figure, in every view's words (the cluster's findings say "counted by kvtop export").
+#: Who predicted or counted a figure read through Prometheus, in every view's words: the findings (cluster_findings),
+#: the Prometheus node source's notices and the header read this one constant.
 EXPORTER = "kvtop export"
 #: Where the ledger behind the exporter's figure is: the header's and the rank ledger's words for its absence.
 LEDGER_STAYS = "its ledger stays on the node"
