@@ -38,6 +38,6 @@ class ExportedPrediction(BaseModel):
 
     @property
     def no_ledger(self) -> str:
-        """The rank ledger's line where its rows would be: 'ledger: kvtop export published its figure; its ledger
-        stays on the node'."""
-        return f"ledger: {EXPORTER} published its predicted figure; {LEDGER_STAYS}"
+        """The rank ledger's line where its budget would be: 'kvtop export published the figure only: its ledger
+        stays on the node' (68 characters: one line at 80 columns)."""
+        return f"{EXPORTER} published the figure only: {LEDGER_STAYS}"
