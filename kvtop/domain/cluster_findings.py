@@ -12,13 +12,14 @@ from dataclasses import dataclass
 
 from kvtop.domain.cluster import ADVICE, SEVERITY_WEIGHT, ClusterNode, GpuSource
 from kvtop.domain.diagnose_findings import Severity
+from kvtop.domain.exported_prediction import EXPORTER
 from kvtop.domain.wording import counted
 
 #: Both the top line and the pane, where no kvtop exporter answers for the node.
 NO_EXPORTER = "no kvtop exporter on this node: nothing was diagnosed"
 #: Where each counted finding's cause and fix are read (Prometheus holds only the counts).
 RUN_DIAGNOSE = "run `kvtop diagnose` on the node for each cause and its fix"
-RUN_EXPORT = "run `kvtop export` on the node to see its findings here"
+RUN_EXPORT = f"run `{EXPORTER}` on the node to see its findings here"
 
 
 def has_kvtop(node: ClusterNode) -> bool:
@@ -89,7 +90,7 @@ class ExportedCounts:
         """The findings pane's entries: one per severity counted, or one saying nothing was diagnosed."""
         if self.counts is None:
             return (ExportedFindings("not diagnosed", "info", NO_EXPORTER, fix=RUN_EXPORT),)
-        said = f"counted by kvtop export on {self.node}"
+        said = f"counted by {EXPORTER} on {self.node}"
         return tuple(ExportedFindings(counted(count, "finding"), severity, said) for severity, count in self.counts)
 
     def forms(self) -> tuple[str, ...]:
@@ -100,9 +101,9 @@ class ExportedCounts:
         faults, advice = self.faults, self.advice
         if not faults:
             extra = f" ({advice} advice)" if advice else ""
-            return (f"kvtop export on {self.node} counts no fault{extra}", "no fault counted by kvtop export")
+            return (f"{EXPORTER} on {self.node} counts no fault{extra}", f"no fault counted by {EXPORTER}")
         counted = " and ".join(f"{c} {s}" for s, c in faults)
         counted += " finding" if sum(c for _, c in faults) == 1 else " findings"
         extra = f" and {advice} advice" if advice else ""
-        whole = f"kvtop export on {self.node} counts {counted}{extra}"
-        return (f"{whole} — {RUN_DIAGNOSE}", whole, f"kvtop export counts {counted}", counted)
+        whole = f"{EXPORTER} on {self.node} counts {counted}{extra}"
+        return (f"{whole} — {RUN_DIAGNOSE}", whole, f"{EXPORTER} counts {counted}", counted)

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-#: Who predicted the figure, in every view's words (the cluster's findings say "counted by kvtop export").
+#: Who predicted or counted a figure read through Prometheus, in every view's words: the findings (cluster_findings),
+#: the Prometheus node source's notices and the header read this one constant.
 EXPORTER = "kvtop export"
+#: Where the ledger behind the exporter's figure is: the header's and the rank ledger's words for its absence.
+LEDGER_STAYS = "its ledger stays on the node"
 
 
 class ExportedPrediction(BaseModel):
@@ -26,4 +29,15 @@ class ExportedPrediction(BaseModel):
         (kvtop export)'."""
         if compact:
             return f"tokens {self.tokens:,} pred ({EXPORTER})"
-        return f"tokens {self.tokens:,} predicted by {EXPORTER} (its ledger stays on the node)"
+        return f"tokens {self.tokens:,} predicted by {EXPORTER} ({LEDGER_STAYS})"
+
+    @property
+    def figure(self) -> str:
+        """'406,693 by kvtop export': the rank ledger's predicted figure where only the exporter's travels."""
+        return f"{self.tokens:,} by {EXPORTER}"
+
+    @property
+    def no_ledger(self) -> str:
+        """The rank ledger's line where its budget would be: 'kvtop export published the figure only: its ledger
+        stays on the node' (68 characters: one line at 80 columns)."""
+        return f"{EXPORTER} published the figure only: {LEDGER_STAYS}"

@@ -113,10 +113,12 @@ def with_logged_capacity(
         )
     target = candidates[0]
     if target.live.token_capacity is not None:  # its endpoint's figure is the live one: the log is not needed
-        # a demo node's figure is its scenario's, never an engine's report (a demo is never presented as a real node)
+        # who states it, by the one rule every view reads (`CapacitySource.of_reading`): a demo node's figure is its
+        # scenario's, a figure an earlier log gave is that log's, never an engine's report
+        stated_by = CapacitySource.of_reading(target.live.token_capacity_logged, node.nvml_state is NvmlState.DEMO)
         held = f"{target.engine_id} reports its own token capacity"
-        if node.nvml_state is NvmlState.DEMO:
-            held = f"{CapacitySource.SIMULATED.stated} {target.engine_id}'s token capacity"
+        if stated_by is not CapacitySource.LIVE:
+            held = f"{stated_by.stated} {target.engine_id}'s token capacity"
         return node, (
             f"the engine log {log.source} ({_owner(target.kind, release)}) is not used: {held} "
             f"({target.live.token_capacity:,})"

@@ -226,6 +226,15 @@ class EngineView(RedactedModel):
     exported: ExportedPrediction | None = None  # read through Prometheus: the exporter's figure, its ledger not here
 
     @property
+    def live_disagrees(self) -> bool:
+        """The engine's own token figure differs from kvtop's (the explained ledger's, else the clean one's, else the
+        exporter's read through Prometheus): the header's bold warning; False where either is missing."""
+        predicted, exported = self.explained or self.ledger, self.exported
+        expected = predicted.token_capacity if predicted is not None else exported.tokens if exported else None
+        live = self.engine.live.token_capacity
+        return expected is not None and live is not None and live != expected
+
+    @property
     def tightest_rank(self) -> RankView | None:
         """The rank with clearly the least free memory (under SGLang it sizes every rank), else None.
 

@@ -13,6 +13,9 @@ from __future__ import annotations
 GIB = 1 << 30  # the one GiB, MiB and GB every module reads (kvtop/units.py re-exports them for views)
 MIB = 1 << 20
 GB = 10**9  # decimal, as a GB figure beside a GiB one is written (kvtop/units.py's fmt_gb)
+#: A launch that takes no engine flag, every setting the engine's default: `plan`'s fitting line, `--layouts` and the
+#: planner's flags line and `c` say it so (the planner once said "(engine defaults)", a third wording).
+DEFAULTS_SAID = "the engine's defaults"
 
 
 def figure(value: float, digits: int = 2) -> str:

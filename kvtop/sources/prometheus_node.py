@@ -21,7 +21,7 @@ from typing import TypeVar
 from kvtop.domain.capacity import CapacitySource
 from kvtop.domain.engines.registry import ENGINE_IDS
 from kvtop.domain.errors import KvtopError
-from kvtop.domain.exported_prediction import ExportedPrediction
+from kvtop.domain.exported_prediction import EXPORTER, ExportedPrediction
 from kvtop.domain.node import EngineView, NodeSnapshot, RankObserved, RankView
 from kvtop.domain.observe import (
     EngineInstance,
@@ -148,14 +148,14 @@ class PrometheusNodeSource:
         taken_at = max(taken) if taken else self._clock()
         observation = NodeObservation(
             taken_at=taken_at, nvml_state=nvml_state,
-            nvml_message=None if nvml_state is NvmlState.OK else f"as kvtop export on {instance} reports it",
+            nvml_message=None if nvml_state is NvmlState.OK else f"as {EXPORTER} on {instance} reports it",
             driver_version=node_labels.get("driver_version") or None, gpus=_kvtop_gpus(series),
         )  # fmt: skip
         engines = _engine_views(series, observation)
         age_s = self._clock() - taken_at
         notice = "read through Prometheus: no predicted ledger, no processes"
         if taken and age_s > self.stale_after_s:
-            notice = f"kvtop export's snapshot is {age_s:.0f} s old · " + notice
+            notice = f"{EXPORTER}'s snapshot is {age_s:.0f} s old · " + notice
         return NodeSnapshot(observation=observation, engines=engines, source=self.label, notice=notice)
 
     def _from_dcgm(self, series: Series, *, has_kvtop: bool) -> NodeSnapshot:
@@ -177,7 +177,7 @@ class PrometheusNodeSource:
                 message = "DCGM exports no used and free figures for this GPU"
                 observed.append(gpu.observation(index, GpuState.ERROR, message, None))
         notice = "read through Prometheus from DCGM" + (
-            " (kvtop export lists no GPU)" if has_kvtop else " (no kvtop exporter on this node)"
+            f" ({EXPORTER} lists no GPU)" if has_kvtop else " (no kvtop exporter on this node)"
         )
         observation = NodeObservation(taken_at=self._clock(), gpus=tuple(observed))
         return NodeSnapshot(observation=observation, source=self.label, notice=notice)
@@ -214,7 +214,7 @@ def _kvtop_gpus(series: Series) -> tuple[GpuObservation, ...]:
         message = (
             None
             if state is GpuState.OK
-            else f"kvtop export reports {gpu.state or 'no state'} (details on the node)"
+            else f"{EXPORTER} reports {gpu.state or 'no state'} (details on the node)"
         )
         api = MemoryApi.V2 if "reserved" in gpu.memory else None  # NVML v2 alone reports reserved
         gpus.append(gpu.observation(index, state, message, api))
@@ -258,7 +258,7 @@ def _engine(engine_id: str, instance: str, ranks: Iterable[_Rank], model: str | 
     usage = [r.kv_usage for r in ranks if r.kv_usage is not None]
     live = EngineLive(
         token_capacity=min(live_capacity) if live_capacity else None, kv_usage_fraction=max(usage) if usage else None,
-        notes=("live figures as kvtop export read them, through Prometheus",),
+        notes=(f"live figures as {EXPORTER} read them, through Prometheus",),
     )  # fmt: skip
     host = instance.rsplit(":", 1)[0] if ":" in instance else instance
     return EngineInstance(

@@ -15,8 +15,10 @@ import json
 from pathlib import Path
 
 from kvtop.commands.node_source import DemoSource
+from kvtop.domain.logged_capacity import with_logged_capacity
 from kvtop.domain.node import NodeSnapshot, build_snapshot
 from kvtop.domain.observe import NvmlState
+from kvtop.sources.engine_logs import read_engine_log
 from kvtop.ui.ledger_rows import rank_ledger
 from kvtop.ui.screens.ledger import summary_lines, table_lines
 from kvtop.ui.widgets.node_header import engine_line
@@ -87,3 +89,16 @@ async def test_the_planner_calls_the_logs_capacity_logged(make_app, tmp_path: Pa
         screen = await open_planner(pilot)
         table = shown(screen, "#plan-result")
         assert f"engine logged{'':4}{LOGGED_TOKENS:>12,}" in table and "engine reports" not in table
+
+
+def test_a_figure_an_earlier_log_gave_is_said_logged_when_a_log_is_offered_again(tmp_path: Path) -> None:
+    """Who states the engine's figure is decided once (`CapacitySource.of_reading`): the same log offered to an engine
+    whose figure that log already gave (a demo node, its endpoint unreachable) is not used because the engine logged
+    it, not because "the demo simulates" it (logged_capacity once decided 'demo' by NVML's state alone: a second rule
+    for 'simulated', session 67's second reader)."""
+    state = snapshot(tmp_path, "unreachable")
+    (view,) = state.engines
+    assert view.engine.live.token_capacity_logged and state.observation.nvml_state is NvmlState.DEMO
+    _, notice = with_logged_capacity(state.observation, read_engine_log(LOG), {}, None)
+    assert notice is not None and "is not used: the engine logged vllm:1000's token capacity (37,728)" in notice
+    assert "simulates" not in notice

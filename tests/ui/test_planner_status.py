@@ -3,10 +3,12 @@ problem of the edit marks its fields, a model typed and not loaded is said befor
 
 from __future__ import annotations
 
+from kvtop.commands import render_ledger
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.wording import DEFAULTS_SAID
 from kvtop.ui.plan_fields import FieldError
 from kvtop.ui.planning import PlanOutcome
-from kvtop.ui.screens.planner_status import LAYOUT_FIELDS, EditProblems, flags_line, plan_status
+from kvtop.ui.screens.planner_status import LAYOUT_FIELDS, EditProblems, flags_line, flags_said, plan_status
 
 NO_PLAN = PlanOutcome(before=None, after=None, settings=None)
 
@@ -34,3 +36,13 @@ def test_a_typed_model_not_loaded_is_said_and_its_load_error_names_the_model_pla
 def test_no_settings_no_flags() -> None:
     live = LaunchSettings(engine="vllm")
     assert flags_line(NO_PLAN, EditProblems(), live).plain == "engine flags: — (fix the edit above first)"
+
+
+def test_a_launch_with_no_flag_is_said_in_plans_words() -> None:
+    """No engine flag: `kvtop plan --layouts` prints 'flags: none: the engine's defaults' (render_layouts); the planner
+    said "(engine defaults)", a third wording (session 67's second reader)."""
+    live = LaunchSettings(engine="vllm")
+    outcome = PlanOutcome(before=None, after=None, settings=live)
+    assert flags_line(outcome, EditProblems(), live).plain == "engine flags: none: the engine's defaults"
+    assert flags_said("") == f"none: {DEFAULTS_SAID}" and flags_said("--tensor-parallel-size 2") == "--tensor-parallel-size 2"
+    assert render_ledger.DEFAULTS_SAID == DEFAULTS_SAID  # plan's fitting line reads the same words

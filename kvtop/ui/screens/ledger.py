@@ -83,7 +83,11 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot, width: int | Non
     observed = rank.observed
     # "predicted": the explained ledger's rank (every measured cause applied), as the header has it
     capacity = rank.capacity
-    predicted_tokens = fmt_tokens(rank.predicted.token_capacity) if rank.predicted else "—"
+    exported = engine.exported  # read through Prometheus: the exporter's figure, the same the header reads
+    if rank.predicted:
+        predicted_tokens = fmt_tokens(rank.predicted.token_capacity)
+    else:
+        predicted_tokens = exported.figure if exported is not None else "—"
     if capacity is not None and capacity.explained_tokens != capacity.clean_tokens:
         predicted_tokens += f" (clean {fmt_tokens(capacity.clean_tokens)})"
     live_tokens = (
@@ -129,6 +133,8 @@ def summary_lines(view: RankLedgerView, snapshot: NodeSnapshot, width: int | Non
         lines.append(summary_line(
             "fraction from" if shared else "KV sized", Content.styled(result.memory_fraction_source, "$text-muted"), width,
         ))  # fmt: skip
+    elif exported is not None:
+        lines.append(Content.styled(exported.no_ledger, "$text-muted"))
     elif engine.ledger_error:
         lines.append(Content.styled(f"no prediction: {engine.ledger_error}", "$warning"))
     return Content("\n").join(lines)

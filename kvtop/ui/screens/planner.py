@@ -52,7 +52,7 @@ from kvtop.ui.planning import (
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.screens.planner_basis import PlanBasis, PlannerDraft
 from kvtop.ui.screens.planner_lines import measured_note
-from kvtop.ui.screens.planner_status import EditProblems, flags_line, plan_status
+from kvtop.ui.screens.planner_status import EditProblems, flags_line, flags_said, plan_status
 from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.model_notes import model_notes_text
@@ -458,7 +458,7 @@ class PlannerScreen(NodeScreen):
             return
         self.app.copy_to_clipboard(text)
         nodes = copied_words(self.outcome.nodes) if self.outcome else ""
-        self.notify(f"copied{f' {nodes}' if nodes else ''}: {text or '(engine defaults)'}")
+        self.notify(f"copied{f' {nodes}' if nodes else ''}: {flags_said(text)}")
 
     @on(Button.Pressed, "#plan-reset")
     def action_reset(self) -> None:

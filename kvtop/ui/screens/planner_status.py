@@ -13,6 +13,7 @@ from kvtop.domain.engines.registry import display_name
 from kvtop.domain.host_tier_fit import HostTierFit, HostTierState
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.refusals import Refusal
+from kvtop.domain.wording import DEFAULTS_SAID
 from kvtop.ui.plan_errors import field_of_flag
 from kvtop.ui.plan_nodes import copied_words
 from kvtop.ui.planning import PlanOutcome, engine_flags
@@ -80,6 +81,11 @@ def plan_status(outcome: PlanOutcome, problems: EditProblems, model_ref: str) ->
     return PlanStatus(f"✓ valid{over}: edit any field, every keystroke re-solves", "$success")
 
 
+def flags_said(shown: str) -> str:
+    """The engine flags as `c` copies them, or 'none: the engine's defaults' (`--layouts`' words) where there are none."""
+    return shown or f"none: {DEFAULTS_SAID}"
+
+
 def flags_line(outcome: PlanOutcome, problems: EditProblems, live: LaunchSettings) -> Content:
     """'engine flags: …' as `c` copies them (and each node's own flags under them), or why they are not copyable."""
     settings = outcome.settings
@@ -94,7 +100,7 @@ def flags_line(outcome: PlanOutcome, problems: EditProblems, live: LaunchSetting
         return Content.styled(f"engine flags (not copyable, {why}): {shown}", "$error")
     return Content.assemble(
         ("engine flags: ", "bold"),
-        shown or "(engine defaults)",
+        flags_said(shown),
         (f"\n{node.said}" if node else "", "$text-muted"),
         (f" · c copies {words}" if node is not None and (words := copied_words(node)) else "", "$text-muted"),
     )

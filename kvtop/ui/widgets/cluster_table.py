@@ -210,11 +210,8 @@ class ClusterTable(KeyedRowsTable):
         columns = shown_columns(cells.values(), width, self.cell_padding)
         if columns != self._columns:  # a column gone or back: the table is rebuilt, the cursor kept on its node
             selected = self.selected_key
-            self.clear(columns=True)
-            for column in columns:
-                self.add_column(column, key=column)
+            self.set_columns(columns)
             self._columns = columns
-            self._rows = {}
             self.show_rows(_only(cells, columns), columns, _text)
             names = list(cells)
             if selected in names:

@@ -46,6 +46,14 @@ class KeyedRowsTable(DataTable[Text]):
             return None
         return self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
 
+    def set_columns(self, columns: Sequence[str]) -> None:
+        """Replace the columns, each keyed by its name: every row goes, and the next `show_rows` draws them afresh
+        (a subclass whose columns come and go with the width calls this, never writes the rows it keeps)."""
+        self.clear(columns=True)
+        for column in columns:
+            self.add_column(column, key=column)
+        self._rows = {}
+
     def show_rows(
         self, rows: Mapping[str, Sequence[ToneCell]], columns: Sequence[str], render: Render
     ) -> None:

@@ -89,11 +89,8 @@ def engine_line(view: EngineView, compact: bool = False) -> Content:
         parts.append((f" · no prediction: {view.ledger_error or 'unknown reason'}", "$warning"))
     live = engine.live
     if live.token_capacity is not None:
-        exported = view.exported.tokens if view.exported is not None else None
-        expected = predicted.token_capacity if predicted is not None else exported
-        mismatch = expected is not None and live.token_capacity != expected
         # a figure read from the startup log (--engine-log) or a demo scenario is no live reading: say whose it is
-        parts.append((f" / {fmt_tokens(live.token_capacity)} {capacity_said(view.capacity_source, compact=True)}", "bold $warning" if mismatch else ""))
+        parts.append((f" / {fmt_tokens(live.token_capacity)} {capacity_said(view.capacity_source, compact=True)}", "bold $warning" if view.live_disagrees else ""))
     if live.kv_usage_fraction is not None and not view.ranks:  # no rank row to show the engine's own usage
         parts.append(f" · KV {fmt_percent(live.kv_usage_fraction)} used")
     if live.token_capacity is None and live.state not in (EndpointState.OK, EndpointState.NOT_QUERIED):
