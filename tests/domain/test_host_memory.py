@@ -73,8 +73,11 @@ def test_gpus_with_their_own_memory_are_not_unified(name: str) -> None:
     assert not is_unified(name)
 
 
-# (total, free) of `Free memory on device (F/T GiB) on startup`, and TensorRT-LLM's 49.78 GiB outside torch
-READINGS = [(119.7, 112.71), (119.7, 110.52), (119.7, 109.33), (119.7, 108.44), (119.7, 61.05), (119.7, 56.65),
+# (total, free) of `Free memory on device (F/T GiB) on startup`, and TensorRT-LLM's 49.78 GiB outside torch; not
+# `cuda:0 (56.65/119.7 GiB)`: a release that reads the kernel's available memory (the device named: v0.14.1 on), so
+# the page cache free, and ~40 GiB of k8s pods on its node by its source (another tenant, in neither span). Its share,
+# 63.05 / 119.7 = 52.67 %, was under the Thor's 64.89 / 122.82 = 52.83 %, so the span's ends are the same without it.
+READINGS = [(119.7, 112.71), (119.7, 110.52), (119.7, 109.33), (119.7, 108.44), (119.7, 61.05),
             (119.70, 119.70 - 49.78), (122.82, 110.49), (122.82, 57.93)]  # fmt: skip
 
 

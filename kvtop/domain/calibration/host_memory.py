@@ -39,27 +39,37 @@ from kvtop.domain.host_desktop import HostDesktop
 from kvtop.domain.wording import gib
 
 # What the host holds on a unified-memory device before the engine starts, as a share of CUDA's total: the centre and
-# half-width of the span of the readings (total − free at the engine's start). GB10, of 119.7 GiB: 6.99, 9.18, 10.37
-# and 11.26 GiB (vLLM's `Free memory on device` lines, search-index ids 51928222181, 54322664375: the OS and its
-# services), 58.65 and 63.05 GiB (27338917700, 59813453928: with the page cache of a checkpoint read before), 49.78
-# GiB outside torch after the load (TensorRT-LLM, case-trtllm-dgxspark-gpt-oss-120b). Of 122.82 GiB (the Jetson AGX
-# Thor's total, `gpus.UNIFIED_TOTAL_MIB`): 12.33 and 64.89 GiB (41839597356, 67046603230). The shares run from
-# 5.84 % to 52.83 %: 29.34 % ± 23.51 %. Read after the span was set, and inside it: headless GB10 hosts of 121.69 GiB
-# with the caches dropped, 19.5 – 20.4 GiB held (16.0 – 16.8 %; MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks#47), and
-# 21.1 / 22.8 GiB with a raised `vm.min_free_kbytes` (tonyd2wild/GLM-5.3-Flash-NVFP4-DFlash2-2x-DGX-Spark#19).
+# half-width of the span of the readings (total − free at the engine's start), each with its release. GB10, of 119.7
+# GiB: 6.99, 9.18, 10.37 and 11.26 GiB (vLLM's `Free memory on device` lines, search-index ids 51928222181, 54322664375:
+# the OS and its services), 58.65 GiB (27338917700, a `vllm/vllm-openai` 0.11-line start, v0.11.0 or v0.11.1: with the
+# page cache of a checkpoint read before), 49.78 GiB outside torch after the load (TensorRT-LLM 1.1.0rc3,
+# case-trtllm-dgxspark-gpt-oss-120b). Of 122.82 GiB (the Jetson AGX Thor's total, `gpus.UNIFIED_TOTAL_MIB`): 12.33 and
+# 64.89 GiB (41839597356, 67046603230). The shares run from 5.84 % to 52.83 % (the Thor's 64.89 GiB): 29.34 % ± 23.51 %
+# (the half-width rounded out so both ends hold). Left out, as in the span below (session 67): the 63.05 GiB of the
+# `cuda:0 (56.65/119.7 GiB)` refusal (59813453928): its release reads the kernel's available memory, so the page cache
+# was free there, and its source names ~40 GiB of k8s pods on the node: another tenant, not modelled. The span's ends
+# are not its: 29.34 % ± 23.51 % before and after. Open (session 67, not settled): the Thor's 64.89 GiB (`cuda:0
+# (57.93/122.82 GiB)`) has the same wording, v0.14.1's on (its source runs NGC's vLLM 0.24.0), a release that reads the
+# kernel's available memory on (11, 0) and where `is_integrated`; its source blames a 24 GB checkpoint's page cache,
+# which that reading leaves free. It sets this span's high end and is not in the one below; read as that one reads the
+# 63.05 GiB, this span would be 5.84 % – 49.00 % (the 58.65 GiB its high end). Read after the span was set, and inside
+# it: headless GB10 hosts of 121.69 GiB with the caches dropped, 19.5 – 20.4 GiB held (16.0 – 16.8 %;
+# MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks#47), and 21.1 / 22.8 GiB with a raised `vm.min_free_kbytes`
+# (tonyd2wild/GLM-5.3-Flash-NVFP4-DFlash2-2x-DGX-Spark#19).
 HOST_HELD_SHARE = 0.2934
 HOST_HELD_SHARE_ERROR = 0.2351
-# What the host holds where the engine reads the kernel's available memory (psutil's `virtual_memory().available`:
-# vLLM from v0.11.1, SGLang from 0.5.4, `EngineRules.reads_available_memory`), which counts the page cache it can
-# reclaim as free: the OS and its services. The readings of that kind above: GB10's 6.99 – 11.26
-# GiB of 119.7, the Thor's 12.33 of 122.82, the headless 121.69 GiB GB10 hosts' 19.5 – 20.4 GiB with the caches
-# dropped and 21.1 / 22.8 GiB with a raised `vm.min_free_kbytes` (which the kernel's available memory leaves out):
-# 5.84 % to 18.74 %, 12.29 % ± 6.45 % (session 67). Inside it: SGLang 0.5.9's GB10 start (yukimaru77-qwen3.5-4b-
-# gb10-v059-mf08), 119.70 − 110.63 = 9.07 GiB (7.58 %). Not in it: the 63.05 GiB of the `Free memory on device
-# cuda:0 (56.65/119.7 GiB)` refusal, whose wording (the device named) is v0.14.1's on (v1/worker/utils.py:264 at
-# v0.14.1, :414 at v0.17.1 – v0.20.0; v0.13.0's gpu_worker.py names none), so the available memory, held by another workload (its source names ~40 GiB of k8s pods on that node): another
-# tenant is not modelled, as another process on a card of its own is not; nor the 58.65 GiB of a `vllm/vllm-openai`
-# 0.11-line start in a restart loop (27338917700: cudaMemGetInfo's free at v0.11.0, a previous instance at v0.11.1).
+# What the host holds where the engine reads the kernel's available memory (psutil's `virtual_memory().available`: vLLM
+# from v0.11.1, SGLang from 0.5.4, `EngineRules.reads_available_memory`), which counts the page cache it can reclaim as
+# free: the OS and its services. The readings of that kind above: GB10's 6.99 – 11.26 GiB of 119.7, the Thor's 12.33 of
+# 122.82, the headless 121.69 GiB GB10 hosts' 19.5 – 20.4 GiB with the caches dropped and 21.1 / 22.8 GiB with a raised
+# `vm.min_free_kbytes` (which the kernel's available memory leaves out): 5.84 % to 18.74 %, 12.29 % ± 6.45 % (session
+# 67). Inside it: SGLang 0.5.9's GB10 start (yukimaru77-qwen3.5-4b-gb10-v059-mf08), 119.70 − 110.63 = 9.07 GiB (7.58
+# %). Not in it (nor in the span above): the 63.05 GiB of the `Free memory on device cuda:0 (56.65/119.7 GiB)` refusal,
+# whose wording (the device named) is v0.14.1's on (v1/worker/utils.py:264 at v0.14.1, :414 at v0.17.1 – v0.20.0;
+# v0.13.0's gpu_worker.py names none), so the available memory, held by another workload (its source names ~40 GiB of
+# k8s pods on that node): another tenant is not modelled, as another process on a card of its own is not; nor the 58.65
+# GiB of a `vllm/vllm-openai` 0.11-line start in a restart loop (27338917700: cudaMemGetInfo's free at v0.11.0, a
+# previous instance at v0.11.1).
 HOST_AVAILABLE_SHARE = 0.1229
 HOST_AVAILABLE_SHARE_ERROR = 0.0645
 
