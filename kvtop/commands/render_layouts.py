@@ -6,12 +6,13 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-from kvtop.commands.render_ledger import DEFAULTS_SAID, flags_not_read_json, gpu_shown
+from kvtop.commands.render_ledger import flags_not_read_json, gpu_shown
 from kvtop.domain.engines.registry import display_name, engine_rules
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layouts import LayoutPlan
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.placement import Placement
+from kvtop.domain.wording import DEFAULTS_SAID
 from kvtop.units import fmt_both
 
 

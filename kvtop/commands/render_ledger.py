@@ -26,7 +26,7 @@ from kvtop.domain.neutral_flags import memory_neutral_flags
 from kvtop.domain.request_capacity import RequestCapacity, RequestInterval
 from kvtop.domain.unchecked_class import UncheckedClass
 from kvtop.domain.weights import WeightRow
-from kvtop.domain.wording import number
+from kvtop.domain.wording import DEFAULTS_SAID, number
 from kvtop.units import (
     MIB,
     fmt_both,
@@ -461,10 +461,6 @@ def fitting_lines(ledger: Ledger, smallest: FittingLayout | None, defaults: tupl
             f"({_flags_said(smallest)})"
         )
     return lines
-
-
-#: A launch that takes no engine flag, every setting the engine's default: `plan`'s fitting line and `--layouts` say it so.
-DEFAULTS_SAID = "the engine's defaults"
 
 
 def _flags_said(smallest: FittingLayout) -> str:

@@ -217,11 +217,17 @@ def test_spark_396_estimate_kvtop_cannot_make_names_its_block() -> None:
     assert result.logged.available_kv_bytes == Measured.from_text("22.5").value_bytes
 
 
-@pytest.mark.parametrize("text", ["", "\x00\x01\xff garbage", "lorem ipsum 12.5 GB avail mem\n" * 20])
+@pytest.mark.parametrize("text", ["\x00\x01\xff garbage", "lorem ipsum 12.5 GB avail mem\n" * 20])
 def test_a_log_with_no_engine_line_is_an_input_error(text: str) -> None:
     shown = [display_name(engine) for engine in ENGINE_IDS]
     names = ", ".join(shown[:-1]) + f" or {shown[-1]}"  # "SGLang, vLLM, LMDeploy or TensorRT-LLM"
     with pytest.raises(InputError, match=f"no {names} startup lines in weird.log"):
+        parse_engine_log(text, source="weird.log").engine_for()
+
+
+@pytest.mark.parametrize(("text", "said"), [("", "the file is empty"), ("\n \n", "blank lines only")])
+def test_a_log_without_text_is_an_input_error_that_says_so(text: str, said: str) -> None:
+    with pytest.raises(InputError, match=rf"no text \({said}\) in weird.log"):
         parse_engine_log(text, source="weird.log").engine_for()
 
 

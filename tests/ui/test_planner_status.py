@@ -45,4 +45,4 @@ def test_a_launch_with_no_flag_is_said_in_plans_words() -> None:
     outcome = PlanOutcome(before=None, after=None, settings=live)
     assert flags_line(outcome, EditProblems(), live).plain == "engine flags: none: the engine's defaults"
     assert flags_said("") == f"none: {DEFAULTS_SAID}" and flags_said("--tensor-parallel-size 2") == "--tensor-parallel-size 2"
-    assert render_ledger.DEFAULTS_SAID == DEFAULTS_SAID  # plan's fitting line reads the same words
+    assert render_ledger.DEFAULTS_SAID is DEFAULTS_SAID  # plan's fitting line reads the same words
