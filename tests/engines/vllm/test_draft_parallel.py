@@ -51,3 +51,35 @@ def test_a_sequential_eagle3_head_still_plans() -> None:
     planned = _plan("0.26.0", sequential)
     assert planned > 0
     assert _plan("0.26.0", {**P_EAGLE, "parallel_drafting": False}) == planned  # the field's default: the same launch
+
+
+# Before v0.16.0 SpeculativeConfig has no `parallel_drafting` field. vLLM 0.15.0 builds it as a pydantic dataclass
+# (config/speculative.py:8, :55-57; engine/arg_utils.py:1342 `SpeculativeConfig(**self.speculative_config)`), whose
+# default extra='ignore' drops the key: the launch runs as without it. vLLM 0.9.0's is a standard dataclass
+# (config.py:14, :2269-2271; from_dict :2395-2397 `cls(**dict_value)`): an unknown key is a TypeError, no start.
+LLAMA_8B = CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"
+NGRAM = {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4}
+
+
+def _plan_llama(version: str, spec: dict[str, object]) -> int:
+    settings = parse_flags("vllm", ["--engine-version", version, "--max-model-len", "8192",
+                                    "--speculative-config", json.dumps(spec)])  # fmt: skip
+    plan = planned_capacity(load_config_file(LLAMA_8B), settings, gpu_total_bytes=gpu_total_bytes("H100"),
+                            gpu_name="H100")  # fmt: skip
+    return plan.token_capacity_max
+
+
+def test_vllm_0_15_drops_the_key_so_a_launch_without_a_draft_plans_as_without_it() -> None:
+    assert _plan_llama("0.15.0", {**NGRAM, "parallel_drafting": True}) == _plan_llama("0.15.0", NGRAM)
+
+
+def test_vllm_0_15_still_refuses_a_p_eagle_head_without_its_config_naming_the_dropped_key() -> None:
+    with pytest.raises(UnsupportedModelError, match="--draft-model") as refused:
+        _plan("0.15.0", P_EAGLE)
+    assert "drops the key" in str(refused.value)
+
+
+def test_vllm_0_9_0_refuses_the_unknown_key() -> None:
+    with pytest.raises(InputError, match="has no parallel_drafting field and refuses the key"):
+        _plan_llama("0.9.0", {**NGRAM, "parallel_drafting": True})
+    assert _plan_llama("0.9.1", {**NGRAM, "parallel_drafting": True}) == _plan_llama("0.9.1", NGRAM)
