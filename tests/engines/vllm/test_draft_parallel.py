@@ -51,3 +51,75 @@ def test_a_sequential_eagle3_head_still_plans() -> None:
     planned = _plan("0.26.0", sequential)
     assert planned > 0
     assert _plan("0.26.0", {**P_EAGLE, "parallel_drafting": False}) == planned  # the field's default: the same launch
+
+
+# Before v0.16.0 SpeculativeConfig has no `parallel_drafting` field. vLLM 0.15.0 builds it as a pydantic dataclass
+# (config/speculative.py:8, :55-57; engine/arg_utils.py:1342 `SpeculativeConfig(**self.speculative_config)`), whose
+# default extra='ignore' drops the key: the launch runs as without it. vLLM 0.9.0's is a standard dataclass
+# (config.py:14, :2269-2271; from_dict :2395-2397 `cls(**dict_value)`): an unknown key is a TypeError, no start.
+LLAMA_8B = CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"
+NGRAM = {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 4}
+
+
+def _plan_llama(version: str, spec: dict[str, object]) -> int:
+    settings = parse_flags("vllm", ["--engine-version", version, "--max-model-len", "8192",
+                                    "--speculative-config", json.dumps(spec)])  # fmt: skip
+    plan = planned_capacity(load_config_file(LLAMA_8B), settings, gpu_total_bytes=gpu_total_bytes("H100"),
+                            gpu_name="H100")  # fmt: skip
+    return plan.token_capacity_max
+
+
+def test_vllm_0_15_drops_the_key_so_a_launch_without_a_draft_plans_as_without_it() -> None:
+    assert _plan_llama("0.15.0", {**NGRAM, "parallel_drafting": True}) == _plan_llama("0.15.0", NGRAM)
+
+
+def test_vllm_0_15_still_refuses_a_p_eagle_head_without_its_config_naming_the_dropped_key() -> None:
+    with pytest.raises(UnsupportedModelError, match="--draft-model") as refused:
+        _plan("0.15.0", P_EAGLE)
+    assert "drops the key" in str(refused.value)
+
+
+def test_vllm_0_9_0_refuses_the_unknown_key() -> None:
+    with pytest.raises(InputError, match="has no parallel_drafting field and refuses the key"):
+        _plan_llama("0.9.0", {**NGRAM, "parallel_drafting": True})
+    assert _plan_llama("0.9.1", {**NGRAM, "parallel_drafting": True}) == _plan_llama("0.9.1", NGRAM)
+
+
+# From v0.16.0 the field runs in SpecDecodeBaseProposer, the base of the EAGLE (eagle, eagle3, mtp) and draft_model
+# proposers (v1/worker/gpu_model_runner.py:454-475, config/speculative.py:730-734), which refuses a draft config
+# without `pard_token` or `ptd_token_id` (v1/spec_decode/eagle.py:299-313); ngram's proposer never reads it. Each
+# refusal says what that method needs, not the P-EAGLE head's.
+QWEN3_NEXT = CONFIGS / "Qwen--Qwen3-Next-80B-A3B-Thinking.json"
+MTP = {"method": "qwen3_next_mtp", "num_speculative_tokens": 2}
+
+
+def _plan_qwen3_next(spec: dict[str, object]) -> int:
+    settings = parse_flags("vllm", ["--engine-version", "0.26.0", "--max-model-len", "8192",
+                                    "--tensor-parallel-size", "4", "--speculative-config", json.dumps(spec)])  # fmt: skip
+    plan = planned_capacity(load_config_file(QWEN3_NEXT), settings, gpu_total_bytes=gpu_total_bytes("H100"),
+                            gpu_name="H100")  # fmt: skip
+    return plan.token_capacity_max
+
+
+def test_parallel_mtp_is_refused_for_its_pard_token_not_a_p_eagle_head() -> None:
+    assert _plan_qwen3_next(MTP) > 0
+    with pytest.raises(UnsupportedModelError, match="pard_token") as refused:
+        _plan_qwen3_next({**MTP, "parallel_drafting": True})
+    assert "MTP layers" in str(refused.value)
+    assert "P-EAGLE" not in str(refused.value)
+
+
+def test_parallel_ngram_is_refused_as_a_field_its_proposer_does_not_read() -> None:
+    assert _plan_llama("0.26.0", NGRAM) > 0
+    with pytest.raises(UnsupportedModelError, match="drop parallel_drafting") as refused:
+        _plan_llama("0.26.0", {**NGRAM, "parallel_drafting": True})
+    assert "P-EAGLE" not in str(refused.value)
+
+
+def test_a_parallel_draft_model_without_its_config_is_refused_naming_pard() -> None:
+    spec = {"method": "draft_model", "model": "amd/PARD-Llama-3.2-1B", "num_speculative_tokens": 4,
+            "parallel_drafting": True}  # fmt: skip
+    with pytest.raises(UnsupportedModelError, match="--draft-model") as refused:
+        _plan_llama("0.26.0", spec)
+    assert "pard_token" in str(refused.value)
+    assert "P-EAGLE" not in str(refused.value)
