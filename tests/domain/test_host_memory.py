@@ -310,6 +310,10 @@ def test_the_corpus_judges_its_desktop_starts_as_plan_desktop_plans_them() -> No
         *(f"fillipeml-qlora-serving-lab-qwen2.5-0.5b-instruct-gtx1660ti-wsl2-v0310-{dtype}-u078"
           for dtype in ("float32", "float16")),
         *(f"file68519422180-qwen3.8-27b-fp8-rtx5090-desktop-v0280-mml{length}" for length in (16384, 7168)),
+        # session 67: an RTX 5080 under WSL2 and an RTX 5070 Ti driving its desktop (their sources say so: SOURCES.md,
+        # session 67 helper B)
+        "file70436763134-qwen3-4b-rtx5080-wsl2-v0250-llm-u085",
+        "file61758073700-medgemma-4b-it-rtx5070ti-desktop-v0110-u080",
     }
     record = RECORDS["case-lmdeploy-1703-internlm-20b-w4-3090"]
     judged = blind(record, corpus_fits(record.source), weights_logged=False)
