@@ -30,7 +30,6 @@ from kvtop.domain.config_schema import validated
 from kvtop.domain.config_types import ConfigSection, Dim, Flag, Heads, Hidden, Layers
 from kvtop.domain.tower_spec import TowerSpec
 
-WORDS = "the vision tower, the audio encoder and their embedders"
 CLIPPED_LINEARS = 10  # a layer's Gemma4ClippableLinear: ffw_layer_1/2 twice, q, k, v, post, linear_start/end
 
 
@@ -67,5 +66,6 @@ def with_audio(vision: TowerSpec, outer: Mapping[str, Any], text_hidden: int, so
         return vision
     audio = validated(Gemma4AudioFields, section, source=source, prefix="audio_config.")
     params, split = audio_params(audio, text_hidden)
-    return vision.model_copy(update={"params": vision.params + params, "label": WORDS,
+    # the row's words and kind are the tower's `vision_audio` (config_reader, towers_fields.ROW_WORDS)
+    return vision.model_copy(update={"params": vision.params + params,
                                      "replicated_params": vision.replicated_params + split})  # fmt: skip
