@@ -285,14 +285,16 @@ def test_an_audio_tower_joins_the_gemma4_vision_row() -> None:
     :1130-1136) and SGLang gemma4_mm.py (0.5.23 :213-223) build them: per layer 24h² of linears (two
     feed-forwards 2·8h², q k v post relative_k 5h², the light conv 3h²), 14h of norms and conv, per_dim_scale 128
     and 40 clip bounds; the stem's convs and LayerNorms, input_proj 32·32 → h, output_proj h → 1,536 with its
-    bias, embed_audio 1,536 → 2,816 (the 26B's text width); the linears split over TP in SGLang only."""
+    bias, embed_audio 1,536 → 2,816 (the 26B's text width); split over TP in SGLang only: the encoder's linears and
+    the light conv's depthwise conv and conv_norm (5h + h a layer: hidden ÷ TP channels, gemma4_audio.py 0.5.23
+    :660-671), not embed_audio's ReplicatedLinear (gemma4_mm.py)."""
     config = json.loads((HELDOUT / "google--gemma-4-26B-A4B.json").read_text())
     vision = model_from_config(config).tower
     config["audio_config"] = {"model_type": "gemma4_audio"}
     model = model_from_config(config)
     h, t = 1024, 2816
-    split = 32 * 32 * h + 12 * 24 * h * h + h * 1536
-    whole = 128 * 9 + 128 + 128 * 32 * 9 + 32 + 12 * (14 * h + 128 + 40) + 1536 + 1536 * t
+    split = 32 * 32 * h + 12 * (24 * h * h + 6 * h) + h * 1536
+    whole = 128 * 9 + 128 + 128 * 32 * 9 + 32 + 12 * (8 * h + 128 + 40) + 1536 + 1536 * t
     assert model.tower is not None and vision is not None and not any("audio" in n for n in model.not_modelled)
     assert model.tower.params - vision.params == whole + split
     assert model.tower.replicated_params - vision.replicated_params == split

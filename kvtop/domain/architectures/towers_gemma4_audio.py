@@ -4,8 +4,9 @@ Both engines build it wherever the config has an `audio_config`, every release w
 `AutoModel.from_config(config.audio_config)` and `embed_audio = Gemma4MultimodalEmbedder(...)` (v0.19.0 :896-902,
 v0.21.0 :967-973, v0.28.0 :1084-1090, v0.30.0 :1130-1136, v0.33.0 :1122-1128, v0.34.0 :1141-1147), its nn.Linear
 layers made ReplicatedLinear (`recursive_replace_linear`: whole on every rank); SGLang gemma4_mm.py
-`Gemma4AudioEncoder` (0.5.11 :193-198, 0.5.23 :213-223), its linears Column/Row/QKV-parallel (gemma4_audio.py:
-split over TP: `TowerSpec.replicated_params`, as the vision blocks').
+`Gemma4AudioEncoder` (0.5.11 :193-198, 0.5.23 :213-223), its linears Column/Row/QKV-parallel and the light conv's
+depthwise Conv1d and conv_norm built over hidden ÷ TP channels (gemma4_audio.py 0.5.11 :663-674, 0.5.23 :660-671):
+split over TP (`TowerSpec.replicated_params`, as the vision blocks').
 
 transformers' Gemma4AudioModel (models/gemma4/modeling_gemma4.py), every linear unbiased but output_proj:
 - subsample_conv_projection: two Conv2d 3 × 3 (unbiased, 1 → c0 → c1 channels), each with a LayerNorm's weight,
@@ -46,15 +47,17 @@ class Gemma4AudioFields(ConfigSection):
 
 
 def audio_params(audio: Gemma4AudioFields, text_hidden: int) -> tuple[int, int]:
-    """(the encoder's and embedder's parameters, of them the linears SGLang splits over TP)."""
+    """(the encoder's and embedder's parameters, of them what SGLang splits over TP: the linears but the
+    embedder's, the light conv's depthwise conv and conv_norm)."""
     h, (c0, c1) = audio.hidden_size, audio.subsampling_conv_channels
     stem = 1 * c0 * 9 + c0 + c0 * c1 * 9 + c1  # two unbiased 3 × 3 convs and their LayerNorms' weights
     projection = c0 // 4 * c1 * h  # input_proj_linear
     layer_linears = 2 * 8 * h * h + 5 * h * h + 3 * h * h  # feed-forwards; q, k, v, post, relative_k; light conv
     bounds = 4 * CLIPPED_LINEARS if audio.use_clipped_linears else 0
-    layer_whole = 2 * 2 * h + h // audio.num_attention_heads + h * audio.conv_kernel_size + 2 * h + 3 * h + bounds
+    layer_split = layer_linears + h * audio.conv_kernel_size + h  # … and the depthwise conv, conv_norm
+    layer_whole = 2 * 2 * h + h // audio.num_attention_heads + h + 3 * h + bounds  # norms, per_dim_scale
     output = h * audio.output_proj_dims
-    split = projection + audio.num_hidden_layers * layer_linears + output
+    split = projection + audio.num_hidden_layers * layer_split + output
     whole = stem + audio.num_hidden_layers * layer_whole + audio.output_proj_dims + audio.output_proj_dims * text_hidden
     return whole + split, split
 
