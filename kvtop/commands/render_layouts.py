@@ -12,7 +12,7 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layouts import LayoutPlan
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.placement import Placement
-from kvtop.domain.wording import DEFAULTS_SAID
+from kvtop.domain.wording import flags_said
 from kvtop.units import fmt_both
 
 
@@ -116,6 +116,6 @@ def layouts_text(plans: Sequence[LayoutPlan]) -> str:
     for plan in plans:
         if plan.ledger is not None and plan.placement is not None:
             lines.append(f"  {plan.spec.text:<18}{placement_text(plan.ledger, plan.placement).replace(chr(10), chr(10) + ' ' * 20)}")
-            flags = plan.ledger.settings.to_flags()  # none: said in `plan`'s words (DEFAULTS_SAID), not a bare 'flags: '
-            lines.append(f"  {'':<18}flags: {shlex.join(flags) if flags else f'none: {DEFAULTS_SAID}'}")
+            # none: said in `plan`'s words (DEFAULTS_SAID), not a bare 'flags: '
+            lines.append(f"  {'':<18}flags: {flags_said(shlex.join(plan.ledger.settings.to_flags()))}")
     return "\n".join(lines)

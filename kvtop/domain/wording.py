@@ -18,6 +18,12 @@ GB = 10**9  # decimal, as a GB figure beside a GiB one is written (kvtop/units.p
 DEFAULTS_SAID = "the engine's defaults"
 
 
+def flags_said(shown: str) -> str:
+    """The engine flags as shown (`shlex.join`), or 'none: the engine's defaults' where there are none: `--layouts`'
+    flags line, the planner's and its `c` notice say it so."""
+    return shown or f"none: {DEFAULTS_SAID}"
+
+
 def figure(value: float, digits: int = 2) -> str:
     """'1,024.00', '−0.09', '0.00': a number as kvtop writes it, a thousands comma, `digits` decimals, a typographic
     minus (`signed`'s), and a few negative bytes reading 0.00 rather than −0.00 (no sign on a figure that shows none)."""

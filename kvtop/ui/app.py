@@ -68,9 +68,8 @@ def _no_plan_reason(view: EngineView | None) -> str:
         model = engine.model or "<its model>"
         return (f"no plan for {engine.engine_id} here: its launch settings are not known ({reason}); {on_node}plan "
                 f"the launch with `kvtop plan --engine {engine.kind} --model {model} -- <its engine flags>`")  # fmt: skip
-    if view.ledger is None:  # no plan without a model: say which and why
-        return f"no plan for {engine.engine_id} without a model: {view.ledger_error or 'its model could not be resolved'}"
-    return "no engine with known settings on this node to plan from"
+    # settings read, no ledger (`_plan_basis`' only other None): no plan without a model, said which and why
+    return f"no plan for {engine.engine_id} without a model: {view.ledger_error or 'its model could not be resolved'}"
 
 
 class SignalAnswered(Message):

@@ -33,6 +33,7 @@ from kvtop.domain.launch_model import launch_override
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.ports import ModelLoader
 from kvtop.domain.refusals import Refusal
+from kvtop.domain.wording import flags_said
 from kvtop.ui.plan_errors import model_load_error
 from kvtop.ui.plan_fields import CACHE_STATES, DEPLOYMENT_KEYS, FIELD_BY_KEY, FIELDS, FieldKind, pick_hint
 from kvtop.ui.plan_nodes import copied_lines, copied_words, node_shortfall
@@ -52,7 +53,7 @@ from kvtop.ui.planning import (
 from kvtop.ui.screens.base import NodeScreen
 from kvtop.ui.screens.planner_basis import PlanBasis, PlannerDraft
 from kvtop.ui.screens.planner_lines import measured_note
-from kvtop.ui.screens.planner_status import EditProblems, flags_line, flags_said, plan_status
+from kvtop.ui.screens.planner_status import EditProblems, flags_line, plan_status
 from kvtop.ui.state import NodeState
 from kvtop.ui.widgets.footer import Footer
 from kvtop.ui.widgets.model_notes import model_notes_text

@@ -13,7 +13,7 @@ from kvtop.domain.engines.registry import display_name
 from kvtop.domain.host_tier_fit import HostTierFit, HostTierState
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.refusals import Refusal
-from kvtop.domain.wording import DEFAULTS_SAID
+from kvtop.domain.wording import flags_said
 from kvtop.ui.plan_errors import field_of_flag
 from kvtop.ui.plan_nodes import copied_words
 from kvtop.ui.planning import PlanOutcome, engine_flags
@@ -79,11 +79,6 @@ def plan_status(outcome: PlanOutcome, problems: EditProblems, model_ref: str) ->
     nodes = outcome.nodes
     over = f" over {nodes.nodes} nodes (each node's launch below)" if nodes is not None else ""
     return PlanStatus(f"✓ valid{over}: edit any field, every keystroke re-solves", "$success")
-
-
-def flags_said(shown: str) -> str:
-    """The engine flags as `c` copies them, or 'none: the engine's defaults' (`--layouts`' words) where there are none."""
-    return shown or f"none: {DEFAULTS_SAID}"
 
 
 def flags_line(outcome: PlanOutcome, problems: EditProblems, live: LaunchSettings) -> Content:

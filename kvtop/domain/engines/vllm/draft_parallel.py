@@ -33,6 +33,11 @@ PARD_TOKEN = ("v1/spec_decode/eagle.py v0.16.0:299-313: 'For parallel drafting, 
 PROPOSERS = ("v1/worker/gpu_model_runner.py v0.16.0:454-475, config/speculative.py :730-734; the field's doc, :123-127: "
              "'Only compatible with EAGLE and draft model methods'")  # fmt: skip
 
+#: Why a P-EAGLE head without its config is refused, in both eras that plan its layers (the field run or dropped)
+UNSIZED_HEAD = ("is several layers deep (4 for amazon/GPT-OSS-20B-P-EAGLE), each holding KV beside the target's, and "
+                "the draft's config is not known, so its layers are not sized (kvtop's one-layer EAGLE assumption "
+                "does not hold); give the draft's config with --draft-model")  # fmt: skip
+
 
 class ParallelField(str, Enum):
     """What a release does with `parallel_drafting` for a method outside PARALLEL_METHODS."""
@@ -55,6 +60,7 @@ FIELD_ERAS: Eras[ParallelField] = Eras((
         "dflash / dspark"),
 ))  # fmt: skip
 
+
 def check_parallel_draft(settings: LaunchSettings, method: str | None, draft_known: bool,
                          version: ResolvedVersion) -> None:
     """Refuse a launch whose `parallel_drafting` head kvtop cannot size: an InputError where the release refuses
@@ -75,9 +81,7 @@ def check_parallel_draft(settings: LaunchSettings, method: str | None, draft_kno
             raise UnsupportedModelError(
                 f"parallel_drafting with method '{method}' at vLLM {version.text}: the release has no such field and "
                 f"drops the key ({era.source}), so the head drafts one token a pass, but a head trained to draft in "
-                "parallel is several layers deep (4 for amazon/GPT-OSS-20B-P-EAGLE), each holding KV beside the "
-                "target's, and the draft's config is not known, so its layers are not sized (kvtop's one-layer EAGLE "
-                "assumption does not hold); give the draft's config with --draft-model", field="--speculative-config")  # fmt: skip
+                f"parallel {UNSIZED_HEAD}", field="--speculative-config")  # fmt: skip
         return  # the key dropped: the launch runs as without it
     if is_mtp(method):
         raise UnsupportedModelError(
@@ -96,7 +100,5 @@ def check_parallel_draft(settings: LaunchSettings, method: str | None, draft_kno
             f"draft_model proposers ({PROPOSERS}), not the '{method}' one, so kvtop does not plan the field here: "
             "drop parallel_drafting", field="--speculative-config")  # fmt: skip
     raise UnsupportedModelError(
-        f"parallel drafting (P-EAGLE) with method '{method}': the draft head is several layers deep (4 for "
-        "amazon/GPT-OSS-20B-P-EAGLE) and each layer holds KV beside the target's, but the draft's config is not "
-        "known, so its layers are not sized (kvtop's one-layer EAGLE assumption does not hold); give the draft's "
-        "config with --draft-model", field="--speculative-config")  # fmt: skip
+        f"parallel drafting (P-EAGLE) with method '{method}': the draft head {UNSIZED_HEAD}",
+        field="--speculative-config")  # fmt: skip
