@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from kvtop.domain.engines.versions import Eras, ResolvedVersion
 from kvtop.domain.launch_tokens import switch_in
 from kvtop.domain.quant import QuantSpec
+from kvtop.domain.tower_spec import TowerPart
 
 
 @runtime_checkable
@@ -23,6 +24,10 @@ class TowerRule(Protocol):
 
     def builds_no_tower(self, architecture: str, flags: Mapping[str, object], version: ResolvedVersion) -> bool:
         """Whether this release's class for `architecture` builds no tower at a launch with these flags."""
+        ...
+
+    def unbuilt_part(self, architecture: str, flags: Mapping[str, object], version: ResolvedVersion) -> TowerPart | None:
+        """The part of a `vision_audio` tower this release's class leaves unbuilt alone at this launch, else None."""
         ...
 
 
@@ -41,6 +46,10 @@ class TowerSwitch(BaseModel):
         """Whether this release's class for `architecture` builds no tower at a launch with these flags."""
         flag_set = (switch_in(flags, self.flag) or (False, ""))[0]  # `--no-` or a false word: unset (span.flag_switch)
         return flag_set == self.unbuilt_when_set and architecture in self.classes.at(version)
+
+    def unbuilt_part(self, architecture: str, flags: Mapping[str, object], version: ResolvedVersion) -> TowerPart | None:
+        """None: one flag builds the whole tower or none of it."""
+        return None
 
 
 class LoadCasts(BaseModel):

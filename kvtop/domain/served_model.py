@@ -32,6 +32,8 @@ from kvtop.domain.load_casts import LoadCasts
 from kvtop.domain.memo import Memo
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.quant import QuantSpec
+from kvtop.domain.tower_parts import without_part
+from kvtop.domain.tower_spec import TowerPart
 
 
 class LoadCast(BaseModel):
@@ -44,6 +46,7 @@ class LoadCast(BaseModel):
     applied: tuple[str, ...] = ()  # each cast in words
     not_modelled: str | None = None  # the flag that re-casts in a way kvtop does not model
     tower_unbuilt: bool = False  # the class builds no tower at this launch: the tower kvtop counts dropped (text-only)
+    tower_part_unbuilt: TowerPart | None = None  # the part of a `vision_audio` tower it leaves unbuilt (tower_parts)
     state_width: int | None = None  # the lightning state's width as the engine's config class reads it; None: unchanged
     half_dtype: Literal["bf16", "fp16"] | None = None  # the 16-bit dtype `--dtype` names, where not the config's
 
@@ -81,6 +84,14 @@ def tower_unbuilt(model: ModelSpec, settings: LaunchSettings, version: ResolvedV
     return towers.builds_no_tower(model.architecture, settings.flags, _version(settings, version))
 
 
+def _part_unbuilt(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion | None) -> TowerPart | None:
+    """The part of the counted `vision_audio` tower the engine leaves unbuilt at this launch (its `LoadCasts.towers`)."""
+    towers = _casts(settings).towers
+    if towers is None or model.tower is None or not model.tower.audio_params:
+        return None
+    return towers.unbuilt_part(model.architecture, settings.flags, _version(settings, version))
+
+
 def load_cast(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion | None = None) -> LoadCast:
     """The casts `settings` make to `model` at load, by the engine's table (none on a model already served);
     `version`: the release whose table applies (default: `settings.engine_version`'s)."""
@@ -110,8 +121,11 @@ def load_cast(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersi
     unbuilt = model.tower is not None and tower_unbuilt(model, settings, version)  # a tower kvtop counts, dropped
     if unbuilt:
         applied.append(f"no vision tower: {model.architecture} is served text-only")
+    part = _part_unbuilt(model, settings, version) if not unbuilt else None
+    if part is not None:
+        applied.append(f"no {part} tower: {model.architecture} builds it for no modality the launch leaves on")
     return LoadCast(dtype_bytes=dtype_bytes, quant=quant, applied=tuple(applied), not_modelled=missed,
-                    tower_unbuilt=unbuilt, state_width=state_width(model, settings, version),
+                    tower_unbuilt=unbuilt, tower_part_unbuilt=part, state_width=state_width(model, settings, version),
                     half_dtype=half if half != model.half_dtype else None)  # fmt: skip
 
 
@@ -133,11 +147,11 @@ def served_model(model: ModelSpec, settings: LaunchSettings, version: ResolvedVe
     cast = load_cast(checkpoint, settings, version)
     said = _unmodelled_note(cast.not_modelled)
     if cast.dtype_bytes is None and cast.quant is None and said is None and not cast.tower_unbuilt and (
-        cast.state_width is None and cast.half_dtype is None
+        cast.tower_part_unbuilt is None and cast.state_width is None and cast.half_dtype is None
     ):
         return checkpoint
     key = (id(checkpoint), settings.engine, _dtype(settings), (settings.quantization or "").strip().lower(),
-           cast.tower_unbuilt, cast.state_width)  # fmt: skip
+           cast.tower_unbuilt, cast.tower_part_unbuilt, cast.state_width)  # fmt: skip
     return _SERVED.get(key, checkpoint, lambda: _cast(checkpoint, cast, said))
 
 
@@ -163,6 +177,8 @@ def _cast(model: ModelSpec, cast: LoadCast, said: str | None) -> ModelSpec:
         update["half_dtype"] = cast.half_dtype
     if cast.tower_unbuilt:  # the engine's rules still read its architecture (and `vision`) to know it text-only
         update["tower"] = None
+    elif cast.tower_part_unbuilt is not None and model.tower is not None:
+        update["tower"] = without_part(model.tower, cast.tower_part_unbuilt)
     if cast.state_width is not None and model.state is not None:  # every book reads the engine's width
         width, state = cast.state_width, model.state
         # a conv over q, k and v (Ling-3's KDA: 3 × heads × head_dim) narrows with them; lightning attention has none

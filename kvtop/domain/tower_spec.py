@@ -132,6 +132,8 @@ class TowerSplit(BaseModel):
 # (the Omni thinkers count their `audio_config` encoder in the vision kind's row)
 TowerKind = Literal["vision", "audio", "vision_audio"]
 TOWER_KINDS: tuple[TowerKind, ...] = get_args(TowerKind)
+# the part of a `vision_audio` tower an engine may leave unbuilt alone, by its own modality limits (vLLM's Gemma-4)
+TowerPart = Literal["vision", "audio"]
 
 
 class TowerSpec(BaseModel):
@@ -178,6 +180,10 @@ class TowerSpec(BaseModel):
     label: str = "the vision tower and its projector"
     # the weights book's row it makes, the kind its description says (`TOWER_KINDS`): an audio encoder is no vision row
     kind: TowerKind = "vision"
+    # of `params` and of `replicated_params`: an audio encoder and its embedder joined to the vision tower (Gemma-4's
+    # `audio_config`), which an engine may build without the other (`tower_parts`)
+    audio_params: int = 0
+    audio_replicated_params: int = 0
 
     def block_rule(self, split: TowerSplit | None) -> BlockSplit | None:
         """The engine's rule for this tower's encoder class, where it states one."""

@@ -71,4 +71,5 @@ def with_audio(vision: TowerSpec, outer: Mapping[str, Any], text_hidden: int, so
     params, split = audio_params(audio, text_hidden)
     # the row's words and kind are the tower's `vision_audio` (config_reader, towers_fields.ROW_WORDS)
     return vision.model_copy(update={"params": vision.params + params,
-                                     "replicated_params": vision.replicated_params + split})  # fmt: skip
+                                     "replicated_params": vision.replicated_params + split,
+                                     "audio_params": params, "audio_replicated_params": split})  # fmt: skip

@@ -14,7 +14,9 @@ supports at 0, `supports_multimodal_inputs` is False and `profile_run` profiles 
 multimodal/registry.py:103-126; v0.33.0 config/model.py:925-970), so the model is served as a text model: one rule,
 `served_model.tower_unbuilt`, through this package's `LoadCasts.towers` (flags.py).
 
-Partial zeros leave the tower built: Qwen's tower is marked for image and video, so `{"image": 0}` (video 999) or
+Gemma-4 (from v0.21.0) marks its two towers apart: `{"audio": 0}` leaves its audio encoder unbuilt and the vision
+tower built, `{"image": 0, "video": 0}` the other way round (`unbuilt_part`, applied by served_model.load_cast).
+Other partial zeros leave the tower built: Qwen's tower is marked for image and video, so `{"image": 0}` (video 999) or
 `{"image": 0, "video": 1}` builds it and profiles a video (where the budget is read, mm_limits.py); Gemma-3's and
 Mistral-3's are marked for image alone, so `{"image": 0}` drops theirs (video is no modality they support).
 """
@@ -29,6 +31,7 @@ from pydantic import BaseModel, ConfigDict
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.mm_limits import read_limits
 from kvtop.domain.engines.vllm.text_only import TOWERS as TEXT_ONLY_TOWERS
+from kvtop.domain.tower_spec import TowerPart
 
 _VISION = frozenset({"image", "video"})
 _IMAGE = frozenset({"image"})
@@ -65,6 +68,18 @@ TOWER_MODALITIES: Eras[Mapping[str, frozenset[str]]] = Eras((
         ":1119, :1136-1140 alike (releases before 0.21.0 not read for it)"),
 ))  # fmt: skip
 
+_GEMMA4_PARTS: Mapping[TowerPart, frozenset[str]] = MappingProxyType(
+    {"vision": frozenset({"image", "video"}), "audio": frozenset({"audio"})}
+)
+# class → each part of its `vision_audio` tower and the modalities it is built for, by release
+TOWER_PARTS: Eras[Mapping[str, Mapping[TowerPart, frozenset[str]]]] = Eras((
+    Era("", MappingProxyType({}), "Gemma-4 not read before v0.21.0"),
+    Era("0.21.0", MappingProxyType({"Gemma4ForConditionalGeneration": _GEMMA4_PARTS}),
+        "v0.21.0 gemma4_mm.py:958 _mark_tower_model(vllm_config, {'image', 'video'}) around vision_tower and "
+        "embed_vision, :965-978 _mark_tower_model(vllm_config, 'audio') around audio_tower and embed_audio; v0.34.0 "
+        ":1119, :1136-1140 alike"),
+))  # fmt: skip
+
 
 def limits_off(architecture: str, flags: Mapping[str, object], version: ResolvedVersion) -> bool:
     """Whether `--limit-mm-per-prompt` sets every modality this release's class builds its tower for at 0."""
@@ -82,6 +97,16 @@ class VllmTowers(BaseModel):
     def builds_no_tower(self, architecture: str, flags: Mapping[str, object], version: ResolvedVersion) -> bool:
         """Whether this release's class for `architecture` builds no tower at a launch with these flags."""
         return TEXT_ONLY_TOWERS.builds_no_tower(architecture, flags, version) or limits_off(architecture, flags, version)
+
+    def unbuilt_part(self, architecture: str, flags: Mapping[str, object], version: ResolvedVersion) -> TowerPart | None:
+        """The part of the class's tower left unbuilt alone: the one whose every modality `--limit-mm-per-prompt`
+        sets at 0 while the other's are on (none where the whole tower is unbuilt, `builds_no_tower`)."""
+        parts = TOWER_PARTS.at(version).get(architecture)
+        limits = read_limits(flags, version).limits if parts else None
+        if parts is None or limits is None or self.builds_no_tower(architecture, flags, version):
+            return None
+        off = [part for part, modalities in parts.items() if not limits.on(tuple(sorted(modalities)))]
+        return off[0] if len(off) == 1 else None
 
 
 TOWERS = VllmTowers()
