@@ -4,7 +4,7 @@ The node of tests/diagnose_node.py: Meta-Llama-3-70B at TP8 on eight H100s (81,5
 driver-reserved as NVML reads it; the GPU model is not named). A restart of SGLang (which sizes every rank by the
 least free GPU) starts from the plan's own pre-load free, the figure its explained pool stands on, less what others
 hold now; vLLM's finds what NVML leaves free less its context at its calibrated figure (docs/calibration.md), with
-several ranks 0.51 + 1.025714 GiB (`vllm.context`). Every figure below is re-solved by
+several ranks 0.525946 + 0.875165 GiB (`vllm.context`). Every figure below is re-solved by
 `predict` with the free memory written out by hand, and the share's bounds by SGLang's and vLLM's own
 arithmetic:
 
@@ -31,7 +31,7 @@ AUTO = 0.818  # SGLang 0.5.9's automatic share for Llama-3-70B at TP8 on H100 (t
 # DEFAULT_CONTEXT_BYTES = 1 GiB): 81,559 − 1,024 = 80,535 MiB before the weights. NVML's 512 MiB reserve is not
 # CUDA's: a restart read as NVML free + processes − context was another figure for the same restart (session 46)
 SGLANG_RESTART = H100 - GIB
-VLLM_RESTART = H100 - RESERVED - round((0.51 + 1.025714) * GIB)
+VLLM_RESTART = H100 - RESERVED - round((0.525946 + 0.875165) * GIB)
 
 
 def test_sglang_raises_its_share_only_as_far_as_its_own_reserve_allows() -> None:
@@ -84,18 +84,18 @@ def test_a_share_below_sglangs_own_is_raised_to_the_least_that_gives_every_token
 
 def test_vllm_lowers_its_share_to_the_largest_it_starts_with() -> None:
     """vLLM budgets 0.92 × total whatever is free: with 6 GiB held it would not start (81,559 − 512 −
-    1,572.6 − 6,144 = 73,330.4 MiB free < 0.92 × 81,559 MiB); the largest hundredth that starts is
-    floor(73,330.4 ÷ 81,559 × 100) = 0.89 — the share the restart_will_not_fit finding names too."""
+    1,434.7 − 6,144 = 73,468.3 MiB free < 0.92 × 81,559 MiB); the largest hundredth that starts is
+    floor(73,468.3 ÷ 81,559 × 100) = 0.90 — the share the restart_will_not_fit finding names too."""
     plan = llama("vllm")
     found = diagnose(node(plan, others={3: (co_tenant(9001, 6 * GIB),)}))
     alternative = only(found, "co_tenant").alternative
     assert alternative is not None
     left = VLLM_RESTART - 6 * GIB
-    assert left < math.ceil(H100 * 0.92) and math.floor(left / H100 * 100) == 89
-    assert (alternative.fix, alternative.limit) == ("--gpu-memory-utilization 0.89", AlternativeLimit.START)
+    assert left < math.ceil(H100 * 0.92) and math.floor(left / H100 * 100) == 90
+    assert (alternative.fix, alternative.limit) == ("--gpu-memory-utilization 0.90", AlternativeLimit.START)
     assert alternative.restart_tokens == 0  # as launched it would not start
-    at_089 = predict(plan.model, plan.settings.model_copy(update={"gpu_memory_utilization": 0.89}), gpu_total_bytes=H100)
-    assert alternative.tokens == at_089.token_capacity
+    at_090 = predict(plan.model, plan.settings.model_copy(update={"gpu_memory_utilization": 0.90}), gpu_total_bytes=H100)
+    assert alternative.tokens == at_090.token_capacity
     assert only(found, "restart_will_not_fit").fix == alternative.fix  # one share for one question
     assert "(as launched it would not start)" in alternative.describe()
 
