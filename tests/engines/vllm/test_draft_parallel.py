@@ -119,7 +119,7 @@ def test_parallel_ngram_is_refused_as_a_field_its_proposer_does_not_read() -> No
 def test_a_parallel_draft_model_without_its_config_is_refused_naming_pard() -> None:
     spec = {"method": "draft_model", "model": "amd/PARD-Llama-3.2-1B", "num_speculative_tokens": 4,
             "parallel_drafting": True}  # fmt: skip
-    with pytest.raises(UnsupportedModelError, match="--draft-model") as refused:
+    with pytest.raises(UnsupportedModelError, match="its draft-model option") as refused:
         _plan_llama("0.26.0", spec)
     assert "pard_token" in str(refused.value)
     assert "P-EAGLE" not in str(refused.value)

@@ -93,7 +93,8 @@ def check_parallel_draft(settings: LaunchSettings, method: str | None, draft_kno
         raise UnsupportedModelError(
             "parallel drafting with method 'draft_model': a parallel draft model (PARD; vLLM needs `pard_token` or "
             f"`ptd_token_id` in its config.json, {PARD_TOKEN}) holds KV in each of its layers, counted from its "
-            "config, which is not known: give the draft's config with --draft-model", field="--speculative-config")  # fmt: skip
+            "config, which is not known: `kvtop plan` reads it given the draft (its draft-model option); explain "
+            "and probe cannot", field="--speculative-config")  # fmt: skip
     if method not in EAGLE_HEADS:
         raise UnsupportedModelError(
             f"parallel drafting with method '{method}': vLLM reads parallel_drafting only in its EAGLE, MTP and "
