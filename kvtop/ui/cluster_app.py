@@ -104,6 +104,8 @@ class ClusterApp(KvtopBaseApp):
         Binding("question_mark", "help", "Help"),
         Binding("t", "next_theme", "Next theme"),
         Binding("r", "refresh", "Refresh"),
+        # the node TUI's planner key, answered here rather than ignored (the cluster view only reads)
+        Binding("p", "no_planner_key", "Planner", show=False),
     ]
 
     cluster: reactive[ClusterState] = reactive(ClusterState(source_label=""), init=False, repaint=False)
@@ -245,6 +247,10 @@ class ClusterApp(KvtopBaseApp):
     @on(FindingsPane.FixChosen)
     def no_planner(self, message: FindingsPane.FixChosen) -> None:
         self.notify(f"no planner here: run kvtop on the node to plan {message.finding.fix!r}", timeout=4)
+
+    def action_no_planner_key(self) -> None:
+        where = f"kvtop on {self._node_name}" if self._node_name else "kvtop on a node"
+        self.notify(f"no planner here (the cluster view only reads): run {where} to plan", timeout=4)
 
     @on(FindingsPane.ProcessesChosen)
     def no_processes(self, message: FindingsPane.ProcessesChosen) -> None:

@@ -74,6 +74,27 @@ async def test_enter_drills_into_a_node_and_escape_returns_to_the_list():
         await wait_for(pilot, lambda: not [w for w in app.workers if w.group == "node" and w.is_running])
 
 
+async def test_the_planner_key_says_why_the_cluster_view_has_no_planner():
+    """`p` opens the planner on a node's own kvtop; in the cluster view (list or drill-down) it answers instead of
+    doing nothing."""
+    factory = Factory(FakeSource(llama_snapshot(co_tenant_gpu=3)))
+    app = make_cluster_app(FakeReader(three_nodes()), factory)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: app.cluster.view is not None)
+        await pilot.press("p")
+        await pilot.pause()
+        assert [n.message for n in app._notifications] == [
+            "no planner here (the cluster view only reads): run kvtop on a node to plan"
+        ]
+        await pilot.press("down", "down", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ClusterNodeScreen))
+        await pilot.press("p")
+        await pilot.pause()
+        assert [n.message for n in app._notifications][-1] == (
+            "no planner here (the cluster view only reads): run kvtop on gpu-node-01 to plan"
+        )
+
+
 async def test_a_snapshot_read_through_prometheus_renders_without_predictions():
     fake = FakePrometheus([Target("kvtop", "10.0.0.1:9401", kvtop_page("gpu-node-01", co_tenant_gpu=3))])
     client = PrometheusClient(URL, transport=httpx.MockTransport(lambda request: answer(fake, request)))
