@@ -43,8 +43,11 @@ _QWEN3_5 = {"Qwen3_5ForConditionalGeneration": _VISION, "Qwen3_5MoeForConditiona
 _MISTRAL3 = {"Mistral3ForConditionalGeneration": _IMAGE}
 _GEMMA3 = {"Gemma3ForConditionalGeneration": _IMAGE}
 # Gemma-4 marks its vision tower (and embed_vision) for image and video, an `audio_config` checkpoint's audio tower for
-# audio: all three at 0 drop every tower it may build (a launch leaving audio on keeps the vision tower counted)
-_GEMMA4 = {"Gemma4ForConditionalGeneration": frozenset({"image", "video", "audio"})}
+# audio (its parts, `TOWER_PARTS`): all three at 0 drop every tower it may build, one part's at 0 that part alone
+_GEMMA4_PARTS: Mapping[TowerPart, frozenset[str]] = MappingProxyType(
+    {"vision": frozenset({"image", "video"}), "audio": frozenset({"audio"})}
+)
+_GEMMA4 = {"Gemma4ForConditionalGeneration": frozenset().union(*_GEMMA4_PARTS.values())}
 # class → the modalities its tower and projector are built for, by release (only classes whose whole counted tower,
 # its `vision_config` section and projector, sits under the test); the limits' form is read from v0.10.2 (mm_limits)
 TOWER_MODALITIES: Eras[Mapping[str, frozenset[str]]] = Eras((
@@ -68,16 +71,11 @@ TOWER_MODALITIES: Eras[Mapping[str, frozenset[str]]] = Eras((
         ":1119, :1136-1140 alike (releases before 0.21.0 not read for it)"),
 ))  # fmt: skip
 
-_GEMMA4_PARTS: Mapping[TowerPart, frozenset[str]] = MappingProxyType(
-    {"vision": frozenset({"image", "video"}), "audio": frozenset({"audio"})}
-)
 # class → each part of its `vision_audio` tower and the modalities it is built for, by release
 TOWER_PARTS: Eras[Mapping[str, Mapping[TowerPart, frozenset[str]]]] = Eras((
     Era("", MappingProxyType({}), "Gemma-4 not read before v0.21.0"),
     Era("0.21.0", MappingProxyType({"Gemma4ForConditionalGeneration": _GEMMA4_PARTS}),
-        "v0.21.0 gemma4_mm.py:958 _mark_tower_model(vllm_config, {'image', 'video'}) around vision_tower and "
-        "embed_vision, :965-978 _mark_tower_model(vllm_config, 'audio') around audio_tower and embed_audio; v0.34.0 "
-        ":1119, :1136-1140 alike"),
+        "TOWER_MODALITIES' v0.21.0 row: one _mark_tower_model per part (gemma4_mm.py:958 vision, :965-978 audio)"),
 ))  # fmt: skip
 
 
