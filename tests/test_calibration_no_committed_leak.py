@@ -80,6 +80,8 @@ def _perturb(monkeypatch: pytest.MonkeyPatch, emptied: bool) -> None:
     monkeypatch.setattr(plan_fits, "DESKTOP_HELD_BYTES", 3 * plan_fits.DESKTOP_HELD_BYTES + 1)
     monkeypatch.setattr(host_memory, "DESKTOP_PROFILE_BYTES", 3 * host_memory.DESKTOP_PROFILE_BYTES + 1)
     monkeypatch.setattr(plan_fits, "DESKTOP_PROFILE_BYTES", 3 * plan_fits.DESKTOP_PROFILE_BYTES + 1)
+    monkeypatch.setattr(host_memory, "DESKTOP_GIVEN_BACK_BYTES", 3 * host_memory.DESKTOP_GIVEN_BACK_BYTES + 1)
+    monkeypatch.setattr(plan_fits, "DESKTOP_GIVEN_BACK_BYTES", 3 * plan_fits.DESKTOP_GIVEN_BACK_BYTES + 1)
     monkeypatch.setattr(evaluate, "_WEIGHTS_ERRORS", {})  # by record id: made again from the fresh records
 
 

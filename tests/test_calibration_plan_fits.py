@@ -17,7 +17,7 @@ from kvtop.domain.calibration.cuda_context import CUDA_CONTEXT_KEY
 from kvtop.domain.calibration.estimate import CapacityPlan, engine_fits, planned_capacity
 from kvtop.domain.calibration.features import ASSUMED_CONTEXT_ERROR_KEY
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS
-from kvtop.domain.calibration.host_memory import DESKTOP_HELD_KEY, DESKTOP_PROFILE_KEY
+from kvtop.domain.calibration.host_memory import DESKTOP_GIVEN_BACK_KEY, DESKTOP_HELD_KEY, DESKTOP_PROFILE_KEY
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.plan_fits import committed_fits
 from kvtop.domain.calibration.support import measured_elsewhere
@@ -68,7 +68,7 @@ def test_a_plan_reads_its_engines_fits_and_the_engine_neutral_ones_only() -> Non
     vllm = engine_rules("vllm").calibration.FITS
     assert set(engine_fits("vllm", COMMITTED)) == {
         *CUDA_TOTAL_FITS, CUDA_CONTEXT_KEY, ASSUMED_CONTEXT_ERROR_KEY, LOADED_ERROR_KEY, BUILT_ERROR_KEY, DESKTOP_HELD_KEY,
-        DESKTOP_PROFILE_KEY, *vllm}
+        DESKTOP_PROFILE_KEY, DESKTOP_GIVEN_BACK_KEY, *vllm}
     assert engine_fits("vllm") == engine_fits("vllm", COMMITTED)  # the product's set is the committed corpus's
     assert not any(key.startswith("sglang.") for key in engine_fits("vllm", COMMITTED))
 

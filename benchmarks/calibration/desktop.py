@@ -14,9 +14,11 @@ a card whose context is only assumed tells nothing): three WSL2 sources then mea
 An engine that sizes from the total (vLLM) reads the device's free memory while it profiles, so what a desktop takes
 then comes off its KV cache (`host_memory.DESKTOP_DURING_PROFILE`): `profile_excess` measures, for each of its desktop
 starts, what the start left beside weights (the log's, else the book's) and KV (the logged tokens or GiB) beyond the
-plan's runtime terms, and `host_memory.DESKTOP_PROFILE_BYTES` is the most of it (a start that left less widens nothing).
+plan's runtime terms, and `host_memory.DESKTOP_PROFILE_BYTES` is the most of it (the low end takes it); what a desktop
+gives back then enters the engine's non-KV memory with its sign, so the most any such start left below its plan
+(`given_back_span`) is `host_memory.DESKTOP_GIVEN_BACK_BYTES` (the high end gives it back).
 
-`desktop_fits` holds those figures as fits (`DESKTOP_HELD_KEY`, `DESKTOP_PROFILE_KEY`) among `evaluate.fit_all`'s,
+`desktop_fits` holds those figures as fits (`DESKTOP_HELD_KEY`, `DESKTOP_PROFILE_KEY`, `DESKTOP_GIVEN_BACK_KEY`) among `evaluate.fit_all`'s,
 so the judgement plans a desktop start with the figures of the other sources' desktop starts, like every other figure;
 a fold with none left has no desktop fit, and its plan's low end takes nothing for the desktop (what the product takes
 with no desktop start in the corpus: 0 bytes), the desktop only said "not modelled".
@@ -36,7 +38,7 @@ from kvtop.domain.calibration.estimate import (
     planned_capacity,
 )
 from kvtop.domain.calibration.linear import LinearTerm
-from kvtop.domain.calibration.plan_fits import desktop_fit, desktop_profile_fit
+from kvtop.domain.calibration.plan_fits import desktop_fit, desktop_given_back_fit, desktop_profile_fit
 from kvtop.domain.calibration.terms import RUNTIME_TERMS, Term
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import UnsupportedModelError
@@ -148,12 +150,23 @@ def profile_span(corpus: Corpus, fits: dict[str, LinearTerm],
     return round_up(max(most, 0), MIB), found
 
 
+def given_back_span(corpus: Corpus, fits: dict[str, LinearTerm],
+                    leave_out: str | None = None) -> tuple[int, list[tuple[str, int]]]:  # fmt: skip
+    """(the most any such start but `leave_out`'s left below its plan, rounded up to the MiB, 0 where none left
+    less; each record's figure, as `profile_span`'s): what a desktop gave back during vLLM's profile enters its non-KV
+    memory with its sign, so the high end gives it back (`host_memory.DESKTOP_GIVEN_BACK_BYTES`)."""
+    _, found = profile_span(corpus, fits, leave_out)
+    least = min((excess for _, excess in found), default=0)
+    return round_up(max(-least, 0), MIB), found
+
+
 def desktop_fits(corpus: Corpus, fits: dict[str, LinearTerm], leave_out: str | None = None) -> dict[str, LinearTerm]:
     """The desktop's share and its span during the profile as fits, of the desktop starts but `leave_out`'s against
     `fits` (the same fold's): none where no such start tells anything (the plan's low end then takes nothing)."""
     records = {record.id: record for records in corpus.values() for record in records}
     out: dict[str, LinearTerm] = {}
-    for span, make in ((desktop_held, desktop_fit), (profile_span, desktop_profile_fit)):
+    spans = ((desktop_held, desktop_fit), (profile_span, desktop_profile_fit), (given_back_span, desktop_given_back_fit))
+    for span, make in spans:
         most, found = span(corpus, fits, leave_out)
         if found:
             fit = make(most, len(found), len({records[record_id].source for record_id, _ in found}))

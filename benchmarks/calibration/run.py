@@ -30,7 +30,11 @@ from kvtop.domain.calibration.coverage import IntervalScale  # noqa: E402
 from kvtop.domain.calibration.extrapolation import Extrapolation  # noqa: E402
 from kvtop.domain.calibration.features import ASSUMED_CONTEXT_ERROR_KEY  # noqa: E402
 from kvtop.domain.calibration.linear import LinearTerm  # noqa: E402
-from kvtop.domain.calibration.plan_fits import desktop_held_bytes, desktop_profile_bytes  # noqa: E402
+from kvtop.domain.calibration.plan_fits import (  # noqa: E402
+    desktop_given_back_bytes,
+    desktop_held_bytes,
+    desktop_profile_bytes,
+)
 from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, LOADED_ERROR_KEY  # noqa: E402
 from kvtop.domain.wording import MIB  # noqa: E402
 
@@ -111,8 +115,10 @@ def fitted_blocks(judgement: Judgement) -> dict[Path, str]:
         f"BUILT_WEIGHTS_RECORDS = {built.records}"
     )
     desktop, span = desktop_held_bytes(fits), desktop_profile_bytes(fits)  # as the judgement's folds fit theirs
+    back = desktop_given_back_bytes(fits)
     blocks[DOMAIN / "calibration" / "host_memory.py"] = (f"DESKTOP_HELD_BYTES = {desktop}  # {desktop // MIB} MiB\n"
-                                                         f"DESKTOP_PROFILE_BYTES = {span}  # {span // MIB} MiB")
+                                                         f"DESKTOP_PROFILE_BYTES = {span}  # {span // MIB} MiB\n"
+                                                         f"DESKTOP_GIVEN_BACK_BYTES = {back}  # {back // MIB} MiB")
     return blocks
 
 

@@ -31,6 +31,7 @@ from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.node import NODE_REPEAT_ERROR_BYTES, NodeMeasure, latest_match
 from kvtop.domain.calibration.plan_fits import (
     committed_fits,
+    desktop_given_back_bytes,
     desktop_held_bytes,
     desktop_profile_bytes,
     plan_fits,
@@ -228,6 +229,7 @@ def preload_estimate(
         # a desktop's share is in a free memory given (before or after the load): the low end takes nothing more
         desktop=desktop_host(charged=from_free, free_measured=free_measured, held_bytes=desktop_held_bytes(support),
                              seen=ledger.measured.desktop_seen, profile_bytes=desktop_profile_bytes(support),
+                             given_back_bytes=desktop_given_back_bytes(support),
                              runtime_measured=all(estimate.source == "measured" for estimate in estimates
                                                   if estimate.term in RUNTIME_TERMS))  # fmt: skip
         if ledger.measured.desktop else None,
@@ -321,7 +323,7 @@ class CapacityPlan(BaseModel):
             return None
         largest = self.estimate.dominant
         widths = [(largest.error_bytes * self.estimate.interval_scale, largest)] if largest is not None else []
-        # the desktop lowers the low end only: no reason a plan that fits nowhere fails at its kindest end
+        # a plan that fits nowhere, even with what a desktop may give back at its kindest end, does not blame it
         desktop = self.estimate.desktop_term if self.token_capacity_max > 0 else None
         widths += [(own.error_bytes, own) for own in (self.extrapolation_term, desktop) if own]
         return max(widths, key=lambda width: width[0])[1] if widths else None

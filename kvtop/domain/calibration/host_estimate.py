@@ -36,7 +36,7 @@ class UnifiedHost(BaseModel):
 
 
 class DesktopHost(BaseModel):
-    """A desktop (Windows, WSL2) sharing the card: not modelled, said, and taken at the interval's low end."""
+    """A desktop (Windows, WSL2) sharing the card: not modelled, said, and taken at the interval's ends."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -47,6 +47,9 @@ class DesktopHost(BaseModel):
     # what the low end takes as runtime memory beside weights and KV, for an engine that sizes from the total and reads
     # the device's free memory while it profiles (vLLM's non-torch memory): measured, 0 where none was
     profile_bytes: int = 0
+    # what the high end gives back of that runtime memory: the most such a start left below its plan's runtime terms
+    # (what a desktop gave back during the profile enters vLLM's non-KV memory with its sign), 0 where none was
+    given_back_bytes: int = 0
 
 
 class HostStart(BaseModel):

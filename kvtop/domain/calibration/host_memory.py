@@ -90,6 +90,7 @@ HOST_LABEL = "what the host holds (unified memory)"
 # BEGIN FITTED desktop
 DESKTOP_HELD_BYTES = 1228931072  # 1172 MiB
 DESKTOP_PROFILE_BYTES = 2016411648  # 1923 MiB
+DESKTOP_GIVEN_BACK_BYTES = 1279262720  # 1220 MiB
 # END FITTED
 # the key the desktop's share takes among a corpus's fits (`plan_fits.committed_fits` holds DESKTOP_HELD_BYTES under
 # it; the corpus's judgement refits it without the judged source, and a fold with no other desktop start has none)
@@ -121,16 +122,31 @@ DESKTOP_DURING_PROFILE = (
 # end: a start that left less beside (the warm torch.compile cache's RTX 4090 mode) widens nothing. The corpus's
 # judgement refits it without the judged source (`DESKTOP_PROFILE_KEY`; a fold with no other such start has none).
 DESKTOP_PROFILE_KEY = "desktop.beside_during_profile"
+# Session 68 (task e): the same state's other sign. vLLM's budget is the requested share less what the device's free
+# memory fell by from its first snapshot to the profile's end (`memory_profiling`: `non_torch_increase` from
+# `before_create`, utils/mem_utils.py:311 at v0.27.1, and `total_consumed = before_create.free − after_profile.free`
+# :317-326; v1/worker/gpu_worker.py:544-548 at v0.27.1: requested − non_kv_cache_memory), so what a desktop gives back
+# meanwhile lowers the non-KV memory and raises the KV cache: the RTX 3060 desktop start at 0.75 (v0.19.0) logged
+# 0.75 × 11.63 − 1.12 − 8.03 = −0.43 GiB beside weights and KV, 1.19 GiB below its plan's runtime terms. vLLM bounds
+# it only where the free memory after the profile exceeds the first snapshot's (the assert at gpu_worker.py:535-543 at
+# v0.27.1: the start fails). The most any desktop start left below its plan's runtime terms, rounded up to the MiB, is
+# what the high end gives back of its runtime memory (`DESKTOP_GIVEN_BACK_BYTES`, written with the two above by run.py
+# --write: benchmarks/calibration/desktop.py `given_back_span`; refitted without the judged source under this key).
+# The centre stays the plan's: the corpus's desktop starts' per-source medians centre at −24 MiB (58 starts, 23
+# sources, session 68), no shift to make.
+DESKTOP_GIVEN_BACK_KEY = "desktop.given_back_during_profile"
 
 
 def desktop_note(
-    *, charged: bool, held_bytes: int, measured: bool = False, profile_bytes: int = 0, runtime_measured: bool = False
+    *, charged: bool, held_bytes: int, measured: bool = False, profile_bytes: int = 0, runtime_measured: bool = False,
+    given_back_bytes: int = 0,
 ) -> str:
     """The plan's sentence for a desktop sharing the card: not modelled, and what it can do to this engine's plan
     (`measured`: the free memory was given, so what the desktop held at the start is in it and nothing is charged;
     `held_bytes`: what the low end takes, 0 where no desktop start measured it; `profile_bytes`: what the low end of
     an engine that sizes from the total takes as runtime memory for it, 0 where none was measured;
-    `runtime_measured`: its runtime memory was given, so what the desktop took during that start's profile is in it)."""
+    `runtime_measured`: its runtime memory was given, so what the desktop took during that start's profile is in it;
+    `given_back_bytes`: what the high end of such a plan gives back of its runtime memory, 0 where none was measured)."""
     if measured:
         return (f"{DESKTOP_NOTE.split(':')[0]}: a desktop (Windows, WSL2) shares this GPU; what it held before the "
                 "engine started is in the free memory given, what it takes later is not")  # fmt: skip
@@ -143,6 +159,9 @@ def desktop_note(
             if runtime_measured else f"; its low end takes the most such starts left beside weights and KV beyond their plans "
             f"({gib(profile_bytes)})" if profile_bytes > 0 else "; no desktop start measured it, so the low end "
             "takes nothing for it")  # fmt: skip
+    if given_back_bytes > 0 and not runtime_measured:
+        span += (f"; what it gives back then enters with its sign: its high end gives back the most such starts left "
+                 f"beside weights and KV below their plans ({gib(given_back_bytes)})")  # fmt: skip
     return (f"{DESKTOP_NOTE}; the engine sizes from the total, so it starts only where the desktop leaves what it asks "
             f"free; {DESKTOP_DURING_PROFILE}{span}")  # fmt: skip
 
@@ -225,18 +244,20 @@ def host_term(gpu_name: str | None, total_bytes: int, *, available: bool = False
 
 def desktop_host(
     *, charged: bool, free_measured: bool, held_bytes: int, seen: HostDesktop | None = None, profile_bytes: int = 0,
-    runtime_measured: bool = False,
+    runtime_measured: bool = False, given_back_bytes: int = 0,
 ) -> DesktopHost:
     """A desktop sharing the card: its sentence and what the low end takes (`free_measured`: the free memory before
     or after the load was given, and holds what the desktop took before the start; `held_bytes`: the fits' desktop
     share, `DESKTOP_HELD_KEY`, 0 where they have none; `profile_bytes`: the fits' span of what such starts of an
     engine that sizes from the total left beside weights and KV, `DESKTOP_PROFILE_KEY`, taken only where not
-    `charged` or `runtime_measured` (every runtime term given: what the desktop took then is in them); `seen`: the node showed the desktop itself, a WSL2 kernel, and the sentence says where it was read)."""
+    `charged` or `runtime_measured` (every runtime term given: what the desktop took then is in them), and
+    `given_back_bytes` what its high end gives back of it, `DESKTOP_GIVEN_BACK_KEY`, likewise; `seen`: the node showed the desktop itself, a WSL2 kernel, and the sentence says where it was read)."""
     during = 0 if charged or runtime_measured else profile_bytes
+    back = 0 if charged or runtime_measured else given_back_bytes
     note = desktop_note(charged=charged and not free_measured, measured=charged and free_measured,
-                        held_bytes=held_bytes, profile_bytes=during,
+                        held_bytes=held_bytes, profile_bytes=during, given_back_bytes=back,
                         runtime_measured=runtime_measured and not charged)  # fmt: skip
     if seen is not None:
         note = f"{note} ({seen.cited})"
     return DesktopHost(low_end_bytes=held_bytes if charged and not free_measured else 0, note=note,
-                       profile_bytes=during)  # fmt: skip
+                       profile_bytes=during, given_back_bytes=back)  # fmt: skip

@@ -4,7 +4,8 @@ A plan reads its engine's own fits and the engine-neutral ones every engine shar
 model (`gpu_totals.py`), one process's CUDA context per 100 SMs (`cuda_context.py`), the assumed context's error
 (`features.py`), the weights book's errors (`weights.py`) and what a desktop sharing the card held beyond Linux
 (`host_memory.DESKTOP_HELD_BYTES`, the low end of a plan that says a desktop is there) and, for an engine that sizes
-from the total, what its desktop starts left beside weights and KV beyond the plan (`DESKTOP_PROFILE_BYTES`). Another engine's fit is not among them: where a plan's
+from the total, what its desktop starts left beside weights and KV beyond the plan (`DESKTOP_PROFILE_BYTES`) and below
+it (`DESKTOP_GIVEN_BACK_BYTES`). Another engine's fit is not among them: where a plan's
 term uses a feature its fit never measured, the part measured elsewhere (`support.measured_elsewhere`) is another
 era of the same engine's term, or an engine-neutral fit, never what SGLang's context says of a vLLM launch.
 
@@ -27,6 +28,8 @@ from kvtop.domain.calibration.features import (
 )
 from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, KEY_PREFIX
 from kvtop.domain.calibration.host_memory import (
+    DESKTOP_GIVEN_BACK_BYTES,
+    DESKTOP_GIVEN_BACK_KEY,
     DESKTOP_HELD_BYTES,
     DESKTOP_HELD_KEY,
     DESKTOP_PROFILE_BYTES,
@@ -45,10 +48,12 @@ from kvtop.domain.calibration.weights import (
 
 # the engine-neutral fits every engine's plan reads, besides CUDA's totals (keys `KEY_PREFIX` + GPU model)
 SHARED_KEYS = frozenset(
-    {CUDA_CONTEXT_KEY, ASSUMED_CONTEXT_ERROR_KEY, LOADED_ERROR_KEY, BUILT_ERROR_KEY, DESKTOP_HELD_KEY, DESKTOP_PROFILE_KEY}
+    {CUDA_CONTEXT_KEY, ASSUMED_CONTEXT_ERROR_KEY, LOADED_ERROR_KEY, BUILT_ERROR_KEY, DESKTOP_HELD_KEY, DESKTOP_PROFILE_KEY,
+     DESKTOP_GIVEN_BACK_KEY}
 )
 DESKTOP_HELD_FEATURES = ("bytes a desktop held before the load beyond a Linux start's",)
 DESKTOP_PROFILE_FEATURES = ("bytes a desktop start left beside weights and KV beyond the plan's terms",)
+DESKTOP_GIVEN_BACK_FEATURES = ("bytes a desktop start left beside weights and KV below the plan's terms",)
 
 
 def error_fit(key: str, features: tuple[str, ...], error: float, records: int, sources: int) -> LinearTerm:
@@ -77,6 +82,19 @@ def desktop_profile_bytes(fits: Mapping[str, LinearTerm]) -> int:
     return int(fit.coefficients[0]) if fit is not None else 0
 
 
+def desktop_given_back_fit(given_back_bytes: int, records: int, sources: int) -> LinearTerm:
+    """What a desktop start of an engine that sizes from the total left beside weights and KV below its plan, the most
+    of them (≥ 0), as a fit, as `run.py` fits it and `DESKTOP_GIVEN_BACK_BYTES` holds it."""
+    return error_fit(DESKTOP_GIVEN_BACK_KEY, DESKTOP_GIVEN_BACK_FEATURES, float(given_back_bytes), records, sources)
+
+
+def desktop_given_back_bytes(fits: Mapping[str, LinearTerm]) -> int:
+    """What the high end of such a plan gives back of its runtime memory for the desktop during the profile, of
+    `fits`: 0 where they hold none."""
+    fit = fits.get(DESKTOP_GIVEN_BACK_KEY)
+    return int(fit.coefficients[0]) if fit is not None else 0
+
+
 def desktop_held_bytes(fits: Mapping[str, LinearTerm]) -> int:
     """What the low end of a plan that says a desktop shares the card takes, of `fits`: 0 where they hold no desktop
     share (a corpus with no desktop start measured none: kvtop states the desktop "not modelled" and widens nothing)."""
@@ -94,7 +112,8 @@ def committed_fits(own: Mapping[str, LinearTerm]) -> dict[str, LinearTerm]:
     built = error_fit(BUILT_ERROR_KEY, ERROR_FEATURES, BUILT_WEIGHTS_RELATIVE_ERROR, BUILT_WEIGHTS_RECORDS, 0)
     desktop = desktop_fit(DESKTOP_HELD_BYTES, 0, 0)  # the committed figure keeps no counts (nothing reads them)
     profile = desktop_profile_fit(DESKTOP_PROFILE_BYTES, 0, 0)
-    shared = {fit.key: fit for fit in (assumed, loaded, built, desktop, profile)}
+    given_back = desktop_given_back_fit(DESKTOP_GIVEN_BACK_BYTES, 0, 0)
+    shared = {fit.key: fit for fit in (assumed, loaded, built, desktop, profile, given_back)}
     return {**CUDA_TOTAL_FITS, **CUDA_CONTEXT_FITS, **shared, **own}
 
 

@@ -84,13 +84,15 @@ def runtime_range(estimate: PreloadEstimate) -> InputRange | None:
     central = sum(term.bytes for term in terms)
     error = _combined(terms, estimate.interval_scale)
     desktop = estimate.unmodelled_runtime_bytes  # the capacity's low end: the most runtime memory
+    back = estimate.unmodelled_given_back_bytes  # the capacity's high end: the least
     return InputRange(
-        low_bytes=max(central - error, 0),
+        low_bytes=max(central - error - back, 0),
         value_bytes=central,
         high_bytes=central + error + desktop,
         source=weakest([term.source for term in terms]),
         basis=" + ".join(_said(term) for term in terms) + "; the interval is their held-out errors together"
-        + (f"; the high end more what a desktop left beside them during the profile ({gib(desktop)})" if desktop else ""),
+        + (f"; the high end more what a desktop left beside them during the profile ({gib(desktop)})" if desktop else "")
+        + (f"; the low end less what a desktop gave back during the profile ({gib(back)})" if back else ""),
     )
 
 

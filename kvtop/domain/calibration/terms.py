@@ -176,14 +176,25 @@ class PreloadEstimate(BaseModel):
         return self.desktop.profile_bytes if self.desktop is not None else 0
 
     @property
+    def unmodelled_given_back_bytes(self) -> int:
+        """What a desktop may give back while an engine that sizes from the total profiles: the high end's runtime
+        memory is less by it (it enters vLLM's non-KV memory with its sign), the centre and the low end are not; 0
+        where the runtime memory was measured or no desktop start measured it (`DesktopHost.given_back_bytes`)."""
+        return self.desktop.given_back_bytes if self.desktop is not None else 0
+
+    @property
     def desktop_term(self) -> TermEstimate | None:
-        """What the low end takes for a desktop sharing the card (before the load, and during an engine's profile) as a
-        term of the interval, so the plan can name it where it widens the interval most; None: it takes nothing."""
+        """What the low end takes for a desktop sharing the card (before the load, and during an engine's profile), and
+        what the high end gives back for it, as a term of the interval (its error the wider side), so the plan can name
+        it where it widens the interval most; None: it moves neither end."""
         taken = self.unmodelled_host_bytes + self.unmodelled_runtime_bytes
-        if self.desktop is None or not taken:
+        back = self.unmodelled_given_back_bytes
+        if self.desktop is None or not (taken or back):
             return None
-        return TermEstimate(term=Term.DESKTOP, label="what a desktop sharing the GPU may take, at the low end only",
-                            bytes=0, error_bytes=taken, source="calibrated", basis=self.desktop.note)  # fmt: skip
+        label = ("what a desktop sharing the GPU may take or give back" if back
+                 else "what a desktop sharing the GPU may take, at the low end only")  # fmt: skip
+        return TermEstimate(term=Term.DESKTOP, label=label, bytes=0, error_bytes=max(taken, back), source="calibrated",
+                            basis=self.desktop.note)  # fmt: skip
 
     def term(self, term: Term) -> TermEstimate | None:
         return next((estimate for estimate in self.terms if estimate.term is term), None)
@@ -206,6 +217,17 @@ class PreloadEstimate(BaseModel):
         """The terms' errors together, as independent errors add (the root of their squares), × the engine's
         interval scale: what blind plans of logs from sources left out needed to hold (`coverage.py`)."""
         return round(self.interval_scale * math.sqrt(sum(estimate.error_bytes**2 for estimate in self.terms)))
+
+    def _runtime_at(self, side: Literal["central", "low", "high"], runtime: int, weights: int) -> int:
+        """An end's runtime memory beside the weights with what a desktop moves it by during the profile: more at the
+        low end; less at the high end, below 0 where the desktop gave back more than the runtime terms charge (the
+        RTX 3060 desktop start's −0.43 GiB), never below −`weights`: a start whose free memory after the profile
+        exceeds its first snapshot's fails vLLM's assert ('Error in memory profiling', v1/worker/gpu_worker.py:190
+        at v0.9.0, :332 at v0.12.0, :535 at v0.27.1)."""
+        if side == "low":
+            return runtime + self.unmodelled_runtime_bytes
+        back = self.unmodelled_given_back_bytes if side == "high" else 0
+        return max(runtime - back, -weights) if back else runtime
 
     def figures(self, side: Literal["central", "low", "high"] = "central") -> CalibratedFigures:
         """The budget's figures at the centre or at one end of the interval.
@@ -232,7 +254,7 @@ class PreloadEstimate(BaseModel):
             cuda_total_source=source.get(Term.CUDA_TOTAL, "assumed"),
             free_before_load_bytes=cuda_total - context - host if cuda_total is not None and context is not None else None,
             free_before_load_source=weakest(free_sources) if free_known else "assumed",
-            non_kv_bytes=sum(by_term[term] for term in runtime) + (self.unmodelled_runtime_bytes if side == "low" else 0)
+            non_kv_bytes=self._runtime_at(side, sum(by_term[term] for term in runtime), by_term.get(Term.WEIGHTS, 0))
             if runtime
             else None,
             non_kv_source=weakest([source[term] for term in runtime]),

@@ -19,6 +19,7 @@ from benchmarks.calibration.desktop import profile_excess, profile_span
 from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
 from kvtop.domain.calibration.host_memory import (
     DESKTOP_DURING_PROFILE,
+    DESKTOP_GIVEN_BACK_BYTES,
     DESKTOP_PROFILE_BYTES,
     DESKTOP_PROFILE_KEY,
 )
@@ -64,25 +65,27 @@ def test_the_span_is_what_the_closed_loop_session_left_beyond_its_plan() -> None
     assert abs((profile_excess(record, committed_fits(FITS)) or 0) - expected) <= BLOCK_BYTES
 
 
-def test_a_vllm_desktop_plan_takes_the_span_at_its_low_end_only() -> None:
-    """The centre and the high end are the plan without the desktop (not modelled: no centre shift); the low end's
-    runtime memory is more by the span, so its KV budget is less by it; the plan's sentence states the figure."""
+def test_a_vllm_desktop_plan_takes_the_span_at_its_low_end_and_gives_back_at_its_high_end() -> None:
+    """The centre is the plan without the desktop (not modelled: no centre shift); the low end's runtime memory is
+    more by the span, so its KV budget is less by it; the high end's is less by what such starts gave back (session
+    68: tests/engines/vllm/test_desktop_given_back.py); the plan's sentence states the figure."""
     record = RECORDS[MOST]
     with_desktop, without = _plan(record), _plan(record, desktop=False)
     assert with_desktop.ledger.token_capacity == without.ledger.token_capacity
-    assert with_desktop.token_capacity_max == without.token_capacity_max
+    assert with_desktop.kv_budget_max_bytes == without.kv_budget_max_bytes + DESKTOP_GIVEN_BACK_BYTES
     assert with_desktop.kv_budget_min_bytes == max(without.kv_budget_min_bytes - DESKTOP_PROFILE_BYTES, 0)
     desktop = with_desktop.estimate.desktop
     assert desktop is not None and desktop.profile_bytes == DESKTOP_PROFILE_BYTES and desktop.low_end_bytes == 0
     assert DESKTOP_DURING_PROFILE in desktop.note and f"({gib(DESKTOP_PROFILE_BYTES)})" in desktop.note
 
 
-def test_a_start_that_left_less_widens_nothing_above() -> None:
-    """The warm-cache RTX 4090 start left less beside weights and KV than its plan charges (its excess negative): the
-    span takes the most, which only lowers the low end; its high end is the plan's without the desktop."""
+def test_a_start_that_left_less_moves_the_high_end_not_the_low() -> None:
+    """The warm-cache RTX 4090 start left less beside weights and KV than its plan charges (its excess negative): it
+    does not lower the low end (the span takes the most); the high end gives back what such starts gave back."""
     record = RECORDS[WARM]
     assert (profile_excess(record, committed_fits(FITS)) or 0) < 0
-    assert _plan(record).token_capacity_max == _plan(record, desktop=False).token_capacity_max
+    with_desktop, without = _plan(record), _plan(record, desktop=False)
+    assert with_desktop.kv_budget_max_bytes == without.kv_budget_max_bytes + DESKTOP_GIVEN_BACK_BYTES
 
 
 def test_the_sanss_rtx_4070_laptop_starts_lie_in_their_intervals() -> None:
