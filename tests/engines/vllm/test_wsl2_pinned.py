@@ -84,3 +84,32 @@ def test_no_wsl2_start_of_the_corpus_is_planned_to_fail(record: Record) -> None:
     plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
                             gpu_name=gpu_key(record.gpu), measured=record.host_measured())  # fmt: skip
     assert not any(UVA in note and "VLLM_USE_V2_MODEL_RUNNER=0" in note for note in plan.ledger.engine.notes)
+
+
+def _cmd_notes(capsys: Capsys, version: str, cmd: str) -> list[str]:
+    """The pinned-memory notes of `kvtop plan --wsl2 --cmd …` on an RTX 4090 (the launch line read as typed)."""
+    args = ["plan", "--no-calibration-store", "--engine-version", version, "--gpu", "RTX4090", "--wsl2", "--json",
+            "--cmd", cmd]  # fmt: skip
+    assert main(args) == 0
+    return [note for note in json.loads(capsys.readouterr().out)["notes"] if "pinned memory" in note]
+
+
+def test_a_launch_line_that_sets_the_variable_is_read(capsys: Capsys) -> None:
+    """envs.py:1979-1981 at v0.27.1 reads `bool(int(os.getenv("VLLM_WSL2_ENABLE_PIN_MEMORY", "0")))` and
+    platforms/cuda.py:286-304 returns it under WSL2 (#47292: '=1 lets the V2 model runner initialize'): a leading
+    `=1` starts an opt-in release, `=0` fails it; from v0.30.0 `=1` keeps the request tables in host memory."""
+    serve = f"vllm serve {QWEN3_8B} --max-model-len 4096 --max-num-seqs 64"
+    (note,) = _cmd_notes(capsys, "0.27.1", f"VLLM_WSL2_ENABLE_PIN_MEMORY=1 {serve}")
+    assert UVA not in note and "so it starts" in note
+    (note,) = _cmd_notes(capsys, "0.27.1", f"VLLM_WSL2_ENABLE_PIN_MEMORY=0 {serve}")
+    assert UVA in note and "=0 in the launch" in note
+    (note,) = _cmd_notes(capsys, "0.30.0", f"VLLM_WSL2_ENABLE_PIN_MEMORY=1 {serve}")
+    assert "host memory" in note and "MiB" not in note
+    (note,) = _cmd_notes(capsys, "0.30.0", f"VLLM_WSL2_ENABLE_PIN_MEMORY=0 {serve}")
+    assert "(1.0 MiB: 64 seqs × 4,096 tokens × 4 B)" in note and "=0 in the launch" in note
+
+
+def test_before_0_24_the_variable_changes_nothing(capsys: Capsys) -> None:
+    """v0.23.0's platforms/interface.py:752-762 turns pinned memory off under WSL whatever the environment says."""
+    (note,) = _cmd_notes(capsys, "0.23.0", f"VLLM_WSL2_ENABLE_PIN_MEMORY=1 vllm serve {QWEN3_8B} --max-model-len 4096")
+    assert UVA in note

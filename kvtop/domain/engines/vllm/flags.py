@@ -62,6 +62,7 @@ from kvtop.domain.engines.vllm.text_only import SPAN as TEXT_ONLY_SPAN
 from kvtop.domain.engines.vllm.tower_limits import TOWERS
 from kvtop.domain.engines.vllm.v0_backends import ATTENTION_BACKEND_ENV
 from kvtop.domain.engines.vllm.v1_opt_in import USE_V1_ENV
+from kvtop.domain.engines.vllm.wsl2_pinned import PIN_ENV
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.launch_tokens import positional_model
@@ -275,10 +276,11 @@ class VllmFlags:
     # v0.6.5-v0.7.x, planned as V1, v0.6.4 refused, v1_opt_in.py;
     # VLLM_ATTENTION_BACKEND outside V1's list: V0 in v0.8-v0.10, v0_backends.py; VLLM_PP_LAYER_PARTITION: named not
     # modelled, pp_split.py; VLLM_USE_RAY_V2_EXECUTOR_BACKEND: the `ray` executor's class, batching_async.py;
-    # VLLM_ALLOW_LONG_MAX_MODEL_LEN: a --max-model-len above the positions starts, long_context.py)
+    # VLLM_ALLOW_LONG_MAX_MODEL_LEN: a --max-model-len above the positions starts, long_context.py;
+    # VLLM_WSL2_ENABLE_PIN_MEMORY: V2's pinned memory under WSL2, wsl2_pinned.py)
     env_read: frozenset[str] = frozenset({MARLIN_ENV, FLASHINFER_BF16_ENV, FLASHINFER_SAMPLER_ENV, USE_V1_ENV,
                                           ATTENTION_BACKEND_ENV, PP_PARTITION_ENV, RAY_V2_ENV,
-                                          COMPILE_CACHE_ENV, ALLOW_LONG_ENV})  # fmt: skip
+                                          COMPILE_CACHE_ENV, ALLOW_LONG_ENV, PIN_ENV})  # fmt: skip
     # the official image (docker/Dockerfile's vllm-openai target) is tagged with the release it builds: v0.11.0
     release_images: frozenset[str] = frozenset({OFFICIAL_IMAGE})
     specials: Mapping[str, tuple[int, str]] = {}

@@ -17,12 +17,17 @@ utils/platform_utils.py). Under WSL (`in_wsl()`: 'microsoft' in the kernel's una
   (v1/worker/gpu/mm/rope.py:46-51 at v0.30.0, its rows the config's M-RoPE sections, at least 3:
   transformers_utils/config.py:648-653 `mrope_num_dims` at v0.30.0). They are
   allocated when the runner is built, after the worker's first snapshot, so they come off the KV cache; with
-  VLLM_WSL2_ENABLE_PIN_MEMORY=1 they stay in host memory. kvtop does not read that variable from the launch line,
-  so the plan names the bytes rather than charge them.
+  VLLM_WSL2_ENABLE_PIN_MEMORY=1 they stay in host memory.
+The variable is read from the launch line (a leading `VLLM_WSL2_ENABLE_PIN_MEMORY=1`, flags.py env_read) as envs.py
+reads it, `bool(int(os.getenv(…, "0")))` (envs.py:1979-1981 at v0.27.1; a value int() refuses fails vLLM's start, so
+kvtop reads none): 1 starts an opt-in release and keeps the tolerated era's tables off the GPU, 0 fails the one and
+keeps them on it; unset it may still be exported outside the line, so the plan says both and names the bytes rather
+than charge them (session 68).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal
 
 from kvtop.domain.engines.versions import Era, Eras
@@ -56,6 +61,16 @@ def on_gpu_bytes(inputs: EngineInputs, max_num_seqs: int) -> int:
     return rows * inputs.context_length * TOKEN_ID_BYTES
 
 
+def pin_env(flags: Mapping[str, object] | None) -> bool | None:
+    """The launch's VLLM_WSL2_ENABLE_PIN_MEMORY as envs.py reads it (`bool(int(value))`): None where unset or a value
+    int() refuses (not read)."""
+    value = (flags or {}).get(PIN_ENV)
+    try:
+        return None if value is None else bool(int(str(value).strip()))
+    except ValueError:
+        return None
+
+
 def wsl2_pinned_note(inputs: EngineInputs, max_num_seqs: int) -> str | None:
     """The plan's note where the launch runs V2 under WSL2 (`plan --wsl2`, a node that shows WSL2): whether it starts,
     and what it keeps on the GPU without pinned memory; None elsewhere (Linux, the V1 runner)."""
@@ -66,11 +81,22 @@ def wsl2_pinned_note(inputs: EngineInputs, max_num_seqs: int) -> str | None:
     if era == "off":
         return (f"{v2}, off under WSL at this release: the start fails at init with {UVA_ERROR}; "
                 "VLLM_USE_V2_MODEL_RUNNER=0 runs the V1 runner, which this plan is not")  # fmt: skip
+    pinned = pin_env(inputs.settings.flags) if era != "off" else None
     if era == "opt_in":
+        if pinned:
+            return (f"{v2}: {PIN_ENV}=1 in the launch turns it on under WSL2 (a WSL2 kernel of 4.19.121 or later), "
+                    "so it starts")  # fmt: skip
+        if pinned is False:
+            return f"{v2}: {PIN_ENV}=0 in the launch leaves it off under WSL2, so it fails at init with {UVA_ERROR}"
         return f"{v2}: under WSL2 it starts only with {PIN_ENV}=1 set, else it fails at init with {UVA_ERROR}"
+    if pinned:
+        return (f"vLLM {inputs.version.label} runs this launch on its V2 model runner; {PIN_ENV}=1 in the launch "
+                "turns pinned memory on under WSL2, so its request tables stay in host memory, as on Linux")  # fmt: skip
     held = on_gpu_bytes(inputs, max_num_seqs)
     shown = gib(held) if held >= GIB else mib(held, 1)
     rows = f"{max_num_seqs:,} seqs{f' × {1 + MROPE_DIMS} rows (M-RoPE)' if inputs.model.mrope else ''}"
-    return (f"vLLM {inputs.version.label} runs this launch on its V2 model runner; under WSL2 pinned memory is off "
-            f"unless {PIN_ENV}=1, and V2 then keeps its request tables on the GPU ({shown}: {rows} × "
-            f"{inputs.context_length:,} tokens × {TOKEN_ID_BYTES} B), which the plan does not charge")  # fmt: skip
+    off = (f"{PIN_ENV}=0 in the launch leaves pinned memory off under WSL2" if pinned is False
+           else f"under WSL2 pinned memory is off unless {PIN_ENV}=1")  # fmt: skip
+    return (f"vLLM {inputs.version.label} runs this launch on its V2 model runner; {off}, and V2 then keeps its "
+            f"request tables on the GPU ({shown}: {rows} × {inputs.context_length:,} tokens × {TOKEN_ID_BYTES} B), "
+            "which the plan does not charge")  # fmt: skip
