@@ -229,7 +229,10 @@ def preload_estimate(
         # a desktop's share is in a free memory given (before or after the load): the low end takes nothing more
         desktop=desktop_host(charged=from_free, free_measured=free_measured, held_bytes=desktop_held_bytes(support),
                              seen=ledger.measured.desktop_seen, profile_bytes=desktop_profile_bytes(support),
-                             given_back_bytes=desktop_given_back_bytes(support),
+                             given_back_bytes=desktop_given_back_bytes(support), total_bytes=total,
+                             needs_bytes=rules.start_needs_bytes(total, fraction) if fraction else None,
+                             context_bytes=context.bytes if context is not None else 0,
+                             span_bytes=desktop_held_bytes(support),
                              runtime_measured=all(estimate.source == "measured" for estimate in estimates
                                                   if estimate.term in RUNTIME_TERMS))  # fmt: skip
         if ledger.measured.desktop else None,

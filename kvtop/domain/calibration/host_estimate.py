@@ -50,6 +50,14 @@ class DesktopHost(BaseModel):
     # what the high end gives back of that runtime memory: the most such a start left below its plan's runtime terms
     # (what a desktop gave back during the profile enters vLLM's non-KV memory with its sign), 0 where none was
     given_back_bytes: int = 0
+    # an engine that asks a share of the total free at its start (vLLM's `request_memory`): what it asks, the most the
+    # desktop may hold beyond a Linux start's context for it to start (total − context − that), and the verdict
+    # against the most the corpus's desktops held beyond Linux (`held_span_bytes`): started across it, refused at its
+    # high end, or refused across it (refused even with no desktop); None where the engine asks no such share
+    start_needs_bytes: int | None = None
+    most_held_bytes: int | None = None
+    held_span_bytes: int = 0
+    start_verdict: StartVerdict | None = None
 
 
 class HostStart(BaseModel):

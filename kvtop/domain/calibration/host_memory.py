@@ -244,7 +244,8 @@ def host_term(gpu_name: str | None, total_bytes: int, *, available: bool = False
 
 def desktop_host(
     *, charged: bool, free_measured: bool, held_bytes: int, seen: HostDesktop | None = None, profile_bytes: int = 0,
-    runtime_measured: bool = False, given_back_bytes: int = 0,
+    runtime_measured: bool = False, given_back_bytes: int = 0, needs_bytes: int | None = None, total_bytes: int = 0,
+    context_bytes: int = 0, span_bytes: int = 0,
 ) -> DesktopHost:
     """A desktop sharing the card: its sentence and what the low end takes (`free_measured`: the free memory before
     or after the load was given, and holds what the desktop took before the start; `held_bytes`: the fits' desktop
@@ -259,5 +260,34 @@ def desktop_host(
                         runtime_measured=runtime_measured and not charged)  # fmt: skip
     if seen is not None:
         note = f"{note} ({seen.cited})"
-    return DesktopHost(low_end_bytes=held_bytes if charged and not free_measured else 0, note=note,
+    host = DesktopHost(low_end_bytes=held_bytes if charged and not free_measured else 0, note=note,
                        profile_bytes=during, given_back_bytes=back)  # fmt: skip
+    return host if charged or needs_bytes is None else desktop_start(host, needs_bytes, total_bytes, context_bytes,
+                                                                     span_bytes)  # fmt: skip
+
+
+_DESKTOP_VERDICT_WORDS = {
+    StartVerdict.REFUSED_ACROSS_SPAN: "it is refused even with no desktop",
+    StartVerdict.REFUSED_AT_HIGH_END: "it starts where the desktop holds little, and is refused where it holds what the "
+    "corpus's desktops held at most beyond a Linux start",
+    StartVerdict.STARTED_ACROSS_SPAN: "it starts where the desktop holds as much as the corpus's desktops held at most "
+    "beyond a Linux start",
+}
+
+
+def desktop_start(host: DesktopHost, needs_bytes: int, total_bytes: int, context_bytes: int, span_bytes: int) -> DesktopHost:
+    """A desktop start's verdict against vLLM's start check: `request_memory` refuses a start whose free memory at its
+    first snapshot is less than the total × --gpu-memory-utilization ('Free memory on device … is less than desired
+    GPU memory utilization', v1/worker/utils.py:264 at v0.14.1, :414 at v0.17.1 – v0.20.0), and the desktop's share
+    is in that free memory, with this process's CUDA context (`context_bytes`). The most it may hold is the total less
+    both; against `span_bytes` (the most the corpus's desktops held beyond a Linux start, `DESKTOP_HELD_BYTES`), said,
+    the interval unchanged: the RTX 4080 Laptop refused 0.90 with 10.79 of 11.99 GiB free (session 67)."""
+    most = total_bytes - context_bytes - needs_bytes
+    verdict = (StartVerdict.REFUSED_ACROSS_SPAN if most < 0 else StartVerdict.REFUSED_AT_HIGH_END
+               if most < span_bytes else StartVerdict.STARTED_ACROSS_SPAN)  # fmt: skip
+    said = (f"; at start it asks {gib(needs_bytes)} of {gib(total_bytes)} free, so the desktop may hold at most "
+            f"{gib(max(most, 0))} beyond this process's CUDA context ({gib(context_bytes)}): "
+            f"{_DESKTOP_VERDICT_WORDS[verdict]} ({gib(span_bytes)})")  # fmt: skip
+    return host.model_copy(update={"start_needs_bytes": needs_bytes, "most_held_bytes": most,
+                                   "held_span_bytes": span_bytes, "start_verdict": verdict,
+                                   "note": host.note + said})  # fmt: skip

@@ -18,7 +18,12 @@ import math
 from benchmarks.calibration.corpus import Record, load
 from benchmarks.calibration.desktop import given_back_span, profile_excess
 from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
-from kvtop.domain.calibration.host_memory import DESKTOP_GIVEN_BACK_BYTES, DESKTOP_GIVEN_BACK_KEY
+from kvtop.domain.calibration.host_estimate import StartVerdict
+from kvtop.domain.calibration.host_memory import (
+    DESKTOP_GIVEN_BACK_BYTES,
+    DESKTOP_GIVEN_BACK_KEY,
+    DESKTOP_HELD_BYTES,
+)
 from kvtop.domain.calibration.plan_fits import committed_fits
 from kvtop.domain.calibration.terms import RUNTIME_TERMS, Term
 from kvtop.domain.engines.vllm.calibration import FITS
@@ -97,3 +102,29 @@ def test_the_plan_says_both_ends() -> None:
     assert f"({gib(DESKTOP_GIVEN_BACK_BYTES)})" in desktop.note and "with its sign" in desktop.note
     term = plan.estimate.desktop_term
     assert term is not None and term.label == "what a desktop sharing the GPU may take or give back"
+
+
+def _at(record: Record, util: float) -> CapacityPlan:
+    assert record.model is not None and record.gpu_total_bytes is not None
+    settings = record.settings.model_copy(update={"gpu_memory_utilization": util})
+    measured = record.host_measured().model_copy(update={"desktop": True})
+    return planned_capacity(record.model, settings, gpu_total_bytes=record.gpu_total_bytes,
+                            gpu_name=gpu_key(record.gpu), measured=measured)  # fmt: skip
+
+
+def test_a_desktop_start_verdict_from_request_memory() -> None:
+    """vLLM refuses a start whose free memory at its first snapshot is under the total × --gpu-memory-utilization
+    (`request_memory`). The RTX 4080 Laptop's source (search-index id 69415599131, SOURCES.md) printed 'Free memory
+    on device cuda:0 (10.79/11.99 GiB)' at a refused 0.90 and started at 0.85 (its u085 record): at 0.90 the desktop may hold at most 11.99 − 10.79 − the context, under the
+    1.14 GiB the corpus's desktops held beyond Linux (refused at that high end); at 0.85 0.60 GiB more."""
+    record = RECORDS["file69415599131-qwen2.5-1.5b-instruct-rtx4080laptop-wsl2-v0230-u085"]
+    assert record.gpu_total_bytes is not None and abs(record.gpu_total_bytes / GIB - 11.99) < 0.005
+    refused, started = _at(record, 0.90).estimate.desktop, _at(record, 0.85).estimate.desktop
+    assert refused is not None and started is not None
+    assert refused.start_verdict is StartVerdict.REFUSED_AT_HIGH_END
+    assert started.start_verdict is StartVerdict.STARTED_ACROSS_SPAN
+    assert refused.start_needs_bytes is not None and abs(refused.start_needs_bytes / GIB - 10.79) < 0.005
+    assert refused.most_held_bytes is not None and started.most_held_bytes is not None
+    assert abs((started.most_held_bytes - refused.most_held_bytes) / GIB - 0.05 * 11.99) < 0.005
+    assert refused.held_span_bytes == DESKTOP_HELD_BYTES and refused.most_held_bytes < DESKTOP_HELD_BYTES
+    assert "at most" in refused.note and "refused" in refused.note

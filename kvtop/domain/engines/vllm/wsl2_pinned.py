@@ -81,7 +81,7 @@ def wsl2_pinned_note(inputs: EngineInputs, max_num_seqs: int) -> str | None:
     if era == "off":
         return (f"{v2}, off under WSL at this release: the start fails at init with {UVA_ERROR}; "
                 "VLLM_USE_V2_MODEL_RUNNER=0 runs the V1 runner, which this plan is not")  # fmt: skip
-    pinned = pin_env(inputs.settings.flags) if era != "off" else None
+    pinned = pin_env(inputs.settings.flags)  # read from v0.24.0 only: the "off" era returned above
     if era == "opt_in":
         if pinned:
             return (f"{v2}: {PIN_ENV}=1 in the launch turns it on under WSL2 (a WSL2 kernel of 4.19.121 or later), "
