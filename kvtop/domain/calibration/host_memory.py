@@ -132,8 +132,8 @@ DESKTOP_PROFILE_KEY = "desktop.beside_during_profile"
 # v0.27.1: the start fails). The most any desktop start left below its plan's runtime terms, rounded up to the MiB, is
 # what the high end gives back of its runtime memory (`DESKTOP_GIVEN_BACK_BYTES`, written with the two above by run.py
 # --write: benchmarks/calibration/desktop.py `given_back_span`; refitted without the judged source under this key).
-# The centre stays the plan's: the corpus's desktop starts' per-source medians centre at −24 MiB (58 starts, 23
-# sources, session 68), no shift to make.
+# The centre stays the plan's: the corpus's desktop starts' per-source medians centre at −23 MiB (58 starts, 24
+# sources; −23 to −24 MiB with any one source left out, session 68), no shift to make.
 DESKTOP_GIVEN_BACK_KEY = "desktop.given_back_during_profile"
 
 

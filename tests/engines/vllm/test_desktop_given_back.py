@@ -74,7 +74,7 @@ def test_its_fold_gives_back_the_next_sources_least() -> None:
 def test_the_rtx_3060_start_now_lies_in_its_interval() -> None:
     """The start's 75,152 tokens lay above its plan's high end (72,144 with the desktop taken at the low end only);
     with what its fold's desktop starts gave back the high end holds it, the centre unchanged (no shift: the corpus's
-    desktop starts centre at −24 MiB beside their plans, per source)."""
+    desktop starts centre at −23 MiB beside their plans, per source)."""
     record = RECORDS[RTX3060]
     with_desktop, without = _plan(record), _plan(record, desktop=False)
     assert record.tokens == 75_152 and without.token_capacity_max < record.tokens
@@ -128,3 +128,16 @@ def test_a_desktop_start_verdict_from_request_memory() -> None:
     assert abs((started.most_held_bytes - refused.most_held_bytes) / GIB - 0.05 * 11.99) < 0.005
     assert refused.held_span_bytes == DESKTOP_HELD_BYTES and refused.most_held_bytes < DESKTOP_HELD_BYTES
     assert "at most" in refused.note and "refused" in refused.note
+
+
+def test_the_centre_has_no_shift_to_take() -> None:
+    """Why no desktop constant is charged at the centre: per source, the corpus's desktop starts left a median of
+    about nothing beside weights and KV against their plans (−23 MiB with the corpus's own fits, session 68; the
+    laptops' +0.15 – +0.32 GiB and the RTX 4090 hosts' −0.67 – −0.70 GiB split around it), under one block of most."""
+    _, found = given_back_span({"vllm": list(RECORDS.values())}, committed_fits(FITS))
+    by_source: dict[str, list[int]] = {}
+    for record_id, excess in found:
+        by_source.setdefault(RECORDS[record_id].source, []).append(excess)
+    assert len(found) >= 50 and len(by_source) >= 20
+    medians = sorted(sorted(values)[len(values) // 2] for values in by_source.values())
+    assert abs(medians[len(medians) // 2]) < 64 * MIB
