@@ -56,3 +56,12 @@ def test_other_gpus_releases_and_layouts() -> None:
     assert mxfp4_held(old) is None  # not read before 0.5.3rc0
     ep2 = inputs.model_copy(update={"layout": inputs.layout.model_copy(update={"tp": 2, "ep": 2})})
     assert mxfp4_held(ep2) is None  # triton_kernel needs EP 1; the auto runner takes another
+
+
+def test_from_0519_the_scales_k_is_padded_to_128_weights_first() -> None:
+    """`_pad_hopper_mxfp4_scale` (0.5.19 on): 2,880 weights → round_up(2,880, 128) ÷ 32 = 92 columns, not 90."""
+    inputs = _record().inputs()
+    later = inputs.model_copy(update={"version": ResolvedVersion(text="0.5.19", source=VersionSource.FLAG)})
+    assert swizzled_scale_tensors(later) == [32 * 5_888 * 92, 32 * 3_072 * 92] * 24
+    before = inputs.model_copy(update={"version": ResolvedVersion(text="0.5.18", source=VersionSource.FLAG)})
+    assert swizzled_scale_tensors(before) == [W13_SCALES, W2_SCALES] * 24

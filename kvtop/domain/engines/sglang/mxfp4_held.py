@@ -17,7 +17,10 @@ What `Mxfp4MoEMethod.process_weights_after_loading` keeps on that runner (quanti
   the rows to 2 × num_warps × 2 × 8 = 256 (num_warps 8) and the block-32 width to even, then copies (permute +
   flatten): a second, padded copy. SM 8.x and 12.x take `StridedLayout`, whose `swizzle_data` returns the tensor
   (a view: nothing held twice). (triton_kernels tensor_details/layout.py and layout_details/hopper_scale.py as vLLM
-  0.15.0 bundles them; SGLang pins no triton_kernels, so its layout is read there.)
+  0.15.0 bundles them; SGLang pins no triton_kernels, so its layout is read there.) From 0.5.19 `_swizzle_mxfp4` first
+  pads the scales' K to a multiple of 128 weights on SM 9.x (`_pad_hopper_mxfp4_scale`, 0.5.19 :216-224/:251, 0.5.23
+  :220-227/:269; absent at 0.5.18): 2,880 → 92 columns, not 90 (`HOPPER_K_PAD_ERAS`). Those releases import
+  triton_kernels' newer `matmul_details` API, whose scale layout is not read: its row padding is assumed the same.
 Read in the wheels: 0.5.3rc0 and 0.5.3 mxfp4.py:557 (bias) / :581 (del weights) / :592-594 (upcast branch deletes
 the scales), 0.5.5 :548/:572/:583-585, 0.5.9 :678/:702-703/:719-721, 0.5.10.post1 :693/:717-718/:734-737, 0.5.14
 :811/:835/:876-878, 0.5.17 :937/:961/:1002-1004, 0.5.19 :1013/:1037/:1078-1080, 0.5.23 :1049/:1074-1075/:1130-1132.
@@ -47,6 +50,12 @@ MXFP4_BLOCK = 32  # one E8M0 scale (uint8) per 32 weights
 HOPPER_SCALE_ROWS, HOPPER_SCALE_WIDTH = 2 * 8 * 2 * 8, 2
 FLOAT32 = 4
 
+# the weights a scale column's K is padded to before the Hopper swizzle (1: no padding)
+HOPPER_K_PAD_ERAS: Eras[int] = Eras((
+    Era("", 1, "no _pad_hopper_mxfp4_scale (0.5.18 quantization/mxfp4.py:172 _swizzle_mxfp4 read)"),
+    Era("0.5.19", 128, "quantization/mxfp4.py _pad_hopper_mxfp4_scale: round_up(k_size, 128) // 32 columns on SM 9.x "
+                       "(0.5.19 :216-224, :251; 0.5.23 :220-227, :269)"),
+))  # fmt: skip
 SCALES_KEPT_ERAS: Eras[bool] = Eras((
     Era("", False, "0.5.0rc0: the runner from --enable-triton-kernel-moe (not read further); 0.5.1, 0.5.2 not read"),
     Era("0.5.3rc0", True, "quantization/mxfp4.py Mxfp4MoEMethod.process_weights_after_loading, triton branch: float32 "
@@ -89,10 +98,11 @@ def swizzled_scale_tensors(inputs: CalibrationInputs) -> list[int]:
     moe, layout = model.moe, inputs.layout
     experts = moe.num_routed_experts // layout.ep
     shard = round_up(moe.expert_intermediate_size // layout.moe_shards, 64)  # create_weights' triton_kernels padding
-    hidden = model.hidden_size
+    hidden, k_pad = model.hidden_size, HOPPER_K_PAD_ERAS.at(inputs.version)
 
     def padded(rows: int, width: int) -> int:
-        return experts * round_up(rows, HOPPER_SCALE_ROWS) * round_up(width // MXFP4_BLOCK, HOPPER_SCALE_WIDTH)
+        columns = round_up(width, k_pad) // MXFP4_BLOCK
+        return experts * round_up(rows, HOPPER_SCALE_ROWS) * round_up(columns, HOPPER_SCALE_WIDTH)
 
     return [padded(2 * shard, hidden), padded(hidden, shard)] * _moe_layers(inputs)
 
