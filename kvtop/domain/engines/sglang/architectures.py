@@ -293,7 +293,11 @@ TABLE = RegistryTable("SGLang", RANGES, _wording)
 # MiniMax-M3's tower (minimax_vl_common.py MiniMaxVLVisionTransformer) builds a post_layernorm (weight, bias) where
 # every block is used (`require_post_norm` None), which vLLM's skips: meta-built, 2 × 1,280 × 2 B = 5,120 B more.
 _GEMMA3 = ("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
-# Gemma-4 Unified's language model is the same Gemma4TextModel (gemma4_unified.py builds it from gemma4_causal.py)
+# Gemma-4 Unified's language model is the same Gemma4TextModel (gemma4_unified.py builds it from gemma4_causal.py).
+# Its num_kv_shared_layers layers build the whole qkv_proj and k_norm all the same (the KV-shared test comes after
+# them; v_norm has no scale), as Gemma-3n's do: gemma4_causal.py Gemma4Attention qkv_proj / k_norm / the shared test
+# 0.5.11 :247/:268/:285, 0.5.14 :326/:347/:364, 0.5.17 :324/:345/:362, 0.5.23 :358/:380/:397 (0.5.11, the class's
+# first release, to 0.5.23 read; the releases between hold the same build)
 _GEMMA4 = ("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration")
 # Gemma-3n (gemma3n_causal.py): Gemma3nTextScaledWordEmbedding (plain) for embed_tokens and embed_tokens_per_layer,
 # but per_layer_model_projection a ColumnParallelLinear; a qkv_proj and k_norm on every layer, the
@@ -391,7 +395,7 @@ ATTENTION_TP_TOWERS = tuple((cls, "0.5.9") for cls in ("Qwen3VLVisionConfig", "Q
 TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector_whole=True, mlp_multiple=8,
                          block_mlp_whole=True, whole_embedding=_GEMMA3 + _GEMMA4 + _GEMMA3N + _WHISPER, k_eq_v_holds_v=_GEMMA4,
                          post_norm=True, float32_norms=True, per_layer_split=_GEMMA3N,
-                         shared_kv_holds_kv=_GEMMA3N, whole_blocks=_WHOLE_BLOCKS, blocks=_BLOCKS,
+                         shared_kv_holds_kv=_GEMMA3N + _GEMMA4, whole_blocks=_WHOLE_BLOCKS, blocks=_BLOCKS,
                          second_out_proj=("Step3VisionEncoderConfig",),
                          data_parallel_flag=("mm-enable-dp-encoder", True),
                          data_parallel=DATA_PARALLEL_ENCODER,

@@ -51,6 +51,7 @@ from __future__ import annotations
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.sglang.layers_twice import first_stack, second_rope
 from kvtop.domain.engines.sglang.mla_split import split_copies, split_tensors
+from kvtop.domain.engines.sglang.mxfp4_held import mxfp4_held, swizzled_scale_tensors
 from kvtop.domain.engines.sglang.rope_rows import (
     LONGROPE_BYTES,
     longrope_original,
@@ -98,9 +99,13 @@ def held_beside(inputs: CalibrationInputs) -> tuple[int, str] | None:
     twice = first_stack(inputs, stage_book)  # Ministral3's first layer stack (its tensors' rounding not counted)
     if twice is not None:
         parts.append(twice)
+    mxfp4 = mxfp4_held(inputs)  # gpt-oss's MXFP4 experts on triton_kernels (mxfp4_held.py)
+    if mxfp4 is not None:
+        parts.append(mxfp4)
     # each tensor apart for the allocator's rounding: a cache one, the MLA split two a layer, Marlin's group scales
-    # one a module (made after the load)
-    beside = [*(size for size, _ in caches), *split_tensors(inputs), *marlin_scale_tensors(inputs)]
+    # one a module (made after the load), the swizzled MXFP4 scales two a MoE layer
+    beside = [*(size for size, _ in caches), *split_tensors(inputs), *marlin_scale_tensors(inputs),
+              *swizzled_scale_tensors(inputs)]
     rounding = allocator_rounding(inputs, beside)
     if rounding is not None:
         parts.append(rounding)
