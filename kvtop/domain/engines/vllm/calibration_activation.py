@@ -376,19 +376,32 @@ def _rejection_bytes(inputs: CalibrationInputs, seqs: int) -> int:
 
 
 def _sampler_floor(activation: TermEstimate, inputs: CalibrationInputs, tokens: int, seqs: int) -> TermEstimate:
-    """The peak never below the sampler as vLLM's code counts it: `profile_run` holds those copies whatever the fit
-    says. It binds where the vocabulary is large (Gemma-3's 262,208 at 1,024 seqs: 3.72 GiB counted, the v17 fit's
-    text form 3.53; its v0.19.0 log printed 3.99), plus what a counted encoder profile keeps through it
-    (`encoder_profile.py`)."""
+    """The peak as vLLM's code counts it where its sampler is counted (`sampler_peak.py`: v0.17.0 on, the native
+    path): the sampler's copies or the forward's MLP transient (`held_forward_bytes`), the larger, plus what a counted
+    encoder profile keeps through them (`encoder_profile.py`), in place of the fit's figure, whose error it keeps. The
+    count is the code's, so it needs no log of the launch's kind: llm-d-planner's v0.19.0 H100 sweep (1,024 seqs,
+    8,192 tokens) printed 1.89 GiB for Llama-3.1-8B (1.85 counted), 2.21 for Qwen2.5-7B (2.17), 2.29 for
+    Qwen2.5-72B at TP 2 (2.25), 1.21 for Mixtral-8x7B at TP 2 (1.17), 2.03 for Mistral-Small-3.1-24B (1.98 with its
+    encoder's kept outputs); the v17 fit, that sweep left out, has six logs for its four features and charged 3.02
+    and 4.21. Where no count is read, the fitted peak never goes below the sampler's count (Gemma-3's 262,208 at 1,024
+    seqs: 3.72 GiB counted, the v17 fit's text form 3.53; its v0.19.0 log printed 3.99)."""
     counted = _counted_sampler(inputs, tokens, seqs)
-    encoder = encoder_profile(inputs) if counted is not None and _encoder_runs(inputs) else None
-    counted = encoder.peak(counted) if counted is not None and encoder is not None else counted
-    if counted is None or counted <= activation.bytes:
+    model = inputs.model
+    if counted is None or model is None:
         return activation
+    encoder = encoder_profile(inputs) if _encoder_runs(inputs) else None
+    forward = held_forward_bytes(model, inputs.layout, tokens)
+    text = max(counted, forward)
+    peak = encoder.peak(text) if encoder is not None else text
+    if peak == activation.bytes:
+        return activation
+    which = "the sampler" if counted >= forward else f"the forward's MLP transient at {tokens:,} tokens"
+    rejection = ", with the rejection sampler's dummy run: rejection_sampler.py" if _rejection_bytes(inputs, seqs) else ""
+    kept = f", plus {encoder.peak_words(text)}" if encoder is not None else ""
     return activation.model_copy(update={
-        "bytes": counted, "basis": f"{activation.basis}; the sampler as vLLM's code counts it, larger (sampler_peak.py"
-        + (", with the rejection sampler's dummy run: rejection_sampler.py)" if _rejection_bytes(inputs, seqs)
-           else ")"),
+        "bytes": peak,
+        "basis": f"{activation.basis}; counted from vLLM's code instead ({gib(peak)}): {which} as it counts them "
+                 f"(sampler_peak.py{rejection}){kept}, the fit's {gib(activation.bytes)} kept for its error only",
     })  # fmt: skip
 
 

@@ -37,7 +37,8 @@ Qwen2.5-14B-AWQ starts leave is not the sampler's; a cold torch.compile is the s
 modelled): hpml-team13's A100-40GB Llama-3.1-8B launch at 0.19.0 kept 19.42 GiB of KV cold against 19.92 warm.
 Not counted: a multimodal model's encoder cache (the encoder's outputs, kept through the forward and the sampler), and a
 quantized MoE's workspaces (its experts' kernels are chosen by the checkpoint and the GPU: gpt-oss's MXFP4 at TP 2
-printed 2.87 GiB against 2.73 counted).
+printed 2.87 GiB against 2.73 counted), save MXFP4's Marlin experts from v0.17.0, which keep the manager's buffers as
+the unquantized ones do (marlin_kept.py).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from collections.abc import Mapping
 
 from kvtop.domain.architectures.config_dtype import FLOAT32_BYTES
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.marlin_kept import marlin_kept_bytes
 from kvtop.domain.engines.vllm.moe_workspace import CHUNK_ERAS, experts_workspace_bytes, unquantized_experts
 from kvtop.domain.engines.vllm.sampler_path import profiled_sampler_path
 from kvtop.domain.gpus import sm_count
@@ -108,5 +110,8 @@ def counted_sampler_bytes(
     logits = seqs * model.vocab_size * FLOAT32_BYTES
     hidden = (tokens + seqs) * model.hidden_size * model.dtype_bytes
     buffer = triton_buffer_bytes(model, gpu_name, seqs)
-    workspace = moe_workspace_bytes(model, layout, tokens, CHUNK_ERAS.at(version))
-    return round(logits_copies(model) * logits) + buffer + hidden + workspace
+    chunk = CHUNK_ERAS.at(version)
+    workspace = moe_workspace_bytes(model, layout, tokens, chunk)
+    # an MXFP4 MoE's Marlin experts keep the same manager's buffers from v0.17.0 (marlin_kept.py)
+    marlin = marlin_kept_bytes(model, layout, version, gpu_name, settings, tokens if chunk is None else min(tokens, chunk))
+    return round(logits_copies(model) * logits) + buffer + hidden + workspace + marlin
