@@ -55,7 +55,7 @@ def test_each_pinned_era_starts_where_the_wheels_put_it() -> None:
     assert _sinces(BLOCK_FP8_SHARD_ERAS) == ["", "0.29.0"]
     assert _sinces(NEMOTRON_H_SSM_DTYPE_ERAS) == ["", "0.20.0"]
     assert _sinces(MLA_HYBRID_ALIGNMENT_ERAS) == ["", "0.27.0"]
-    assert _sinces(HYBRID_CACHE_MODE_ERAS) == ["", "0.26.0", "0.28.0"]
+    assert _sinces(HYBRID_CACHE_MODE_ERAS) == ["", "0.15.0", "0.26.0", "0.28.0"]
     assert [era.value for era in HYBRID_PREFIX_CACHING_DEFAULT_ERAS] == [False, False, True]
     assert _sinces(HYBRID_PREFIX_CACHING_DEFAULT_ERAS) == ["", "0.26.0", "0.28.0"]
     assert _sinces(TRITON_MLA_FP8_ERAS) == ["", "0.18.0", "0.26.0"]

@@ -205,17 +205,30 @@ CHUNKED_LOCAL_HYBRID_ERAS: Eras[bool] = Eras((
         "default '1' (v0.13.0 envs.py: '0')",
     ),
 ))
-# Hybrid Mamba models (§4.4): prefix caching off by default and v0.13's block rule, then on with mamba_cache_mode
-# 'all' for the classes that support Mamba prefix caching (not modelled) and 'align' for the others, then 'align'
-# for every class (Platform._align_hybrid_block_size). Not the release range of the flag `--mamba-cache-mode`
-# (flags_unmodelled.py's row, v0.15.1 on): these eras are the mode vLLM picks by default, which the flag's row does not say.
-HybridCacheMode = Literal["none-v0.13", "all-or-align", "align"]
+# Hybrid Mamba models (§4.4) under --enable-prefix-caching (opt-in before v0.26.0: HYBRID_PREFIX_CACHING_DEFAULT_ERAS):
+# v0.13's rule (kept only for the classes that support Mamba prefix caching, whose block aligns to the Mamba chunk: not
+# modelled; dropped for the others), then mamba_cache_mode 'all' for those classes (not modelled) and 'align' for the
+# others, then 'align' for every class (Platform._align_hybrid_block_size). Not the release range of the flag
+# `--mamba-cache-mode` (hybrid.CACHE_MODE_SPAN, from v0.15.1 of the releases read; engine/arg_utils.py:945 at v0.15.0): these eras are the mode vLLM picks.
+HybridCacheMode = Literal["none-v0.13", "align-v0.15", "all-or-align", "align"]
 HYBRID_CACHE_MODE_ERAS: Eras[HybridCacheMode] = Eras((
     Era(
         "",
         "none-v0.13",
-        "v0.13.0: ModelConfig.is_prefix_caching_supported is False for hybrids; "
-        "HybridAttentionMambaModelConfig.verify_and_update_config sizes the block",
+        "v0.13.0-v0.14.x: ModelConfig.is_prefix_caching_supported is False for hybrids; with --enable-prefix-caching "
+        "models/config.py:332-348 (v0.14.0) MambaModelConfig keeps it only where the class supports Mamba prefix "
+        "caching (then :438-459 aligns the block to the Mamba chunk), else 'disabling'; "
+        "HybridAttentionMambaModelConfig :466-469 sizes the block",
+    ),
+    Era(
+        "0.15.0",
+        "align-v0.15",
+        "first in v0.15.0 (config/cache.py:127 mamba_cache_mode; absent from v0.14.0): with --enable-prefix-caching "
+        "models/config.py MambaModelConfig sets 'all' where the class supports Mamba prefix caching, else 'align' "
+        "(v0.15.0 :335-347, v0.18.0 :370-382, v0.22.0 :353-365, v0.24.0 :420-432, v0.25.1 :561-573); 'align' takes "
+        "the 'none' branch's block (models/config.py v0.15.0 :495, v0.18.0 :204; platforms/interface.py v0.22.0 "
+        ":642, v0.24.0 :766, v0.25.1 :883) and 2 state blocks a request (v1/kv_cache_interface.py MambaSpec "
+        "v0.15.0 :297-298, v0.24.0 :654-655, v0.25.1 :694-695)",
     ),
     Era(
         "0.26.0",
@@ -251,6 +264,9 @@ MAMBA_PREFIX_CACHING_ALL: frozenset[str] = frozenset({
     "FalconH1ForCausalLM", "GraniteMoeHybridForCausalLM", "JambaForCausalLM", "NemotronHForCausalLM",
     "NemotronHPuzzleForCausalLM", "Zamba2ForCausalLM",
 })  # fmt: skip
+# v0.13.0-v0.14.x: the same classes and Bamba (bamba.py:401 SupportsMambaPrefixCaching at v0.14.0; gone by v0.24.0)
+# keep --enable-prefix-caching, with the block aligned to the Mamba chunk ('none-v0.13', not modelled).
+MAMBA_PREFIX_CACHING_V014: frozenset[str] = MAMBA_PREFIX_CACHING_ALL | {"BambaForCausalLM"}
 # MLA / Mamba hybrids (Kimi-Linear): the attention block a multiple of 128 ("TRTLLM/FlashInfer MLA decode kernels
 # require the physical number of kernel blocks to be aligned to 128 / kernel_block_size"), §4.4; 0 = not modelled.
 MLA_HYBRID_ALIGNMENT_ERAS: Eras[int] = Eras((

@@ -23,6 +23,7 @@ from kvtop.domain.engines.vllm.eras import (
     DEFAULT_BLOCK_ERAS,
     HYBRID_CACHE_MODE_ERAS,
     MAMBA_PREFIX_CACHING_ALL,
+    MAMBA_PREFIX_CACHING_V014,
     MLA_HYBRID_ALIGNMENT_ERAS,
     NEMOTRON_H_SSM_DTYPE_ERAS,
     PREFILL_CHECKPOINT_ERAS,
@@ -176,13 +177,15 @@ def hybrid_blocks(
     state_pool = kv.pool("state")
     state = state_pool.bytes_per_request // state_pool.layers if state_pool and state_pool.layers else 0
     mode = _cache_mode(model, settings, version)
-    if mode == "none-v0.13":  # HybridAttentionMambaModelConfig (no prefix caching for hybrids)
+    if mode in ("none-v0.13", "align-v0.15"):  # HybridAttentionMambaModelConfig / Platform before v0.26.0
         cap = compute_capability(gpu_name) or (9, 0)
         align = 32 if cap[0] == 10 and model.head_dim == 256 else BACKEND_BLOCK  # flashinfer#1993
         block = max(align * ceil_div(state, align * attention), settings.page_size or 0)
-        why = f"{block}: {align} × cdiv(state {state:,} B, {align} × {attention:,} B) (hybrids without prefix caching)"
+        kept = "2 state blocks a request, mamba_cache_mode align" if mode == "align-v0.15" else "no prefix caching"
+        why = f"{block}: {align} × cdiv(state {state:,} B, {align} × {attention:,} B) (hybrids, {kept})"
         why += spec_conv_unread(model, settings)
-        return HybridBlocks(block, block * attention, state, 1 + spec_state_blocks(settings, version), why)
+        per_request = (2 if mode == "align-v0.15" else 1) + spec_state_blocks(settings, version)
+        return HybridBlocks(block, block * attention, state, per_request, why)
     # MLA: a multiple of 128 (§4.4); the cache's block (the default unless --block-size) is a floor: 64 from v0.34.0
     align = max(BACKEND_BLOCK, settings.page_size or DEFAULT_BLOCK_ERAS.at(version), mla_align)
     checkpoints, exported = 0, PREFILL_CHECKPOINT_ERAS.at(version)
@@ -231,43 +234,51 @@ def _prefix_caching(settings: LaunchSettings, version: ResolvedVersion) -> bool:
 
 def mamba_prefix_caching(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> bool:
     """Whether a model with Mamba state runs with prefix caching: a hybrid from v0.28.0 unless
-    --no-enable-prefix-caching, at v0.26.0-v0.27.1 only with --enable-prefix-caching (opt-in,
-    HYBRID_PREFIX_CACHING_DEFAULT_ERAS); before, never (ModelConfig.is_prefix_caching_supported). An
-    attention-free model never does here: is_prefix_caching_supported is False for it, and asking for it is
-    refused as not modelled (state_only.state_page)."""
-    if model.attention_free or HYBRID_CACHE_MODE_ERAS.at(version) == "none-v0.13":
+    --no-enable-prefix-caching, before only with --enable-prefix-caching (opt-in, HYBRID_PREFIX_CACHING_DEFAULT_ERAS),
+    and before v0.15.0 only for a class that supports Mamba prefix caching (MambaModelConfig drops it for the
+    others). An attention-free model never does here: is_prefix_caching_supported is False for it, and asking for
+    it is refused as not modelled (state_only.state_page)."""
+    if model.attention_free:
+        return False
+    if HYBRID_CACHE_MODE_ERAS.at(version) == "none-v0.13" and model.architecture not in MAMBA_PREFIX_CACHING_V014:
         return False
     return _prefix_caching(settings, version)
 
 
 def _cache_mode(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str:
     """`mamba_cache_mode` (`MambaModelConfig.verify_and_update_config`): with prefix caching on (a hybrid's default
-    from v0.28.0, opt-in at v0.26.0-v0.27.1) 'none' becomes 'align' ('all' for a Mamba-prefix-caching class in
-    v0.26.0-v0.27.1, not modelled); 'none' with it off, whatever was asked; before v0.26.0, hybrids kept prefix
-    caching off (v0.13's rule)."""
+    from v0.28.0, opt-in before) 'none' becomes 'align' ('all' for a Mamba-prefix-caching class at v0.15.0-v0.27.1,
+    not modelled); 'none' with it off, whatever was asked. Before v0.15.0 vLLM drops prefix caching for a class
+    without Mamba prefix caching ('none-v0.13') and keeps it, with the Mamba chunk's block, for one with it (not
+    modelled). At v0.15.0-v0.25.1 'align' keeps the 'none' block ('align-v0.15', HYBRID_CACHE_MODE_ERAS)."""
     default = HYBRID_CACHE_MODE_ERAS.at(version)
     asked = settings.flags.get(CACHE_MODE_FLAG[2:])
     if default == "none-v0.13":
-        if flag_switch(settings, PREFIX_CACHING) or asked not in (None, "none"):
+        if model.architecture in MAMBA_PREFIX_CACHING_V014 and mamba_prefix_caching(model, settings, version):
             raise UnsupportedModelError(
-                "vLLM before PR #50991 with prefix caching on a hybrid model (the Mamba chunk alignment) is "
-                "not modelled",
+                f"vLLM {version.label} keeps prefix caching on for {model.architecture} (it supports Mamba prefix "
+                "caching) and aligns its block to the Mamba chunk (models/config.py:438-459 at v0.14.0), which is "
+                "not modelled; leave prefix caching off",
                 field="--enable-prefix-caching",
             )
-        return default
+        return default  # models/config.py:344-348 at v0.14.0: any other hybrid drops prefix caching
     if not _prefix_caching(settings, version):
-        return "none"  # models/config.py:650-655 at v0.27.1: any asked mode becomes 'none'
-    if default == "all-or-align" and model.architecture in MAMBA_PREFIX_CACHING_ALL and asked in (None, "none", "all"):
+        # models/config.py:650-655 at v0.27.1, :455-456 at v0.24.0: any asked mode becomes 'none'
+        return "none-v0.13" if default == "align-v0.15" else "none"
+    if default in ("align-v0.15", "all-or-align") and model.architecture in MAMBA_PREFIX_CACHING_ALL and asked in (
+        None, "none", "all"
+    ):
         raise UnsupportedModelError(
             f"vLLM {version.label}'s default mamba_cache_mode for {model.architecture} with prefix caching on is "
             "'all' (models/config.py MambaModelConfig: the class supports Mamba prefix caching), which is not "
             "modelled; leave prefix caching off (the default for hybrids before v0.28.0: mamba_cache_mode 'none')",
             field=CACHE_MODE_FLAG,
         )
-    if asked not in (None, "align", "none"):  # with prefix caching on, 'none' becomes 'align'
+    fallback = default in ("align-v0.15", "all-or-align")  # 'all' without Mamba prefix caching: 'align' (v0.24.0:429-432)
+    if asked not in (None, "align", "none") and not (asked == "all" and fallback):  # on, 'none' becomes 'align'
         raise UnsupportedModelError(
             f"vLLM's mamba_cache_mode {asked!r} is not modelled (its default 'align' is, and 'none' under "
             "--no-enable-prefix-caching)",
             field=CACHE_MODE_FLAG,
         )
-    return "align"
+    return "align-v0.15" if default == "align-v0.15" else "align"

@@ -23,8 +23,10 @@
   `MultipleOf(64)` kernel blocks, so no backend is valid (the same "No valid attention backend" error); before,
   CudaPlatform.check_and_update_config forced 64 (v0.13.0: `if use_sparse and block_size != 64`), not refused.
 - `--no-enable-chunked-prefill` on a Mamba / linear-attention hybrid with prefix caching on (the default from
-  PR #50991): MambaModelConfig.verify_and_update_config asserts "Chunked prefill is required for Mamba prefix
-  caching." (a VllmConfig validation error); with `--no-enable-prefix-caching` too it starts.
+  PR #50991; from v0.15.0 with `--enable-prefix-caching`, hybrid.mamba_prefix_caching):
+  MambaModelConfig.verify_and_update_config asserts "Chunked prefill is required for Mamba prefix caching."
+  ("... for mamba cache mode 'align'." at v0.18.0 models/config.py:388-391); with `--no-enable-prefix-caching` too
+  it starts.
 - Step-1 (Step1ForCausalLM, v0.33.0): its Attention takes use_alibi_sqrt, which only TRITON_ATTN serves; on the
   backend the selector picks (FLASH_ATTN, FLASHINFER on Blackwell) or one `--attention-backend` names, Attention
   raises "use_alibi_sqrt is not supported by backend X." (backends.ALIBI_SQRT_ERAS); `--attention-backend
