@@ -31,6 +31,7 @@ from kvtop.domain.calibration.extrapolation import Extrapolation  # noqa: E402
 from kvtop.domain.calibration.features import ASSUMED_CONTEXT_ERROR_KEY  # noqa: E402
 from kvtop.domain.calibration.linear import LinearTerm  # noqa: E402
 from kvtop.domain.calibration.plan_fits import desktop_held_bytes, desktop_profile_bytes  # noqa: E402
+from kvtop.domain.calibration.unified_start import UNIFIED_START_KEY  # noqa: E402
 from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, LOADED_ERROR_KEY  # noqa: E402
 from kvtop.domain.wording import MIB  # noqa: E402
 
@@ -113,7 +114,15 @@ def fitted_blocks(judgement: Judgement) -> dict[Path, str]:
     desktop, span = desktop_held_bytes(fits), desktop_profile_bytes(fits)  # as the judgement's folds fit theirs
     blocks[DOMAIN / "calibration" / "host_memory.py"] = (f"DESKTOP_HELD_BYTES = {desktop}  # {desktop // MIB} MiB\n"
                                                          f"DESKTOP_PROFILE_BYTES = {span}  # {span // MIB} MiB")
+    blocks[DOMAIN / "calibration" / "unified_start.py"] = _unified_literal(fits.get(UNIFIED_START_KEY))
     return blocks
+
+
+def _unified_literal(fit: LinearTerm | None) -> str:
+    """unified_start.py's committed block: what unified-memory starts left beyond their plans (0s: none measured)."""
+    centre, half, records = (round(fit.coefficients[0]), fit.error_bytes, fit.records) if fit is not None else (0, 0, 0)
+    return (f"UNIFIED_START_BYTES = {centre}  # {centre // MIB} MiB\nUNIFIED_START_ERROR_BYTES = {half}  # "
+            f"{half // MIB} MiB\nUNIFIED_START_RECORDS = {records}")
 
 
 def render_doc(judgement: Judgement) -> str:
