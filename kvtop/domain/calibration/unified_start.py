@@ -18,8 +18,9 @@ in the corpus's judgement. Readings outside the corpus, inside the span: a vLLM 
 0.6 ('Free memory on device (114.54/121.69 GiB)', 'Actual usage is 3.35 GiB for consumed memory (weights +
 non-torch)', 69.4 GiB of KV: 2.23 GiB beside its 1.12 GiB of weights; search-index id 69198182448).
 
-Not read: SGLang (it sizes from the free memory after the load, so what the host took by then is in it) and
-TensorRT-LLM (no integrated case: the page cache is held, `host_memory.py`)."""
+Not charged: SGLang (it sizes from the free memory after the load; its one GB10 start's free memory fell by its
+weights exactly across the load, 110.63 → 101.82 GiB beside 8.81 GiB of weights: yukimaru77-qwen3.5-4b-gb10-v059-mf08)
+and TensorRT-LLM (no integrated case: the page cache is held, `host_memory.py`)."""
 
 from __future__ import annotations
 
