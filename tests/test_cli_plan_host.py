@@ -15,7 +15,6 @@ import pytest
 
 from kvtop.cli import main
 from kvtop.domain.calibration.host_memory import DESKTOP_HELD_BYTES
-from kvtop.domain.calibration.unified_start import UNIFIED_START_BYTES
 from kvtop.domain.engines.vllm.calibration import FITS as VLLM_FITS
 from kvtop.domain.wording import GIB
 from tests.calibrated_figures import fitted_bytes
@@ -154,11 +153,10 @@ _V2_GRAPHS = fitted_bytes(_PER_GRAPH_NODE * (1 + 34) * 32 / 1000)
 _SAMPLER_SIDE = 2_048 * 4_096 * 2 + 256 * 4_096 * 2 + _LOGITS // 2 + 3 * _LOGITS
 _FORWARD = 2_048 * (3 * 14_336 + 4_096) * 2 + 2 * 2_048 * 4_096 * 2
 _PEAK = max(_SAMPLER_SIDE, _FORWARD)
-# on a unified device v0.33.0's non-torch memory holds what the host's processes take while the worker loads and
-# profiles (its free memory is the kernel's available memory: mem_utils.py), the committed span's centre
-# (unified_start.UNIFIED_START_BYTES, fitted by run.py on the corpus's GB10 starts)
+# (what the host's processes take while the worker loads and profiles, in v0.33.0's non-torch memory on a unified
+# device, is in the term's error only: unified_start.py)
 LLAMA_RUNTIME = (_PEAK + fitted_bytes(VLLM_FITS["vllm.non_torch.v18"].coefficients[0])
-                 + _SAMPLER_STATE + _V2_GRAPHS + max(_GRAPHS - _PEAK, 0) + UNIFIED_START_BYTES)  # fmt: skip
+                 + _SAMPLER_STATE + _V2_GRAPHS + max(_GRAPHS - _PEAK, 0))  # fmt: skip
 # what a start at 0.87 holds: ceil(0.87 × T) = 111,818,582,262 less the weights and the runtime, in whole blocks
 AT_087_TOKENS = (111_818_582_262 - LLAMA_WEIGHTS - LLAMA_RUNTIME) // 2_097_152 * 16
 # and at 0.88: ceil(0.88 × T) = 113,103,853,323

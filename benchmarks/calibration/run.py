@@ -119,10 +119,10 @@ def fitted_blocks(judgement: Judgement) -> dict[Path, str]:
 
 
 def _unified_literal(fit: LinearTerm | None) -> str:
-    """unified_start.py's committed block: what unified-memory starts left beyond their plans (0s: none measured)."""
-    centre, half, records = (round(fit.coefficients[0]), fit.error_bytes, fit.records) if fit is not None else (0, 0, 0)
-    return (f"UNIFIED_START_BYTES = {centre}  # {centre // MIB} MiB\nUNIFIED_START_ERROR_BYTES = {half}  # "
-            f"{half // MIB} MiB\nUNIFIED_START_RECORDS = {records}")
+    """unified_start.py's committed block: the span of what unified-memory starts left beyond their plans (0s: none
+    measured)."""
+    half, records = (fit.error_bytes, fit.records) if fit is not None else (0, 0)
+    return f"UNIFIED_START_ERROR_BYTES = {half}  # {half // MIB} MiB\nUNIFIED_START_RECORDS = {records}"
 
 
 def render_doc(judgement: Judgement) -> str:

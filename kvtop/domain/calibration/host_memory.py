@@ -9,8 +9,8 @@ and the page cache of files read leave. The engines read it so:
   where torch's device properties say `is_integrated` (`CudaPlatform.is_integrated_gpu`; the releases and lines:
   engines/vllm/unified_free.py). It sizes from the total × `--gpu-memory-utilization`, so the host's share is not in
   its budget; its start checks that much is free (`request_memory`). What the host takes
-  during the start shows in its non-torch memory (NVIDIA/xr-ai#462, vLLM 0.20): charged there, assumed, where the
-  release reads the kernel's available memory (`unified_start.py`); before v0.11.1 (the page cache of a cold load
+  during the start shows in its non-torch memory (NVIDIA/xr-ai#462, vLLM 0.20): its span in that term's error where
+  the release reads the kernel's available memory (`unified_start.py`); before v0.11.1 (the page cache of a cold load
   held) not modelled.
 - SGLang takes psutil's available memory on SM 87, 110, 121 from 0.5.4 and where `is_integrated` from 0.5.9
   (`srt/utils/common.py` `get_available_gpu_memory`; engines/sglang/unified_free.py), and sizes from the free memory before and after the load.
@@ -164,8 +164,8 @@ def host_held(total_bytes: int, *, available: bool = False) -> tuple[int, int]:
 
 
 # what the host takes while the engine loads and profiles, by what its release reads as the free memory
-_DURING_START_AVAILABLE = ("what the host takes during the start shows in its non-torch memory, charged there as "
-                           "assumed (unified_start.py)")  # fmt: skip
+_DURING_START_AVAILABLE = ("what the host takes during the start shows in its non-torch memory, whose error takes "
+                           "its span (unified_start.py)")  # fmt: skip
 _DURING_START_HELD = ("what the host takes during the start, a cold load's page cache, shows in its non-torch memory, "
                       "not modelled")  # fmt: skip
 
