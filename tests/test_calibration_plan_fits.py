@@ -22,6 +22,7 @@ from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.plan_fits import committed_fits
 from kvtop.domain.calibration.support import measured_elsewhere
 from kvtop.domain.calibration.terms import Term
+from kvtop.domain.calibration.unified_start import UNIFIED_START_KEY
 from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, LOADED_ERROR_KEY
 from kvtop.domain.engines.registry import ENGINE_IDS, engine_rules
 from kvtop.domain.gpus import gpu_key
@@ -68,7 +69,7 @@ def test_a_plan_reads_its_engines_fits_and_the_engine_neutral_ones_only() -> Non
     vllm = engine_rules("vllm").calibration.FITS
     assert set(engine_fits("vllm", COMMITTED)) == {
         *CUDA_TOTAL_FITS, CUDA_CONTEXT_KEY, ASSUMED_CONTEXT_ERROR_KEY, LOADED_ERROR_KEY, BUILT_ERROR_KEY, DESKTOP_HELD_KEY,
-        DESKTOP_PROFILE_KEY, DESKTOP_GIVEN_BACK_KEY, *vllm}
+        DESKTOP_PROFILE_KEY, DESKTOP_GIVEN_BACK_KEY, UNIFIED_START_KEY, *vllm}
     assert engine_fits("vllm") == engine_fits("vllm", COMMITTED)  # the product's set is the committed corpus's
     assert not any(key.startswith("sglang.") for key in engine_fits("vllm", COMMITTED))
 

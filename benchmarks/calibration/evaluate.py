@@ -211,8 +211,10 @@ def fit_all(corpus: Corpus, leave_out: str | None = None, skip_gpus: frozenset[s
             if kept and enough(found, tuple(names[index] for index in kept)):
                 fits[key] = fewer_features_fit(key, names, kept, found)
     from benchmarks.calibration.desktop import desktop_fits  # it plans desktop starts with this module's fits
+    from benchmarks.calibration.unified import unified_fits  # likewise unified-memory starts
 
     fits.update(desktop_fits(corpus, fits, leave_out))  # against the fold's fits, the desktop starts but its source's
+    fits.update(unified_fits(corpus, fits, leave_out))  # likewise: what unified-memory hosts took during the start
     return fits
 
 

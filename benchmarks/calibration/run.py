@@ -35,6 +35,7 @@ from kvtop.domain.calibration.plan_fits import (  # noqa: E402
     desktop_held_bytes,
     desktop_profile_bytes,
 )
+from kvtop.domain.calibration.unified_start import UNIFIED_START_KEY  # noqa: E402
 from kvtop.domain.calibration.weights import BUILT_ERROR_KEY, LOADED_ERROR_KEY  # noqa: E402
 from kvtop.domain.wording import MIB  # noqa: E402
 
@@ -119,7 +120,15 @@ def fitted_blocks(judgement: Judgement) -> dict[Path, str]:
     blocks[DOMAIN / "calibration" / "host_memory.py"] = (f"DESKTOP_HELD_BYTES = {desktop}  # {desktop // MIB} MiB\n"
                                                          f"DESKTOP_PROFILE_BYTES = {span}  # {span // MIB} MiB\n"
                                                          f"DESKTOP_GIVEN_BACK_BYTES = {back}  # {back // MIB} MiB")
+    blocks[DOMAIN / "calibration" / "unified_start.py"] = _unified_literal(fits.get(UNIFIED_START_KEY))
     return blocks
+
+
+def _unified_literal(fit: LinearTerm | None) -> str:
+    """unified_start.py's committed block: the span of what unified-memory starts left beyond their plans (0s: none
+    measured)."""
+    half, records = (fit.error_bytes, fit.records) if fit is not None else (0, 0)
+    return f"UNIFIED_START_ERROR_BYTES = {half}  # {half // MIB} MiB\nUNIFIED_START_RECORDS = {records}"
 
 
 def render_doc(judgement: Judgement) -> str:

@@ -344,14 +344,14 @@ def test_a_desktop_with_the_free_memory_given_charges_nothing_more() -> None:
 def test_the_free_memory_note_of_a_unified_host_names_the_hosts_share() -> None:
     """SGLang sizes from the free memory before load: on a GB10 its estimate is CUDA's total less the context and
     less the host's assumed share; from 0.5.4 it reads psutil's available memory there (srt/utils/common.py:461-467
-    at 0.5.4), which counts the page cache free: 0.1229 × 119.70 = 14.7 GiB; 0.5.3rc0 reads cudaMemGetInfo's free
+    at 0.5.4), which counts the page cache free: 0.1173 × 119.70 = 14.0 GiB; 0.5.3rc0 reads cudaMemGetInfo's free
     (srt/utils.py:406), the page cache held: 0.2934 × 119.70 = 35.1 GiB. The note says that share, a card of its own
     does not."""
     model = load_model(str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json"))
     settings = LaunchSettings(engine="sglang")
     plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("GB10"), gpu_name="GB10")
     card = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")
-    said = f"less what the host holds of its unified memory ({0.1229 * 119.70:.1f} GiB, assumed"
+    said = f"less what the host holds of its unified memory ({0.1173 * 119.70:.1f} GiB, assumed"
     assert any(said in note for note in plan.ledger.engine.notes)
     old = planned_capacity(model, LaunchSettings(engine="sglang", engine_version="0.5.3rc0"),
                            gpu_total_bytes=gpu_total_bytes("GB10"), gpu_name="GB10")  # fmt: skip

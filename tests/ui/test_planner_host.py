@@ -21,7 +21,7 @@ from kvtop.sources.hub import load_model
 from kvtop.ui.planning import field_texts, plan
 from kvtop.ui.widgets.plan_result import outcome_table
 from tests.calibrated_figures import llama_70b_tokens
-from tests.test_cli_plan_host import AT_087_TOKENS
+from tests.test_cli_plan_host import AT_088_TOKENS
 from tests.ui.fakes import LLAMA_70B_CONFIG
 from tests.ui.helpers import shown
 
@@ -70,9 +70,9 @@ async def test_the_desktop_field_moves_the_low_end_as_plan_desktop_does(
 
 def test_the_planner_says_a_start_refused_at_the_assumed_host_share() -> None:
     """Llama-3.1-8B under vLLM on a GB10 (119.70 GiB = 128,527,106,048 B): 0.92 asks ceil(0.92 × T) =
-    118,244,937,565 B free, the host is assumed to leave T − round(0.1229 × T) = 112,731,124,715 B (v0.33.0 reads the
-    kernel's available memory, the page cache free); 0.87 asks 111,818,582,262 B and starts (the CLI's figures:
-    tests/test_cli_plan_host.py, AT_087_TOKENS by hand)."""
+    118,244,937,565 B free, the host is assumed to leave T − round(0.1173 × T) = 113,450,876,509 B (v0.33.0 reads the
+    kernel's available memory, the page cache free); 0.88 asks 113,103,853,323 B and starts (the CLI's figures:
+    tests/test_cli_plan_host.py, AT_088_TOKENS by hand)."""
     # 0.33.0's start check, pinned (0.34.0's extensible KV cache skips it: v1/worker/utils.py:783-797)
     settings = parse_flags("vllm", ["--model", "llama-3.1-8b"]).model_copy(update={"engine_version": "0.33.0"})
     total = 128_527_106_048
@@ -80,11 +80,11 @@ def test_the_planner_says_a_start_refused_at_the_assumed_host_share() -> None:
     assert outcome.after_plan is not None and outcome.after_plan.refused_at_centre
     table = outcome_table(outcome, None).plain
     assert "✗ refused at the assumed host share: vLLM asks 0.92 × 119.70 GiB = 110.12 GiB free at its start" in table
-    assert f"--gpu-memory-utilization 0.87 starts there: {AT_087_TOKENS:,} tokens per rank" in table
+    assert f"--gpu-memory-utilization 0.88 starts there: {AT_088_TOKENS:,} tokens per rank" in table
     fits = next(line for line in table.splitlines() if line.startswith("fits"))
     assert fits.split()[-1] == "refused"
     fresh = next(line for line in table.splitlines() if line.startswith("fresh start"))
-    assert "so the host may hold at most 9.58 GiB; it is assumed to hold 14.71 GiB ± 7.72 GiB, leaving 104.99 GiB" in table
+    assert "so the host may hold at most 9.58 GiB; it is assumed to hold 14.04 GiB ± 8.40 GiB, leaving 105.66 GiB" in table
     # the ✗ line states it in full; the fresh-start line names it (T − 118,244,937,565 B = 9.58 GiB, said once)
     assert fresh.split(None, 2)[2].startswith("0 – ") and "at 0.92 (0: refused, ✗ above)" in fresh
     assert table.count("9.58 GiB") == 1 and "start:" not in table

@@ -42,7 +42,9 @@ FALLBACK_KEY = "cuda_total.gap"  # nvidia-smi's total less CUDA's, for a GPU wit
 GAP_FEATURES = ("1 GiB", "100 GiB of nvidia-smi's total")  # the gap's features: a constant, a part of the total
 # A unified device's total is the host's memory less what its firmware and kernel keep, which moves with the OS
 # release: GB10 starts printed 119.70 GiB (TensorRT-LLM 1.1.0rc3, vLLM), two DGX OS 7.5 GB10 hosts state 121.63 and
-# 121.69 GiB (MiaAI-Lab/DeepSeek-v4-Flash-One-DGX-Spark#4, MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks#204)
+# 121.69 GiB (MiaAI-Lab/DeepSeek-v4-Flash-One-DGX-Spark#4, MiaAI-Lab/GLM-5.3-Flash-EXL3-2x-DGX-Sparks#204), and vLLM
+# starts on kernel 6.17 hosts print 121.69 (`(114.54/121.69 GiB)` at 0.27.1, search-index id 69198182448; #47 on drivers
+# 580.173.02 and 610.43.02): two OS eras, both inside 119.70 ± 2 GiB (session 68: docs/engines/vllm.md, unified memory)
 UNIFIED_TOTAL_ERROR_BYTES = 2 * GIB
 # Under WSL2 CUDA's total is the card's whole memory, nvidia-smi's figure: four WSL2 starts printed it (vLLM's
 # 'total_gpu_memory (12.00GiB)' of an RTX 2060 12 GB's 12,288 MiB, driver 561.09 under Docker Desktop, search-index id

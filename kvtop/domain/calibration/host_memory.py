@@ -9,8 +9,9 @@ and the page cache of files read leave. The engines read it so:
   where torch's device properties say `is_integrated` (`CudaPlatform.is_integrated_gpu`; the releases and lines:
   engines/vllm/unified_free.py). It sizes from the total × `--gpu-memory-utilization`, so the host's share is not in
   its budget; its start checks that much is free (`request_memory`). What the host takes
-  during the start (the page cache of a cold load) shows in its non-torch memory (NVIDIA/xr-ai#462, vLLM 0.20):
-  not modelled.
+  during the start shows in its non-torch memory (NVIDIA/xr-ai#462, vLLM 0.20): its span in that term's error where
+  the release reads the kernel's available memory (`unified_start.py`); before v0.11.1 (the page cache of a cold load
+  held) not modelled.
 - SGLang takes psutil's available memory on SM 87, 110, 121 from 0.5.4 and where `is_integrated` from 0.5.9
   (`srt/utils/common.py` `get_available_gpu_memory`; engines/sglang/unified_free.py), and sizes from the free memory before and after the load.
 - TensorRT-LLM's PyTorch backend reads `torch.cuda.mem_get_info()` with no integrated case
@@ -63,15 +64,21 @@ HOST_HELD_SHARE_ERROR = 0.2351
 # free: the OS and its services. The readings of that kind above: GB10's 6.99 – 11.26 GiB of 119.7, the Thor's 12.33 of
 # 122.82, the headless 121.69 GiB GB10 hosts' 19.5 – 20.4 GiB with the caches dropped and 21.1 / 22.8 GiB with a raised
 # `vm.min_free_kbytes` (which the kernel's available memory leaves out): 5.84 % to 18.74 %, 12.29 % ± 6.45 % (session
-# 67). Inside it: SGLang 0.5.9's GB10 start (yukimaru77-qwen3.5-4b-gb10-v059-mf08), 119.70 − 110.63 = 9.07 GiB (7.58
+# 67). Those readings are mostly refusals (before v0.27.0 vLLM prints the free memory only when its start check fails),
+# so they lean to hosts that held much. From v0.27.0 a start that came up prints it too (`Free memory on device
+# (…/121.69 GiB) on startup. Desired GPU memory utilization is …`, v1/worker/gpu_worker.py:766-785 at v0.27.1, the
+# worker's first snapshot): GB10 hosts of 121.69 GiB held 121.69 − 115.95 = 5.74 GiB (search-index id 58755311174),
+# − 114.54 = 7.15 GiB (69198182448) and − 105.9 = 15.79 GiB (68531280425): 4.72 %, 5.88 %, 12.98 %. The first lies
+# below the session-67 span, so the span is 4.72 % – 18.74 %: 11.73 % ± 7.02 % (session 68; the half-width rounded out
+# so both ends hold). Inside it: SGLang 0.5.9's GB10 start (yukimaru77-qwen3.5-4b-gb10-v059-mf08), 119.70 − 110.63 = 9.07 GiB (7.58
 # %). Not in it (nor in the span above): the 63.05 GiB of the `Free memory on device cuda:0 (56.65/119.7 GiB)` refusal,
 # whose wording (the device named) is v0.14.1's on (v1/worker/utils.py:264 at v0.14.1, :414 at v0.17.1 – v0.20.0;
 # v0.13.0's gpu_worker.py names none), so the available memory, held by another workload (its source names ~40 GiB of
 # k8s pods on that node): another tenant is not modelled, as another process on a card of its own is not; nor the 58.65
 # GiB of a `vllm/vllm-openai` 0.11-line start in a restart loop (27338917700: cudaMemGetInfo's free at v0.11.0, a
 # previous instance at v0.11.1).
-HOST_AVAILABLE_SHARE = 0.1229
-HOST_AVAILABLE_SHARE_ERROR = 0.0645
+HOST_AVAILABLE_SHARE = 0.1173
+HOST_AVAILABLE_SHARE_ERROR = 0.0702
 
 HOST_LABEL = "what the host holds (unified memory)"
 
@@ -175,6 +182,12 @@ def host_held(total_bytes: int, *, available: bool = False) -> tuple[int, int]:
     return round(share * total_bytes), round(error * total_bytes)
 
 
+# what the host takes while the engine loads and profiles, by what its release reads as the free memory
+_DURING_START_AVAILABLE = ("what the host takes during the start shows in its non-torch memory, whose error takes "
+                           "its span (unified_start.py)")  # fmt: skip
+_DURING_START_HELD = ("what the host takes during the start, a cold load's page cache, shows in its non-torch memory, "
+                      "not modelled")  # fmt: skip
+
 _VERDICT_WORDS = {
     StartVerdict.REFUSED_ACROSS_SPAN: "refused across the assumed span",
     StartVerdict.REFUSED_AT_CENTRE: "refused at the assumed centre",
@@ -208,8 +221,7 @@ def unified_host(
         needed = f" (at {fraction:g} × the total: {_VERDICT_WORDS[verdict]}, as the start verdict states)"
     note = (f"unified memory: what the host leaves to the GPU is assumed {left} (the engine sizes from the total, so "
             f"the host's share is not in its budget: it starts only where the host leaves what it asks free{needed}; "
-            "what the host takes during the start, a cold load's page cache, shows in its non-torch memory, not "
-            "modelled)")  # fmt: skip
+            f"{_DURING_START_AVAILABLE if available else _DURING_START_HELD})")  # fmt: skip
     return host.model_copy(update={"note": note})
 
 
@@ -234,7 +246,7 @@ def host_term(gpu_name: str | None, total_bytes: int, *, available: bool = False
     held, error = host_held(total_bytes, available=available)
     basis = (f"assumed {HOST_AVAILABLE_SHARE:.2%} ± {HOST_AVAILABLE_SHARE_ERROR:.2%} of the total: the OS, its "
              "services, the page cache free as the engine reads the kernel's available memory, as GB10 and Jetson "
-             "Thor hosts left it (5.84 % – 18.74 %; another workload on the host is not modelled)" if available else
+             "Thor hosts left it (4.72 % – 18.74 %; another workload on the host is not modelled)" if available else
              f"assumed {HOST_HELD_SHARE:.2%} ± {HOST_HELD_SHARE_ERROR:.2%} of the total: the OS, its services and the "
              "page cache, as GB10 and Jetson Thor starts left it (5.84 % – 52.83 %)")  # fmt: skip
     return TermEstimate(

@@ -36,6 +36,7 @@ from kvtop.domain.calibration.host_memory import (
     DESKTOP_PROFILE_KEY,
 )
 from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.unified_start import UNIFIED_START_KEY, committed_unified_start
 from kvtop.domain.calibration.weights import (
     BUILT_ERROR_KEY,
     BUILT_WEIGHTS_RECORDS,
@@ -50,7 +51,7 @@ from kvtop.domain.calibration.weights import (
 SHARED_KEYS = frozenset(
     {CUDA_CONTEXT_KEY, ASSUMED_CONTEXT_ERROR_KEY, LOADED_ERROR_KEY, BUILT_ERROR_KEY, DESKTOP_HELD_KEY, DESKTOP_PROFILE_KEY,
      DESKTOP_GIVEN_BACK_KEY}
-)
+) | {UNIFIED_START_KEY}  # what a unified-memory host takes during a start, as the engine charges it (unified_start.py)
 DESKTOP_HELD_FEATURES = ("bytes a desktop held before the load beyond a Linux start's",)
 DESKTOP_PROFILE_FEATURES = ("bytes a desktop start left beside weights and KV beyond the plan's terms",)
 DESKTOP_GIVEN_BACK_FEATURES = ("bytes a desktop start left beside weights and KV below the plan's terms",)
@@ -114,6 +115,9 @@ def committed_fits(own: Mapping[str, LinearTerm]) -> dict[str, LinearTerm]:
     profile = desktop_profile_fit(DESKTOP_PROFILE_BYTES, 0, 0)
     given_back = desktop_given_back_fit(DESKTOP_GIVEN_BACK_BYTES, 0, 0)
     shared = {fit.key: fit for fit in (assumed, loaded, built, desktop, profile, given_back)}
+    unified = committed_unified_start()
+    if unified is not None:
+        shared[unified.key] = unified
     return {**CUDA_TOTAL_FITS, **CUDA_CONTEXT_FITS, **shared, **own}
 
 

@@ -25,6 +25,7 @@ from kvtop.domain.calibration.features import (
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.calibration.unified_start import with_unified_start
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.engines.vllm.calibration_eras import (
     CONTEXT_INSIDE,
@@ -40,6 +41,7 @@ from kvtop.domain.engines.vllm.dp_gather import with_dp_communicators
 from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
 from kvtop.domain.engines.vllm.nvls_buffers import nvls_buffers
 from kvtop.domain.engines.vllm.profile_run import engine_era
+from kvtop.domain.engines.vllm.unified_free import reads_available_memory
 from kvtop.domain.engines.vllm.v0_charge import (
     context_charged,
     has_custom_all_reduce,
@@ -197,7 +199,9 @@ def non_torch_estimate(inputs: CalibrationInputs, fits: dict[str, LinearTerm], t
         context = v1_charged_context(inputs, fits) if engine_era(inputs) == "v1" else context_term(inputs, fits)
         return context_charged(growth, context, charge, inputs.version, inputs.layout.tp)
     # DP replicas of a MoE: the DP group's communicators, where priced (dp_gather.py)
-    return with_dp_communicators(_context_inside(_growth(inputs, fits, tokens), inputs, fits), inputs, fits)
+    growth = with_dp_communicators(_context_inside(_growth(inputs, fits, tokens), inputs, fits), inputs, fits)
+    # on a unified device the release that reads the kernel's available memory charges what the host takes meanwhile
+    return with_unified_start(growth, inputs.gpu_name, reads_available_memory(inputs.version), fits)
 
 
 def v1_charged_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
