@@ -154,7 +154,7 @@ class PrometheusNodeSource:
         )  # fmt: skip
         engines = _engine_views(series, observation)
         age_s = self._clock() - taken_at
-        notice = "read through Prometheus: no predicted ledger, no processes"
+        notice = f"read through Prometheus: {LEDGER_ON_NODE}; no processes"
         if taken and age_s > self.stale_after_s:
             notice = f"{EXPORTER}'s snapshot is {age_s:.0f} s old · " + notice
         return NodeSnapshot(observation=observation, engines=engines, source=self.label, notice=notice)

@@ -111,6 +111,7 @@ async def test_a_snapshot_read_through_prometheus_renders_without_predictions():
         # the exporter's prediction, said as the exporter's: never "no prediction: … (kvtop export predicts …)"
         assert "tokens 1,127,125 predicted by kvtop export (its ledger stays on the node) / 1,127,125 live" in head
         assert "no prediction" not in head
+        assert "read through Prometheus: its ledger stays on the node; no processes" in head  # one wording (LEDGER_ON_NODE)
         row3 = app.screen.query_one(GpuList).row_text(3)  # the predicted bar needs the ledger, which stays on the node
         assert "sglang TP3" in row3 and "pred its ledger stays on the node" in row3 and "H100 80GB" in row3
         assert findings_text(app).splitlines()[:3] == [
