@@ -11,7 +11,9 @@ marks a start on a card a desktop (Windows, WSL2) shares: it is planned as `plan
 says whose figure a pipeline-parallel start's `logged.kv` is: a stage's index (vLLM sizes and logs each stage's KV
 memory apart) or "min", the least over the stages (`Record.kv_stage`). `gpu_total_is_cuda: true` says the printed
 `gpu_total_mib` is CUDA's own total, not nvidia-smi's of a whole card (a HAMi or MIG slice: `Record.total_is_cudas`):
-planned as `plan --gpu-memory` plans it. `compile_cache: warm` says the start's own lines show torch.compile's cache warm ('Directly load …',
+planned as `plan --gpu-memory` plans it. A record whose launch kvtop refuses by name (`plan` prints the refusal, no
+figure) is loaded all the same, its refusal kept (`Record.refusal`) and its model set aside as a record without a
+config is: its printed figures that need no plan still count, and docs/calibration.md names it. `compile_cache: warm` says the start's own lines show torch.compile's cache warm ('Directly load …',
 no 'Compiling a graph for …'), or, where they are not published, that the source started the same configuration
 before it with the same cache root (its note says how): planned as `plan --compile-cache warm` plans it
 (`Record.compile_cache`).
@@ -22,7 +24,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from decimal import Decimal
 from functools import cache, cached_property
@@ -35,6 +37,7 @@ from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import ENGINE_IDS, display_name, engine_rules
 from kvtop.domain.engines.versions import NOT_STATED, ResolvedVersion, from_dates, from_flag
 from kvtop.domain.engines.vllm.release_calendar import V0_RELEASE
+from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin
 from kvtop.domain.gpus import GPU_TOTAL_MIB, gpu_key
 from kvtop.domain.launch import LaunchSettings, engine_flags, parse_flags
@@ -65,7 +68,8 @@ def gib_bytes(text: str) -> int:
 
 @dataclass(frozen=True)
 class Record:
-    """One corpus line, resolved: the model (None without a config), the settings and release."""
+    """One corpus line, resolved: the model (None without a config, or where kvtop refuses the launch), the settings
+    and release."""
 
     raw: dict[str, object]
     model: ModelSpec | None
@@ -73,6 +77,7 @@ class Record:
     version: ResolvedVersion
     figures: dict[str, int] = field(default_factory=dict)  # logged figures, bytes
     tokens: int | None = None
+    refusal: str | None = None  # kvtop's refusal of the launch, as `plan` prints it (its model is then None)
 
     @property
     def id(self) -> str:
@@ -304,8 +309,20 @@ def resolve(raw: dict[str, object]) -> Record:
     figures = _derived(raw, {name: gib_bytes(str(logged[name])) for name in FIGURES if name in logged})
     _check_kv_stage(raw, logged)
     tokens = logged.get("tokens")
-    return Record(raw=raw, model=model, settings=settings, version=version, figures=figures,
-                  tokens=int(tokens) if tokens is not None else None)  # fmt: skip
+    record = Record(raw=raw, model=model, settings=settings, version=version, figures=figures,
+                    tokens=int(tokens) if tokens is not None else None)  # fmt: skip
+    return _judged_refused(record)
+
+
+def _judged_refused(record: Record) -> Record:
+    """The record as kvtop plans it: where `plan` refuses its launch by name (a P-EAGLE head whose config is not
+    at hand), the refusal kept and the model set aside, so no fit or judgement plans it and the loader does not stop;
+    the figures it printed that need no plan (CUDA's total, the free memory, non-torch) count as before."""
+    try:
+        record.ledger()
+    except UnsupportedModelError as refused:
+        return replace(record, model=None, refusal=str(refused))
+    return record
 
 
 def _check_kv_stage(raw: dict[str, object], logged: dict[object, object]) -> None:

@@ -105,6 +105,19 @@ def _records_table(corpus: Corpus) -> list[str]:
     return lines
 
 
+def _refused(corpus: Corpus) -> list[str]:
+    """The records whose launch kvtop refuses by name (`Record.refusal`), each with the refusal `plan` prints: not
+    planned, not judged, counted apart (a refusal is a named state, not a miss)."""
+    refused = [r for records in corpus.values() for r in records if r.refusal]
+    lines = ["### Refused", "", f"{len(refused)} record{'s' * (len(refused) != 1)} kvtop refuses by name: not planned and not "
+             "judged above; the figures each printed that need no plan (CUDA's total, the free memory, non-torch) still "
+             "count.", ""]  # fmt: skip
+    if refused:
+        lines += ["| record | engine | release | refusal |", "|---|---|---|---|"]
+        lines += [f"| {r.id} | {r.engine} | {r.version.text or '—'} | {r.refusal} |" for r in refused]
+    return lines
+
+
 def _judged_table(judged: dict[str, list[Judged]]) -> list[str]:
     lines = ["| record | compared | log | blind plan | error | interval | holds | widest term |", "|---|---|---|---|---|---|---|---|"]
     for rows in judged.values():
@@ -133,6 +146,7 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
            blind_weights: dict[str, list[Judged]], scores: PlanScores | None = None) -> str:  # fmt: skip
     count = sum(len(records) for records in corpus.values())
     per_engine = ", ".join(f"{display_name(e)} {len(r)}" for e, r in corpus.items())
+    refused = sum(1 for records in corpus.values() for r in records if r.refusal)
     out = [
         "# Calibration: what a plan expects the engine to measure",
         "",
@@ -201,7 +215,8 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "",
         "What this does and does not show:",
         "",
-        f"- The corpus holds {count} records ({per_engine}). vLLM's are enough to fit and judge each term by era;",
+        f"- The corpus holds {count} records ({per_engine}; {refused} refused by kvtop, named under the corpus).",
+        "  vLLM's are enough to fit and judge each term by era;",
         "  SGLang's fit its context (CUDA context and NCCL before the weights) on the starts that print the free memory",
         "  before or around the load (23, of which 11 also print a capacity of a model kvtop has the config of). The",
         "  context they measure is 0.60–0.72 GiB at TP 1 on H100/H200, 0.69–0.78 on B200 (against CUDA's B200 total as",
@@ -353,6 +368,8 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "the GPU, the layout, the model's config, the launch flags, and the figures the log printed (GiB as printed).",
         "",
         *_records_table(corpus),
+        "",
+        *_refused(corpus),
         "",
         "## The terms",
         "",

@@ -20,6 +20,15 @@ NO_EXPORTER = "no kvtop exporter on this node: nothing was diagnosed"
 #: Where each counted finding's cause and fix are read (Prometheus holds only the counts).
 RUN_DIAGNOSE = "run `kvtop diagnose` on the node for each cause and its fix"
 RUN_EXPORT = f"run `{EXPORTER}` on the node to see its findings here"
+#: What an info finding is counted as, in the node list's cell, the incident's sentence and the pane alike.
+ADVICE_WORD = "advice"
+
+
+def counted_kind(count: int, severity: str) -> str:
+    """A count of findings of one severity as every cluster view says it: '2 findings' for a fault, '2 advice' for an
+    info finding (`cluster.ADVICE`: a trade-off, as `kvtop diagnose` heads it), so the pane's entry and the node
+    list's cell ('1 warning · 2 advice') name it alike."""
+    return f"{count} {ADVICE_WORD}" if severity.lower() in ADVICE else counted(count, "finding")
 
 
 def has_kvtop(node: ClusterNode) -> bool:
@@ -84,14 +93,14 @@ class ExportedCounts:
         """The node list's findings cell: '1 error · 2 warning · 2 advice', 'none · 2 advice' or 'none' (the
         view shows '—' where `counts` is None: no exporter)."""
         faults = [f"{count} {severity}" for severity, count in self.faults] or ["none"]
-        return " · ".join([*faults, *([f"{self.advice} advice"] if self.advice else [])])
+        return " · ".join([*faults, *([f"{self.advice} {ADVICE_WORD}"] if self.advice else [])])
 
     def entries(self) -> tuple[ExportedFindings, ...]:
         """The findings pane's entries: one per severity counted, or one saying nothing was diagnosed."""
         if self.counts is None:
             return (ExportedFindings("not diagnosed", "info", NO_EXPORTER, fix=RUN_EXPORT),)
         said = f"counted by {EXPORTER} on {self.node}"
-        return tuple(ExportedFindings(counted(count, "finding"), severity, said) for severity, count in self.counts)
+        return tuple(ExportedFindings(counted_kind(count, severity), severity, said) for severity, count in self.counts)
 
     def forms(self) -> tuple[str, ...]:
         """The incident's sentence and its shorter forms: 'kvtop export on h100-f counts 1 critical finding and
@@ -100,10 +109,10 @@ class ExportedCounts:
             return (NO_EXPORTER,)
         faults, advice = self.faults, self.advice
         if not faults:
-            extra = f" ({advice} advice)" if advice else ""
+            extra = f" ({advice} {ADVICE_WORD})" if advice else ""
             return (f"{EXPORTER} on {self.node} counts no fault{extra}", f"no fault counted by {EXPORTER}")
         counted = " and ".join(f"{c} {s}" for s, c in faults)
         counted += " finding" if sum(c for _, c in faults) == 1 else " findings"
-        extra = f" and {advice} advice" if advice else ""
+        extra = f" and {advice} {ADVICE_WORD}" if advice else ""
         whole = f"{EXPORTER} on {self.node} counts {counted}{extra}"
         return (f"{whole} — {RUN_DIAGNOSE}", whole, f"{EXPORTER} counts {counted}", counted)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.wording import LEDGER_ON_NODE
+
 #: Who predicted or counted a figure read through Prometheus, in every view's words: the findings (cluster_findings),
 #: the Prometheus node source's notices and the header read this one constant.
 EXPORTER = "kvtop export"
-#: Where the ledger behind the exporter's figure is: the header's and the rank ledger's words for its absence.
-LEDGER_STAYS = "its ledger stays on the node"
+#: Where the ledger behind the exporter's figure is: every view's words for its absence (`wording.LEDGER_ON_NODE`).
+LEDGER_STAYS = LEDGER_ON_NODE
 
 
 class ExportedPrediction(BaseModel):

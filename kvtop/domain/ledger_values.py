@@ -30,6 +30,7 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.request_capacity import RequestCapacity, request_capacity
+from kvtop.domain.tower_parts import unbuilt_note
 from kvtop.domain.weights import WeightsBook
 from kvtop.domain.wording import GB, GIB
 
@@ -172,7 +173,8 @@ class Ledger(BaseModel):
         assumed where a --gpu-memory is a part of it (`gpu_total_origin.smi_total`)."""
         origin = self.measured.total_origin(self.gpu_name, self.gpu_total_bytes)
         smi = smi_total_note(self.gpu_name, self.gpu_total_bytes, origin)
-        return (*self.engine.notes, *([smi] if smi else []))
+        tower = unbuilt_note(self.model.tower)  # a part of the served model's tower left unbuilt (tower_parts)
+        return (*self.engine.notes, *([smi] if smi else []), *([tower] if tower else []))
 
     @property
     def engine_total_bytes(self) -> int:

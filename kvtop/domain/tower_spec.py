@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from kvtop.domain.engines.versions import parse_release
 from kvtop.domain.rounding import round_up
@@ -184,6 +184,8 @@ class TowerSpec(BaseModel):
     # `audio_config`), which an engine may build without the other (`tower_parts`)
     audio_params: int = 0
     audio_replicated_params: int = 0
+    # the part the engine left unbuilt at this launch (`tower_parts.without_part`): what the plan's note says
+    unbuilt_part: TowerPart | None = Field(default=None, exclude=True)
 
     def block_rule(self, split: TowerSplit | None) -> BlockSplit | None:
         """The engine's rule for this tower's encoder class, where it states one."""

@@ -16,6 +16,11 @@ GB = 10**9  # decimal, as a GB figure beside a GiB one is written (kvtop/units.p
 #: A launch that takes no engine flag, every setting the engine's default: `plan`'s fitting line, `--layouts` and the
 #: planner's flags line and `c` say it so (the planner once said "(engine defaults)", a third wording).
 DEFAULTS_SAID = "the engine's defaults"
+#: Where a view reads a node through Prometheus, its rank ledger is not there: the exporter publishes figures, never the
+#: ledger behind them. Every view says its absence so (the node header, the rank ledger, a GPU row's predicted bar, Enter
+#: and `p` in the cluster view; session 67 found three wordings: "ledger not exported", "no predicted ledger", "where
+#: its ledger is").
+LEDGER_ON_NODE = "its ledger stays on the node"
 
 
 def flags_said(shown: str) -> str:

@@ -5,7 +5,7 @@ finds the node's kvtop exporter by `kvtop_node_info{node}` and rebuilds its GPUs
 ranks from the `kvtop_gpu_*` and `kvtop_rank_*` series (bytes); a node without kvtop's exporter
 gets its GPUs from DCGM's framebuffer series (MiB, host label `Hostname` or `hostname`, else
 the node is named by its `instance`). Prometheus carries no predicted ledger, so every engine
-has `ledger=None` with `ledger_error` "ledger not exported" and the exporter's predicted figure as
+has `ledger=None` with `ledger_error` "its ledger stays on the node" (`wording.LEDGER_ON_NODE`) and the exporter's predicted figure as
 `EngineView.exported` ("prediction not exported" where it published none); a worker's pid is not exported
 either (`RankView.pid` is 0, which no worker has). Read-only: it only sends instant queries.
 """
@@ -33,12 +33,13 @@ from kvtop.domain.observe import (
     NodeObservation,
     NvmlState,
 )
+from kvtop.domain.wording import LEDGER_ON_NODE
 from kvtop.sources.prometheus import DEFAULT_STALE_AFTER_S, ENGINE_REPORTED, PrometheusClient, Series
 from kvtop.sources.prometheus_engines import served_model
 from kvtop.units import MIB
 
 NOT_EXPORTED = "prediction not exported"
-LEDGER_NOT_EXPORTED = "ledger not exported"  # the exporter published its predicted figure, not its ledger
+LEDGER_NOT_EXPORTED = LEDGER_ON_NODE  # the exporter published its predicted figure, not its ledger
 UNKNOWN_PID = 0  # Prometheus carries no worker pid; pid 0 is the kernel's, never a worker's
 _KVTOP_SERIES = (
     "kvtop_(snapshot_timestamp_seconds|gpu_info|gpu_memory_(total|used|reserved|free)_bytes|engine_info"
@@ -153,7 +154,7 @@ class PrometheusNodeSource:
         )  # fmt: skip
         engines = _engine_views(series, observation)
         age_s = self._clock() - taken_at
-        notice = "read through Prometheus: no predicted ledger, no processes"
+        notice = f"read through Prometheus: {LEDGER_ON_NODE}; no processes"
         if taken and age_s > self.stale_after_s:
             notice = f"{EXPORTER}'s snapshot is {age_s:.0f} s old · " + notice
         return NodeSnapshot(observation=observation, engines=engines, source=self.label, notice=notice)

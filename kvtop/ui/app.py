@@ -64,7 +64,7 @@ def _no_plan_reason(view: EngineView | None) -> str:
     engine = view.engine
     if engine.settings is None:
         reason = view.ledger_error or engine.settings_message or "its command line could not be read"
-        on_node = f"run kvtop on {engine.host}, where its ledger is, or " if view.exported is not None else ""
+        on_node = f"run kvtop on {engine.host}, or " if view.exported is not None else ""  # the reason says the ledger's there
         model = engine.model or "<its model>"
         return (f"no plan for {engine.engine_id} here: its launch settings are not known ({reason}); {on_node}plan "
                 f"the launch with `kvtop plan --engine {engine.kind} --model {model} -- <its engine flags>`")  # fmt: skip

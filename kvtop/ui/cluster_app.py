@@ -4,7 +4,7 @@ It receives its reader (a `ClusterReaderPort`), a factory of per-node snapshot s
 model loader; it never imports a concrete source. One thread worker reads the cluster every
 interval and posts the frozen view (or why the read failed); while a node is open, a second
 worker streams that node's snapshots into the same dashboard the local view uses. Read-only:
-no probe; Enter on a GPU offers no rank ledger (Prometheus carries no predicted ledger).
+no probe; Enter on a GPU offers no rank ledger (its ledger stays on the node: `wording.LEDGER_ON_NODE`).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from kvtop.domain.cluster_node_engines import with_cluster_engines
 from kvtop.domain.node import NodeSnapshot
 from kvtop.domain.node_failure import NodeFailure
 from kvtop.domain.ports import ClusterReaderPort, ModelLoader, SnapshotSource
+from kvtop.domain.wording import LEDGER_ON_NODE
 from kvtop.ui.base_app import KvtopBaseApp
 from kvtop.ui.freshness import reading
 from kvtop.ui.keys import CLUSTER_KEYS, CLUSTER_SECTIONS
@@ -241,7 +242,8 @@ class ClusterApp(KvtopBaseApp):
     @on(GpuList.Opened)
     def no_ledger(self) -> None:
         self.notify(
-            "no rank ledger here: Prometheus carries no predicted ledger (run kvtop on the node)", timeout=4
+            f"no rank ledger here: {LEDGER_ON_NODE} (Prometheus carries its figures only); run kvtop on the node to see it",
+            timeout=4,
         )
 
     @on(FindingsPane.FixChosen)

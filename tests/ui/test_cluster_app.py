@@ -111,17 +111,23 @@ async def test_a_snapshot_read_through_prometheus_renders_without_predictions():
         # the exporter's prediction, said as the exporter's: never "no prediction: … (kvtop export predicts …)"
         assert "tokens 1,127,125 predicted by kvtop export (its ledger stays on the node) / 1,127,125 live" in head
         assert "no prediction" not in head
+        assert "read through Prometheus: its ledger stays on the node; no processes" in head  # one wording (LEDGER_ON_NODE)
         row3 = app.screen.query_one(GpuList).row_text(3)  # the predicted bar needs the ledger, which stays on the node
-        assert "sglang TP3" in row3 and "pred ledger not exported" in row3 and "H100 80GB" in row3
+        assert "sglang TP3" in row3 and "pred its ledger stays on the node" in row3 and "H100 80GB" in row3
         assert findings_text(app).splitlines()[:3] == [
             "● warning 1 finding · node",  # a count over the node: never "GPU node"
             "  counted by kvtop export on gpu-node-01",
             "  fix: run `kvtop diagnose` on the node for each cause and its fix",
         ]
-        assert "● info 2 findings · node" in findings_text(app)
+        assert "● info 2 advice · node" in findings_text(app)
         await pilot.press("enter")  # no rank ledger through Prometheus: a notice, the dashboard stays
         await pilot.pause()
         assert isinstance(app.screen, ClusterNodeScreen)
+        # the header, the row and the notice say the ledger's absence in one wording (session 67 found three)
+        assert [n.message for n in app._notifications][-1] == (
+            "no rank ledger here: its ledger stays on the node (Prometheus carries its figures only); "
+            "run kvtop on the node to see it"
+        )
         client.close()
 
 

@@ -51,7 +51,7 @@ async def test_the_demo_node_h100_f_says_its_critical_finding_on_top_as_its_pane
             "run `kvtop diagnose` on the node for each cause and its fix"
         ), head
         assert pane.splitlines()[:2] == ["● critical 1 finding · node", "  counted by kvtop export on h100-f"]
-        assert "● info 3 findings · node" in pane
+        assert "● info 3 advice · node" in pane
         screen = "\n".join(head) + "\n" + pane
         assert "nothing was diagnosed" not in screen and NO_ENGINE not in screen
     client.close()

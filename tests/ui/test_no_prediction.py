@@ -53,7 +53,7 @@ async def test_p_on_an_engine_read_through_prometheus_says_where_to_plan_it(make
         (said,) = [n.message for n in app._notifications]
         engine = snapshot.engines[0].engine
         assert said == (
-            f"no plan for {engine.engine_id} here: its launch settings are not known (ledger not exported); "
-            "run kvtop on 10.0.0.1, where its ledger is, or plan the launch with "
+            f"no plan for {engine.engine_id} here: its launch settings are not known (its ledger stays on the node); "
+            "run kvtop on 10.0.0.1, or plan the launch with "
             "`kvtop plan --engine sglang --model llama-3-70b -- <its engine flags>`"
         )

@@ -15,6 +15,9 @@ import json
 import pytest
 
 from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.engines.registry import engine_rules
+from kvtop.domain.engines.versions import from_flag
+from kvtop.domain.engines.vllm.spec_methods import keeps_v1_runner
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
@@ -39,6 +42,11 @@ def test_p_eagle_without_its_config_is_refused_naming_the_draft_config() -> None
     with pytest.raises(UnsupportedModelError, match="--draft-model") as refused:
         _plan("0.26.0", P_EAGLE)
     assert "parallel drafting" in str(refused.value)
+    # `explain` (a log, no flags) reaches the same refusal: it names the command that takes the draft's config, and
+    # says explain cannot, never a bare flag explain lacks (session 67's wording: 'give the draft's config with
+    # --draft-model')
+    assert "`kvtop plan` sizes them given the draft's config (its --draft-model option); explain and probe take no " \
+           "draft config, so they cannot" in str(refused.value)
 
 
 def test_vllm_0_34_refuses_parallel_drafting_for_eagle3() -> None:
@@ -109,17 +117,38 @@ def test_parallel_mtp_is_refused_for_its_pard_token_not_a_p_eagle_head() -> None
     assert "P-EAGLE" not in str(refused.value)
 
 
-def test_parallel_ngram_is_refused_as_a_field_its_proposer_does_not_read() -> None:
-    assert _plan_llama("0.26.0", NGRAM) > 0
-    with pytest.raises(UnsupportedModelError, match="drop parallel_drafting") as refused:
-        _plan_llama("0.26.0", {**NGRAM, "parallel_drafting": True})
-    assert "P-EAGLE" not in str(refused.value)
+# ngram, suffix and medusa take the field and build nothing for it: their proposers never read it, only the scheduler
+# reserves (k − 1) draft slots a request (config/speculative.py v0.26.0:1292-1305, v0.33.0:2057-2096), and the profile
+# runs max_num_batched_tokens either way (v1/worker/gpu_model_runner.py v0.26.0:504, v0.33.0:524): vLLM starts them
+# with the memory of the launch without the field, as kvtop now plans them (session 67 refused them).
+UNREAD = (NGRAM, {"method": "suffix", "num_speculative_tokens": 4},
+          {"method": "medusa", "model": "FasterDecoding/medusa-vicuna-7b-v1.3", "num_speculative_tokens": 4})  # fmt: skip
+
+
+@pytest.mark.parametrize(("version", "spec"), [("0.26.0", UNREAD[0]), ("0.26.0", UNREAD[1]), ("0.26.0", UNREAD[2]),
+                                              ("0.33.0", UNREAD[1])], ids=["ngram", "suffix", "medusa", "suffix-0.33"])  # fmt: skip
+def test_a_method_whose_proposer_never_reads_the_field_plans_as_without_it(version: str, spec: dict[str, object]) -> None:
+    assert _plan_llama(version, {**spec, "parallel_drafting": True}) == _plan_llama(version, spec) > 0
+
+
+def test_at_0_33_the_field_keeps_ngram_on_the_v1_runner_as_vllm_does() -> None:
+    """v0.33.0 runs ngram on the V2 model runner, but any `parallel_drafting` outside dflash / dspark is a feature V2
+    lacks (config/vllm.py:3070-3076 'parallel drafting for EAGLE speculative decoding'): the launch keeps V1, whose
+    budget differs from V2's; medusa is no method of v0.33.0 (SpeculativeMethod), refused as vLLM refuses it."""
+    settings = parse_flags("vllm", ["--engine-version", "0.33.0", "--speculative-config",
+                                    json.dumps({**NGRAM, "parallel_drafting": True})])  # fmt: skip
+    assert keeps_v1_runner("ngram", settings, from_flag("0.33.0", engine_rules("vllm").calendar)) is not None
+    assert keeps_v1_runner("ngram", parse_flags("vllm", ["--engine-version", "0.33.0", "--speculative-config",
+                           json.dumps(NGRAM)]), from_flag("0.33.0", engine_rules("vllm").calendar)) is None  # fmt: skip
+    assert _plan_llama("0.33.0", {**NGRAM, "parallel_drafting": True}) != _plan_llama("0.33.0", NGRAM)
+    with pytest.raises(InputError, match="got 'medusa'; release 0.33.0"):
+        _plan_llama("0.33.0", {**UNREAD[2], "parallel_drafting": True})
 
 
 def test_a_parallel_draft_model_without_its_config_is_refused_naming_pard() -> None:
     spec = {"method": "draft_model", "model": "amd/PARD-Llama-3.2-1B", "num_speculative_tokens": 4,
             "parallel_drafting": True}  # fmt: skip
-    with pytest.raises(UnsupportedModelError, match="its draft-model option") as refused:
+    with pytest.raises(UnsupportedModelError, match="its --draft-model option") as refused:
         _plan_llama("0.26.0", spec)
     assert "pard_token" in str(refused.value)
     assert "P-EAGLE" not in str(refused.value)

@@ -61,3 +61,27 @@ def test_every_modality_at_0_builds_no_tower() -> None:
 def test_releases_before_the_read_one_count_both() -> None:
     """Gemma-4's marks are read from v0.21.0; an earlier release keeps the whole row (not read, not guessed)."""
     assert _tower('{"audio": 0}', release="0.19.0") == _tower(None, release="0.19.0")
+
+
+@pytest.mark.parametrize(("limits", "said"), [
+    ('{"audio":0}', "the audio encoder is left unbuilt (every modality it is built for at 0 in the launch's "
+                    "--limit-mm-per-prompt): the weights hold the vision tower alone, 168,544,256 parameters"),
+    ('{"image":0,"video":0}', "the vision tower is left unbuilt (every modality it is built for at 0 in the launch's "
+                              f"--limit-mm-per-prompt): the weights hold the audio encoder alone, {AUDIO_PARAMS:,} parameters"),
+])  # fmt: skip
+def test_a_part_left_unbuilt_is_one_note_the_plan_and_its_json_both_read(
+    limits: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Session 67 left the part's drop said in the weights row alone, not in `plan --json`'s notes: one `Ledger.notes`
+    line now, the text plan's 'note:' and the JSON's `notes` alike (the vision tower's 168,544,256 = the E2B tower's
+    475,728,640 less the audio encoder's 307,184,384; the whole drop and no drop say nothing)."""
+    from kvtop.cli import main
+
+    argv = ["plan", "--model", str(CONFIG), "--engine", "vllm", "--engine-version", "0.33.0", "--gpu", "L4"]
+    assert main([*argv, "--json", "--", "--limit-mm-per-prompt", limits]) == 0
+    assert said in json.loads(capsys.readouterr().out)["notes"]
+    assert main([*argv, "--", "--limit-mm-per-prompt", limits]) == 0
+    assert f"note: {said}" in capsys.readouterr().out
+    for other in ('{"image":0,"video":0,"audio":0}', '{"image":1}'):
+        assert main([*argv, "--json", "--", "--limit-mm-per-prompt", other]) == 0
+        assert not any("left unbuilt" in note for note in json.loads(capsys.readouterr().out)["notes"])

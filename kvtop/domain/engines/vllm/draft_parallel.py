@@ -11,9 +11,10 @@ The layers come from the draft's config alone, so without it the draft's KV is n
 as draft models). From v0.34.0 vLLM refuses the field for any other method (config/speculative.py:1688-1693:
 'parallel_drafting is only supported by the dflash and dspark methods'). Before v0.16.0 SpeculativeConfig has no such
 field (`FIELD_ERAS`): up to v0.9.0 vLLM refuses the key, from v0.9.1 it drops it and the head drafts one token a pass,
-its layers (read from its config) still holding KV. For mtp, draft_model and the draft-less methods the refusal
-says what the method needs: v0.16.0 runs the field in its EAGLE (eagle, eagle3, mtp) and draft_model proposers only,
-which need the draft's `pard_token` or `ptd_token_id` (`PARD_TOKEN`)."""
+its layers (read from its config) still holding KV. For mtp and draft_model the refusal says what the method needs:
+v0.16.0 runs the field in its EAGLE (eagle, eagle3, mtp) and draft_model proposers only, which need the draft's
+`pard_token` or `ptd_token_id` (`PARD_TOKEN`). Every other method (ngram, ngram_gpu, suffix, medusa) takes the field
+and builds nothing for it (`UNREAD_BY`): planned as without it."""
 
 from __future__ import annotations
 
@@ -30,13 +31,24 @@ EAGLE_HEADS = frozenset({"eagle", "eagle3"})  # a head whose depth kvtop otherwi
 # proposers, which needs the draft's `pard_token` or `ptd_token_id` (v1/spec_decode/eagle.py:89-101, :299-313)
 PARD_TOKEN = ("v1/spec_decode/eagle.py v0.16.0:299-313: 'For parallel drafting, the draft model config must have "
               "`pard_token` or `ptd_token_id` specified in its config.json.'")  # fmt: skip
-PROPOSERS = ("v1/worker/gpu_model_runner.py v0.16.0:454-475, config/speculative.py :730-734; the field's doc, :123-127: "
-             "'Only compatible with EAGLE and draft model methods'")  # fmt: skip
+#: What vLLM builds for `parallel_drafting` under a method whose proposer does not read it (ngram, ngram_gpu, suffix,
+#: medusa): no buffer, no layer, no refusal; only the scheduler's draft slots, never the profile or the KV pool. v0.16.0
+#: reads the field in SpecDecodeBaseProposer alone (the EAGLE and draft_model proposers; gpu_model_runner.py :454-475).
+#: v0.26.0 reserves (k − 1) slots a request from the scheduled tokens (`max_num_new_slots_for_drafting`,
+#: config/speculative.py:1292-1305; config/vllm.py:1689-1733), v0.33.0 at each step's scheduling (config/speculative.py
+#: :2057-2096, v1/core/sched/scheduler.py:721); the profile runs max_num_batched_tokens either way
+#: (v1/worker/gpu_model_runner.py v0.26.0:504, v0.33.0:524), so the memory is the launch's without the field.
+UNREAD_BY = ("config/speculative.py v0.26.0:1292-1305, v0.33.0:2057-2096 (the draft slots alone); "
+             "v1/worker/gpu_model_runner.py v0.26.0:504, v0.33.0:524 (the profile's tokens)")  # fmt: skip
 
+#: Where a draft's config can be given: `plan` alone takes one; `explain` (a log) and `probe` reach the same refusal
+#: with no such option, so the refusal says which command can size it rather than a flag they lack.
+DRAFT_CONFIG_GIVEN = ("`kvtop plan` sizes them given the draft's config (its --draft-model option); explain and probe "
+                      "take no draft config, so they cannot")  # fmt: skip
 #: Why a P-EAGLE head without its config is refused, in both eras that plan its layers (the field run or dropped)
 UNSIZED_HEAD = ("is several layers deep (4 for amazon/GPT-OSS-20B-P-EAGLE), each holding KV beside the target's, and "
                 "the draft's config is not known, so its layers are not sized (kvtop's one-layer EAGLE assumption "
-                "does not hold); give the draft's config with --draft-model")  # fmt: skip
+                f"does not hold): {DRAFT_CONFIG_GIVEN}")  # fmt: skip
 
 
 class ParallelField(str, Enum):
@@ -93,13 +105,9 @@ def check_parallel_draft(settings: LaunchSettings, method: str | None, draft_kno
         raise UnsupportedModelError(
             "parallel drafting with method 'draft_model': a parallel draft model (PARD; vLLM needs `pard_token` or "
             f"`ptd_token_id` in its config.json, {PARD_TOKEN}) holds KV in each of its layers, counted from its "
-            "config, which is not known: `kvtop plan` reads it given the draft (its draft-model option); explain "
-            "and probe cannot", field="--speculative-config")  # fmt: skip
+            f"config, which is not known: {DRAFT_CONFIG_GIVEN}", field="--speculative-config")  # fmt: skip
     if method not in EAGLE_HEADS:
-        raise UnsupportedModelError(
-            f"parallel drafting with method '{method}': vLLM reads parallel_drafting only in its EAGLE, MTP and "
-            f"draft_model proposers ({PROPOSERS}), not the '{method}' one, so kvtop does not plan the field here: "
-            "drop parallel_drafting", field="--speculative-config")  # fmt: skip
+        return  # its proposer builds nothing for the field (UNREAD_BY): the memory is the launch's without it
     raise UnsupportedModelError(
         f"parallel drafting (P-EAGLE) with method '{method}': the draft head {UNSIZED_HEAD}",
         field="--speculative-config")  # fmt: skip
