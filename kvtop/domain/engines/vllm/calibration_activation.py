@@ -6,7 +6,8 @@ experts per token × (3 × intermediate ÷ TP + hidden) × 2 B); the sampler's i
 softmax, top-k/top-p and log-probs make of them (seqs × vocab × 4 B). The fit weighs both, per era (V0 before 0.8.0,
 V1 after: V1's sampler keeps several more copies of the logits); V0's is the larger side by the code's counts, its fit
 the sampler's on sampler-bound logs (`v0_profile.py`). The peak is never less than the forward's MLP transient
-(`_forward_floor`) nor the sampler as the code counts it (`_sampler_floor`), and its interval spans FlashInfer's
+(`_forward_floor`), and where the code's count is read (v0.17.0 on, the native sampler path) it is that count, the
+fit kept for its error only (`_sampler_floor`); its interval spans FlashInfer's
 sampler where the install decides the path, and is centred on FlashInfer's where the release and the GPU take it
 (`sampler_path.py`, `_sampler_path_error`). Apart from calibration.py so the fits' table stays one screen.
 """
@@ -383,8 +384,9 @@ def _sampler_floor(activation: TermEstimate, inputs: CalibrationInputs, tokens: 
     8,192 tokens) printed 1.89 GiB for Llama-3.1-8B (1.85 counted), 2.21 for Qwen2.5-7B (2.17), 2.29 for
     Qwen2.5-72B at TP 2 (2.25), 1.21 for Mixtral-8x7B at TP 2 (1.17), 2.03 for Mistral-Small-3.1-24B (1.98 with its
     encoder's kept outputs); the v17 fit, that sweep left out, has six logs for its four features and charged 3.02
-    and 4.21. Where no count is read, the fitted peak never goes below the sampler's count (Gemma-3's 262,208 at 1,024
-    seqs: 3.72 GiB counted, the v17 fit's text form 3.53; its v0.19.0 log printed 3.99)."""
+    and 4.21. The count also lifts a fit that falls short (Gemma-3's 262,208 at 1,024 seqs: 3.72 GiB counted, the v17
+    fit's text form 3.53; its v0.19.0 log printed 3.99). Where no count is read (`_counted_sampler` None) the fit's
+    figure stays."""
     counted = _counted_sampler(inputs, tokens, seqs)
     model = inputs.model
     if counted is None or model is None:

@@ -56,10 +56,13 @@ from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 
 # Where the sampler's native path is counted: from v0.17.0 (vllm#33538's Triton top-k/top-p); before it the sort-based
-# path's copies (about 9.7 in the logs) are left to the fits.
+# path's copies (about 9.7 in the logs) are left to the fits. Read in the v0.16.0 and v0.17.0 wheels (session 68).
 COUNTED_ERAS: Eras[bool] = Eras((
-    Era("", False, "the sort-based apply_top_k_top_p (values, int64 indices, softmax, scatter): not counted"),
-    Era("0.17.0", True, "vllm#33538: apply_top_k_top_p_triton masks the float32 logits in place"),
+    Era("", False, "the sort-based apply_top_k_top_p (values, int64 indices, softmax, scatter; v1/sample/ops/"
+                   "topk_topp_sampler.py:243 at v0.16.0, no topk_topp_triton.py): not counted"),
+    Era("0.17.0", True, "vllm#33538: apply_top_k_top_p takes apply_top_k_top_p_triton from 8 rows (v1/sample/ops/"
+                        "topk_topp_sampler.py:17, :245-255 at v0.17.0; topk_topp_triton.py:947, its buffer :1000), "
+                        "masking the float32 logits in place"),
 ))  # fmt: skip
 
 
