@@ -10,11 +10,17 @@ DGX Spark start's (case-trtllm-dgxspark-gpt-oss-120b: `device total memory 119.7
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
 from kvtop.cli import main
-from kvtop.domain.calibration.host_memory import DESKTOP_HELD_BYTES
+from kvtop.domain.calibration.host_estimate import StartVerdict
+from kvtop.domain.calibration.host_memory import (
+    DESKTOP_GIVEN_BACK_BYTES,
+    DESKTOP_HELD_BYTES,
+    DESKTOP_PROFILE_BYTES,
+)
 from kvtop.domain.engines.vllm.calibration import FITS as VLLM_FITS
 from kvtop.domain.wording import GIB
 from tests.calibrated_figures import fitted_bytes
@@ -57,6 +63,25 @@ def test_a_desktop_is_said_in_the_plan(capsys: pytest.CaptureFixture[str]) -> No
     assert plain["host_memory"] == {"unified": None, "desktop": None}
     assert out["token_capacity"] == plain["token_capacity"]
     assert out["token_capacity_min"] < plain["token_capacity_min"]
+
+
+def test_a_vllm_desktop_plan_gives_its_figures_typed(capsys: pytest.CaptureFixture[str]) -> None:
+    """`host_memory.desktop` of a vLLM plan: both ends' figures and the start verdict, typed. An RTX 4090 under WSL2
+    (23.99 GiB) at 0.90: vLLM's `request_memory` asks ceil(0.90 × total) free at its first snapshot, and the desktop
+    may hold the rest less this rank's CUDA context (`ranks[0].context_bytes`); the verdict is against the most the
+    corpus's desktops held beyond Linux."""
+    out = plan_json(capsys, "--model", QWEN, "--engine", "vllm", "--engine-version", "0.23.0", "--gpu-memory",
+                    "23.99GiB", "--gpu-memory-utilization", "0.9", "--desktop")  # fmt: skip
+    desktop, total = out["host_memory"]["desktop"], out["gpu"]["total_bytes"]
+    ints = ("low_end_bytes", "profile_bytes", "given_back_bytes", "start_needs_bytes", "most_held_bytes",
+            "held_span_bytes")  # fmt: skip
+    assert all(type(desktop[key]) is int for key in ints)
+    assert desktop["profile_bytes"] == DESKTOP_PROFILE_BYTES and desktop["given_back_bytes"] == DESKTOP_GIVEN_BACK_BYTES
+    assert desktop["start_needs_bytes"] == math.ceil(0.9 * total)
+    assert desktop["most_held_bytes"] == total - desktop["start_needs_bytes"] - out["ranks"][0]["context_bytes"]
+    assert desktop["held_span_bytes"] == DESKTOP_HELD_BYTES < desktop["most_held_bytes"]
+    assert desktop["start_verdict"] == StartVerdict.STARTED_ACROSS_SPAN.value
+    assert out["interval_term"] == "desktop"
 
 
 def test_a_vllm_gb10_plan_gives_the_start_verdict_typed(capsys: pytest.CaptureFixture[str]) -> None:

@@ -232,7 +232,6 @@ def preload_estimate(
                              given_back_bytes=desktop_given_back_bytes(support), total_bytes=total,
                              needs_bytes=rules.start_needs_bytes(total, fraction) if fraction else None,
                              context_bytes=context.bytes if context is not None else 0,
-                             span_bytes=desktop_held_bytes(support),
                              runtime_measured=all(estimate.source == "measured" for estimate in estimates
                                                   if estimate.term in RUNTIME_TERMS))  # fmt: skip
         if ledger.measured.desktop else None,

@@ -35,6 +35,12 @@ class UnifiedHost(BaseModel):
     note: str
 
 
+# the desktop's term of the interval, as the plan names it where it widens the interval most (`desktop_term`): both
+# ends where the high end gives back what a desktop gave back during the profile, else the low end alone
+DESKTOP_LABEL = "what a desktop sharing the GPU may take or give back"
+DESKTOP_LOW_END_LABEL = "what a desktop sharing the GPU may take, at the low end only"
+
+
 class DesktopHost(BaseModel):
     """A desktop (Windows, WSL2) sharing the card: not modelled, said, and taken at the interval's ends."""
 
@@ -58,6 +64,11 @@ class DesktopHost(BaseModel):
     most_held_bytes: int | None = None
     held_span_bytes: int = 0
     start_verdict: StartVerdict | None = None
+
+    @property
+    def label(self) -> str:
+        """Its term's label: what it moves of the interval (`DESKTOP_LABEL` where the high end gives back)."""
+        return DESKTOP_LABEL if self.given_back_bytes else DESKTOP_LOW_END_LABEL
 
 
 class HostStart(BaseModel):

@@ -231,11 +231,17 @@ def start_verdict(total_bytes: int, needs_bytes: int, *, available: bool = False
     is assumed to, the most it may hold against the assumed span (`available`: as `host_held`)."""
     held, error = host_held(total_bytes, available=available)
     most = total_bytes - needs_bytes
-    verdict = (StartVerdict.REFUSED_ACROSS_SPAN if most < held - error
-               else StartVerdict.REFUSED_AT_CENTRE if most < held
-               else StartVerdict.REFUSED_AT_HIGH_END if most < held + error
-               else StartVerdict.STARTED_ACROSS_SPAN)  # fmt: skip
-    return most, verdict
+    return most, span_verdict(most, held - error, held, held + error)
+
+
+def span_verdict(most_bytes: int, low_bytes: int, centre_bytes: int, high_bytes: int) -> StartVerdict:
+    """vLLM's start check against what the host (or a desktop) may hold: the most it may hold for the start to pass,
+    against the span it is assumed or measured to hold (low end, centre, high end). The one rule a unified-memory
+    host's verdict and a desktop's read."""
+    return (StartVerdict.REFUSED_ACROSS_SPAN if most_bytes < low_bytes
+            else StartVerdict.REFUSED_AT_CENTRE if most_bytes < centre_bytes
+            else StartVerdict.REFUSED_AT_HIGH_END if most_bytes < high_bytes
+            else StartVerdict.STARTED_ACROSS_SPAN)  # fmt: skip
 
 
 def host_term(gpu_name: str | None, total_bytes: int, *, available: bool = False) -> TermEstimate | None:
@@ -257,14 +263,17 @@ def host_term(gpu_name: str | None, total_bytes: int, *, available: bool = False
 def desktop_host(
     *, charged: bool, free_measured: bool, held_bytes: int, seen: HostDesktop | None = None, profile_bytes: int = 0,
     runtime_measured: bool = False, given_back_bytes: int = 0, needs_bytes: int | None = None, total_bytes: int = 0,
-    context_bytes: int = 0, span_bytes: int = 0,
+    context_bytes: int = 0,
 ) -> DesktopHost:
     """A desktop sharing the card: its sentence and what the low end takes (`free_measured`: the free memory before
     or after the load was given, and holds what the desktop took before the start; `held_bytes`: the fits' desktop
     share, `DESKTOP_HELD_KEY`, 0 where they have none; `profile_bytes`: the fits' span of what such starts of an
     engine that sizes from the total left beside weights and KV, `DESKTOP_PROFILE_KEY`, taken only where not
     `charged` or `runtime_measured` (every runtime term given: what the desktop took then is in them), and
-    `given_back_bytes` what its high end gives back of it, `DESKTOP_GIVEN_BACK_KEY`, likewise; `seen`: the node showed the desktop itself, a WSL2 kernel, and the sentence says where it was read)."""
+    `given_back_bytes` what its high end gives back of it, `DESKTOP_GIVEN_BACK_KEY`, likewise; `needs_bytes`: what
+    the start asks free of `total_bytes` where the engine asks a share of the total (None: none), judged with this
+    process's CUDA context (`context_bytes`) against `held_bytes` (`desktop_start`); `seen`: the node showed the
+    desktop itself, a WSL2 kernel, and the sentence says where it was read)."""
     during = 0 if charged or runtime_measured else profile_bytes
     back = 0 if charged or runtime_measured else given_back_bytes
     note = desktop_note(charged=charged and not free_measured, measured=charged and free_measured,
@@ -275,7 +284,7 @@ def desktop_host(
     host = DesktopHost(low_end_bytes=held_bytes if charged and not free_measured else 0, note=note,
                        profile_bytes=during, given_back_bytes=back)  # fmt: skip
     return host if charged or needs_bytes is None else desktop_start(host, needs_bytes, total_bytes, context_bytes,
-                                                                     span_bytes)  # fmt: skip
+                                                                     held_bytes)  # fmt: skip
 
 
 _DESKTOP_VERDICT_WORDS = {
@@ -295,8 +304,7 @@ def desktop_start(host: DesktopHost, needs_bytes: int, total_bytes: int, context
     both; against `span_bytes` (the most the corpus's desktops held beyond a Linux start, `DESKTOP_HELD_BYTES`), said,
     the interval unchanged: the RTX 4080 Laptop refused 0.90 with 10.79 of 11.99 GiB free (session 67)."""
     most = total_bytes - context_bytes - needs_bytes
-    verdict = (StartVerdict.REFUSED_ACROSS_SPAN if most < 0 else StartVerdict.REFUSED_AT_HIGH_END
-               if most < span_bytes else StartVerdict.STARTED_ACROSS_SPAN)  # fmt: skip
+    verdict = span_verdict(most, 0, 0, span_bytes)  # the span from no desktop (centre and low end) to the most held
     said = (f"; at start it asks {gib(needs_bytes)} of {gib(total_bytes)} free, so the desktop may hold at most "
             f"{gib(max(most, 0))} beyond this process's CUDA context ({gib(context_bytes)}): "
             f"{_DESKTOP_VERDICT_WORDS[verdict]} ({gib(span_bytes)})")  # fmt: skip

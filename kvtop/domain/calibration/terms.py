@@ -191,10 +191,8 @@ class PreloadEstimate(BaseModel):
         back = self.unmodelled_given_back_bytes
         if self.desktop is None or not (taken or back):
             return None
-        label = ("what a desktop sharing the GPU may take or give back" if back
-                 else "what a desktop sharing the GPU may take, at the low end only")  # fmt: skip
-        return TermEstimate(term=Term.DESKTOP, label=label, bytes=0, error_bytes=max(taken, back), source="calibrated",
-                            basis=self.desktop.note)  # fmt: skip
+        return TermEstimate(term=Term.DESKTOP, label=self.desktop.label, bytes=0, error_bytes=max(taken, back),
+                            source="calibrated", basis=self.desktop.note)  # fmt: skip
 
     def term(self, term: Term) -> TermEstimate | None:
         return next((estimate for estimate in self.terms if estimate.term is term), None)

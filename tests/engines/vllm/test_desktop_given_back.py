@@ -18,7 +18,7 @@ import math
 from benchmarks.calibration.corpus import Record, load
 from benchmarks.calibration.desktop import given_back_span, profile_excess
 from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
-from kvtop.domain.calibration.host_estimate import StartVerdict
+from kvtop.domain.calibration.host_estimate import DESKTOP_LABEL, StartVerdict
 from kvtop.domain.calibration.host_memory import (
     DESKTOP_GIVEN_BACK_BYTES,
     DESKTOP_GIVEN_BACK_KEY,
@@ -101,7 +101,7 @@ def test_the_plan_says_both_ends() -> None:
     assert desktop is not None and desktop.given_back_bytes == DESKTOP_GIVEN_BACK_BYTES
     assert f"({gib(DESKTOP_GIVEN_BACK_BYTES)})" in desktop.note and "with its sign" in desktop.note
     term = plan.estimate.desktop_term
-    assert term is not None and term.label == "what a desktop sharing the GPU may take or give back"
+    assert term is not None and term.label == DESKTOP_LABEL == "what a desktop sharing the GPU may take or give back"
 
 
 def _at(record: Record, util: float) -> CapacityPlan:
