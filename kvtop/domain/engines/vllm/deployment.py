@@ -316,8 +316,11 @@ def _encoder(inputs: TermInputs) -> BudgetTerm:
 
 def _towers(model: ModelSpec) -> str:
     """The encoder towers the config names, in words: its `vision_config` and `audio_config` sections (an audio-only
-    model such as Qwen2-Audio has no vision tower); "encoder" where it names neither."""
-    kinds = [kind for kind, held in (("vision", model.vision is not None), ("audio", model.audio_tower)) if held]
+    model such as Qwen2-Audio has no vision tower), less a part the launch leaves unbuilt (`tower_parts`);
+    "encoder" where it names neither."""
+    unbuilt = model.tower.unbuilt_part if model.tower is not None else None
+    kinds = [kind for kind, held in (("vision", model.vision is not None), ("audio", model.audio_tower))
+             if held and kind != unbuilt]  # fmt: skip
     return f"{' and '.join(kinds)} tower" + ("s" if len(kinds) > 1 else "") if kinds else "encoder"
 
 
