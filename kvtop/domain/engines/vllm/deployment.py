@@ -60,7 +60,7 @@ from kvtop.domain.deployment_math import (
 )
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.dp_dispatch import gathered_batch_term
-from kvtop.domain.engines.vllm.draft_parallel import check_parallel_draft
+from kvtop.domain.engines.vllm.draft_parallel import check_parallel_draft, unread_field
 from kvtop.domain.engines.vllm.encoder_forward import forward_counted
 from kvtop.domain.engines.vllm.encoder_profile import (
     COUNTED_FAMILIES,
@@ -334,7 +334,8 @@ def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
     found: list[BudgetTerm] = []
     if setup.spec_kind is SpecKind.NGRAM:
         return [BudgetTerm(feature=Feature.SPECULATIVE, charge=Charge.RESIDENT, label=f"{setup.spec_method}: no draft "
-                           "model, no draft KV", setting=setting, source=SOURCE_SPEC)]  # fmt: skip
+                           "model, no draft KV", setting=setting, source=SOURCE_SPEC,
+                           detail=unread_field(inputs.settings, setup.spec_method, inputs.version))]  # fmt: skip
     if setup.spec_kind is SpecKind.MTP:
         if model.mtp_layers:
             mtp = next((row.bytes for row in inputs.weights.rows if row.component == "mtp"), 0)
