@@ -168,7 +168,15 @@ class Record:
         return self.settings.gpu_memory_utilization
 
     def ledger(self, **kwargs: object) -> Ledger | None:
-        """kvtop's plan of this launch (None without a config or a GPU kvtop knows)."""
+        """kvtop's plan of this launch (None without a config or a GPU kvtop knows); the plain one is made once per
+        record (`_plan`: the loader's refusal check makes it, the judgement's inputs read it)."""
+        return self._plan if not kwargs else self._planned(**kwargs)
+
+    @cached_property
+    def _plan(self) -> Ledger | None:
+        return self._planned()
+
+    def _planned(self, **kwargs: object) -> Ledger | None:
         if self.model is None or self.gpu_total_bytes is None:
             return None
         return predict(self.model, self.settings, gpu_total_bytes=self.gpu_total_bytes, gpu_name=gpu_key(self.gpu),
@@ -319,7 +327,7 @@ def _judged_refused(record: Record) -> Record:
     at hand), the refusal kept and the model set aside, so no fit or judgement plans it and the loader does not stop;
     the figures it printed that need no plan (CUDA's total, the free memory, non-torch) count as before."""
     try:
-        record.ledger()
+        record.ledger()  # the plan, kept on the record (`_plan`) for the judgement's inputs
     except UnsupportedModelError as refused:
         return replace(record, model=None, refusal=str(refused))
     return record

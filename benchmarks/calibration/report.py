@@ -6,6 +6,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
+from benchmarks.calibration.corpus import Record
 from benchmarks.calibration.evaluate import (
     SOURCES_NEEDED,
     Corpus,
@@ -105,10 +106,15 @@ def _records_table(corpus: Corpus) -> list[str]:
     return lines
 
 
+def _refused_records(corpus: Corpus) -> list[Record]:
+    """The records whose launch kvtop refuses by name (`Record.refusal`)."""
+    return [r for records in corpus.values() for r in records if r.refusal]
+
+
 def _refused(corpus: Corpus) -> list[str]:
-    """The records whose launch kvtop refuses by name (`Record.refusal`), each with the refusal `plan` prints: not
-    planned, not judged, counted apart (a refusal is a named state, not a miss)."""
-    refused = [r for records in corpus.values() for r in records if r.refusal]
+    """The refused records (`_refused_records`), each with the refusal `plan` prints: not planned, not judged,
+    counted apart (a refusal is a named state, not a miss)."""
+    refused = _refused_records(corpus)
     lines = ["### Refused", "", f"{len(refused)} record{'s' * (len(refused) != 1)} kvtop refuses by name: not planned and not "
              "judged above; the figures each printed that need no plan (CUDA's total, the free memory, non-torch) still "
              "count.", ""]  # fmt: skip
@@ -146,7 +152,7 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
            blind_weights: dict[str, list[Judged]], scores: PlanScores | None = None) -> str:  # fmt: skip
     count = sum(len(records) for records in corpus.values())
     per_engine = ", ".join(f"{display_name(e)} {len(r)}" for e, r in corpus.items())
-    refused = sum(1 for records in corpus.values() for r in records if r.refusal)
+    refused = len(_refused_records(corpus))
     out = [
         "# Calibration: what a plan expects the engine to measure",
         "",

@@ -24,11 +24,16 @@ RUN_EXPORT = f"run `{EXPORTER}` on the node to see its findings here"
 ADVICE_WORD = "advice"
 
 
+def advice_said(count: int) -> str:
+    """A count of info findings (`cluster.ADVICE`: trade-offs, as `kvtop diagnose` heads them) as every cluster view
+    says it: '2 advice' (the word takes no plural)."""
+    return f"{count} {ADVICE_WORD}"
+
+
 def counted_kind(count: int, severity: str) -> str:
-    """A count of findings of one severity as every cluster view says it: '2 findings' for a fault, '2 advice' for an
-    info finding (`cluster.ADVICE`: a trade-off, as `kvtop diagnose` heads it), so the pane's entry and the node
-    list's cell ('1 warning · 2 advice') name it alike."""
-    return f"{count} {ADVICE_WORD}" if severity.lower() in ADVICE else counted(count, "finding")
+    """A count of findings of one severity as the pane's entry says it: '2 findings' for a fault, '2 advice' for an
+    info finding, as the node list's cell ('1 warning · 2 advice') names it."""
+    return advice_said(count) if severity.lower() in ADVICE else counted(count, "finding")
 
 
 def has_kvtop(node: ClusterNode) -> bool:
@@ -93,7 +98,7 @@ class ExportedCounts:
         """The node list's findings cell: '1 error · 2 warning · 2 advice', 'none · 2 advice' or 'none' (the
         view shows '—' where `counts` is None: no exporter)."""
         faults = [f"{count} {severity}" for severity, count in self.faults] or ["none"]
-        return " · ".join([*faults, *([f"{self.advice} {ADVICE_WORD}"] if self.advice else [])])
+        return " · ".join([*faults, *([advice_said(self.advice)] if self.advice else [])])
 
     def entries(self) -> tuple[ExportedFindings, ...]:
         """The findings pane's entries: one per severity counted, or one saying nothing was diagnosed."""
@@ -109,10 +114,10 @@ class ExportedCounts:
             return (NO_EXPORTER,)
         faults, advice = self.faults, self.advice
         if not faults:
-            extra = f" ({advice} {ADVICE_WORD})" if advice else ""
+            extra = f" ({advice_said(advice)})" if advice else ""
             return (f"{EXPORTER} on {self.node} counts no fault{extra}", f"no fault counted by {EXPORTER}")
         counted = " and ".join(f"{c} {s}" for s, c in faults)
         counted += " finding" if sum(c for _, c in faults) == 1 else " findings"
-        extra = f" and {advice} {ADVICE_WORD}" if advice else ""
+        extra = f" and {advice_said(advice)}" if advice else ""
         whole = f"{EXPORTER} on {self.node} counts {counted}{extra}"
         return (f"{whole} — {RUN_DIAGNOSE}", whole, f"{EXPORTER} counts {counted}", counted)

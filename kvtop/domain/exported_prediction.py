@@ -15,8 +15,6 @@ from kvtop.domain.wording import LEDGER_ON_NODE
 #: Who predicted or counted a figure read through Prometheus, in every view's words: the findings (cluster_findings),
 #: the Prometheus node source's notices and the header read this one constant.
 EXPORTER = "kvtop export"
-#: Where the ledger behind the exporter's figure is: every view's words for its absence (`wording.LEDGER_ON_NODE`).
-LEDGER_STAYS = LEDGER_ON_NODE
 
 
 class ExportedPrediction(BaseModel):
@@ -31,7 +29,7 @@ class ExportedPrediction(BaseModel):
         (kvtop export)'."""
         if compact:
             return f"tokens {self.tokens:,} pred ({EXPORTER})"
-        return f"tokens {self.tokens:,} predicted by {EXPORTER} ({LEDGER_STAYS})"
+        return f"tokens {self.tokens:,} predicted by {EXPORTER} ({LEDGER_ON_NODE})"
 
     @property
     def figure(self) -> str:
@@ -42,4 +40,4 @@ class ExportedPrediction(BaseModel):
     def no_ledger(self) -> str:
         """The rank ledger's line where its budget would be: 'kvtop export published the figure only: its ledger
         stays on the node' (68 characters: one line at 80 columns)."""
-        return f"{EXPORTER} published the figure only: {LEDGER_STAYS}"
+        return f"{EXPORTER} published the figure only: {LEDGER_ON_NODE}"

@@ -39,7 +39,6 @@ from kvtop.sources.prometheus_engines import served_model
 from kvtop.units import MIB
 
 NOT_EXPORTED = "prediction not exported"
-LEDGER_NOT_EXPORTED = LEDGER_ON_NODE  # the exporter published its predicted figure, not its ledger
 UNKNOWN_PID = 0  # Prometheus carries no worker pid; pid 0 is the kernel's, never a worker's
 _KVTOP_SERIES = (
     "kvtop_(snapshot_timestamp_seconds|gpu_info|gpu_memory_(total|used|reserved|free)_bytes|engine_info"
@@ -280,7 +279,7 @@ def _engine_views(series: Series, observation: NodeObservation) -> tuple[EngineV
             continue
         predicted = [r.capacity["predicted"] for r in ranks if "predicted" in r.capacity]
         views.append(EngineView(
-            engine=engine, ledger=None, ledger_error=LEDGER_NOT_EXPORTED if predicted else NOT_EXPORTED,
+            engine=engine, ledger=None, ledger_error=LEDGER_ON_NODE if predicted else NOT_EXPORTED,
             exported=ExportedPrediction(tokens=min(predicted)) if predicted else None,
             ranks=tuple(_rank_view(r, observation.gpu(r.gpu_index), engine) for r in ranks),
             capacity_source=_stated_by(ranks),

@@ -17,7 +17,6 @@ from kvtop.domain.exported_prediction import ExportedPrediction
 from kvtop.domain.observe import GpuState, MemoryApi, NvmlState
 from kvtop.sources.prometheus import PrometheusClient
 from kvtop.sources.prometheus_node import (
-    LEDGER_NOT_EXPORTED,
     NodeSeriesMissing,
     PrometheusNodeSource,
     promql_string,
@@ -105,7 +104,7 @@ def test_kvtop_rank_series_become_engine_ranks_without_a_prediction() -> None:
     # the model the exporter's `kvtop_engine_info` names, as the cluster's row says it (never "model unknown")
     assert engine.engine.model == original.engines[0].engine.model == "llama-3-70b"
     # the exporter's predicted figure (the co-tenant's cost in it) is a typed value, not words inside a 'no prediction'
-    assert engine.ledger_error == LEDGER_NOT_EXPORTED
+    assert engine.ledger_error == "its ledger stays on the node"  # wording.LEDGER_ON_NODE
     assert engine.exported == ExportedPrediction(tokens=original.engines[0].explained.token_capacity)
     assert engine.exported.tokens == 1_127_125
     assert engine.engine.live.token_capacity == 1_127_125  # the co-tenant squeezed every rank

@@ -152,3 +152,20 @@ def test_a_parallel_draft_model_without_its_config_is_refused_naming_pard() -> N
         _plan_llama("0.26.0", spec)
     assert "pard_token" in str(refused.value)
     assert "P-EAGLE" not in str(refused.value)
+
+
+@pytest.mark.parametrize(("version", "said"), [("0.26.0", "parallel_drafting is not read by vLLM's ngram proposer"),
+                                               ("0.15.0", "parallel_drafting: vLLM 0.15.0 has no such field")])  # fmt: skip
+def test_an_ngram_launch_given_the_field_says_vllm_does_not_read_it(
+    version: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The field changes no figure of an ngram launch (above), so its term says why it was not refused; without the
+    field the term says nothing of it."""
+    from kvtop.cli import main
+
+    argv = ["plan", "--model", str(LLAMA_8B), "--engine", "vllm", "--engine-version", version, "--gpu", "H100", "--json",
+            "--", "--max-model-len", "8192", "--speculative-config"]  # fmt: skip
+    for spec, expected in ((json.dumps({**NGRAM, "parallel_drafting": True}), True), (json.dumps(NGRAM), False)):
+        assert main([*argv, spec]) == 0
+        details = [term["detail"] for term in json.loads(capsys.readouterr().out)["deployment"]["terms"]]
+        assert any(said in detail for detail in details) is expected

@@ -85,3 +85,19 @@ def test_a_part_left_unbuilt_is_one_note_the_plan_and_its_json_both_read(
     for other in ('{"image":0,"video":0,"audio":0}', '{"image":1}'):
         assert main([*argv, "--json", "--", "--limit-mm-per-prompt", other]) == 0
         assert not any("left unbuilt" in note for note in json.loads(capsys.readouterr().out)["notes"])
+
+
+@pytest.mark.parametrize(("limits", "towers"), [
+    ('{"audio":0}', "vision tower"), ('{"image":0,"video":0}', "audio tower"), ('{"image":1}', "vision and audio towers"),
+])  # fmt: skip
+def test_the_encoder_term_names_only_the_towers_built(
+    limits: str, towers: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """vLLM profiles a modality only while its limit is above 0 (`get_limit_per_prompt`), and builds the part for it
+    alone (module docstring): the encoder term names the towers built, not both the config names (it named both before session 68)."""
+    from kvtop.cli import main
+
+    argv = ["plan", "--model", str(CONFIG), "--engine", "vllm", "--engine-version", "0.30.0", "--gpu", "H100"]
+    assert main([*argv, "--json", "--", "--limit-mm-per-prompt", limits]) == 0
+    labels = {term["label"] for term in json.loads(capsys.readouterr().out)["deployment"]["terms"]}
+    assert f"encoder cache and {towers} profile peak" in labels

@@ -60,7 +60,7 @@ from kvtop.domain.deployment_math import (
 )
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.dp_dispatch import gathered_batch_term
-from kvtop.domain.engines.vllm.draft_parallel import check_parallel_draft
+from kvtop.domain.engines.vllm.draft_parallel import check_parallel_draft, unread_field
 from kvtop.domain.engines.vllm.encoder_forward import forward_counted
 from kvtop.domain.engines.vllm.encoder_profile import (
     COUNTED_FAMILIES,
@@ -316,8 +316,11 @@ def _encoder(inputs: TermInputs) -> BudgetTerm:
 
 def _towers(model: ModelSpec) -> str:
     """The encoder towers the config names, in words: its `vision_config` and `audio_config` sections (an audio-only
-    model such as Qwen2-Audio has no vision tower); "encoder" where it names neither."""
-    kinds = [kind for kind, held in (("vision", model.vision is not None), ("audio", model.audio_tower)) if held]
+    model such as Qwen2-Audio has no vision tower), less a part the launch leaves unbuilt (`tower_parts`);
+    "encoder" where it names neither."""
+    unbuilt = model.tower.unbuilt_part if model.tower is not None else None
+    kinds = [kind for kind, held in (("vision", model.vision is not None), ("audio", model.audio_tower))
+             if held and kind != unbuilt]  # fmt: skip
     return f"{' and '.join(kinds)} tower" + ("s" if len(kinds) > 1 else "") if kinds else "encoder"
 
 
@@ -331,7 +334,8 @@ def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
     found: list[BudgetTerm] = []
     if setup.spec_kind is SpecKind.NGRAM:
         return [BudgetTerm(feature=Feature.SPECULATIVE, charge=Charge.RESIDENT, label=f"{setup.spec_method}: no draft "
-                           "model, no draft KV", setting=setting, source=SOURCE_SPEC)]  # fmt: skip
+                           "model, no draft KV", setting=setting, source=SOURCE_SPEC,
+                           detail=unread_field(inputs.settings, setup.spec_method, inputs.version))]  # fmt: skip
     if setup.spec_kind is SpecKind.MTP:
         if model.mtp_layers:
             mtp = next((row.bytes for row in inputs.weights.rows if row.component == "mtp"), 0)

@@ -14,7 +14,7 @@ field (`FIELD_ERAS`): up to v0.9.0 vLLM refuses the key, from v0.9.1 it drops it
 its layers (read from its config) still holding KV. For mtp and draft_model the refusal says what the method needs:
 v0.16.0 runs the field in its EAGLE (eagle, eagle3, mtp) and draft_model proposers only, which need the draft's
 `pard_token` or `ptd_token_id` (`PARD_TOKEN`). Every other method (ngram, ngram_gpu, suffix, medusa) takes the field
-and builds nothing for it (`UNREAD_BY`): planned as without it."""
+and builds nothing for it (`UNREAD_BY`): planned as without it, its term saying so (`unread_field`)."""
 
 from __future__ import annotations
 
@@ -111,3 +111,19 @@ def check_parallel_draft(settings: LaunchSettings, method: str | None, draft_kno
     raise UnsupportedModelError(
         f"parallel drafting (P-EAGLE) with method '{method}': the draft head {UNSIZED_HEAD}",
         field="--speculative-config")  # fmt: skip
+
+
+def unread_field(settings: LaunchSettings, method: str | None, version: ResolvedVersion) -> str:
+    """What a draft-less method's term says of a `parallel_drafting` it was given: its proposer never reads the field
+    (`UNREAD_BY`), or the release drops the key (`FIELD_ERAS`); "" where the field is unset or read."""
+    if (method is None or method in PARALLEL_METHODS | EAGLE_HEADS or method == "draft_model" or is_mtp(method)
+            or not spec_config(settings).parallel_drafting):  # fmt: skip
+        return ""
+    era = FIELD_ERAS.era(version)
+    if era.value is ParallelField.RUNS:
+        return (f"parallel_drafting is not read by vLLM's {method} proposer: only the scheduler's draft slots follow "
+                f"it ({UNREAD_BY}), so the memory is the launch's without it")  # fmt: skip
+    if era.value is ParallelField.DROPPED:
+        return f"parallel_drafting: vLLM {version.text} has no such field and drops the key ({era.source})"
+    return ""
+
