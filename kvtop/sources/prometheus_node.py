@@ -22,6 +22,7 @@ from kvtop.domain.capacity import CapacitySource
 from kvtop.domain.engines.registry import ENGINE_IDS
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.exported_prediction import EXPORTER, ExportedPrediction
+from kvtop.domain.incident import age
 from kvtop.domain.node import EngineView, NodeSnapshot, RankObserved, RankView
 from kvtop.domain.observe import (
     EngineInstance,
@@ -155,7 +156,7 @@ class PrometheusNodeSource:
         age_s = self._clock() - taken_at
         notice = f"read through Prometheus: {LEDGER_ON_NODE}; no processes"
         if taken and age_s > self.stale_after_s:
-            notice = f"{EXPORTER}'s snapshot is {age_s:.0f} s old · " + notice
+            notice = f"{EXPORTER}'s snapshot is {age(age_s)} old · " + notice
         return NodeSnapshot(observation=observation, engines=engines, source=self.label, notice=notice)
 
     def _from_dcgm(self, series: Series, *, has_kvtop: bool) -> NodeSnapshot:

@@ -120,7 +120,7 @@ def test_kvtop_rank_series_become_engine_ranks_without_a_prediction() -> None:
 def test_an_old_exporter_snapshot_is_named_in_the_notice() -> None:
     fake = FakePrometheus([Target("kvtop", "10.0.0.1:9401", kvtop_page("node-a"))])
     snapshot = source(fake, "node-a", now=TAKEN_AT + 900).collect()
-    assert snapshot.notice is not None and snapshot.notice.startswith("kvtop export's snapshot is 900 s old")
+    assert snapshot.notice is not None and snapshot.notice.startswith("kvtop export's snapshot is 15m old")  # 900 s, in the largest whole unit
 
 
 def test_dcgm_mib_become_bytes_for_a_node_without_kvtop() -> None:
