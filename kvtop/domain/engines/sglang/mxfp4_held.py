@@ -140,4 +140,8 @@ def mxfp4_held(inputs: CalibrationInputs) -> tuple[int, str] | None:
     if held <= 0:
         return None
     kept = "the checkpoint's block scales kept beside their swizzled, padded copy and " if scales else ""
-    return held, f"SGLang's MXFP4 experts on triton_kernels (SM {major}.x): {kept}float32 expert biases (quantization/mxfp4.py)"
+    # the two assumptions the module's docstring names, said where the figure is
+    newer = scales > 0 and HOPPER_K_PAD_ERAS.at(inputs.version) != 1
+    rows = "; the newer triton_kernels' scale rows assumed padded to 256 as before" if newer else ""
+    return held, (f"SGLang's MXFP4 experts on triton_kernels (SM {major}.x; assumed installed, as SGLang's images ship "
+                  f"it{rows}): {kept}float32 expert biases (quantization/mxfp4.py)")
