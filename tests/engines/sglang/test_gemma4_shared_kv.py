@@ -27,9 +27,19 @@ def _row(tp: int) -> dict[str, Any]:
 
 
 def test_the_shared_layers_kv_weights_by_hand() -> None:
+    """The by-hand K, V and k_norm are what SGLang's meta build holds beyond vLLM 0.33.0's (whose gemma4.py builds no
+    KV on a shared layer: its meta build in tests/data/engine_diff/registry/vllm-0.33.0.json), and kvtop's two answers differ by it."""
     sliding, full, hidden = 16 * 256, 4 * 512, 1_536
     kv_and_norm = (2 * (sliding + full) * hidden + (sliding + full)) * BF16
     assert kv_and_norm == 37_761_024
+    vllm_row = row_of("vllm", "0.33.0", CONFIG, 1)
+    vllm_bytes = sum(s["param_bytes"]["language_model"] for s in vllm_row["stages"])
+    assert 9_294_899_712 - vllm_bytes == kv_and_norm
+    vllm_plan = kvtop_answer("vllm", "0.33.0", vllm_row)
+    sglang_plan = kvtop_answer("sglang", "0.5.23", _row(1))
+    language = [[stage["weights_bytes"] - stage["vision_bytes"] for stage in plan["stages"]]
+                for plan in (sglang_plan, vllm_plan)]  # fmt: skip
+    assert language[0][0] - language[1][0] == kv_and_norm
 
 
 @pytest.mark.parametrize(("tp", "engine_bytes"), [(1, 9_294_899_712), (2, 7_473_523_200)])

@@ -65,3 +65,21 @@ def test_from_0519_the_scales_k_is_padded_to_128_weights_first() -> None:
     assert swizzled_scale_tensors(later) == [32 * 5_888 * 92, 32 * 3_072 * 92] * 24
     before = inputs.model_copy(update={"version": ResolvedVersion(text="0.5.18", source=VersionSource.FLAG)})
     assert swizzled_scale_tensors(before) == [W13_SCALES, W2_SCALES] * 24
+
+
+def test_sm120_takes_triton_kernels_to_0513_whatever_the_ep_then_another_runner() -> None:
+    """server_args.py's SM120 branch comes before the EP / --quantization test: triton_kernel to 0.5.13 (0.5.13
+    :2196), Marlin from 0.5.14 (:3886), flashinfer_mxfp4 by 0.5.17 (arg_groups/overrides.py:922)."""
+    rtx5090 = _record().inputs().model_copy(update={"gpu_name": "RTX5090"})
+    ep2 = rtx5090.model_copy(update={"layout": rtx5090.layout.model_copy(update={"tp": 2, "ep": 2})})
+    found = mxfp4_held(ep2)  # 16 local experts' biases, 2 B more a value; StridedLayout: no scales twice
+    assert found is not None and found[0] == 24 * 16 * (5_760 + 2_880) * 2
+    later = rtx5090.model_copy(update={"version": ResolvedVersion(text="0.5.14", source=VersionSource.FLAG)})
+    assert mxfp4_held(later) is None
+
+
+def test_a_typed_quantization_leaves_the_auto_runner_off_triton_kernels() -> None:
+    """`self.quantization is None` is the auto test's (server_args.py 0.5.10.post1 :1768-1771)."""
+    inputs = _record().inputs()
+    settings = inputs.settings.model_copy(update={"quantization": "mxfp4"})
+    assert mxfp4_held(inputs.model_copy(update={"settings": settings})) is None

@@ -1,10 +1,10 @@
 """What SGLang's MXFP4 experts hold after the load beside the checkpoint's tensors on the triton_kernels runner
-(gpt-oss on Hopper; docs/engines/sglang.md §20.1, "MXFP4 experts on triton_kernels").
+(gpt-oss on Hopper; docs/engines/sglang.md §20.7).
 
 The runner: for GptOssForCausalLM with an MXFP4 checkpoint SGLang's auto `moe_runner_backend` is `flashinfer_mxfp4`
-on SM 10.x, `triton_kernel` on SM 12.x and, with EP 1, no `--quantization` and triton_kernels installed, everywhere
-else (server_args.py 0.5.3 :763/:775-777, 0.5.9 :1372/:1392-1395, 0.5.10.post1 :1744/:1768-1784; 0.5.23
-arg_groups/model_overrides/gpt_oss.py:102-117). triton_kernels is assumed installed (SGLang's images ship it; the
+on SM 10.x, `triton_kernel` on SM 12.x to 0.5.13 (then Marlin, then flashinfer_mxfp4: `SM120_TRITON_ERAS`) and, with
+EP 1, no `--quantization` and triton_kernels installed, everywhere else (server_args.py 0.5.3 :763/:775-777, 0.5.9
+:1372/:1392-1395, 0.5.10.post1 :1744/:1768-1784; 0.5.23 arg_groups/model_overrides/gpt_oss.py:102-117). triton_kernels is assumed installed (SGLang's images ship it; the
 corpus's H100 starts print `moe_runner_backend: triton_kernel`); kvtop reads no `--moe-runner-backend` (a typed one
 is refused, flags_unmodelled_late.py).
 
@@ -29,8 +29,8 @@ nothing is charged before 0.5.3rc0.
 
 Judged against SGLang 0.5.10.post1's `weight: 14.67` GiB of gpt-oss-20b on an H100 PCIe (tests/data/calibration/
 sglang.jsonl, chiatzen…-auto): 24 layers × (32 × (5,888 + 3,072) × 90 B of swizzled scales + 32 × 8,640 × 2 B more of
-float32 biases) = 632,586,240 B (0.59 GiB) of the 1.63 GiB the book missed; the other ≈ 1.04 GiB is not found in the
-code read (2,880 needs no padding in HopperMXValueLayout; every temporary is freed before `empty_cache`; the caching
+float32 biases) = 632,586,240 B (0.59 GiB) of the 1.63 GiB the book missed (with their rounding the term 13.04 →
+13.71 GiB); the other ≈ 0.96 GiB is not found in the code read (2,880 needs no padding in HopperMXValueLayout; every temporary is freed before `empty_cache`; the caching
 allocator's segments the swizzle leaves are not modelled) and stays in the term's error.
 """
 
@@ -62,6 +62,15 @@ SCALES_KEPT_ERAS: Eras[bool] = Eras((
                           "biases, `del layer.w13_weight` / `w2_weight` only (0.5.3rc0 :557/:581, 0.5.10.post1 "
                           ":693/:717-718, 0.5.23 :1049/:1074-1075): the checkpoint's scales kept beside the swizzled copy"),
 ))  # fmt: skip
+# SM 12.x's auto runner for an MXFP4 gpt-oss (its own branch, before the EP / --quantization test): triton_kernel, then
+# Marlin, then flashinfer_mxfp4
+SM120_TRITON_ERAS: Eras[bool] = Eras((
+    Era("", True, "server_args.py's SM120 branch: triton_kernel (0.5.10.post1 :1748-1753, 0.5.12 :2077, 0.5.13 :2196 "
+                  "its warning)"),
+    Era("0.5.14", False, "the SM120 branch takes Marlin (0.5.14 server_args.py:3886, 0.5.15 arg_groups/overrides.py:525), "
+                         "then flashinfer_mxfp4 (0.5.17 overrides.py:922, 0.5.23 model_overrides/gpt_oss.py:70-74); "
+                         "0.5.16 not read"),
+))  # fmt: skip
 
 
 def _triton_kernels_major(inputs: CalibrationInputs) -> int | None:
@@ -69,12 +78,13 @@ def _triton_kernels_major(inputs: CalibrationInputs) -> int | None:
     model = inputs.model
     if model is None or model.architecture != GPT_OSS or model.moe is None or model.quant.method != "mxfp4":
         return None
-    if inputs.layout.ep != 1 or not SCALES_KEPT_ERAS.at(inputs.version):
-        return None
     capability = compute_capability(inputs.gpu_name)
-    if capability is None or capability[0] == 10:  # SM 10.x: flashinfer_mxfp4
+    if capability is None or capability[0] == 10 or not SCALES_KEPT_ERAS.at(inputs.version):  # SM 10.x: flashinfer
         return None
-    return capability[0]
+    if capability[0] == 12:
+        return 12 if SM120_TRITON_ERAS.at(inputs.version) else None
+    # every other GPU: triton_kernel only at EP 1 with no --quantization
+    return capability[0] if inputs.layout.ep == 1 and inputs.settings.quantization is None else None
 
 
 def _moe_layers(inputs: CalibrationInputs) -> int:
@@ -88,6 +98,16 @@ def _moe_layers(inputs: CalibrationInputs) -> int:
     return max(len(moe.intersection(pp_layer_range(model.num_layers, rank, pp, remainder))) for rank in range(pp))
 
 
+def _local_experts(inputs: CalibrationInputs) -> tuple[int, int]:
+    """(the rank's experts, its intermediate shard): experts over EP, the intermediate over the MoE TP (TP ÷ EP),
+    padded to 64 (create_weights' triton_kernels_padding_alignment, mxfp4.py 0.5.10.post1 :340/:366-369)."""
+    model = inputs.model
+    assert model is not None and model.moe is not None
+    moe, layout = model.moe, inputs.layout
+    moe_tp = layout.moe_shards // layout.ep
+    return moe.num_routed_experts // layout.ep, round_up(moe.expert_intermediate_size // moe_tp, 64)
+
+
 def swizzled_scale_tensors(inputs: CalibrationInputs) -> list[int]:
     """Bytes of each swizzled scale tensor the rank keeps beside the checkpoint's (w13's then w2's, a MoE layer each;
     SM 9.x only): local experts × rows padded to 256 × (width ÷ 32) padded to even."""
@@ -95,9 +115,7 @@ def swizzled_scale_tensors(inputs: CalibrationInputs) -> list[int]:
         return []
     model = inputs.model
     assert model is not None and model.moe is not None
-    moe, layout = model.moe, inputs.layout
-    experts = moe.num_routed_experts // layout.ep
-    shard = round_up(moe.expert_intermediate_size // layout.moe_shards, 64)  # create_weights' triton_kernels padding
+    experts, shard = _local_experts(inputs)
     hidden, k_pad = model.hidden_size, HOPPER_K_PAD_ERAS.at(inputs.version)
 
     def padded(rows: int, width: int) -> int:
@@ -115,13 +133,15 @@ def mxfp4_held(inputs: CalibrationInputs) -> tuple[int, str] | None:
         return None
     model = inputs.model
     assert model is not None and model.moe is not None
-    moe, layout = model.moe, inputs.layout
-    experts = moe.num_routed_experts // layout.ep
-    shard = round_up(moe.expert_intermediate_size // layout.moe_shards, 64)
-    biases = experts * (2 * shard + model.hidden_size) * (FLOAT32 - model.dtype_bytes) if moe.expert_bias else 0
+    experts, shard = _local_experts(inputs)
+    biases = experts * (2 * shard + model.hidden_size) * (FLOAT32 - model.dtype_bytes) if model.moe.expert_bias else 0
     scales = sum(swizzled_scale_tensors(inputs))
     held = scales + biases * _moe_layers(inputs)
     if held <= 0:
         return None
     kept = "the checkpoint's block scales kept beside their swizzled, padded copy and " if scales else ""
-    return held, f"SGLang's MXFP4 experts on triton_kernels (SM {major}.x): {kept}float32 expert biases (quantization/mxfp4.py)"
+    # the two assumptions the module's docstring names, said where the figure is
+    newer = scales > 0 and HOPPER_K_PAD_ERAS.at(inputs.version) != 1
+    rows = "; the newer triton_kernels' scale rows assumed padded to 256 as before" if newer else ""
+    return held, (f"SGLang's MXFP4 experts on triton_kernels (SM {major}.x; assumed installed, as SGLang's images ship "
+                  f"it{rows}): {kept}float32 expert biases (quantization/mxfp4.py)")
