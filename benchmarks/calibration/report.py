@@ -18,13 +18,23 @@ from benchmarks.calibration.evaluate import (
 from benchmarks.calibration.judgement import PlanScores, engine_scale
 from kvtop.domain.calibration.features import ASSUMED_CONTEXT_ERROR_KEY, ASSUMED_CONTEXT_GIB
 from kvtop.domain.calibration.fit import quantile
-from kvtop.domain.calibration.host_memory import DESKTOP_HELD_BYTES
+from kvtop.domain.calibration.host_memory import (
+    DESKTOP_HELD_BYTES,
+    HOST_AVAILABLE_SHARE,
+    HOST_AVAILABLE_SHARE_ERROR,
+    HOST_HELD_SHARE,
+    HOST_HELD_SHARE_ERROR,
+)
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.engines.registry import display_name, engine_rules
 from kvtop.domain.engines.trtllm.calibration import TP_GROUP_NCCL_GIB_PER_DOUBLING
 from kvtop.domain.wording import GIB, gib
 
 TARGET_MEDIAN, TARGET_WITHIN, TARGET_COVERAGE = 0.02, 0.90, 0.90
+
+# the unified-memory host's assumed shares, as kvtop/domain/calibration/host_memory.py states them
+_HELD_SHARE = f"{HOST_HELD_SHARE * 100:.2f} % ± {HOST_HELD_SHARE_ERROR * 100:.2f} %"
+_AVAILABLE_SHARE = f"{HOST_AVAILABLE_SHARE * 100:.2f} % ± {HOST_AVAILABLE_SHARE_ERROR * 100:.2f} %"
 
 
 def _pct(value: float) -> str:
@@ -351,9 +361,9 @@ def render(corpus: Corpus, fits: dict[str, LinearTerm], logged_weights: dict[str
         "- Not modelled, said as assumed terms: a multimodal model's encoder profile (vLLM: the encoder cache it keeps is",
         "  counted for Qwen3-VL, Mistral-Small-3.x and Gemma-3 only, the encoder's own forward for none), activation peaks of pipeline",
         "  stages, the CUDA-graph estimate of a model kvtop cannot read (2 GiB), unified-memory hosts (GB10 / DGX Spark,",
-        "  Jetson: CUDA's total is the host's memory, and what the host holds of it is assumed 29.34 % ± 23.51 % of it, the",
+        f"  Jetson: CUDA's total is the host's memory, and what the host holds of it is assumed {_HELD_SHARE} of it, the",
         "  span of GB10 and Jetson Thor readings from the OS alone to a checkpoint's page cache, where the engine reads",
-        "  cudaMemGetInfo's free, and 12.29 % ± 6.45 % where it reads the kernel's available memory, the page cache free (vLLM",
+        f"  cudaMemGetInfo's free, and {_AVAILABLE_SHARE} where it reads the kernel's available memory, the page cache free (vLLM",
         "  from v0.11.1, SGLang from 0.5.4; docs/engines/architectures.md §9); it enters the budget of an",
         "  engine that sizes from the free memory, and is said where the engine sizes from the total, as vLLM does; the",
         "  DGX Spark record is planned so, not judged: +211 % blind, its interval 0 – 579,776 holding its 86,720 tokens),",
