@@ -43,11 +43,13 @@ class TowerSplit(BaseModel):
     whole_blocks: tuple[str, ...] = ()
     # Beyond the tower, the language model's parts an engine's own class builds its way (by architecture class):
     whole_embedding: tuple[str, ...] = ()  # a plain nn.Embedding: vocab × hidden whole on every rank, unpadded
+    # V built beside K on attention_k_eq_v layers, K copied into it at load (SGLang's and vLLM's Gemma-4)
     k_eq_v_holds_v: tuple[str, ...] = ()
     # a per-layer embedding projection split over TP beside a plain (whole) per-layer table (SGLang's Gemma-3n)
     per_layer_split: tuple[str, ...] = ()
-    # K, V and k_norm built on a KV-shared layer though it reads another's KV (SGLang's Gemma-3n qkv_proj on every layer)
-    shared_kv_holds_kv: tuple[str, ...] = ()  # V built beside K on attention_k_eq_v layers (K copied into it at load)
+    # K, V and k_norm built on a KV-shared layer though it reads another's KV (SGLang's Gemma-3n and Gemma-4: the
+    # whole qkv_proj and k_norm on every layer, the num_kv_shared_layers ones included)
+    shared_kv_holds_kv: tuple[str, ...] = ()
     # towers (by TowerSpec.config_class) whose blocks the engine gives a second output projection (SGLang 0.5.23
     # step3_vl.py: Step3VisionAttention's out_proj beside its VisionAttention's proj)
     second_out_proj: tuple[str, ...] = ()

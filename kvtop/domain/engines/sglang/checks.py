@@ -14,6 +14,7 @@ from __future__ import annotations
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.sglang.chunked_prefix import check_chunked_prefix
 from kvtop.domain.engines.sglang.hybrid_swa import HYBRID_SWA_ARCHS_ERAS
+from kvtop.domain.engines.sglang.mxfp4_held import check_quantization_upcast
 from kvtop.domain.engines.sglang.nvfp4_pad import check_gated_w13_pad
 from kvtop.domain.engines.sglang.nvfp4_runner import NvFp4MoeRunner, runner_pick
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
@@ -117,6 +118,7 @@ def check_launch(inputs: EngineInputs) -> None:
     check_gated_w13_pad(inputs)
     _check_torch_native_tp(inputs)
     check_chunked_prefix(inputs)
+    check_quantization_upcast(inputs.model, inputs.gpu_name, inputs.version, inputs.settings.quantization)
 
 
 def _check_dsv4_nvfp4_experts(inputs: EngineInputs) -> None:

@@ -6,7 +6,8 @@ on SM 10.x, `triton_kernel` on SM 12.x to 0.5.13 (then Marlin, then flashinfer_m
 EP 1, no `--quantization` and triton_kernels installed, everywhere else (server_args.py 0.5.3 :763/:775-777, 0.5.9
 :1372/:1392-1395, 0.5.10.post1 :1744/:1768-1784; 0.5.23 arg_groups/model_overrides/gpt_oss.py:102-117). triton_kernels is assumed installed (SGLang's images ship it; the
 corpus's H100 starts print `moe_runner_backend: triton_kernel`); kvtop reads no `--moe-runner-backend` (a typed one
-is refused, flags_unmodelled_late.py).
+is refused, flags_unmodelled_late.py); there a typed `--quantization` upcasts the experts instead and is refused
+(`check_quantization_upcast`).
 
 What `Mxfp4MoEMethod.process_weights_after_loading` keeps on that runner (quantization/mxfp4.py, the triton branch):
 - the expert biases re-made in float32 in place of the bf16 ones (`layer.w13_weight_bias.to(torch.float32)`);
@@ -38,9 +39,11 @@ from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.sglang.pp_split import PP_SPLIT_ERAS
-from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.layout import pp_layer_range
+from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_layers import MlpKind
 from kvtop.domain.rounding import round_up
 
@@ -73,11 +76,38 @@ SM120_TRITON_ERAS: Eras[bool] = Eras((
 ))  # fmt: skip
 
 
+def _mxfp4_gpt_oss(model: ModelSpec | None) -> bool:
+    return model is not None and model.architecture == GPT_OSS and model.moe is not None and model.quant.method == "mxfp4"
+
+
+def check_quantization_upcast(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion,
+                              quantization: str | None) -> None:
+    """Refuse an MXFP4 gpt-oss launched with `--quantization` where SGLang then upcasts its experts to bf16: the auto
+    runner takes triton_kernels only with no `--quantization` (server_args.py 0.5.10.post1 :1768-1771; 0.5.23
+    model_overrides/gpt_oss.py:102-105), so on every GPU but SM 10.x (flashinfer_mxfp4, its own branch first) and
+    SM 12.x (its own branch: triton_kernel, Marlin, flashinfer_mxfp4) the runner stays auto and
+    `Mxfp4MoEMethod.process_weights_after_loading` takes its upcast branch (0.5.10.post1 quantization/mxfp4.py:719-739,
+    0.5.23 :1115-1135): 16 bits a weight where MXFP4 holds 4.25, not modelled. From 0.5.3rc0 (`SCALES_KEPT_ERAS`; 0.5.3 server_args.py
+    :775-777 and mxfp4.py :592-594 as read for the triton branch); an unknown GPU is not refused."""
+    capability = compute_capability(gpu_name)
+    if quantization is None or not _mxfp4_gpt_oss(model) or not SCALES_KEPT_ERAS.at(version):
+        return
+    if capability is None or capability[0] in (10, 12):
+        return
+    raise UnsupportedModelError(
+        f"SGLang {version.label} upcasts gpt-oss's MXFP4 experts to bf16 on {gpu_name} when --quantization is given "
+        f"(its auto MoE runner takes triton_kernels only without it; quantization/mxfp4.py's upcast branch), which "
+        f"kvtop does not model: drop --quantization: SGLang's auto path keeps the MXFP4 experts",
+        field="--quantization",
+    )
+
+
 def _triton_kernels_major(inputs: CalibrationInputs) -> int | None:
     """The GPU's SM major where SGLang's auto runner takes triton_kernels for this launch's MXFP4 gpt-oss; else None."""
     model = inputs.model
-    if model is None or model.architecture != GPT_OSS or model.moe is None or model.quant.method != "mxfp4":
+    if not _mxfp4_gpt_oss(model):
         return None
+    assert model is not None
     capability = compute_capability(inputs.gpu_name)
     if capability is None or capability[0] == 10 or not SCALES_KEPT_ERAS.at(inputs.version):  # SM 10.x: flashinfer
         return None

@@ -1,0 +1,62 @@
+"""gpt-oss's MXFP4 checkpoint launched with `--quantization` on SGLang: refused where the engine upcasts the experts
+to bf16, which kvtop does not model (engines/sglang/mxfp4_held.check_quantization_upcast).
+
+Expected from SGLang's code, read in the wheels of 0.5.10.post1 and 0.5.23: the auto MoE runner of an MXFP4
+GptOssForCausalLM is `flashinfer_mxfp4` on SM 10.x and the SM 12.x branch's own (triton_kernel at 0.5.10.post1,
+flashinfer_mxfp4 at 0.5.23), both tested before `--quantization`; elsewhere triton_kernel only with `quantization is
+None` (server_args.py 0.5.10.post1 :1768-1771; 0.5.23 arg_groups/model_overrides/gpt_oss.py:102-105), else the runner
+stays auto and `Mxfp4MoEMethod.process_weights_after_loading` takes its upcast branch (quantization/mxfp4.py
+0.5.10.post1 :719-739, 0.5.23 :1115-1135). `is_sm100_supported` / `is_sm120_supported` test majors 10 and 12 only
+(0.5.10.post1 utils/common.py:254-263), so SM 8.x (A100) and 9.x (H100, H200) upcast.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtop.cli import main
+from tests.conftest import CONFIGS
+
+GPT_OSS_20B = str(CONFIGS / "openai--gpt-oss-20b.json")
+GPT_OSS_120B = str(CONFIGS / "openai--gpt-oss-120b.json")
+LLAMA_8B = str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")
+ACTION = "drop --quantization: SGLang's auto path keeps the MXFP4 experts"
+
+
+@pytest.fixture(autouse=True)
+def _no_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KVTOP_NO_CALIBRATION_STORE", "1")
+
+
+def _plan(model: str, gpu: str, version: str, *flags: str) -> int:
+    return main(["plan", "--engine", "sglang", "--model", model, "--gpu", gpu, "--engine-version", version, *flags])
+
+
+@pytest.mark.parametrize(("model", "gpu", "version"), [
+    (GPT_OSS_20B, "H100-PCIE", "0.5.10.post1"),
+    (GPT_OSS_120B, "H200", "0.5.23"),
+    (GPT_OSS_20B, "A100-80GB", "0.5.23"),
+])  # fmt: skip
+def test_hopper_and_ampere_upcast_refused(capsys: pytest.CaptureFixture[str], model: str, gpu: str,
+                                          version: str) -> None:
+    assert _plan(model, gpu, version, "--quantization", "mxfp4") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("kvtop: error: --quantization: ") and err.rstrip().endswith(ACTION)
+    assert f"SGLang {version} upcasts gpt-oss's MXFP4 experts to bf16 on {gpu}" in err
+
+
+@pytest.mark.parametrize(("gpu", "version"), [
+    ("B200", "0.5.10.post1"), ("B200", "0.5.23"),  # SM 10.x: flashinfer_mxfp4, before the --quantization test
+    ("RTX5090", "0.5.10.post1"), ("RTX5090", "0.5.23"),  # SM 12.x: its own branch, before it too
+    ("H100", "0.5.2"),  # before 0.5.3rc0: not read, nothing charged or refused
+])  # fmt: skip
+def test_other_runners_and_releases_plan(capsys: pytest.CaptureFixture[str], gpu: str, version: str) -> None:
+    assert _plan(GPT_OSS_20B, gpu, version, "--quantization", "mxfp4") == 0
+    assert ACTION not in capsys.readouterr().err
+
+
+def test_without_the_flag_or_another_model_plans(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _plan(GPT_OSS_20B, "H100", "0.5.23") == 0  # the auto path: triton_kernels, modelled (mxfp4_held)
+    assert _plan(LLAMA_8B, "H100", "0.5.23", "--quantization", "fp8") == 0  # not an MXFP4 gpt-oss
+    assert ACTION not in capsys.readouterr().err
