@@ -78,6 +78,9 @@ QWEN3_VL_TOWERS = frozenset({"Qwen3VLVisionConfig", "Qwen3VLMoeVisionConfig"})
 # :108-115, :572, :598; v0.23.0 :91-94, :110-117, :552, :578; v0.27.1 :84-87, :104-111, :442, :480), with no deepstack level
 # (encoder_dummies.deepstack_levels): the Qwen3-VL family's profile, from v0.17.0
 QWEN3_5_TOWERS = frozenset({"Qwen3_5VisionConfig", "Qwen3_5MoeVisionConfig"})
+# the classes read (another over the same tower, e.g. InternS2PreviewForConditionalGeneration, or the text-only
+# Qwen3_5ForCausalLM, is not counted)
+QWEN3_5_CLASSES = frozenset({"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"})
 QWEN3_5_ERAS: Eras[bool] = Eras((
     Era("", False, "no models/qwen3_5.py before v0.17.0"),
     Era("0.17.0", True, "first in v0.17.0: models/qwen3_5.py (read at v0.17.0, v0.18.0, v0.19.0, v0.23.0, v0.27.1)"),
@@ -178,7 +181,7 @@ def counted_family(
     if reading.limits is not None and reading.limits.sized:
         return None
     family = family_of(model)
-    if family == QWEN3_VL and model.tower is not None and model.tower.config_class in QWEN3_5_TOWERS:
+    if family == QWEN3_VL and is_qwen3_5(model):
         return family if QWEN3_5_ERAS.at(version) else None
     if family == QWEN3_VL:
         return family if QWEN3_VL_ERAS.at(version) else None
@@ -202,7 +205,7 @@ def family_of(model: ModelSpec) -> str | None:
     """The counted family (`COUNTED_FAMILIES`) of a model by its classes, whatever the release (its vision tower's
     config class, else its architecture); None for another family. `counted_family` adds the releases read."""
     tower = model.tower.config_class if model.tower is not None else None
-    if tower in QWEN3_VL_TOWERS or tower in QWEN3_5_TOWERS:
+    if tower in QWEN3_VL_TOWERS or is_qwen3_5(model):
         return QWEN3_VL
     if tower in QWEN2_VL_TOWERS:
         return QWEN2_VL
@@ -211,6 +214,12 @@ def family_of(model: ModelSpec) -> str | None:
     if model.architecture in GEMMA3_CLASSES:
         return GEMMA3
     return None
+
+
+def is_qwen3_5(model: ModelSpec) -> bool:
+    """Whether the model is a Qwen3.5 class read (`QWEN3_5_CLASSES`) over its own tower (`QWEN3_5_TOWERS`)."""
+    tower = model.tower.config_class if model.tower is not None else None
+    return tower in QWEN3_5_TOWERS and model.architecture in QWEN3_5_CLASSES
 
 
 def refuse_unmodelled_limits(inputs: CalibrationInputs) -> None:
@@ -269,7 +278,7 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
         f"{held} and pixels {items} × {item.pixel_values:,}, {model.dtype_bytes} B each ({gib(kept)}; "
         f"{_sizes_words(family, item, model)})"
     )
-    qwen3_5 = model.tower is not None and model.tower.config_class in QWEN3_5_TOWERS  # its forward: from v0.17.0
+    qwen3_5 = is_qwen3_5(model)  # its forward: from v0.17.0 (`counted_family`)
     if not qwen3_5 and not forward_counted(model, inputs.version):
         return EncoderProfile(item.modality, item.counted_tokens, items, budget, kept, words)
     tower_tp, rank_items = inputs.layout.tp, items
