@@ -105,6 +105,7 @@ class VisionSpec(BaseModel):
     num_layers: int = 24  # 24 × 1024 where the section says neither (SGLang's getattr defaults)
     hidden_size: int = 1024
     stated: tuple[tuple[str, int], ...] = ()  # (config key, value), sorted; a filled section: with its class defaults
+    deepstack_levels: int | None = None  # len(deepstack_visual_indexes) where the section states the list, else None
 
     def field(self, key: str) -> int | None:
         """The integer the section states under `key` (None: not stated)."""

@@ -320,7 +320,9 @@ def _vision(vision: dict[str, Any] | None, source: str) -> VisionSpec | None:
     tower = validated(VisionConfig, vision, source=source, prefix="vision_config.")
     sizes: dict[str, Any] = {"num_layers": tower.num_hidden_layers, "hidden_size": tower.hidden_size}
     stated = tuple(sorted((k, v) for k, v in vision.items() if isinstance(v, int) and not isinstance(v, bool)))
-    return VisionSpec(**{k: v for k, v in sizes.items() if v is not None}, stated=stated)
+    indexes = vision.get("deepstack_visual_indexes")  # Qwen3-VL's deepstack layers: their count is what engines read
+    levels = len(indexes) if isinstance(indexes, list) else None
+    return VisionSpec(**{k: v for k, v in sizes.items() if v is not None}, stated=stated, deepstack_levels=levels)
 
 
 def _rope_type(section: dict[str, Any]) -> str:

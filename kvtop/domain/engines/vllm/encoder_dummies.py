@@ -15,8 +15,9 @@ the checkpoint's own preprocessor_config.json is given (`ModelSpec.image_pixels`
   resized together to ≤ 25,165,824 px (qwen3_vl video smart_resize); through v0.12.0 its tokens are counted × 12.5
   for the timestamps (qwen3_vl.py:693-709, v0.12.0), dropped in v0.13.0. At 24,576 frames: 32 × 32 px frames,
   12,288 tokens, 153,600 counted (a v0.12.0 start's log: "a budget of 153600 tokens, … 1 video items").
-- each token's output is the merger's plus the three deepstack levels' (qwen3_vl.py:558-576: the vision section's
-  out_hidden_size × 4 wide), in the model dtype; the pixels are
+- each token's output is the merger's plus one per deepstack level (qwen3_vl.py:558-576: the vision section's
+  out_hidden_size × (1 + levels) wide; three levels in Qwen3-VL, none in Qwen3.5: `deepstack_levels`), in the
+  model dtype; the pixels are
   patches × 3 × temporal × patch² values, cast to the model dtype (v0.11.0 multimodal/processing/context.py).
 """
 
@@ -37,7 +38,12 @@ PATCH, MERGE, TEMPORAL = 16, 2, 2  # Qwen3-VL vision_config (every published che
 IMAGE_MIN_PIXELS, IMAGE_MAX_PIXELS = 65_536, 16_777_216  # preprocessor_config.json "size"
 VIDEO_MIN_PIXELS, VIDEO_MAX_PIXELS = 4_096, 25_165_824  # video_preprocessor_config.json "size"
 MAX_FRAMES_PER_VIDEO = 24_576  # qwen3_vl.py _MAX_FRAMES_PER_VIDEO (v0.11.0:91, v0.12.0:123, v0.13.0:132)
-DEEPSTACK_LEVELS = 3  # deepstack_visual_indexes: three levels in every Qwen3-VL checkpoint
+DEEPSTACK_LEVELS = 3  # deepstack_visual_indexes: three levels in every Qwen3-VL checkpoint (transformers' default)
+# deepstack levels where vision_config leaves deepstack_visual_indexes out, by the tower's config class:
+# Qwen3VLVisionConfig / Qwen3VLMoeVisionConfig default [8, 16, 24]; Qwen3.5's classes have no such field, and
+# Qwen3_VisionTransformer then takes [] (qwen3_vl.py `hasattr(vision_config, "deepstack_visual_indexes")`: v0.17.0
+# :335-339, v0.18.0 :336-340, v0.19.0 :337-341, v0.23.0 :536-540, v0.27.1 :554-558)
+DEEPSTACK_DEFAULTS = {"Qwen3VLVisionConfig": DEEPSTACK_LEVELS, "Qwen3VLMoeVisionConfig": DEEPSTACK_LEVELS}
 LARGEST_SIDE = 9_999_999  # get_image_size_with_most_features asks for this square (qwen2_vl.py:961-968)
 # Mistral-Small-3.x: the Pixtral tower merged 2 × 2 (Mistral3Config's default)
 PIXTRAL_MERGE = 2
@@ -179,10 +185,22 @@ def qwen3_vl_item(inputs: CalibrationInputs, model: ModelSpec, on: tuple[str, ..
     counted = {modality: tokens for modality, tokens in counted.items() if modality in on}
     # the first of the largest, as vLLM's max() over the dict
     modality = max(counted, key=lambda name: counted[name])
-    out = stated(model, "out_hidden_size", model.hidden_size) * (1 + DEEPSTACK_LEVELS)
+    levels = deepstack_levels(model)
+    out = stated(model, "out_hidden_size", model.hidden_size) * (1 + levels)
     shape = f"{frames:,} frames" if modality == "video" else f"{width:,} × {height:,} px"
     return DummyItem(modality, counted[modality], soft[modality], patches[modality] * 3 * TEMPORAL * PATCH**2, out,
-                     f"{shape}: {soft[modality]:,} tokens; merger and {DEEPSTACK_LEVELS} deepstack levels")  # fmt: skip
+                     f"{shape}: {soft[modality]:,} tokens; merger and {levels} deepstack levels")  # fmt: skip
+
+
+def deepstack_levels(model: ModelSpec) -> int:
+    """The deepstack levels Qwen3_VisionTransformer concatenates to the merger's output (`torch.cat([hidden_states]
+    + deepstack_feature_lists, dim=1)`: qwen3_vl.py v0.17.0 :590-592, v0.19.0 :653-655, v0.27.1 :848-850): the
+    length of the `deepstack_visual_indexes` the config states, else its class's default (`DEEPSTACK_DEFAULTS`; 0
+    for Qwen3.5's classes)."""
+    stated_levels = model.vision.deepstack_levels if model.vision is not None else None
+    if stated_levels is not None:
+        return stated_levels
+    return DEEPSTACK_DEFAULTS.get(model.tower.config_class if model.tower is not None else "", 0)
 
 
 def qwen2_vl_item(inputs: CalibrationInputs, model: ModelSpec, on: tuple[str, ...]) -> DummyItem:

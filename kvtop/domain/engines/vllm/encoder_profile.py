@@ -23,18 +23,19 @@ V1 at v0.9.2 (gpu_model_runner.py:2202-2284; v0.9.0.1 :1827-1900 the same) keeps
 (:2221); v0.10.0 (:2342-2425, read in its wheel) the budget's floor (:2361-2362), kept as returned (:2412).
 
 Counted for four families (the rest stay the text model's fit, assumed: LLaVA, InternVL, Llama-4, Kimi-VL,
-Granite-Vision and every other tower in the catalogue, whose processors kvtop does not size): Mistral-Small-3.x,
-Gemma-3, Qwen2-VL / Qwen2.5-VL at v0.9.0.1 – v0.12.x (Qwen2.5-VL's tower's forward too, encoder_forward.py),
-Qwen2.5-VL at v0.13.0 – v0.20.x with its tower's forward (encoder_forward.py), and the Qwen3-VL family
-(Qwen3VLVisionConfig, Qwen3VLMoeVisionConfig); each family's dummy item, by vLLM's own processing info over the
-processor's published sizes (the Qwen families' image bounds the checkpoint's own where its preprocessor_config.json
-is read), is encoder_dummies.py's.
-Not counted: the encoder's own forward but for Qwen2.5-VL at v0.9.0 – v0.20.x (encoder_forward.py: the profile's
-peak the larger of it and the text run with what is kept, `EncoderProfile.peak`; Qwen3-VL's is the tower's width
-over the patches: at the v0.12.0 start's 49,152 patches, 1,152 wide and a 4,304-wide MLP over TP 2, under 1 GiB with
-its pixels, below the text run and what it keeps, 3.9 GiB), other families (their processors' sizes: assumed,
-the text model's fit), and launches that change the dummy (`--mm-processor-kwargs`, not read; `--limit-mm-per-prompt`
-with a width, height, frames or length: the text model's fit, assumed).
+Granite-Vision and every other tower in the catalogue, whose processors kvtop does not size): Mistral-Small-3.x, Gemma-3,
+Qwen2-VL / Qwen2.5-VL at v0.9.0.1 – v0.12.x (Qwen2.5-VL's tower's forward too, encoder_forward.py), Qwen2.5-VL at
+v0.13.0 – v0.20.x with its tower's forward (encoder_forward.py), and the Qwen3-VL family (Qwen3VLVisionConfig,
+Qwen3VLMoeVisionConfig; and from v0.17.0 Qwen3.5's towers, `QWEN3_5_TOWERS`); each family's dummy item, by vLLM's own
+processing info over the processor's published sizes (the Qwen families' image bounds the checkpoint's own where its
+preprocessor_config.json is read), is encoder_dummies.py's.
+Not counted: the encoder's own forward but for Qwen2.5-VL at v0.9.0 – v0.20.x and Qwen3.5 from v0.17.0
+(encoder_forward.py, encoder_forward_qwen3.py: the profile's peak the larger of it and the text run with what is
+kept, `EncoderProfile.peak`; Qwen3-VL's is the tower's width over the patches: at the v0.12.0 start's 49,152 patches,
+1,152 wide and a 4,304-wide MLP over TP 2, under 1 GiB with its pixels, below the text run and what it keeps, 3.9
+GiB), other families (their processors' sizes: assumed, the text model's fit), and launches that change the dummy
+(`--mm-processor-kwargs`, not read; `--limit-mm-per-prompt` with a width, height, frames or length: the text model's
+fit, assumed).
 `--limit-mm-per-prompt` counts (mm_limits.py, read v0.11.0 – v0.13.x): a modality at 0 is not profiled (the other
 taken, e.g. Qwen3-VL's image where its video is off), and the count caps the items a prompt holds.
 """
@@ -63,6 +64,7 @@ from kvtop.domain.engines.vllm.encoder_forward import (
     tower_forward_bytes,
     tower_forward_words,
 )
+from kvtop.domain.engines.vllm.encoder_forward_qwen3 import qwen3_forward_bytes, qwen3_forward_words
 from kvtop.domain.engines.vllm.mm_limits import MMLimits, read_limits, refuse_text_only
 from kvtop.domain.engines.vllm.profile_run import batch_limits, engine_era
 from kvtop.domain.model import ModelSpec
@@ -71,6 +73,18 @@ from kvtop.domain.served_model import tower_unbuilt
 from kvtop.domain.wording import gib
 
 QWEN3_VL_TOWERS = frozenset({"Qwen3VLVisionConfig", "Qwen3VLMoeVisionConfig"})
+# Qwen3.5's towers: its classes build Qwen3-VL's processing info, dummy builder and vision transformer
+# (models/qwen3_5.py: v0.17.0 :93-96, :112-119, :628, :653; v0.18.0 :94-97, :113-120, :657, :682; v0.19.0 :89-92,
+# :108-115, :572, :598; v0.23.0 :91-94, :110-117, :552, :578; v0.27.1 :84-87, :104-111, :442, :480), with no deepstack level
+# (encoder_dummies.deepstack_levels): the Qwen3-VL family's profile, from v0.17.0
+QWEN3_5_TOWERS = frozenset({"Qwen3_5VisionConfig", "Qwen3_5MoeVisionConfig"})
+# the classes read (another over the same tower, e.g. InternS2PreviewForConditionalGeneration, or the text-only
+# Qwen3_5ForCausalLM, is not counted)
+QWEN3_5_CLASSES = frozenset({"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"})
+QWEN3_5_ERAS: Eras[bool] = Eras((
+    Era("", False, "no models/qwen3_5.py before v0.17.0"),
+    Era("0.17.0", True, "first in v0.17.0: models/qwen3_5.py (read at v0.17.0, v0.18.0, v0.19.0, v0.23.0, v0.27.1)"),
+))  # fmt: skip
 UNREAD_FLAGS = ("mm-processor-kwargs",)
 # Mistral-Small-3.x (HF Mistral3ForConditionalGeneration; its mistral-format params.json builds PixtralForConditionalGeneration
 # over the same tower, which kvtop reads as the HF class): its dummy image, encoder_dummies.py
@@ -167,6 +181,8 @@ def counted_family(
     if reading.limits is not None and reading.limits.sized:
         return None
     family = family_of(model)
+    if family == QWEN3_VL and is_qwen3_5(model):
+        return family if QWEN3_5_ERAS.at(version) else None
     if family == QWEN3_VL:
         return family if QWEN3_VL_ERAS.at(version) else None
     if family == QWEN2_VL and QWEN2_VL_ERAS.at(version):
@@ -189,7 +205,7 @@ def family_of(model: ModelSpec) -> str | None:
     """The counted family (`COUNTED_FAMILIES`) of a model by its classes, whatever the release (its vision tower's
     config class, else its architecture); None for another family. `counted_family` adds the releases read."""
     tower = model.tower.config_class if model.tower is not None else None
-    if tower in QWEN3_VL_TOWERS:
+    if tower in QWEN3_VL_TOWERS or is_qwen3_5(model):
         return QWEN3_VL
     if tower in QWEN2_VL_TOWERS:
         return QWEN2_VL
@@ -198,6 +214,12 @@ def family_of(model: ModelSpec) -> str | None:
     if model.architecture in GEMMA3_CLASSES:
         return GEMMA3
     return None
+
+
+def is_qwen3_5(model: ModelSpec) -> bool:
+    """Whether the model is a Qwen3.5 class read (`QWEN3_5_CLASSES`) over its own tower (`QWEN3_5_TOWERS`)."""
+    tower = model.tower.config_class if model.tower is not None else None
+    return tower in QWEN3_5_TOWERS and model.architecture in QWEN3_5_CLASSES
 
 
 def refuse_unmodelled_limits(inputs: CalibrationInputs) -> None:
@@ -256,7 +278,8 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
         f"{held} and pixels {items} × {item.pixel_values:,}, {model.dtype_bytes} B each ({gib(kept)}; "
         f"{_sizes_words(family, item, model)})"
     )
-    if not forward_counted(model, inputs.version):
+    qwen3_5 = is_qwen3_5(model)  # its forward: from v0.17.0 (`counted_family`)
+    if not qwen3_5 and not forward_counted(model, inputs.version):
         return EncoderProfile(item.modality, item.counted_tokens, items, budget, kept, words)
     tower_tp, rank_items = inputs.layout.tp, items
     if TOWER_SPLIT.for_launch(inputs.settings.flags, inputs.version.text).builds_whole(model.architecture):
@@ -267,6 +290,10 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
         tower_tp, rank_items = 1, ceil_div(items, inputs.layout.tp)
         pixels += rank_items * item.pixel_values * model.dtype_bytes
     patches = rank_items * item.embed_rows * stated(model, "spatial_merge_size", MERGE) ** 2
+    if qwen3_5:  # encoder_forward_qwen3.py
+        return EncoderProfile(item.modality, item.counted_tokens, items, budget, kept, words,
+                              qwen3_forward_bytes(model, patches, tower_tp) + pixels,
+                              qwen3_forward_words(model, patches, tower_tp, pixels))  # fmt: skip
     forward = tower_forward_bytes(model, patches, tower_tp, inputs.version) + pixels
     return EncoderProfile(item.modality, item.counted_tokens, items, budget, kept, words, forward,
                           tower_forward_words(model, patches, tower_tp, pixels, inputs.version))  # fmt: skip

@@ -1,0 +1,56 @@
+"""Qwen3.5's vision tower's own forward in vLLM's encoder profile (v0.17.0 on), read in the PyPI wheels of v0.17.0,
+v0.18.0, v0.19.0, v0.23.0 and v0.27.1 (models/qwen3_vl.py, which models/qwen3_5.py builds: encoder_profile.py
+`QWEN3_5_TOWERS`).
+
+`profile_run` runs the tower on the dummy batch before the text model's run, so its forward is a peak of its own
+(encoder_profile.py `EncoderProfile.peak`). `Qwen3_VisionTransformer.forward` holds the dummy's pixels (already in
+the model dtype on the device: `x.to(...)` returns them) and `pos_embeds` (patches × the tower's width) through
+every block (`hidden_states = hidden_states + pos_embeds`: v0.17.0 :546, v0.19.0 :634, v0.27.1 :829). Its loop
+`hidden_states = blk(hidden_states, ...)` (v0.17.0 :576, v0.19.0 :639, v0.27.1 :834) keeps each block's input
+bound while the block runs; the block rebinds `x = x + attn(norm1(x))` and runs `x + mlp(norm2(x))` (v0.17.0 :263,
+v0.19.0 :265, v0.27.1 :474), the MLP `linear_fc2(act_fn(linear_fc1(x)))` (v0.17.0 :209, v0.19.0 :211, v0.27.1 :420):
+fc1 (column-parallel, intermediate ÷ TP wide) is freed once the activation returns, and at TP > 1 fc2's row-parallel
+all-reduce writes a new output beside its partial (out of place: v0.19.0 distributed/device_communicators/
+pynccl.py:172-173, session 67 E3). The block's peak, in the model dtype over the patches:
+- at fc2 (TP t > 1): the block's input, x, the normed input, the activation (intermediate ÷ t), fc2's partial and
+  the reduced output: 5 × width + intermediate ÷ t;
+- at TP 1, the larger of fc1's step (input, x, normed, fc1's output and the activation: 3 × width + 2 ×
+  intermediate) and fc2's (4 × width + intermediate).
+Attention's copies (qkv 3 ÷ t widths and the rotated q, k) stay below it at Qwen3.5's widths (1,024 – 1,152, MLP
+4,096 – 4,304). Not counted: the rotary tables (tens of MiB), the merger's output, the allocator's rounding, an
+attention backend that materialises the scores.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.vllm.encoder_forward import stated
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import gib
+
+# Qwen3_5VisionConfig's widths where a vision_config leaves them out (transformers models/qwen3_5; every published
+# Qwen3.5 checkpoint states them)
+DEFAULT_WIDTH, DEFAULT_INTERMEDIATE = 1152, 4304
+
+
+def block_widths(model: ModelSpec, tp: int) -> tuple[int, int, int]:
+    """(the tower's width, the MLP's width on a rank, the block's peak in widths: module docstring)."""
+    width = stated(model, "hidden_size", DEFAULT_WIDTH)
+    mlp = stated(model, "intermediate_size", DEFAULT_INTERMEDIATE) // tp
+    peak = 5 * width + mlp if tp > 1 else max(3 * width + 2 * mlp, 4 * width + mlp)
+    return width, mlp, peak
+
+
+def qwen3_forward_bytes(model: ModelSpec, patches: int, tp: int) -> int:
+    """The forward's peak over `patches` patches at tower TP `tp`: the block's peak and `pos_embeds`, in the model
+    dtype (the pixels are the caller's to add)."""
+    width, _, peak = block_widths(model, tp)
+    return patches * (peak + width) * model.dtype_bytes
+
+
+def qwen3_forward_words(model: ModelSpec, patches: int, tp: int, pixels: int) -> str:
+    """`qwen3_forward_bytes` with the pixels, in words."""
+    width, mlp, peak = block_widths(model, tp)
+    total = qwen3_forward_bytes(model, patches, tp) + pixels
+    return (f"the Qwen3-VL tower's forward over {patches:,} patches at TP {tp}: the block's peak {peak:,} widths "
+            f"(width {width:,}, MLP {mlp:,} a rank) and pos_embeds {width:,}, {model.dtype_bytes} B each, with the "
+            f"pixels ({gib(total)})")  # fmt: skip
