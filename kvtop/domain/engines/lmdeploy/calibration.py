@@ -55,7 +55,7 @@ INTERVAL_SCALE: IntervalScale | None = IntervalScale(
     engine='lmdeploy', factor=1.0, records=4, sources=4,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='lmdeploy', gpus=('A100-80GB', 'RTX3090'), band_depth=3, newest_band=(0, 7, 2), classes=('dense', 'vision-language'), gpu_fraction=0.012, version_fraction=0.0, class_fraction=0.0, records=9, sources=4,
+    engine='lmdeploy', gpus=('A100-80GB', 'RTX3090'), band_depth=3, newest_band=(0, 7, 2), classes=('dense', 'vision-language'), gpu_fraction=0.0117, version_fraction=0.0, class_fraction=0.0, records=9, sources=4,
 )  # fmt: skip
 # END FITTED
 
