@@ -19,7 +19,6 @@ import pytest
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs
-from kvtop.domain.engines.vllm.calibration import FITS as VLLM_FITS
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import CALIBRATED_WEIGHTS_ROW
@@ -66,12 +65,15 @@ def test_dtype_float32_holds_every_tensor_in_four_bytes() -> None:
     assert weights == 2 * LLAMA_8B_BF16_BYTES + 2 * LLAMA_8B_ROPE and source == "calibrated"  # the cache in fp32
     assert weights / GIB == pytest.approx(29.98, rel=0.005)
     # the budget reads it: the plan's KV memory is the BF16 plan's less the 14.96 GiB the cast adds (and the
-    # rope cache's 32 MiB, float32 too), and less the profile run's hidden states growing from 2 to 4 B a value
-    # (vllm.activation.v17's first feature: 8,192 batched tokens × hidden 4,096, times its fitted coefficient)
+    # rope cache's 32 MiB, float32 too), and the profile's peak as vLLM 0.19.0's code counts it (sampler_peak.py,
+    # since session 68): the hidden states of 8,192 + 1,024 dummy rows grow from 2 to 4 B a value, and the sampler
+    # drops half a copy of 1,024 seqs × 128,256 vocab × 4 B (the model-dtype logits are float32 already, so
+    # sampler.py's `logits.to(torch.float32)` makes none: 3.0 copies where a 16-bit model holds 3.5)
     bf16 = plan(LLAMA_8B, "H100", "--engine-version", "0.19.0")
     moved = bf16.ledger.engine.kv_budget_bytes - found.ledger.engine.kv_budget_bytes
-    hidden_states = VLLM_FITS["vllm.activation.v17"].coefficients[0] * 8_192 * 4_096 * (4 - 2)
-    assert moved == pytest.approx(LLAMA_8B_BF16_BYTES + LLAMA_8B_ROPE + hidden_states, abs=GIB // 100)
+    hidden_states = (8_192 + 1_024) * 4_096 * (4 - 2)
+    half_a_logits_copy = 1_024 * 128_256 * 4 // 2
+    assert moved == LLAMA_8B_BF16_BYTES + LLAMA_8B_ROPE + hidden_states - half_a_logits_copy == 15_906_906_112
 
 
 def test_quantization_fp8_on_a_bf16_checkpoint_holds_its_matrices_in_one_byte() -> None:
