@@ -18,6 +18,10 @@ LAPTOP_TOTAL_MIB: dict[str, int] = {
     # 70940246336, 69398712653, 58578691390, 57442593401). Not the desktop RTX 3050 (8 GB, GA106), nor the 3050 Ti
     # laptop card (20 SMs), nor the '6GB Laptop GPU' (RTX3050-6GB): each stays its own name
     "RTX3050-LAPTOP": 4096,
+    # session 68: the 6 GB RTX 3060 laptop card (GA106; NVML 'NVIDIA GeForce RTX 3060 Laptop GPU'): nvidia-smi's '0, NVIDIA
+    # GeForce RTX 3060 Laptop GPU, 6144 MiB, 580.178.04, 8.6' (search-index id 71392561199; 6144 MiB also 66625232134,
+    # 54188998208). Not the desktop RTX 3060 (12 GB, 28 SMs)
+    "RTX3060-LAPTOP": 6144,
     # session 63: the 8 GB RTX 4070 laptop card (AD106; NVML 'NVIDIA GeForce RTX 4070 Laptop GPU'): '8,188 MiB reported by
     # `nvidia-smi`' (search-index id 63151070773), 'vram_total_mb' 8188 (Sanssssssssssssssss/vllm-infra-lab's rows)
     "RTX4070-LAPTOP": 8188,
@@ -53,6 +57,7 @@ OTHER_SMS: dict[str, int] = {"H20-3E": 78, "RTX4090-D": 114, "RTX5090-D-V2": 170
 LAPTOP_CAPABILITY: dict[str, tuple[int, int]] = {
     # 'NVIDIA GeForce RTX 3050 Laptop GPU (16 SMs, compute capability 8.6)' (search-index id 54700343983)
     "RTX3050-LAPTOP": (8, 6),
+    "RTX3060-LAPTOP": (8, 6),  # 'GeForce RTX 3060 Laptop GPU, 6144 MiB, compute capability 8.6' (search-index id 67339141386)
     # 'NVIDIA GeForce RTX 4070 Laptop GPU, compute capability 8.9' (search-index ids 63151070773, 68711858341)
     "RTX4070-LAPTOP": (8, 9),
     # the RTX 4080 laptop card's FP8 GEMM 'cutlass::Kernel2<enable_sm89_to_sm90<…>>' (vLLM 0.23.0's sm89 kernels,
@@ -66,6 +71,7 @@ LAPTOP_SMS: dict[str, int] = {
     # compute capability 8.6)' (54700343983); its 2,048 CUDA cores are 16 SMs of 128 (a spec listing of the GA107
     # laptop card, https://bithardware.top/nvidia-rtx-3050-mobile-its-specifications-revealed/)
     "RTX3050-LAPTOP": 16,
+    "RTX3060-LAPTOP": 30,  # 'an RTX 3060 Laptop GPU (30 SMs, compute capability 8.6, …)' (search-index id 71250705615)
     "RTX4070-LAPTOP": 36,  # 'RTX 4070 Laptop GPU (36 SMs, sm_89)' (search-index id 60826839834)
 }
 
@@ -74,6 +80,7 @@ LAPTOP_SMS: dict[str, int] = {
 # the 'RTX 3050 Ti Laptop GPU' (20 SMs) match nothing here and keep their own names
 SPELLINGS: tuple[tuple[str, str], ...] = (
     (r"^RTX3050-(4GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX3050-LAPTOP"),
+    (r"^RTX3060-(6GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX3060-LAPTOP"),  # not the desktop RTX 3060 (12 GB, 28 SMs)
     (r"^RTX4070-(8GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX4070-LAPTOP"),  # not the desktop RTX 4070 (12 GB, 46 SMs)
     (r"^RTX4080-(12GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX4080-LAPTOP"),  # not the desktop RTX 4080 (16 GB, 76 SMs)
     (r"^RTX5090-(24GB-)?(LAPTOP|MOBILE)(?=-|$)", "RTX5090-LAPTOP"),  # not the desktop RTX 5090 (32 GB, 170 SMs)
