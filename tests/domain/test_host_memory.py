@@ -314,6 +314,8 @@ def test_the_corpus_judges_its_desktop_starts_as_plan_desktop_plans_them() -> No
         # session 67 helper B)
         "file70436763134-qwen3-4b-rtx5080-wsl2-v0250-llm-u085",
         "file61758073700-medgemma-4b-it-rtx5070ti-desktop-v0110-u080",
+        # session 68: an RTX 3060 Laptop in Docker Desktop under WSL2 (its report says so: SOURCES.md, session 68 C2)
+        "kare0638-vgate-qwen2.5-1.5b-awq-rtx3060laptop-wsl2-v015-llmclass-eager",
     }
     record = RECORDS["case-lmdeploy-1703-internlm-20b-w4-3090"]
     judged = blind(record, corpus_fits(record.source), weights_logged=False)
