@@ -63,7 +63,7 @@ async def test_a_toast_never_covers_the_findings(make_app, co_tenant_snapshot):
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await wait_for_snapshot(pilot)
         await pilot.press("t")
-        await wait_for(pilot, lambda: app.screen.query("Toast"))
+        await wait_for(pilot, lambda: app.screen.query("Toast"), rounds=3000)  # slack under a loaded CI
         await pilot.pause()
         findings = app.screen.query_one(FindingsPane).region
         for toast in app.screen.query("Toast"):
