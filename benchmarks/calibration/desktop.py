@@ -123,6 +123,13 @@ def profile_excess(record: Record, fits: dict[str, LinearTerm]) -> int | None:
     terms = {estimate.term for estimate in engine_rules(record.engine).calibration.terms(record.inputs(), {})}
     if Term.CONTEXT in terms or not terms & set(RUNTIME_TERMS):  # sizes from the free memory, or no runtime term
         return None
+    return left_beside_plan(record, fits)
+
+
+def left_beside_plan(record: Record, fits: dict[str, LinearTerm]) -> int | None:
+    """Bytes a start left beside weights and KV beyond its plan's runtime terms, planned with `fits` (the logged
+    weights where printed); None where it tells nothing (no plan to measure, no logged capacity, a launch kvtop
+    cannot plan). Shared by the desktop span here and the unified-memory span (unified.py)."""
     weights = record.figures.get("weights")
     if weights is None and record.excluded(Term.WEIGHTS):  # its config misstates the weights: no plan to measure
         return None

@@ -17,14 +17,13 @@ weights logged 12 → 10 of 19): what the host takes is the host's (tennsoku's 0
 from __future__ import annotations
 
 from benchmarks.calibration.corpus import Record
+from benchmarks.calibration.desktop import left_beside_plan
 from benchmarks.calibration.evaluate import Corpus, left_out
-from kvtop.domain.calibration.estimate import calibrated_ledger
 from kvtop.domain.calibration.fit import held_out_quantile
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import RUNTIME_TERMS, Term
 from kvtop.domain.calibration.unified_start import UNIFIED_START_KEY, unified_start_fit
 from kvtop.domain.engines.registry import engine_rules
-from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import gpu_key, is_unified
 from kvtop.domain.rounding import round_up
 from kvtop.domain.wording import MIB
@@ -45,22 +44,8 @@ def start_excess(record: Record, fits: dict[str, LinearTerm]) -> int | None:
         return None
     if any(record.excluded(term) for term in RUNTIME_TERMS):
         return None
-    weights = record.figures.get("weights")
-    if weights is None and record.excluded(Term.WEIGHTS):
-        return None
-    stage = rules.logged_weights_stage if weights is not None else None
-    measured = record.host_measured(weights_bytes=weights, weights_stage=stage)
     without = {key: fit for key, fit in fits.items() if key != UNIFIED_START_KEY}
-    try:
-        ledger = calibrated_ledger(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
-                                   gpu_name=gpu_key(record.gpu), measured=measured, fits=without)  # fmt: skip
-    except UnsupportedModelError:
-        return None
-    budget = ledger.engine.kv_budget_bytes
-    if record.tokens and ledger.token_capacity > 0:
-        return round(budget - budget * record.tokens / ledger.token_capacity)
-    kv = record.figures.get("kv")
-    return budget - round(kv) if kv is not None and kv > 0 else None
+    return left_beside_plan(record, without)
 
 
 def start_span(corpus: Corpus, fits: dict[str, LinearTerm],
