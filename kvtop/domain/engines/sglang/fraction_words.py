@@ -12,7 +12,9 @@ from kvtop.domain.wording import GB, MIB, figure, gib
 
 
 def mib_said(reserved_mib: float) -> str:
-    """' (in MiB, as SGLang counts: 1 MiB = 1,048,576 B; the reserve is 13.64 GiB, 14.65 GB)': what the MiB reserve is
-    in the units the budget's steps print."""
+    """' (SGLang counts in MiB, 1 MiB = 1,048,576 B: 14.00 GiB, 15.03 GB of the GPU's total; the budget's reserve is
+    1 − the fraction of the memory free before the load)': the MiB reserve in the units the budget prints, and why the
+    budget's reserve step is another figure."""
     reserve = reserved_mib * MIB
-    return f" (in MiB, as SGLang counts: 1 MiB = 1,048,576 B; the reserve is {gib(reserve)}, {figure(reserve / GB)} GB)"
+    return (f" (SGLang counts in MiB, 1 MiB = 1,048,576 B: {gib(reserve)}, {figure(reserve / GB)} GB of the GPU's total; "
+            "the budget's reserve is 1 − the fraction of the memory free before the load)")  # fmt: skip
