@@ -82,4 +82,4 @@ def test_a_mismatch_below_the_interval_prints_its_gap_with_the_one_minus(capsys:
     # below the predicted interval, a negative gap, written '−' as its bytes beside it are (was 'by -740,766')
     assert main(["explain", C13_LOG, "--model", str(CONFIGS / "openai--gpt-oss-20b.json")]) == 0
     verdict = step_line(capsys.readouterr().out, "verdict: MISMATCH")
-    assert re.search(r"MISMATCH by −[\d,]+ tokens \(the log's capacity below", verdict) and "by -" not in verdict
+    assert re.search(r"MISMATCH by −[\d,]+ tokens from the interval's low end", verdict) and "by -" not in verdict

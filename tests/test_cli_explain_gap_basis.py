@@ -24,5 +24,5 @@ def test_the_gap_in_bytes_names_the_cell_it_is_counted_at(capsys: pytest.Capture
     verdict = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("verdict:"))
     assert verdict.startswith("verdict: MISMATCH by +")
     head = verdict.split(": cause")[0]
-    assert head.endswith(f"at kvtop's {62 * 2 * 16 * 128 * 2:,} B per token)")
-    assert "(the log's capacity above the predicted interval;" in head
+    assert head.endswith(f"at kvtop's {62 * 2 * 16 * 128 * 2:,} B per token")
+    assert "tokens from the interval's high end (log 215,401, interval " in head

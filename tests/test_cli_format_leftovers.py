@@ -41,7 +41,7 @@ def test_a_mismatch_gap_carries_the_typographic_minus(capsys: pytest.CaptureFixt
     # free 21.89 GiB, in 32-token blocks 40,352: 20,192 − 40,352 = −20,160
     log = CASES / "trtllm" / "trtllm-2268-qwen15-7b-primary-pool" / "engine.log"
     verdict = _line(_out(capsys, "explain", str(log), "--model", str(LLAMA2_7B)), "verdict:")
-    assert verdict.startswith("verdict: MISMATCH by −20,160 tokens (the log's capacity below the predicted interval")
+    assert verdict.startswith("verdict: MISMATCH by −20,160 tokens from the interval's low end (log 20,192, interval 40,352–")
 
 
 def test_an_interval_side_of_zero_carries_no_sign(capsys: pytest.CaptureFixture[str]) -> None:

@@ -30,12 +30,18 @@ from kvtop.domain.engines.stated_release import stated_release
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.explain import Explanation, explain, explain_unsolved
 from kvtop.domain.explain_request import ExplainRequest
-from kvtop.domain.explanation import EstimatedInput, PoolPart, findings_beside_verdict, step_source
+from kvtop.domain.explanation import (
+    EstimatedInput,
+    PoolPart,
+    capacity_gap,
+    findings_beside_verdict,
+    step_source,
+)
 from kvtop.domain.launch import LaunchSettings, check_parallel, parse_flags
 from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.wording import with_the
 from kvtop.sources.engines.registry import complete_settings
-from kvtop.units import fmt_both, fmt_both_or_binary, fmt_bytes, fmt_gib, fmt_signed, fmt_tokens
+from kvtop.units import fmt_both, fmt_both_or_binary, fmt_bytes, fmt_gib, fmt_tokens
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -289,6 +295,7 @@ def explanation_json(result: Explanation, findings: Sequence[Any] = ()) -> dict[
             "token_capacity_max": result.token_capacity_max, "kv_bytes_per_token": result.kv_bytes_per_token,
         },
         "verdict": result.verdict, "gap_tokens": result.gap_tokens, "gap_bytes": result.gap_bytes,
+        "gap": gap.as_json() if (gap := capacity_gap(result)) is not None else None,
         "pool_gap_bytes": result.pool_gap_bytes,
         "cause": result.cause, "missing": list(result.missing), "startup_error": result.startup_error,
         "pool_checks": [c.model_dump() for c in result.pool_checks], "notes": list(result.notes),
@@ -378,13 +385,12 @@ def verdict_line(result: Explanation) -> str:
     if result.verdict == "match":
         line = f"verdict: MATCH{with_estimate} — the logged capacity lies inside the predicted interval"
         return line + (f": {_implied(estimated)}" if estimated is not None else "")
-    if result.verdict == "mismatch" and result.gap_tokens:
-        # the bytes are the tokens at kvtop's own cell (`Explanation.gap_bytes`, `kv_bytes_per_token`), which a
+    if (outside := capacity_gap(result)) is not None:
+        # the figure is the distance to the interval's nearer end, said so with the plan's centre beside it
+        # (`CapacityGap.words`); the bytes are the tokens at kvtop's own cell (`Explanation.gap_bytes`), which a
         # geometry mismatch says is wrong: named, so a gap of 94.92 GiB on a 16 GiB card reads as what it is
         at = f"{fmt_both(result.gap_bytes or 0)} at kvtop's {result.kv_bytes_per_token or 0:,} B per token"
-        side = "above" if result.gap_tokens > 0 else "below"
-        return (f"verdict: MISMATCH{with_estimate} by {fmt_signed(result.gap_tokens)} tokens (the log's capacity {side} the "
-                f"predicted interval; {at}): {result.cause}")  # fmt: skip
+        return f"verdict: MISMATCH{with_estimate} by {outside.words()}; that gap is {at}: {result.cause}"
     if result.verdict == "mismatch":
         gap = result.pool_gap_bytes or 0
         agree = " (the token counts agree, which proves nothing here)" if result.gap_tokens == 0 else ""

@@ -114,6 +114,12 @@ SEVERITY_WEIGHT = {"critical": 1000, "error": 1000, "warning": 10, "warn": 10, "
 ADVICE = ("info",)  # severities that are advice (trade-offs), not findings
 
 
+def is_advice(severity: str) -> bool:
+    """Whether a finding of this severity (as Prometheus labels it, any case) is advice, not a fault: the one test
+    every cluster count and view reads (`ADVICE`)."""
+    return severity.lower() in ADVICE
+
+
 class ClusterTarget(_Frozen):
     """One scrape target (`up{job, instance}`) and how old its last sample is."""
 
@@ -246,12 +252,12 @@ class ClusterNode(_Frozen):
     @property
     def findings_total(self) -> int:
         """Open findings of severity warning or worse (info findings are advice, not faults)."""
-        return sum(count for severity, count in self.findings.items() if severity.lower() not in ADVICE)
+        return sum(count for severity, count in self.findings.items() if not is_advice(severity))
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def advice_total(self) -> int:
-        return sum(count for severity, count in self.findings.items() if severity.lower() in ADVICE)
+        return sum(count for severity, count in self.findings.items() if is_advice(severity))
 
     @computed_field  # type: ignore[prop-decorator]
     @property

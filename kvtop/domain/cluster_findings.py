@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvtop.domain.cluster import ADVICE, SEVERITY_WEIGHT, ClusterNode, GpuSource
+from kvtop.domain.cluster import SEVERITY_WEIGHT, ClusterNode, GpuSource, is_advice
 from kvtop.domain.diagnose_findings import Severity
 from kvtop.domain.exported_prediction import EXPORTER
 from kvtop.domain.wording import counted
@@ -25,7 +25,7 @@ ADVICE_WORD = "advice"
 
 
 def advice_said(count: int) -> str:
-    """A count of info findings (`cluster.ADVICE`: trade-offs, as `kvtop diagnose` heads them) as every cluster view
+    """A count of info findings (`cluster.is_advice`: trade-offs, as `kvtop diagnose` heads them) as every cluster view
     says it: '2 advice' (the word takes no plural)."""
     return f"{count} {ADVICE_WORD}"
 
@@ -33,7 +33,7 @@ def advice_said(count: int) -> str:
 def counted_kind(count: int, severity: str) -> str:
     """A count of findings of one severity as the pane's entry says it: '2 findings' for a fault, '2 advice' for an
     info finding, as the node list's cell ('1 warning · 2 advice') names it."""
-    return advice_said(count) if severity.lower() in ADVICE else counted(count, "finding")
+    return advice_said(count) if is_advice(severity) else counted(count, "finding")
 
 
 def has_kvtop(node: ClusterNode) -> bool:
@@ -84,7 +84,7 @@ class ExportedCounts:
     @property
     def faults(self) -> tuple[tuple[str, int], ...]:
         """The counts that are faults (advice aside), worst first, none zero."""
-        return tuple((s, c) for s, c in self.counts or () if s.lower() not in ADVICE)
+        return tuple((s, c) for s, c in self.counts or () if not is_advice(s))
 
     @property
     def worst(self) -> Severity | None:

@@ -424,12 +424,12 @@ def read_engine_log(path: str | Path, field: str = "log") -> EngineLog:
     try:
         kind = log_path.stat().st_mode
         if stat.S_ISDIR(kind):
-            raise InputError("is a directory, not an engine log file", field=field, source=str(log_path))
+            # the path leads (as 'no such file: …'): '… not an engine log file in /tmp' read as a file inside /tmp
+            raise InputError(f"{log_path} is a directory, not an engine log file", field=field)
         if not stat.S_ISREG(kind):
             raise InputError(
-                "is not a regular file (a pipe or a device): save the log to a file, or pipe it to `-`",
+                f"{log_path} is not a regular file (a pipe or a device): save the log to a file, or pipe it to `-`",
                 field=field,
-                source=str(log_path),
             )
         with log_path.open("rb") as handle:
             raw = handle.read(MAX_LOG_BYTES + 1)
@@ -437,7 +437,7 @@ def read_engine_log(path: str | Path, field: str = "log") -> EngineLog:
         raise InputError(f"no such file: {log_path}", field=field) from None  # not '… file in /path': the path is it
     except OSError as error:
         reason = error.strerror or type(error).__name__
-        raise InputError(f"cannot read the engine log ({reason})", field=field, source=str(log_path)) from None
+        raise InputError(f"cannot read the engine log {log_path} ({reason})", field=field) from None
     return _parse_start(raw, str(log_path), field)
 
 

@@ -35,5 +35,5 @@ async def test_pp_41_says_the_fraction_moved_and_the_rule_it_came_from(planner_o
         assert screen.query_one("#plan-memory_fraction", Input).placeholder == f"auto: {pp41}"
         parallel = 8 * 41 * 1024 // 8  # the term that moved: 41,984 MiB, named so the 0.316 reads
         expected = (f"memory fraction {tp8} → {pp41} from auto 0.5.9: ({H100_MIB} − {pp41_reserve} MiB reserve, "
-                    f"{parallel} of it 1 GiB per 8 of TP × PP (8 × 41)) ÷ {H100_MIB} MiB")
+                    f"{parallel} MiB of it for 328 GPUs of TP × PP (8 × 41; 1,024 MiB per 8 GPUs)")
         assert expected in shown(screen, "#plan-result")

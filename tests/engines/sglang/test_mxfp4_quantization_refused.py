@@ -60,3 +60,28 @@ def test_without_the_flag_or_another_model_plans(capsys: pytest.CaptureFixture[s
     assert _plan(GPT_OSS_20B, "H100", "0.5.23") == 0  # the auto path: triton_kernels, modelled (mxfp4_held)
     assert _plan(LLAMA_8B, "H100", "0.5.23", "--quantization", "fp8") == 0  # not an MXFP4 gpt-oss
     assert ACTION not in capsys.readouterr().err
+
+
+EP_ACTION = "plan it at EP 1 (drop --ep-size): SGLang's auto path keeps the MXFP4 experts there"
+
+
+@pytest.mark.parametrize(("gpu", "version"), [("H100", "0.5.12"), ("A100-80GB", "0.5.17"), ("H200", "0.5.23")])
+def test_ep_above_1_upcasts_too_and_is_refused(capsys: pytest.CaptureFixture[str], gpu: str, version: str) -> None:
+    # the triton_kernel override's test is `ep_size == 1 and … quantization is None` (0.5.12 server_args.py:2098-2102,
+    # 0.5.17 arg_groups/overrides.py:949-953, 0.5.23 model_overrides/gpt_oss.py:102-107): at EP 2 the runner stays
+    # auto, and process_weights_after_loading's `else` upcasts (0.5.12 mxfp4.py:852-870, 0.5.23 :1115-1135)
+    assert _plan(GPT_OSS_120B, gpu, version, "--tp", "2", "--ep-size", "2") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith("kvtop: error: --ep-size: ") and err.rstrip().endswith(EP_ACTION)
+    assert f"SGLang {version} upcasts gpt-oss's MXFP4 experts to bf16 on {gpu} at EP 2" in err
+
+
+@pytest.mark.parametrize(("gpu", "flags"), [
+    ("H100", ("--ep-size", "1")),  # EP 1: triton_kernels, modelled
+    ("B200", ("--ep-size", "2")),  # SM 10.x: flashinfer_mxfp4 before the EP test
+    ("H100", ("--ep-size", "2", "--moe-a2a-backend", "deepep")),  # an all-to-all backend's runner: not read, not refused
+])  # fmt: skip
+def test_ep_1_blackwell_and_all_to_all_plan(capsys: pytest.CaptureFixture[str], gpu: str, flags: tuple[str, ...]) -> None:
+    assert _plan(GPT_OSS_120B, gpu, "0.5.23", "--tp", "2", *flags) == 0
+    assert EP_ACTION not in capsys.readouterr().err

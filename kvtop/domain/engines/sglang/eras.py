@@ -35,6 +35,7 @@ from kvtop.domain.engines.sglang.deployment_eras import (
     deepep_reserve_mib,
     spec_reserve_mib,
 )
+from kvtop.domain.engines.sglang.fraction_words import mib_said
 from kvtop.domain.engines.sglang.hybrid_swa import unlisted_reason
 from kvtop.domain.engines.sglang.multimodal import is_multimodal, vlm_factor_vision
 from kvtop.domain.engines.sglang.prefill_graphs_off import prefill_graphs_off_reason
@@ -185,7 +186,8 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int, graph_bs: int | N
         graph += 3 * max_bs * lay.dp + (1.5 * max_bs * lay.dp if max_bs > 300 else 0)
     parallel = lay.tp * lay.pp / 8 * 1024  # "Some adjustments for large parallel size": 1 GiB per 8 ranks
     reserved = 512 + 1.5 * activation_tokens + parallel + graph
-    parts = f", {parallel:.0f} of it 1 GiB per 8 of TP × PP ({lay.tp} × {lay.pp})"
+    gpus = lay.tp * lay.pp
+    parts = f", {parallel:.0f} MiB of it for {gpus} GPU{'s' if gpus > 1 else ''} of TP × PP ({lay.tp} × {lay.pp}; 1,024 MiB per 8 GPUs)"
     if decode_node:
         parts += f", {1.5 * decode_node:.0f} of it a PD decode node's {decode_node} activation tokens"
     if decode_off:
@@ -218,7 +220,8 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int, graph_bs: int | N
     reserved += extra + after_floor
     parts += optin
     fraction = round((gpu_mib - reserved) / gpu_mib, 3)
-    return fraction, f"({gpu_mib} − {reserved:.0f} MiB reserve{parts}{why}) ÷ {gpu_mib} MiB"
+    return fraction, f"({gpu_mib} − {reserved:.0f} MiB reserve{parts}{why}) ÷ {gpu_mib} MiB{mib_said(reserved)}"
+
 
 
 def deployment_reserve_mib(inputs: EngineInputs) -> tuple[float, str]:

@@ -1,0 +1,64 @@
+"""How far a logged capacity lies outside the predicted interval, and what that figure is.
+
+A verdict's gap is counted from the interval's nearer END, never from its centre: "MISMATCH by +131,488" read as
+kvtop's error when the plan's centre lay further off (session 69's operator pass). `CapacityGap` names the end it is
+counted from and carries the plan's centre and the log's figure beside it, so the text, the JSON and any view read
+the one figure (`tokens_beyond`) and say what it is.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from kvtop.domain.wording import signed
+
+
+def tokens_beyond(logged: int, low: int, high: int) -> int:
+    """Logged − the interval's nearer end: negative below `low`, positive above `high`, 0 inside."""
+    return logged - low if logged < low else (logged - high if logged > high else 0)
+
+
+class CapacityGap(BaseModel):
+    """A logged capacity outside [low, high]: the distance to the end it passed, and to the plan's centre."""
+
+    model_config = ConfigDict(frozen=True)
+
+    logged_tokens: int
+    plan_tokens: int  # the central prediction (as the engine prints it)
+    low_tokens: int
+    high_tokens: int
+
+    @property
+    def end(self) -> Literal["low", "high"]:
+        return "low" if self.logged_tokens < self.low_tokens else "high"
+
+    @property
+    def end_tokens(self) -> int:
+        return self.low_tokens if self.end == "low" else self.high_tokens
+
+    @property
+    def beyond_end_tokens(self) -> int:
+        """The verdict's figure: logged − the interval's nearer end (`tokens_beyond`)."""
+        return tokens_beyond(self.logged_tokens, self.low_tokens, self.high_tokens)
+
+    @property
+    def from_plan_tokens(self) -> int:
+        """Logged − the plan's centre: how far the engine's figure lies from the figure `plan` states."""
+        return self.logged_tokens - self.plan_tokens
+
+    def words(self) -> str:
+        """'+131,488 tokens from the interval's high end (log 1,431,488, interval 1,200,000–1,300,000; from the plan's
+        1,250,000 the log is +181,488)': the figure, what it is counted from, and the plan's centre beside it."""
+        return (f"{signed(self.beyond_end_tokens)} tokens from the interval's {self.end} end (log {self.logged_tokens:,}, "
+                f"interval {self.low_tokens:,}–{self.high_tokens:,}; from the plan's {self.plan_tokens:,} the log is "
+                f"{signed(self.from_plan_tokens)})")  # fmt: skip
+
+    def as_json(self) -> dict[str, object]:
+        """The named fields `explain --json` writes under "gap"."""
+        return {
+            "tokens_beyond_interval": self.beyond_end_tokens, "interval_end": self.end,
+            "interval_end_tokens": self.end_tokens, "logged_tokens": self.logged_tokens,
+            "plan_tokens": self.plan_tokens, "tokens_from_plan": self.from_plan_tokens, "words": self.words(),
+        }  # fmt: skip

@@ -1,0 +1,21 @@
+"""SGLang's automatic memory fraction says its MiB in words an operator reads beside kvtop's GB and GiB (session 69:
+"1,024 of it 1 GiB per 8 of TP × PP (8 × 1)" named neither the unit of the 1,024 nor how it relates to the step's
+GB (GiB) figures).
+
+Expected by SGLang 0.5.9's arithmetic (server_args.py `_handle_gpu_memory_settings`; see
+test_auto_fraction_smi_total.py) for Llama-3-70B at TP 8 on an H100 (81,559 MiB): the parallel term is
+8 × 1 ÷ 8 × 1,024 = 1,024 MiB, the reserve 14,848 MiB = 15,569,256,448 B: 14.50 GiB, 15.57 GB."""
+
+from __future__ import annotations
+
+from kvtop.domain.engines.base import MeasuredInputs
+from tests.engines.sglang.test_auto_fraction_smi_total import H100_SMI, RESERVED_MIB, _fraction
+
+
+def test_the_reserve_says_its_unit_and_the_parallel_term_its_gpus() -> None:
+    _, source = _fraction(H100_SMI, "H100", MeasuredInputs())
+    reserve_bytes = int(RESERVED_MIB) * 1_048_576
+    assert reserve_bytes == 15_569_256_448  # 14.50 GiB (÷ 2**30), 15.57 GB (÷ 10**9)
+    assert "81559 − 14848 MiB reserve, 1024 MiB of it for 8 GPUs of TP × PP (8 × 1; 1,024 MiB per 8 GPUs)" in source
+    assert "÷ 81559 MiB (SGLang counts in MiB, 1 MiB = 1,048,576 B: 14.50 GiB, 15.57 GB of the GPU's total; " in source
+    assert "1 GiB per 8 of TP × PP" not in source
