@@ -81,6 +81,12 @@ def _mxfp4_gpt_oss(model: ModelSpec | None) -> bool:
     return model is not None and model.architecture == GPT_OSS and model.moe is not None and model.quant.method == "mxfp4"
 
 
+def _takes_triton_kernels(ep: int, quantization: str | None) -> bool:
+    """The auto runner's own test on every GPU but SM 10.x and 12.x: `ep_size == 1 and … quantization is None`
+    (0.5.12 server_args.py:2098-2102, 0.5.23 model_overrides/gpt_oss.py:102-107); else it stays auto and upcasts."""
+    return ep == 1 and quantization is None
+
+
 def check_quantization_upcast(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion,
                               quantization: str | None, ep: int = 1, a2a_backend: str | None = None) -> None:
     """Refuse an MXFP4 gpt-oss launched with `--quantization`, or at EP > 1, where SGLang then upcasts its experts
@@ -97,7 +103,7 @@ def check_quantization_upcast(model: ModelSpec, gpu_name: str | None, version: R
     From 0.5.3rc0 (`SCALES_KEPT_ERAS`; 0.5.3 server_args.py :775-777 and mxfp4.py :592-594 as read for the triton branch);
     an unknown GPU is not refused."""
     capability = compute_capability(gpu_name)
-    if (quantization is None and ep == 1) or not _mxfp4_gpt_oss(model) or not SCALES_KEPT_ERAS.at(version):
+    if _takes_triton_kernels(ep, quantization) or not _mxfp4_gpt_oss(model) or not SCALES_KEPT_ERAS.at(version):
         return
     if capability is None or capability[0] in (10, 12):
         return
@@ -135,8 +141,8 @@ def _triton_kernels_major(inputs: CalibrationInputs) -> int | None:
         return None
     if capability[0] == 12:
         return 12 if SM120_TRITON_ERAS.at(inputs.version) else None
-    # every other GPU: triton_kernel only at EP 1 with no --quantization
-    return capability[0] if inputs.layout.ep == 1 and inputs.settings.quantization is None else None
+    # every other GPU: triton_kernel only at EP 1 with no --quantization (`_takes_triton_kernels`)
+    return capability[0] if _takes_triton_kernels(inputs.layout.ep, inputs.settings.quantization) else None
 
 
 def _moe_layers(inputs: CalibrationInputs) -> int:
