@@ -17,5 +17,6 @@ def test_the_reserve_says_its_unit_and_the_parallel_term_its_gpus() -> None:
     reserve_bytes = int(RESERVED_MIB) * 1_048_576
     assert reserve_bytes == 15_569_256_448  # 14.50 GiB (÷ 2**30), 15.57 GB (÷ 10**9)
     assert "81559 − 14848 MiB reserve, 1024 MiB of it for 8 GPUs of TP × PP (8 × 1; 1,024 MiB per 8 GPUs)" in source
-    assert "÷ 81559 MiB (SGLang counts in MiB, 1 MiB = 1,048,576 B: 14.50 GiB, 15.57 GB of the GPU's total; " in source
+    # GB then GiB, as the budget's reserve row beside it prints its own figure ('15.56 GB (14.49 GiB)')
+    assert "÷ 81559 MiB (SGLang counts in MiB, 1 MiB = 1,048,576 B: 15.57 GB (14.50 GiB) of the GPU's total; " in source
     assert "1 GiB per 8 of TP × PP" not in source

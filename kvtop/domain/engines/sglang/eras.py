@@ -223,7 +223,6 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int, graph_bs: int | N
     return fraction, f"({gpu_mib} − {reserved:.0f} MiB reserve{parts}{why}) ÷ {gpu_mib} MiB{mib_said(reserved)}"
 
 
-
 def deployment_reserve_mib(inputs: EngineInputs) -> tuple[float, str]:
     """MiB the automatic fraction adds for a speculative draft (docs/engines/sglang.md §19.1) and DeepEP buffers
     (§19.2), and how the reason reads ('' when none)."""

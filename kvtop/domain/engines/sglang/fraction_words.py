@@ -12,9 +12,9 @@ from kvtop.domain.wording import GB, MIB, figure, gib
 
 
 def mib_said(reserved_mib: float) -> str:
-    """' (SGLang counts in MiB, 1 MiB = 1,048,576 B: 14.00 GiB, 15.03 GB of the GPU's total; the budget's reserve is
-    1 − the fraction of the memory free before the load)': the MiB reserve in the units the budget prints, and why the
-    budget's reserve step is another figure."""
+    """' (SGLang counts in MiB, 1 MiB = 1,048,576 B: 15.03 GB (14.00 GiB) of the GPU's total; the budget's reserve
+    is 1 − the fraction of the memory free before the load)': the MiB reserve as the budget prints its figures, GB
+    then GiB, and why the budget's reserve step is another figure."""
     reserve = reserved_mib * MIB
-    return (f" (SGLang counts in MiB, 1 MiB = 1,048,576 B: {gib(reserve)}, {figure(reserve / GB)} GB of the GPU's total; "
+    return (f" (SGLang counts in MiB, 1 MiB = 1,048,576 B: {figure(reserve / GB)} GB ({gib(reserve)}) of the GPU's total; "
             "the budget's reserve is 1 − the fraction of the memory free before the load)")  # fmt: skip

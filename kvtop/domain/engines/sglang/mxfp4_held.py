@@ -6,9 +6,9 @@ on SM 10.x, `triton_kernel` on SM 12.x to 0.5.13 (then Marlin, then flashinfer_m
 EP 1, no `--quantization` and triton_kernels installed, everywhere else (server_args.py 0.5.3 :763/:775-777, 0.5.9
 :1372/:1392-1395, 0.5.10.post1 :1744/:1768-1784; 0.5.23 arg_groups/model_overrides/gpt_oss.py:102-117). triton_kernels is assumed installed (SGLang's images ship it; the
 corpus's H100 starts print `moe_runner_backend: triton_kernel`); kvtop reads no `--moe-runner-backend` (a typed one
-is refused, flags_unmodelled_late.py); there a typed `--quantization`, or EP > 1 with no all-to-all backend, leaves
-the runner auto, which upcasts the experts to bf16 instead: refused (`check_quantization_upcast`, by release with
-file:line).
+is refused, flags_unmodelled_late.py); there a typed `--quantization` or EP > 1 leaves the runner auto, which
+upcasts the experts to bf16 instead (an all-to-all backend's runner is not read): refused (`check_quantization_upcast`,
+by release with file:line).
 
 What `Mxfp4MoEMethod.process_weights_after_loading` keeps on that runner (quantization/mxfp4.py, the triton branch):
 - the expert biases re-made in float32 in place of the bf16 ones (`layer.w13_weight_bias.to(torch.float32)`);
@@ -81,22 +81,29 @@ def _mxfp4_gpt_oss(model: ModelSpec | None) -> bool:
     return model is not None and model.architecture == GPT_OSS and model.moe is not None and model.quant.method == "mxfp4"
 
 
+def _takes_triton_kernels(ep: int, quantization: str | None) -> bool:
+    """The auto runner's own test on every GPU but SM 10.x and 12.x: `ep_size == 1 and … quantization is None`
+    (0.5.12 server_args.py:2098-2102, 0.5.23 model_overrides/gpt_oss.py:102-107); else it stays auto and upcasts."""
+    return ep == 1 and quantization is None
+
+
 def check_quantization_upcast(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion,
                               quantization: str | None, ep: int = 1, a2a_backend: str | None = None) -> None:
-    """Refuse an MXFP4 gpt-oss launched with `--quantization`, or at EP > 1 with no all-to-all backend, where SGLang
-    then upcasts its experts to bf16: the auto runner takes triton_kernels only at `ep_size == 1` with no
-    `--quantization` (server_args.py 0.5.10.post1 :1768-1771, 0.5.12 :2098-2102; 0.5.17 arg_groups/overrides.py:949-953;
-    0.5.23 arg_groups/model_overrides/gpt_oss.py:102-107), so on every GPU but SM 10.x (flashinfer_mxfp4, its own
-    branch first) and SM 12.x (its own branch: triton_kernel, Marlin, flashinfer_mxfp4) the runner stays auto and
+    """Refuse an MXFP4 gpt-oss launched with `--quantization`, or at EP > 1, where SGLang then upcasts its experts
+    to bf16: the auto runner takes triton_kernels only at `ep_size == 1` with no `--quantization` (server_args.py
+    0.5.10.post1 :1768-1771, 0.5.12 :2098-2102; 0.5.17 arg_groups/overrides.py:949-953; 0.5.23
+    arg_groups/model_overrides/gpt_oss.py:102-107), so on every GPU but SM 10.x (flashinfer_mxfp4, its own branch
+    first) and SM 12.x (its own branch: triton_kernel, Marlin, flashinfer_mxfp4) the runner stays auto and
     `Mxfp4MoEMethod.process_weights_after_loading` takes its upcast branch (0.5.10.post1 quantization/mxfp4.py:719-739,
     0.5.12 :852-870, 0.5.17 :987-1005, 0.5.23 :1115-1135, its `else`: no test of EP or the flag): 16 bits a weight
-    where MXFP4 holds 4.25, not modelled. An all-to-all backend (DeepEP, …) is not refused here: 0.5.23 resolves the
-    auto runner to deep_gemm for deepep_v2 and pplx (arg_groups/moe_hook.py:404-409, :603-609), not read before. From
-    0.5.3rc0 (`SCALES_KEPT_ERAS`; 0.5.3 server_args.py :775-777 and mxfp4.py :592-594 as read for the triton branch);
+    where MXFP4 holds 4.25, not modelled. With an all-to-all backend at EP > 1 the runner is not read: `deepep`
+    leaves it auto (no resolution in 0.5.12 server_args.py, 0.5.17 server_args.py/overrides.py, 0.5.23
+    arg_groups/moe_hook.py:362-398), so the same `else` upcasts; 0.5.23 resolves deepep_v2 and pplx to deep_gemm
+    (moe_hook.py:404-409, :603-609), whose kept bytes (mxfp4.py:669 on) are not read: refused on `--moe-a2a-backend`.
+    From 0.5.3rc0 (`SCALES_KEPT_ERAS`; 0.5.3 server_args.py :775-777 and mxfp4.py :592-594 as read for the triton branch);
     an unknown GPU is not refused."""
     capability = compute_capability(gpu_name)
-    at_ep = ep > 1 and a2a_backend is None
-    if (quantization is None and not at_ep) or not _mxfp4_gpt_oss(model) or not SCALES_KEPT_ERAS.at(version):
+    if _takes_triton_kernels(ep, quantization) or not _mxfp4_gpt_oss(model) or not SCALES_KEPT_ERAS.at(version):
         return
     if capability is None or capability[0] in (10, 12):
         return
@@ -106,6 +113,14 @@ def check_quantization_upcast(model: ModelSpec, gpu_name: str | None, version: R
             f"(its auto MoE runner takes triton_kernels only without it; quantization/mxfp4.py's upcast branch), which "
             f"kvtop does not model: drop --quantization: SGLang's auto path keeps the MXFP4 experts",
             field="--quantization",
+        )
+    if a2a_backend is not None:
+        raise UnsupportedModelError(
+            f"SGLang {version.label}'s MoE runner for gpt-oss's MXFP4 experts on {gpu_name} at EP {ep} with "
+            f"--moe-a2a-backend {a2a_backend} is not read by kvtop (deepep leaves it auto, whose load upcasts the experts "
+            f"to bf16; 0.5.23 takes deep_gemm for deepep_v2 and pplx): plan it at EP 1 (drop --ep-size and "
+            f"--moe-a2a-backend): SGLang's auto path keeps the MXFP4 experts there",
+            field="--moe-a2a-backend",
         )
     raise UnsupportedModelError(
         f"SGLang {version.label} upcasts gpt-oss's MXFP4 experts to bf16 on {gpu_name} at EP {ep} (its auto MoE runner "
@@ -126,8 +141,8 @@ def _triton_kernels_major(inputs: CalibrationInputs) -> int | None:
         return None
     if capability[0] == 12:
         return 12 if SM120_TRITON_ERAS.at(inputs.version) else None
-    # every other GPU: triton_kernel only at EP 1 with no --quantization
-    return capability[0] if inputs.layout.ep == 1 and inputs.settings.quantization is None else None
+    # every other GPU: triton_kernel only at EP 1 with no --quantization (`_takes_triton_kernels`)
+    return capability[0] if _takes_triton_kernels(inputs.layout.ep, inputs.settings.quantization) else None
 
 
 def _moe_layers(inputs: CalibrationInputs) -> int:
