@@ -85,8 +85,8 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("n,escape", "cancel", "signal dialog", True),
     KeyHelp("enter", "in the model field: load that model (preset, config path or hub id)", "planner"),
     KeyHelp("ctrl+r", "reset every field to the running launch's settings", "planner"),
-    KeyHelp("c", "copy the engine flags, from a list, switch or button (in a field it is a letter)", "planner"),
-    KeyHelp("ctrl+y", "copy the engine flags, from anywhere, a field included", "planner"),
+    KeyHelp("c", "copy the engine flags (in the model, version and speculative fields a letter)", "planner"),
+    KeyHelp("ctrl+y", "copy the engine flags from anywhere, a word field included", "planner"),
     KeyHelp(
         "P",
         "probe the edit's KV pool, from a number field or a list (in the model, version and speculative fields a letter)",

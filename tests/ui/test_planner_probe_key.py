@@ -1,7 +1,7 @@
-"""`P` in the planner probes the edit's KV pool from the field that has the focus when it opens (TP), not only from a
-dropdown (session 57's operator run: the planner opens on TP, and `P` there was typed into it, 'TP: needs a whole
-number, got 'P''). A word field (the model) still takes it as a letter. `c` typed into any field is text, never the
-Copy binding (session 69: a key typed into a field must not fire a binding); ctrl+y copies the flags from a field.
+"""`P` in the planner probes the edit's KV pool, and `c` copies its flags, from the field that has the focus when it
+opens (TP), not only from a dropdown (session 57's operator run: the planner opens on TP, and `P` there was typed into
+it, 'TP: needs a whole number, got 'P''; TP's text is selected on focus, so a typed `c` would replace the TP). A word
+field (the model) still takes them as letters; ctrl+y copies the flags from there too (session 69).
 
 Demo node: SGLang 0.5.9, Llama-3-70B (8 KV heads of 128 dims, 80 layers, bf16) at TP8 on 8× H100."""
 
@@ -26,7 +26,7 @@ def demo_app(make_app):
                     probe_simulated=True)  # fmt: skip
 
 
-async def test_p_from_the_tp_field_probes_the_edit_and_c_is_typed_into_it(make_app):
+async def test_p_and_c_from_the_tp_field_probe_and_copy_the_edit_and_are_not_typed_into_it(make_app):
     app = demo_app(make_app)
     async with app.run_test(size=(160, 48)) as pilot:
         screen = await open_planner(pilot)
@@ -44,12 +44,9 @@ async def test_p_from_the_tp_field_probes_the_edit_and_c_is_typed_into_it(make_a
         await pilot.press("escape")  # back to the planner, TP still focused
         await wait_for(pilot, lambda: isinstance(app.screen, PlannerScreen))
         assert screen.focused is tp
-        await pilot.press("c")  # a letter typed into a field is text there, never the Copy binding (session 69)
-        await wait_for(pilot, lambda: tp.value == "4c")
-        assert not any("copied" in str(n.message) for n in app._notifications)
-        await pilot.press("backspace", COPY_ANYWHERE)  # copies from the field: a control key no field types
+        await pilot.press("c")  # copies the flags, as from a dropdown: not typed into TP ('4c')
         await wait_for(pilot, lambda: any("copied: --tp-size 4" in str(n.message) for n in app._notifications))
-        assert tp.value == "4" and screen.focused is tp
+        assert tp.value == "4"
 
 
 async def test_p_and_c_in_the_model_field_are_letters(make_app):
@@ -64,3 +61,7 @@ async def test_p_and_c_in_the_model_field_are_letters(make_app):
         assert model.value.endswith("Pc")
         assert isinstance(app.screen, PlannerScreen)
         assert "P" not in await footer_keys(pilot) and "c" not in await footer_keys(pilot)
+        assert not any("copied" in str(n.message) for n in app._notifications)
+        await pilot.press(COPY_ANYWHERE)  # a control key no field types: copies from the word field too
+        await wait_for(pilot, lambda: any("copied: --tp-size 8" in str(n.message) for n in app._notifications))
+        assert model.value.endswith("Pc")

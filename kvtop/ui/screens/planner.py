@@ -62,11 +62,11 @@ from kvtop.ui.widgets.plan_result import NO_REQUESTS_HINT, outcome_table, reques
 from kvtop.ui.widgets.typed_input import TypedInput
 from kvtop.units import fmt_gib
 
-#: The keys a number field leaves to their bindings (no number holds them): `P` probes the planned pool from TP (focused
-#: on opening), not only from a dropdown. A word field (model, engine version, speculative) types it. `c` is not one:
-#: a letter typed into a field is text there, never the Copy binding (session 69); `COPY_ANYWHERE` copies from a field.
-NUMBER_FIELD_KEYS = frozenset({"P"})
-#: Copy the flags from any widget, a field included: a control key no `Input` binds or types (Textual 8's binds
+#: The keys a number field leaves to their bindings (no number holds them): `P` probes the planned pool and `c` copies
+#: the flags from TP (focused on opening, its text selected: typed, `c` would replace the TP), not only from a dropdown.
+#: A word field (model, engine version, speculative) types them.
+NUMBER_FIELD_KEYS = frozenset({"P", "c"})
+#: Copy the flags from any widget, a word field included: a control key no `Input` binds or types (Textual 8's binds
 #: ctrl+a/e/d/w/u/k/x/c/v), so it is never text.
 COPY_ANYWHERE = "ctrl+y"
 
@@ -75,8 +75,8 @@ class PlannerScreen(NodeScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("ctrl+r", "reset", "Reset to launch", priority=True),
-        Binding("c", "copy_flags", "Copy flags"),  # from a list, a switch, a button: a field types it
-        Binding(COPY_ANYWHERE, "copy_flags", "Copy flags", priority=True),
+        Binding("c", "copy_flags", "Copy flags"),  # from a list, a switch, a button, a number field: a word field types it
+        Binding(COPY_ANYWHERE, "copy_flags", "Copy flags", show=False, priority=True),  # the help lists it
         Binding("pageup", "scroll_result('up')", "Scroll the result", show=False),
         Binding("pagedown", "scroll_result('down')", "Scroll the result", show=False),
     ]
@@ -190,7 +190,7 @@ class PlannerScreen(NodeScreen):
         yield Static(id="plan-error")
         with Horizontal(id="plan-flags-row"):
             yield Static(id="plan-flags")
-            yield Button("Copy (^y)", id="plan-copy", compact=True)
+            yield Button("Copy (c)", id="plan-copy", compact=True)
             yield Button("Reset (^r)", id="plan-reset", compact=True)
         yield Footer()
 

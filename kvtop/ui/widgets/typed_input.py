@@ -14,7 +14,7 @@ to the screen before `/` reaches its binding; they would run as the screen's key
 the screen opens its field as `/` arrives (its `on_key` calls `take_screen_key`), and `take_stray_key` gives
 the field the text keys that were typed for it but reached the screen.
 
-A field may pass keys its text never holds (`passed_keys`: the planner's number fields pass `P`) to the bindings
+A field may pass keys its text never holds (`passed_keys`: the planner's number fields pass `P` and `c`) to the bindings
 above it: neither inserted nor hidden from the footer.
 """
 
@@ -62,7 +62,7 @@ class TypedInput(Input):
     def __init__(self, *args: Any, elide: bool = False, passed_keys: frozenset[str] = frozenset(), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._elide = elide
-        # keys no text of this field holds, left to the screen's bindings: the planner's numbers pass `P`
+        # keys no text of this field holds, left to the screen's bindings: the planner's numbers pass `P` and `c`
         self.passed_keys = passed_keys
 
     def check_consume_key(self, key: str, character: str | None) -> bool:
