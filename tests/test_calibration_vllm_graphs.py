@@ -23,7 +23,7 @@ from kvtop.domain.engines.vllm import calibration as vllm
 from kvtop.domain.engines.vllm import profile_run
 from kvtop.domain.engines.vllm import weights_held as held
 from kvtop.domain.engines.vllm.mxfp4_backend import MEASURED_KEY
-from kvtop.domain.engines.vllm.v2_graphs import v2_placeholder
+from kvtop.domain.engines.vllm.v2_graphs import profile_peak, v2_placeholder
 from kvtop.domain.engines.vllm.weights_built import Mxfp4Experts, mxfp4_experts
 from kvtop.domain.gpus import gpu_key
 from kvtop.units import GIB
@@ -205,7 +205,9 @@ def test_from_v0_29_the_v2_runner_charges_its_graphs_beside_its_profile() -> Non
     (50 + 34 graphs × 36 layers) of the placeholder era: +2.5 % and +2.7 % with main's fits at 5045af5f, +4.2 % and
     +4.2 % from session 54, whose fit counts the first capture as one more graph and has no constant (V2's estimate of
     the 35 FULL graphs reads 0.30 GiB where the constant's form read 0.38): within the corpus's 5 % either way, where
-    charging the graphs alone misses by more."""
+    charging the graphs alone misses by more. From session 69 the memory beside the profile is what the cold compile
+    holds there, the combo-kernel benchmark's random copy of the embedding table, above V2's counted peak
+    (compile_benchmark.py), no longer the V1 figure: the plans stay within 5 %."""
     fit = vllm.FITS["vllm.cuda_graphs"]
     for record_id, tokens in (("file69057007511-qwen3-4b-2507-5090-v0290", 138_064),
                               ("file69057007511-qwen3-4b-2507-fp8-5090-v0290", 162_144)):  # fmt: skip
@@ -216,7 +218,10 @@ def test_from_v0_29_the_v2_runner_charges_its_graphs_beside_its_profile() -> Non
         at_v28 = {term.term: term for term in vllm.terms(inputs.model_copy(update={"version": ResolvedVersion(text="0.28.0")}))}
         assert at_v28[Term.CUDA_GRAPHS].values == ((1 + 50 + 34) * 36 / 1000,)
         v2_estimate = max(fit.predict(((1 + 34) * 36 / 1000,)), 0)
-        assert graphs.bytes == v2_estimate + at_v28[Term.CUDA_GRAPHS].bytes  # the graphs, and the placeholder's figure
+        # the graphs, and beside them the cold compile's copy of the embedding table above V2's counted peak (session
+        # 69, compile_benchmark.py: config.json's vocab 151,936 × hidden 2,560 × 2 B, the FP8 checkpoint's table bf16)
+        table = 151_936 * 2_560 * 2
+        assert graphs.bytes == v2_estimate + max(table - profile_peak(inputs), 0)
         judged = blind(RECORDS[record_id], {**CUDA_TOTAL_FITS, **vllm.FITS}, weights_logged=False)
         assert judged is not None and judged.truth == tokens
         assert abs(judged.error) < 0.05, (record_id, judged.predicted)
@@ -252,7 +257,8 @@ def test_from_v0_29_the_v2_estimate_extrapolates_its_full_graphs_only() -> None:
 
 def test_the_v2_graph_charge_and_the_memory_beside_it_err_together() -> None:
     """From v0.29.0 the V2 graph term is V2's estimate and the V1 runner's graph figure (`v2_graphs.with_v2_beside`):
-    the measured graphs, and the memory beside V2's profile the figure stands in for. Both are the one fit
+    the measured graphs, and the memory beside V2's profile the figure stands in for (from session 69 its bytes are
+    the cold compile's copy of the embedding table, compile_benchmark.py, its error still the figure's). Both are the one fit
     (vllm.cuda_graphs) read at the one launch, so the term's error is 2 × the fit's, not the root of two squares.
 
     By hand, Qwen3-4B-Instruct-2507 on an RTX 5090 at v0.29.0 with the fits of main 677d7fe9: vllm.cuda_graphs'
@@ -271,7 +277,9 @@ def test_the_v2_graph_charge_and_the_memory_beside_it_err_together() -> None:
     terms = vllm.terms(inputs)
     graphs = next(term for term in terms if term.term is Term.CUDA_GRAPHS)
     v2_estimate = max(fits["vllm.cuda_graphs"].predict(((1 + 34) * 36 / 1000,)), 0)  # V2's form: its FULL graphs
-    assert graphs.bytes == v2_estimate + figure.bytes and graphs.error_bytes == 2 * figure.error_bytes
+    table = 151_936 * 2_560 * 2  # the cold compile's copy of the embedding table (session 69, compile_benchmark.py)
+    assert graphs.bytes == v2_estimate + max(table - profile_peak(inputs), 0)
+    assert graphs.error_bytes == 2 * figure.error_bytes  # the figure's error kept: what the copy leaves out
     plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
                             gpu_name=gpu_key(record.gpu), fits=fits)  # fmt: skip
     errors = [term.error_bytes for term in plan.estimate.terms]

@@ -160,7 +160,9 @@ _SAMPLER_STATE = 256 * 128_256 * 4 + 2 * 256 * 4_008 * 4
 # since session 62): vLLM's own "Profiling CUDA graph memory: PIECEWISE=51 (largest=512), FULL=35 (largest=256)" at
 # 256 seqs (the 0.19.1 A100-40GB start's line, vllm.jsonl file57978845466-qwen3-8b-a100-40gb-v0191), so 50 + 34 graphs
 # beyond the first, not the launch's 50 + 50 at 1,024 seqs
-_GRAPHS = fitted_bytes(_PER_GRAPH_NODE * (1 + 50 + 34) * 32 / 1000)
+# session 69: what stands beside V2's profile is the cold compile's combo-kernel benchmark copy of the embedding table
+# (compile_benchmark.py): config.json's vocab 128,256 × hidden 4,096 × 2 B, no longer the V1 graph figure above
+_TABLE = 128_256 * 4_096 * 2
 LLAMA_WEIGHTS = 16_094_076_928
 # the latest release runs Llama on V2's runner, which from v0.29.0 takes its measured graphs off beside what its profile
 # held (gpu_worker.py:606-610 at v0.29.0): the V1 graph figure stands for what the profile held, and V2's measured graphs
@@ -181,7 +183,7 @@ _PEAK = max(_SAMPLER_SIDE, _FORWARD)
 # (what the host's processes take while the worker loads and profiles, in v0.33.0's non-torch memory on a unified
 # device, is in the term's error only: unified_start.py)
 LLAMA_RUNTIME = (_PEAK + fitted_bytes(VLLM_FITS["vllm.non_torch.v18"].coefficients[0])
-                 + _SAMPLER_STATE + _V2_GRAPHS + max(_GRAPHS - _PEAK, 0))  # fmt: skip
+                 + _SAMPLER_STATE + _V2_GRAPHS + max(_TABLE - _PEAK, 0))  # fmt: skip
 # what a start at 0.87 holds: ceil(0.87 × T) = 111,818,582,262 less the weights and the runtime, in whole blocks
 AT_087_TOKENS = (111_818_582_262 - LLAMA_WEIGHTS - LLAMA_RUNTIME) // 2_097_152 * 16
 # and at 0.88: ceil(0.88 × T) = 113,103,853,323

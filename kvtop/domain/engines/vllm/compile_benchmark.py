@@ -1,0 +1,62 @@
+"""The cold compile's transient inside vLLM's profile: Inductor's combo-kernel benchmark of the embedding lookup
+(docs/engines/vllm.md §9, "Session 69").
+
+From v0.29.0 kvtop charges, beside V2's measured graphs, a figure for the memory a cold torch.compile holds in the
+profile (`v2_graphs.with_v2_beside`). What that memory is, read in vLLM 0.29.0 / 0.30.0 and in torch 2.13.0, the
+torch both wheels pin (`Requires-Dist: torch==2.13.0`, kvtop's venv holds the same release):
+- vLLM turns on Inductor's combo kernels and their benchmarking whenever torch ≥ 2.9 and the launch's
+  inductor_compile_config does not name them (config/compilation.py:983-993 at v0.29.0, :990-1000 at v0.30.0,
+  :989-990 at v0.31.0, torch 2.13.0; from v0.33.0 the benchmark unless Inductor is deterministic, off by default:
+  :997-1002 at v0.33.0, :1136-1152 at v0.34.0, which pin torch 2.14.0, whose benchmark code is not read here).
+- Inductor groups the nodes of one topological level into combo kernels and, with `benchmark_combo_kernel`, times
+  each member alone and the combo (`speedup_by_combo_kernel`, torch/_inductor/scheduler.py:9562-9630;
+  `benchmark_fused_nodes` / `benchmark_codegened_module`, codegen/triton.py:7320-7400; `benchmark_combo_kernel`
+  :7501-7580) on arguments its benchmark module makes: `get_args()` allocates every input buffer at full size with
+  `rand_strided` (codegen/triton.py:6005-6050), its dynamic token dimension at the traced hint. The embedding lookup
+  (F.embedding of VocabParallelEmbedding, inside the compiled model's first piece) is such a kernel, so one random
+  copy of the rank's embedding table (padded vocab ÷ shards × width × dtype) lives on the caching allocator while it
+  is benchmarked, and is freed after. A warm start skips it: the compiled artifact is loaded, and Inductor's own
+  `.kernel_perf` cache answers the benchmark (codegen/triton.py:7359-7364).
+- That compile runs inside `memory_profiling` (v1/worker/gpu_worker.py:568-571 at v0.30.0), before the compiled
+  forward (compilation/decorators.py:674-681), so the budget's transient headroom (torch's peak less what stays,
+  utils/mem_utils.py:318-319) holds the larger of that copy and V2's own peak (`v2_graphs.compile_above_peak`).
+
+Against the starts that print their peak ('… GiB for peak activation', which from v0.29.0 adds the graph estimate:
+gpu_worker.py:616-618 at v0.30.0): Qwen2.5-7B on an RTX 3090 at v0.29.0 and 2,048 tokens printed 1.18 GiB with a
+0.15 estimate, 1.03 beside it, where the table's copy is 152,064 × 3,584 × 2 B = 1.015 GiB and V2's forward 0.26; at
+16,384 and 32,768 tokens the forward's count (2.06 / 4.13) is the larger, and the print is it plus the estimate.
+Qwen3-8B on an A10G at v0.30.0 (cold) printed 1.62 with the L4's printed estimate 0.43 (the same launch), 1.19
+beside it: 151,936 × 4,096 × 2 B = 1.159 GiB. Not modelled: the modules a cold compile leaves loaded outside torch
+(the RTX 5090 pair's 0.98 GiB more non-torch memory cold, docs/engines/vllm.md §2.6): they stay in the term's error.
+Read only where V2's profile is counted (a text model: `v2_profile.v2_counted`), on one pipeline stage (a later
+stage holds no embedding) and where the launch compiles (`compile_cache.compiles`); elsewhere the V1 runner's figure
+stands in as before.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.vllm.compile_cache import compiles
+from kvtop.domain.engines.vllm.v2_profile import v2_counted
+from kvtop.domain.vocab_rows import vocab_parallel_rows
+from kvtop.domain.weights import embedding_tp
+
+
+def embedding_copy_bytes(inputs: CalibrationInputs) -> int | None:
+    """The random copy of the rank's embedding table a cold compile's combo-kernel benchmark allocates (padded
+    vocab ÷ shards × width × dtype, the module docstring); None where it is not read (the model or V2's profile not
+    counted, PP > 1, no compile)."""
+    model = inputs.model
+    if model is None or not v2_counted(inputs) or inputs.layout.pp > 1:
+        return None
+    if not compiles(inputs.version, inputs.gpu_name, inputs.settings):
+        return None
+    rows = vocab_parallel_rows(model.vocab_size, embedding_tp(inputs.layout))
+    return rows * (model.embedding_size or model.hidden_size) * model.dtype_bytes
+
+
+EMBEDDING_COPY = (
+    "the cold compile's transient it stands for is Inductor's combo-kernel benchmark of the embedding lookup, one "
+    "random copy of the rank's table (codegen/triton.py:6005-6050, scheduler.py:9562-9630 in torch 2.13.0, which "
+    "v0.29.0/v0.30.0 pin; combo kernels and their benchmark on: config/compilation.py:990-1000 at v0.30.0)"
+)
