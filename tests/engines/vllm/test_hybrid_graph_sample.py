@@ -76,3 +76,11 @@ def test_the_sample_stands_in_every_charging_release_read() -> None:
     assert FULL_SAMPLE_ERAS.at(ResolvedVersion(text="0.19.1")) is False
     assert FULL_SAMPLE_ERAS.at(ResolvedVersion(text="0.20.0")) is True
     assert FULL_SAMPLE_ERAS.at(ResolvedVersion(text="0.29.0")) is True
+
+
+def test_keyed_sizes_name_the_sample_without_its_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    """Under MTP (k = 3) kvtop keys the sizes (graph_keys.py): the first FULL capture is said, its shape is not."""
+    spec = "vllm serve x --enable-prefix-caching --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":3}'"
+    basis = _graph_basis(plan_json(capsys, L40S, "--cmd", spec))
+    assert "the first FULL capture runs its largest graph at max_num_batched_tokens ÷ its tokens of context" in basis
+    assert HYBRID_WORDS in basis

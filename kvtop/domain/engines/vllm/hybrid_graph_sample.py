@@ -15,7 +15,7 @@ from __future__ import annotations
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
-from kvtop.domain.engines.vllm.profile_run import batch_limits, largest_full_size
+from kvtop.domain.engines.vllm.profile_run import batch_limits, graph_counts, largest_full_size
 
 # The first FULL capture's context (`profile_seq_lens=min(self.max_model_len, self.max_num_tokens //
 # desc.num_tokens) if mode == CUDAGraphMode.FULL and i == 0`), read in every wheel from the first release that
@@ -49,7 +49,9 @@ def full_capture_sample(inputs: CalibrationInputs) -> tuple[int, int] | None:
 def hybrid_sampled(inputs: CalibrationInputs) -> bool:
     """Whether a Mamba / GDN hybrid runs with prefix caching ('align') and a charged first FULL capture."""
     model = inputs.model
-    if model is None or model.state is None or model.attention_free or full_capture_sample(inputs) is None:
+    if model is None or model.state is None or model.attention_free or not FULL_SAMPLE_ERAS.at(inputs.version):
+        return False
+    if graph_counts(inputs)[1] == 0:
         return False
     return mamba_prefix_caching(model, inputs.settings, inputs.version)
 
@@ -57,12 +59,12 @@ def hybrid_sampled(inputs: CalibrationInputs) -> bool:
 def full_sample_words(inputs: CalibrationInputs) -> str:
     """The CUDA-graph term's words for the first FULL capture: its context by the code, and for a hybrid with prefix
     caching the transient kvtop does not model; '' where the release charges none."""
-    sample = full_capture_sample(inputs)
-    if sample is None:
+    if not FULL_SAMPLE_ERAS.at(inputs.version) or graph_counts(inputs)[1] == 0:
         return ""
-    graph, context = sample
-    words = (f"the first FULL capture runs its {graph:,}-token graph at {context:,} tokens of context a request "
-             "(profile_seq_lens, gpu_model_runner.py), whose transient is not modelled")  # fmt: skip
+    sample = full_capture_sample(inputs)
+    shape = (f"its {sample[0]:,}-token graph at {sample[1]:,} tokens of context a request" if sample is not None
+             else "its largest graph at max_num_batched_tokens ÷ its tokens of context a request")  # keyed sizes
+    words = f"the first FULL capture runs {shape} (profile_seq_lens, gpu_model_runner.py), whose transient is not modelled"
     if hybrid_sampled(inputs):
         words += ("; on a Mamba / GDN hybrid with prefix caching (mamba_cache_mode 'align') that transient is charged "
                   f"as graph memory (vllm#50780), not modelled: the plan's KV may be high by it ({HYBRID_SAMPLE_SEEN})")  # fmt: skip
