@@ -56,6 +56,7 @@ from kvtop.domain.engines.vllm.calibration_snapshot import nccl_inside_non_torch
 from kvtop.domain.engines.vllm.compilation import graph_config
 from kvtop.domain.engines.vllm.extensible_kv import extensible
 from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
+from kvtop.domain.engines.vllm.hybrid_graph_sample import full_sample_words
 from kvtop.domain.engines.vllm.moe_workspace import fused_moe_workspace
 from kvtop.domain.engines.vllm.mxfp4_weights import backend_weights
 from kvtop.domain.engines.vllm.nvls_buffers import nvls_buffers
@@ -294,9 +295,9 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
         piecewise, full = graph_counts(inputs)
         stated = graph_config(inputs.settings.flags, inputs.version).said
         sizes = f"the launch's {stated}" if stated else "vLLM's default sizes"
-        basis = placeholder or (f"charged since v0.20.0: {piecewise} PIECEWISE + {full} FULL graphs ({sizes}); from "
-                                "v0.26.0 the first FULL capture's transient at max_num_batched_tokens is not "
-                                "modelled")  # fmt: skip
+        sample = full_sample_words(inputs)  # the first FULL capture's context (hybrid_graph_sample.py)
+        basis = placeholder or (f"charged since v0.20.0: {piecewise} PIECEWISE + {full} FULL graphs ({sizes})"
+                                + (f"; {sample}" if sample else ""))  # fmt: skip
         unmodelled = v2_graphs_not_modelled(inputs)  # V2's drafter, LoRA and v0.34 decode-shape graphs
         basis = f"{basis}; {unmodelled}" if unmodelled else basis
         read_at, grid = stand_in(inputs) if placeholder is not None else (inputs, "")  # V2's 256-seq stand-in

@@ -228,14 +228,7 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
     keys = None if v2 else graph_keys(inputs.settings, config_fields(inputs.settings.flags, inputs.version),
                                       inputs.version)  # speculative decoding, LoRA (graph_keys.py)  # fmt: skip
     query = decode_query_len(inputs.settings, inputs.version)  # VllmConfig's, either runner
-    if stated.capture_sizes is not None:
-        sizes = [size for size in stated.capture_sizes if size <= tokens]
-    else:
-        cap = graph_size_cap(inputs.version, family_100)
-        default = min(2 * seqs * query, cap)
-        largest = stated.max_capture_size if stated.max_capture_size is not None else default
-        added = added_sizes(inputs, tokens, seqs, query, default if stated.max_capture_size is None else None, cap)
-        sizes = capture_sizes(min(largest, tokens), smallest_sizes(inputs.settings.flags, inputs.version), added)
+    sizes = _sizes(inputs, tokens, seqs, query, family_100)
     mode = stated.mode or "FULL_AND_PIECEWISE"
     if keys is not None:
         return keyed_counts(rounded_sizes(sizes, keys.query_len, mode, inputs.version), seqs, mode, keys)
@@ -246,6 +239,40 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
         return counts_by_mode(mode, len(sizes), v2_decode_graphs(sizes, query, seqs))
     decode = len([size for size in sizes if size <= seqs])
     return counts_by_mode(mode, len(sizes), decode)
+
+
+def _sizes(inputs: CalibrationInputs, tokens: int, seqs: int, query: int, family_100: bool) -> list[int]:
+    """The capture sizes of the launch's compilation config, else the release's defaults (`graph_counts`)."""
+    stated = graph_config(inputs.settings.flags, inputs.version)
+    if stated.capture_sizes is not None:
+        return [size for size in stated.capture_sizes if size <= tokens]
+    cap = graph_size_cap(inputs.version, family_100)
+    default = min(2 * seqs * query, cap)
+    largest = stated.max_capture_size if stated.max_capture_size is not None else default
+    added = added_sizes(inputs, tokens, seqs, query, default if stated.max_capture_size is None else None, cap)
+    return capture_sizes(min(largest, tokens), smallest_sizes(inputs.settings.flags, inputs.version), added)
+
+
+def largest_full_size(inputs: CalibrationInputs) -> int | None:
+    """The token count of the first FULL graph `profile_cudagraph_memory` captures (its descriptors run largest
+    first): the largest capture size in mode FULL, the largest decode size (≤ max_num_seqs) in FULL_AND_PIECEWISE or
+    FULL_DECODE_ONLY; None without FULL graphs and where kvtop keys the sizes otherwise (speculative decoding, LoRA,
+    the V2 runner, v0.34's wide grids: graph_counts)."""
+    tokens, seqs, _ = batch_limits(inputs)
+    stated = graph_config(inputs.settings.flags, inputs.version)
+    mode = stated.mode or "FULL_AND_PIECEWISE"
+    if mode not in ("FULL", "FULL_AND_PIECEWISE", "FULL_DECODE_ONLY") or graph_counts(inputs)[1] == 0:
+        return None
+    wide = (WIDE_GRID_ERAS.at(inputs.version) and SM100.holds(inputs.gpu_name) and stated.capture_sizes is None
+            and stated.max_capture_size is None)  # fmt: skip
+    v2 = inputs.model is not None and runs_v2(inputs.version, inputs.model, inputs.settings)
+    keys = None if v2 else graph_keys(inputs.settings, config_fields(inputs.settings.flags, inputs.version),
+                                      inputs.version)  # fmt: skip
+    if wide or v2 or keys is not None:
+        return None
+    sizes = _sizes(inputs, tokens, seqs, decode_query_len(inputs.settings, inputs.version), SM100.holds(inputs.gpu_name))
+    full = sizes if mode == "FULL" else [size for size in sizes if size <= seqs]
+    return max(full) if full else None
 
 
 def with_pinned_segments(term: TermEstimate, version: ResolvedVersion) -> TermEstimate:

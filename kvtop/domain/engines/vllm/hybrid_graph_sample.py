@@ -1,0 +1,71 @@
+"""vLLM's first FULL CUDA-graph capture, sampled at long context, and what it leaves in a hybrid's graph estimate
+(docs/engines/vllm.md §4.4.1).
+
+`profile_cudagraph_memory` (v1/worker/gpu_model_runner.py) captures each mode's two largest sizes and reads the free
+memory before and after each; the first FULL capture runs its warmups and its capture with every request at
+profile_seq_lens = min(max_model_len, max_num_batched_tokens // its token count) tokens of context ("used to profile
+attention workspace that scales with context length"), and what that step leaves in the caching allocator is charged
+as graph memory. kvtop's graph fit counts graphs × layers (`calibration.py`), not that step: on a Mamba / GDN hybrid
+with prefix caching (mamba_cache_mode 'align') the step's transient is the largest part of the estimate kvtop
+leaves out (vllm#50780), a named state here, not a figure.
+"""
+
+from __future__ import annotations
+
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
+from kvtop.domain.engines.vllm.profile_run import batch_limits, graph_counts, largest_full_size
+
+# The first FULL capture's context (`profile_seq_lens=min(self.max_model_len, self.max_num_tokens //
+# desc.num_tokens) if mode == CUDAGraphMode.FULL and i == 0`), read in every wheel from the first release that
+# charges the estimate: gpu_model_runner.py:5995-6001 at v0.20.0 and v0.20.1, :6095 at v0.21.0, :6314 at v0.22.0,
+# :6446 at v0.23.0, :6517-6523 at v0.24.0, :6666 at v0.26.0, :6735 at v0.27.1, :6870 at v0.28.0, :6823 at v0.29.0
+FULL_SAMPLE_ERAS: Eras[bool] = Eras((
+    Era("", False, "before v0.20.0 the estimate is not charged (profile_run.GRAPHS_CHARGED)"),
+    Era("0.20.0", True, "gpu_model_runner.py:5995-6001 at v0.20.0 … :6517-6523 at v0.24.0 … :6823 at v0.29.0: "
+        "the first FULL capture at profile_seq_lens"),
+))  # fmt: skip
+# What the corpus shows of the hybrid's step (docs/engines/vllm.md §4.4.1): vLLM's code does not say its size
+HYBRID_SAMPLE_SEEN = (
+    "kvtop's corpus: 1.75–2.2 GiB less KV than planned on four such starts at v0.24.0–v0.27.1, each with an fp8 KV "
+    "cache, one printing a 3.51 GiB estimate where kvtop charges 1.30; the same 27B hybrid without prefix caching "
+    "(bf16 KV) printed 1.06 GiB"
+)
+
+
+def full_capture_sample(inputs: CalibrationInputs) -> tuple[int, int] | None:
+    """(requests or tokens of the first FULL graph, context tokens each) of the first FULL capture: its token count
+    N (`profile_run.largest_full_size`) and min(max_model_len, max_num_batched_tokens // N); None where the release
+    does not charge it or no FULL graph is captured (or kvtop keys the sizes otherwise)."""
+    if not FULL_SAMPLE_ERAS.at(inputs.version):
+        return None
+    largest = largest_full_size(inputs)
+    if largest is None:
+        return None
+    return largest, min(inputs.context_length, batch_limits(inputs)[0] // largest)
+
+
+def hybrid_sampled(inputs: CalibrationInputs) -> bool:
+    """Whether a Mamba / GDN hybrid runs with prefix caching ('align') and a charged first FULL capture."""
+    model = inputs.model
+    if model is None or model.state is None or model.attention_free or not FULL_SAMPLE_ERAS.at(inputs.version):
+        return False
+    if graph_counts(inputs)[1] == 0:
+        return False
+    return mamba_prefix_caching(model, inputs.settings, inputs.version)
+
+
+def full_sample_words(inputs: CalibrationInputs) -> str:
+    """The CUDA-graph term's words for the first FULL capture: its context by the code, and for a hybrid with prefix
+    caching the transient kvtop does not model; '' where the release charges none."""
+    if not FULL_SAMPLE_ERAS.at(inputs.version) or graph_counts(inputs)[1] == 0:
+        return ""
+    sample = full_capture_sample(inputs)
+    shape = (f"its {sample[0]:,}-token graph at {sample[1]:,} tokens of context a request" if sample is not None
+             else "its largest graph at max_num_batched_tokens ÷ its tokens of context a request")  # keyed sizes
+    words = f"the first FULL capture runs {shape} (profile_seq_lens, gpu_model_runner.py), whose transient is not modelled"
+    if hybrid_sampled(inputs):
+        words += ("; on a Mamba / GDN hybrid with prefix caching (mamba_cache_mode 'align') that transient is charged "
+                  f"as graph memory (vllm#50780), not modelled: the plan's KV may be high by it ({HYBRID_SAMPLE_SEEN})")  # fmt: skip
+    return words

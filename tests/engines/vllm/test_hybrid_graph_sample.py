@@ -1,0 +1,86 @@
+"""vLLM's first FULL CUDA-graph capture at long context (hybrid_graph_sample.py; #27, session 69).
+
+`profile_cudagraph_memory` runs the first FULL capture with every request at profile_seq_lens = min(self.max_model_len,
+self.max_num_tokens // desc.num_tokens) (v1/worker/gpu_model_runner.py:6517-6523 at v0.24.0, :5995-6001 at v0.20.0,
+:6735 at v0.27.1), its descriptors largest first. By hand, from the launches:
+- club-3090 #652 (Qwen3.6-35B-A3B-NVFP4, RTX 5090, v0.24.0, max_num_seqs 1, 8,192 batched, 131,072): default sizes
+  up to min(2 × 1, 512) = 2 → [1, 2] (the log's 'cudagraph_capture_sizes': [1, 2], 'max_cudagraph_capture_size': 2);
+  FULL decode sizes ≤ 1 → the 1-token graph at min(131,072, 8,192 // 1) = 8,192 tokens of context.
+- the L40S Qwen3.6-27B-FP8 start (v0.24.0, max_num_seqs 10, 8,192): sizes up to 20 → [1, 2, 4, 8, 16]; FULL ≤ 10 →
+  8, at min(32,768, 8,192 // 8) = 1,024.
+- fentz26's 2 × RTX 5090 start (v0.27.1, 256 seqs, 8,192): FULL up to 256, at 8,192 // 256 = 32.
+Its log printed 'Estimated CUDA graph memory: 3.51 GiB total' where kvtop's graph term charges 1.30 GiB: the hybrid's
+transient is named, not sized (vLLM's code does not say its size).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kvtop.domain.engines.versions import ResolvedVersion
+from kvtop.domain.engines.vllm.hybrid_graph_sample import FULL_SAMPLE_ERAS
+from tests.conftest import CONFIGS
+from tests.data_paths import DATA
+from tests.engines.measured_flags import plan_json
+
+NVFP4 = str(CONFIGS / "heldout" / "nvidia--Qwen3.6-35B-A3B-NVFP4.json")
+QWEN36_27B_FP8 = str(DATA / "calibration" / "configs" / "Qwen--Qwen3.6-27B-FP8.RECONSTRUCTED.json")
+CLUB = ("--model", NVFP4, "--engine", "vllm", "--engine-version", "0.24.0", "--gpu", "RTX 5090",
+        "--max-model-len", "131072", "--gpu-memory-utilization", "0.92", "--max-num-seqs", "1",
+        "--max-num-batched-tokens", "8192", "--kv-cache-dtype", "fp8")  # fmt: skip
+L40S = ("--model", QWEN36_27B_FP8, "--engine", "vllm", "--engine-version", "0.24.0", "--gpu", "L40S",
+        "--max-model-len", "32768", "--gpu-memory-utilization", "0.90", "--max-num-seqs", "10",
+        "--max-num-batched-tokens", "8192", "--kv-cache-dtype", "fp8_e4m3")  # fmt: skip
+FENTZ = ("--model", QWEN36_27B_FP8, "--engine", "vllm", "--engine-version", "0.27.1", "--gpu", "RTX 5090",
+         "--tensor-parallel-size", "2", "--max-model-len", "131072", "--gpu-memory-utilization", "0.96",
+         "--max-num-batched-tokens", "8192", "--kv-cache-dtype", "fp8")  # fmt: skip
+HYBRID_WORDS = "on a Mamba / GDN hybrid with prefix caching (mamba_cache_mode 'align') that transient is charged"
+
+
+def _graph_basis(out: dict[str, Any]) -> str:
+    (term,) = [term for term in out["terms"] if term["label"] == "vLLM's CUDA-graph estimate"]
+    basis: str = term["basis"]
+    return basis
+
+
+@pytest.mark.parametrize(("args", "cmd", "graph", "context"), [
+    (CLUB, "vllm serve x --quantization modelopt --enable-prefix-caching", 1, 8_192),
+    (L40S, "vllm serve x --enable-prefix-caching --language-model-only", 8, 1_024),
+    (FENTZ, "vllm serve x --enable-prefix-caching", 256, 32),
+])  # fmt: skip
+def test_the_first_full_capture_runs_at_the_codes_context(
+    capsys: pytest.CaptureFixture[str], args: tuple[str, ...], cmd: str, graph: int, context: int
+) -> None:
+    basis = _graph_basis(plan_json(capsys, args, "--cmd", cmd))
+    assert f"the first FULL capture runs its {graph:,}-token graph at {context:,} tokens of context a request" in basis
+    assert HYBRID_WORDS in basis  # a GDN hybrid with prefix caching: the transient named, not modelled
+
+
+def test_without_prefix_caching_the_hybrid_note_is_not_given(capsys: pytest.CaptureFixture[str]) -> None:
+    """Prefix caching off (the hybrid's default before v0.28.0): mamba_cache_mode 'none'; the context is the code's
+    alike, the hybrid's note is not (the corpus's rhdemo H200 start printed 1.06 GiB, planned 1.54)."""
+    basis = _graph_basis(plan_json(capsys, L40S, "--cmd", "vllm serve x --language-model-only"))
+    assert "its 8-token graph at 1,024 tokens of context" in basis
+    assert HYBRID_WORDS not in basis
+
+
+def test_eager_charges_no_graphs_and_says_no_sample(capsys: pytest.CaptureFixture[str]) -> None:
+    out = plan_json(capsys, L40S, "--cmd", "vllm serve x --enable-prefix-caching --enforce-eager")
+    assert not [term for term in out["terms"] if term["label"] == "vLLM's CUDA-graph estimate"]
+
+
+def test_the_sample_stands_in_every_charging_release_read() -> None:
+    """From v0.20.0 (the first release charging the estimate) the same expression, read in each wheel."""
+    assert FULL_SAMPLE_ERAS.at(ResolvedVersion(text="0.19.1")) is False
+    assert FULL_SAMPLE_ERAS.at(ResolvedVersion(text="0.20.0")) is True
+    assert FULL_SAMPLE_ERAS.at(ResolvedVersion(text="0.29.0")) is True
+
+
+def test_keyed_sizes_name_the_sample_without_its_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    """Under MTP (k = 3) kvtop keys the sizes (graph_keys.py): the first FULL capture is said, its shape is not."""
+    spec = "vllm serve x --enable-prefix-caching --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":3}'"
+    basis = _graph_basis(plan_json(capsys, L40S, "--cmd", spec))
+    assert "the first FULL capture runs its largest graph at max_num_batched_tokens ÷ its tokens of context" in basis
+    assert HYBRID_WORDS in basis
