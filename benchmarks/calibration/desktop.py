@@ -162,7 +162,12 @@ def given_back_span(corpus: Corpus, fits: dict[str, LinearTerm],
     """(the most any such start but `leave_out`'s left below its plan, rounded up to the MiB, 0 where none left
     less; each record's figure, as `profile_span`'s): what a desktop gave back during vLLM's profile enters its non-KV
     memory with its sign, so the high end gives it back (`host_memory.DESKTOP_GIVEN_BACK_BYTES`)."""
-    _, found = profile_span(corpus, fits, leave_out)
+    return _given_back(profile_span(corpus, fits, leave_out))
+
+
+def _given_back(profile: tuple[int, list[tuple[str, int]]]) -> tuple[int, list[tuple[str, int]]]:
+    """`given_back_span` of `profile_span`'s figures (made once per fold by `desktop_fits`: each is a plan)."""
+    _, found = profile
     least = min((excess for _, excess in found), default=0)
     return round_up(max(-least, 0), MIB), found
 
@@ -172,9 +177,10 @@ def desktop_fits(corpus: Corpus, fits: dict[str, LinearTerm], leave_out: str | N
     `fits` (the same fold's): none where no such start tells anything (the plan's low end then takes nothing)."""
     records = {record.id: record for records in corpus.values() for record in records}
     out: dict[str, LinearTerm] = {}
-    spans = ((desktop_held, desktop_fit), (profile_span, desktop_profile_fit), (given_back_span, desktop_given_back_fit))
-    for span, make in spans:
-        most, found = span(corpus, fits, leave_out)
+    profile = profile_span(corpus, fits, leave_out)  # the given-back span reads the same figures: planned once
+    spans = ((desktop_held(corpus, fits, leave_out), desktop_fit), (profile, desktop_profile_fit),
+             (_given_back(profile), desktop_given_back_fit))  # fmt: skip
+    for (most, found), make in spans:
         if found:
             fit = make(most, len(found), len({records[record_id].source for record_id, _ in found}))
             out[fit.key] = fit
