@@ -120,10 +120,17 @@ def profile_excess(record: Record, fits: dict[str, LinearTerm]) -> int | None:
     into whole blocks of one size)."""
     if not record.desktop or record.model is None or record.gpu_total_bytes is None:
         return None
-    terms = {estimate.term for estimate in engine_rules(record.engine).calibration.terms(record.inputs(), {})}
+    terms = engine_terms(record)
     if Term.CONTEXT in terms or not terms & set(RUNTIME_TERMS):  # sizes from the free memory, or no runtime term
         return None
     return left_beside_plan(record, fits)
+
+
+def engine_terms(record: Record) -> frozenset[Term]:
+    """The terms the engine's own rules give the record's launch, with no fit (no fit decides which terms exist): made
+    once per record (`Record.memo`), which each fold's desktop and unified-memory spans ask again."""
+    return record.memo(("engine_terms", ""), lambda r=record: frozenset(
+        estimate.term for estimate in engine_rules(r.engine).calibration.terms(r.inputs(), {})))  # fmt: skip
 
 
 def left_beside_plan(record: Record, fits: dict[str, LinearTerm]) -> int | None:
