@@ -344,14 +344,27 @@ def _check_kv_stage(raw: dict[str, object], logged: dict[object, object]) -> Non
         raise ValueError(f"{raw['id']}: kv_stage {stage!r} is neither a stage of {pp} nor {KV_STAGE_MIN!r}")
 
 
-def load(engine: str) -> list[Record]:
-    """Every record of one engine's corpus file, in file order."""
-    path = CORPUS / f"{engine}.jsonl"
-    return [resolve(json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
+def load(engine: str, *, fresh: bool = False) -> list[Record]:
+    """Every record of one engine's corpus file, in file order: resolved once per process and file text (`_resolved`;
+    `fresh`: resolved again, records no earlier plan or memo touched)."""
+    text = (CORPUS / f"{engine}.jsonl").read_text()
+    return list(_resolve_lines(text) if fresh else _resolved(text))
 
 
-def load_all() -> dict[str, list[Record]]:
-    return {engine: load(engine) for engine in ENGINE_IDS if (CORPUS / f"{engine}.jsonl").exists()}
+@cache
+def _resolved(text: str) -> tuple[Record, ...]:
+    """The records of one corpus file's text, resolved once per process: the test modules load the corpus ≈ 100 times
+    at import, on each xdist worker, and each load planned every record again (≈ 1 s of one core; session 69). A record
+    is a frozen value of its line, the committed configs and the engines' rules, so every load shares the same ones."""
+    return _resolve_lines(text)
+
+
+def _resolve_lines(text: str) -> tuple[Record, ...]:
+    return tuple(resolve(json.loads(line)) for line in text.splitlines() if line.strip())
+
+
+def load_all(*, fresh: bool = False) -> dict[str, list[Record]]:
+    return {engine: load(engine, fresh=fresh) for engine in ENGINE_IDS if (CORPUS / f"{engine}.jsonl").exists()}
 
 
 def by_id() -> dict[str, Record]:

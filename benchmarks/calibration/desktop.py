@@ -120,10 +120,17 @@ def profile_excess(record: Record, fits: dict[str, LinearTerm]) -> int | None:
     into whole blocks of one size)."""
     if not record.desktop or record.model is None or record.gpu_total_bytes is None:
         return None
-    terms = {estimate.term for estimate in engine_rules(record.engine).calibration.terms(record.inputs(), {})}
+    terms = engine_terms(record)
     if Term.CONTEXT in terms or not terms & set(RUNTIME_TERMS):  # sizes from the free memory, or no runtime term
         return None
     return left_beside_plan(record, fits)
+
+
+def engine_terms(record: Record) -> frozenset[Term]:
+    """The terms the engine's own rules give the record's launch, with no fit (no fit decides which terms exist): made
+    once per record (`Record.memo`), which each fold's desktop and unified-memory spans ask again."""
+    return record.memo(("engine_terms", ""), lambda r=record: frozenset(
+        estimate.term for estimate in engine_rules(r.engine).calibration.terms(r.inputs(), {})))  # fmt: skip
 
 
 def left_beside_plan(record: Record, fits: dict[str, LinearTerm]) -> int | None:
@@ -162,7 +169,12 @@ def given_back_span(corpus: Corpus, fits: dict[str, LinearTerm],
     """(the most any such start but `leave_out`'s left below its plan, rounded up to the MiB, 0 where none left
     less; each record's figure, as `profile_span`'s): what a desktop gave back during vLLM's profile enters its non-KV
     memory with its sign, so the high end gives it back (`host_memory.DESKTOP_GIVEN_BACK_BYTES`)."""
-    _, found = profile_span(corpus, fits, leave_out)
+    return _given_back(profile_span(corpus, fits, leave_out))
+
+
+def _given_back(profile: tuple[int, list[tuple[str, int]]]) -> tuple[int, list[tuple[str, int]]]:
+    """`given_back_span` of `profile_span`'s figures (made once per fold by `desktop_fits`: each is a plan)."""
+    _, found = profile
     least = min((excess for _, excess in found), default=0)
     return round_up(max(-least, 0), MIB), found
 
@@ -172,9 +184,10 @@ def desktop_fits(corpus: Corpus, fits: dict[str, LinearTerm], leave_out: str | N
     `fits` (the same fold's): none where no such start tells anything (the plan's low end then takes nothing)."""
     records = {record.id: record for records in corpus.values() for record in records}
     out: dict[str, LinearTerm] = {}
-    spans = ((desktop_held, desktop_fit), (profile_span, desktop_profile_fit), (given_back_span, desktop_given_back_fit))
-    for span, make in spans:
-        most, found = span(corpus, fits, leave_out)
+    profile = profile_span(corpus, fits, leave_out)  # the given-back span reads the same figures: planned once
+    spans = ((desktop_held(corpus, fits, leave_out), desktop_fit), (profile, desktop_profile_fit),
+             (_given_back(profile), desktop_given_back_fit))  # fmt: skip
+    for (most, found), make in spans:
         if found:
             fit = make(most, len(found), len({records[record_id].source for record_id, _ in found}))
             out[fit.key] = fit

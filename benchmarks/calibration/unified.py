@@ -17,7 +17,7 @@ weights logged 12 → 10 of 19): what the host takes is the host's (tennsoku's 0
 from __future__ import annotations
 
 from benchmarks.calibration.corpus import Record
-from benchmarks.calibration.desktop import left_beside_plan
+from benchmarks.calibration.desktop import engine_terms, left_beside_plan
 from benchmarks.calibration.evaluate import Corpus, left_out
 from kvtop.domain.calibration.fit import held_out_quantile
 from kvtop.domain.calibration.linear import LinearTerm
@@ -39,7 +39,7 @@ def start_excess(record: Record, fits: dict[str, LinearTerm]) -> int | None:
         return None
     if record.settings.kv_cache_memory_bytes is not None:  # the KV set in bytes: no profile sized it
         return None
-    terms = {estimate.term for estimate in rules.calibration.terms(record.inputs(), {})}
+    terms = engine_terms(record)
     if Term.CONTEXT in terms or not terms & set(RUNTIME_TERMS):  # sizes from the free memory, or no runtime term
         return None
     if any(record.excluded(term) for term in RUNTIME_TERMS):
