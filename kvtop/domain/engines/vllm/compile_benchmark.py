@@ -7,7 +7,10 @@ torch both wheels pin (`Requires-Dist: torch==2.13.0`, kvtop's venv holds the sa
 - vLLM turns on Inductor's combo kernels and their benchmarking whenever torch ≥ 2.9 and the launch's
   inductor_compile_config does not name them (config/compilation.py:983-993 at v0.29.0, :990-1000 at v0.30.0,
   :989-990 at v0.31.0, torch 2.13.0; from v0.33.0 the benchmark unless Inductor is deterministic, off by default:
-  :997-1002 at v0.33.0, :1136-1152 at v0.34.0, which pin torch 2.14.0, whose benchmark code is not read here).
+  :997-1002 at v0.33.0, :1136-1152 at v0.34.0, which pin torch 2.14.0, whose benchmark is the same: `get_args`
+  codegen/triton.py:6781-6800, `benchmark_codegened_module` :8259-8310, scheduler.py:10428-10445). The same default
+  stands at v0.13.0 (not at v0.11.0), so V1-runner and pre-v0.29.0 V2 cold starts hold the copy too: there kvtop's
+  fitted figure still stands for it (not attributed).
 - Inductor groups the nodes of one topological level into combo kernels and, with `benchmark_combo_kernel`, times
   each member alone and the combo (`speedup_by_combo_kernel`, torch/_inductor/scheduler.py:9562-9630;
   `benchmark_fused_nodes` / `benchmark_codegened_module`, codegen/triton.py:7320-7400; `benchmark_combo_kernel`
