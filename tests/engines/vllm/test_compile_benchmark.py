@@ -12,9 +12,15 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.calibration.corpus import by_id
+from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import Term
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.calibration import terms
-from kvtop.domain.engines.vllm.compile_benchmark import EMBEDDING_COPY, embedding_copy_bytes
+from kvtop.domain.engines.vllm.compile_benchmark import (
+    EMBEDDING_COPY,
+    benchmarks_combo_kernels,
+    embedding_copy_bytes,
+)
 from kvtop.domain.engines.vllm.v2_graphs import profile_peak
 from kvtop.domain.wording import GIB
 
@@ -74,3 +80,32 @@ def test_not_read_where_the_launch_does_not_compile_or_runs_stages() -> None:
     assert embedding_copy_bytes(eager) is None
     staged = inputs.model_copy(update={"layout": inputs.layout.model_copy(update={"pp": 2})})
     assert embedding_copy_bytes(staged) is None
+
+
+def _with_flags(record_id: str, version: str | None = None, **flags: str) -> CalibrationInputs:
+    inputs = RECORDS[record_id].inputs()
+    settings = inputs.settings.model_copy(update={"flags": {**inputs.settings.flags, **flags}})
+    update: dict[str, object] = {"settings": settings}
+    if version is not None:
+        update["version"] = ResolvedVersion(text=version)
+    return inputs.model_copy(update=update)
+
+
+def test_not_read_where_the_launch_names_the_combo_kernels_off() -> None:
+    # vLLM sets both only where inductor_compile_config names neither (config/compilation.py:983-993 at v0.29.0); named,
+    # Inductor's own defaults fill the other: combo_kernels and benchmark_combo_kernel False (_inductor/config.py:1040-1042)
+    off = _with_flags(RTX3090_2048, **{"compilation-config": '{"inductor_compile_config": {"combo_kernels": false}}'})
+    assert embedding_copy_bytes(off) is None
+    unbenchmarked = _with_flags(RTX3090_2048, **{"compilation-config": '{"inductor_compile_config": {"combo_kernels": true}}'})
+    assert embedding_copy_bytes(unbenchmarked) is None
+    both = '{"inductor_compile_config": {"combo_kernels": true, "benchmark_combo_kernel": true}}'
+    assert embedding_copy_bytes(_with_flags(RTX3090_2048, **{"compilation-config": both})) == QWEN25_7B_TABLE
+
+
+def test_deterministic_turns_the_benchmark_off_from_v0_33() -> None:
+    # v0.33.0: benchmark_combo_kernel = not deterministic (config/compilation.py:997-1002); v0.30.0 sets it True alone
+    said = {"compilation-config": '{"inductor_compile_config": {"deterministic": true}}'}
+    assert not benchmarks_combo_kernels(_with_flags(RTX3090_2048, "0.33.0", **said))
+    assert not benchmarks_combo_kernels(_with_flags(RTX3090_2048, "0.34.0", TORCHINDUCTOR_DETERMINISTIC="1"))
+    assert benchmarks_combo_kernels(_with_flags(RTX3090_2048, "0.30.0", **said))
+    assert benchmarks_combo_kernels(_with_flags(RTX3090_2048, "0.33.0"))

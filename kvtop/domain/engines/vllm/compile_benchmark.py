@@ -7,7 +7,10 @@ torch both wheels pin (`Requires-Dist: torch==2.13.0`, kvtop's venv holds the sa
 - vLLM turns on Inductor's combo kernels and their benchmarking whenever torch ≥ 2.9 and the launch's
   inductor_compile_config does not name them (config/compilation.py:983-993 at v0.29.0, :990-1000 at v0.30.0,
   :989-990 at v0.31.0, torch 2.13.0; from v0.33.0 the benchmark unless Inductor is deterministic, off by default:
-  :997-1002 at v0.33.0, :1136-1152 at v0.34.0, which pin torch 2.14.0, whose benchmark code is not read here).
+  :997-1002 at v0.33.0, :1136-1152 at v0.34.0, which pin torch 2.14.0, whose benchmark is the same: `get_args`
+  codegen/triton.py:6781-6800, `benchmark_codegened_module` :8259-8310, scheduler.py:10428-10445). The same default
+  stands at v0.13.0 (not at v0.11.0), so V1-runner and pre-v0.29.0 V2 cold starts hold the copy too: there kvtop's
+  fitted figure still stands for it (not attributed).
 - Inductor groups the nodes of one topological level into combo kernels and, with `benchmark_combo_kernel`, times
   each member alone and the combo (`speedup_by_combo_kernel`, torch/_inductor/scheduler.py:9562-9630;
   `benchmark_fused_nodes` / `benchmark_codegened_module`, codegen/triton.py:7320-7400; `benchmark_combo_kernel`
@@ -29,27 +32,51 @@ Qwen3-8B on an A10G at v0.30.0 (cold) printed 1.62 with the L4's printed estimat
 beside it: 151,936 × 4,096 × 2 B = 1.159 GiB. Not modelled: the modules a cold compile leaves loaded outside torch
 (the RTX 5090 pair's 0.98 GiB more non-torch memory cold, docs/engines/vllm.md §2.6): they stay in the term's error.
 Read only where V2's profile is counted (a text model: `v2_profile.v2_counted`), on one pipeline stage (a later
-stage holds no embedding) and where the launch compiles (`compile_cache.compiles`); elsewhere the V1 runner's figure
-stands in as before.
+stage holds no embedding), where the launch compiles (`compile_cache.compiles`) and where it leaves vLLM's combo-kernel
+default in place (`benchmarks_combo_kernels`); elsewhere the V1 runner's figure stands in as before.
 """
 
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.vllm.compilation import config_fields
 from kvtop.domain.engines.vllm.compile_cache import compiles
 from kvtop.domain.engines.vllm.v2_profile import v2_counted
 from kvtop.domain.vocab_rows import vocab_parallel_rows
 from kvtop.domain.weights import embedding_tp
 
+# Whether vLLM's default turns the benchmark off where the launch's inductor_compile_config says "deterministic": true
+DETERMINISTIC_SKIPS_BENCHMARK: Eras[bool] = Eras(
+    (
+        Era("", False, "config/compilation.py:983-993 at v0.29.0, :990-1000 at v0.30.0: benchmark_combo_kernel True"),
+        Era("0.33.0", True, "config/compilation.py:997-1002 at v0.33.0, :1147-1152 at v0.34.0: not deterministic"),
+    )
+)
+
+
+def benchmarks_combo_kernels(inputs: CalibrationInputs) -> bool:
+    """Whether the compile benchmarks its combo kernels: vLLM turns both on where the launch's inductor_compile_config
+    names neither `combo_kernels` nor `benchmark_combo_kernel` (from v0.33.0 the benchmark only where it, or Inductor's
+    env default, is not `deterministic`: `DETERMINISTIC_SKIPS_BENCHMARK`); where it names either, vLLM sets neither
+    and Inductor's defaults fill the other (both False: torch/_inductor/config.py:1040-1042 in torch 2.13.0)."""
+    stated = config_fields(inputs.settings.flags, inputs.version).get("inductor_compile_config")
+    named = stated if isinstance(stated, dict) else {}
+    if "combo_kernels" in named or "benchmark_combo_kernel" in named:
+        return bool(named.get("combo_kernels")) and bool(named.get("benchmark_combo_kernel"))
+    # unnamed, vLLM reads Inductor's own default, TORCHINDUCTOR_DETERMINISTIC == "1" (torch/_inductor/config.py:1009)
+    deterministic = named.get("deterministic", str(inputs.settings.flags.get("TORCHINDUCTOR_DETERMINISTIC")) == "1")
+    return not (DETERMINISTIC_SKIPS_BENCHMARK.at(inputs.version) and bool(deterministic))
+
 
 def embedding_copy_bytes(inputs: CalibrationInputs) -> int | None:
     """The random copy of the rank's embedding table a cold compile's combo-kernel benchmark allocates (padded
     vocab ÷ shards × width × dtype, the module docstring); None where it is not read (the model or V2's profile not
-    counted, PP > 1, no compile)."""
+    counted, PP > 1, no compile, or no combo-kernel benchmark: `benchmarks_combo_kernels`)."""
     model = inputs.model
     if model is None or not v2_counted(inputs) or inputs.layout.pp > 1:
         return None
-    if not compiles(inputs.version, inputs.gpu_name, inputs.settings):
+    if not compiles(inputs.version, inputs.gpu_name, inputs.settings) or not benchmarks_combo_kernels(inputs):
         return None
     rows = vocab_parallel_rows(model.vocab_size, embedding_tp(inputs.layout))
     return rows * (model.embedding_size or model.hidden_size) * model.dtype_bytes
