@@ -33,7 +33,7 @@ def test_an_unknown_theme_in_the_file_names_the_file_and_key(
 ) -> None:
     err, config = _error(tmp_path, capsys, 'theme = "neon"\n', *view)
     assert (
-        err == f"kvtop: error: theme: unknown theme 'neon' (kvtop's: dark, light, high-contrast) in {config}"
+        err == f"kvtop: error: theme: unknown theme 'neon' (kvtop's: dark, light, high-contrast) (in {config})"
     )
 
 
@@ -48,7 +48,7 @@ def test_interval_is_read_as_the_help_names_it(tmp_path: Path, capsys: pytest.Ca
     err, config = _error(tmp_path, capsys, "interval = -5\n", "--demo")
     assert err == (
         "kvtop: error: interval: must be at least 0.1 s: every refresh reads NVML and each engine's endpoints "
-        f"(got -5.0) in {config}"
+        f"(got -5.0) (in {config})"
     )
     config.write_text("interval = 3\n", encoding="utf-8")
     store = PreferencesFile(config)
@@ -61,4 +61,4 @@ def test_a_key_kvtop_has_not_says_which_keys_there_are(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     err, config = _error(tmp_path, capsys, "refresh = 2\n", "--demo")
-    assert err == f"kvtop: error: refresh: not a kvtop setting (it reads {KEYS}) in {config}"
+    assert err == f"kvtop: error: refresh: not a kvtop setting (it reads {KEYS}) (in {config})"

@@ -35,7 +35,7 @@ def test_a_given_model_path_is_still_named_as_the_flag(capsys: pytest.CaptureFix
     )
     assert (
         capsys.readouterr().err.strip()
-        == "kvtop: error: --model: config file not found in /nowhere/config.json"
+        == "kvtop: error: --model: config file not found: /nowhere/config.json"
     )
 
 

@@ -38,6 +38,6 @@ def test_explain_of_a_file_that_is_no_log_says_so(path: Path, capsys: pytest.Cap
     assert main(["explain", str(path)]) == 2
     out, err = capsys.readouterr()
     assert err.strip() == (
-        f"kvtop: error: log: no SGLang, vLLM, LMDeploy, TensorRT-LLM or llama.cpp startup lines in {path}"
+        f"kvtop: error: log: no SGLang, vLLM, LMDeploy, TensorRT-LLM or llama.cpp startup lines: {path}"
     )
     assert out == ""

@@ -16,7 +16,9 @@ import json
 import pytest
 
 from kvtop.cli import main
+from kvtop.commands.explain import verdict_line
 from kvtop.domain.capacity_gap import CapacityGap
+from kvtop.domain.explanation import Explanation, Logged, capacity_gap
 from tests.conftest import CASES, CONFIGS
 
 LOG = CASES / "trtllm" / "trtllm-2268-qwen15-7b-primary-pool" / "engine.log"
@@ -50,9 +52,25 @@ def test_explain_text_and_json_say_the_same_gap(capsys: pytest.CaptureFixture[st
         and gap["interval_end"] == "low"
         and gap["interval_end_tokens"] == LOW_END
     )
-    assert gap["tokens_beyond_interval"] == LOGGED - LOW_END == out["gap_tokens"]
+    # the figure is written once: the top-level "gap_tokens" (test_explain_cases' contract); "gap" names its end
+    assert "tokens_beyond_interval" not in gap and out["gap_tokens"] == LOGGED - LOW_END
     assert gap["tokens_from_plan"] == LOGGED - out["predicted"]["token_capacity"]
     assert main(["explain", str(LOG), "--model", str(LLAMA2_7B)]) == 0
     verdict = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("verdict:"))
     assert verdict.startswith(f"verdict: MISMATCH by {gap['words']}; that gap is ")
     assert gap["words"].startswith("−20,160 tokens from the interval's low end (log 20,192, interval 40,352–")
+
+
+def test_the_verdict_reads_the_judged_gap_never_a_second_computation() -> None:
+    # judge's gap (log 20,192 below the interval 40,352–40,384) carried on the result; a later copy whose interval
+    # fields differ (a reader that widened them) once made the recomputed figure disagree, and the verdict line fell
+    # through to "the logged KV pool is 0 B larger than predicted"
+    judged = CapacityGap(logged_tokens=LOGGED, plan_tokens=40_368, low_tokens=LOW_END, high_tokens=40_384)
+    result = Explanation(engine="trtllm", logged=Logged(token_capacity=LOGGED), token_capacity=40_368,
+                         token_capacity_min=30_000, token_capacity_max=40_384, kv_bytes_per_token=524_288,
+                         verdict="mismatch", gap=judged, gap_tokens=LOGGED - LOW_END,
+                         gap_bytes=(LOGGED - LOW_END) * 524_288, cause="c")  # fmt: skip
+    assert capacity_gap(result) is judged
+    line = verdict_line(result)
+    assert line.startswith("verdict: MISMATCH by −20,160 tokens from the interval's low end (log 20,192, interval "
+                           "40,352–40,384;") and "0 B larger" not in line  # fmt: skip

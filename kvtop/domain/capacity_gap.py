@@ -56,9 +56,10 @@ class CapacityGap(BaseModel):
                 f"{signed(self.from_plan_tokens)})")  # fmt: skip
 
     def as_json(self) -> dict[str, object]:
-        """The named fields `explain --json` writes under "gap"."""
+        """The named fields `explain --json` writes under "gap"; the figure itself is the top-level "gap_tokens" (the
+        contract tests/domain/test_explain_cases.py reads, 0 too where only printed pool sizes disagree), not repeated."""
         return {
-            "tokens_beyond_interval": self.beyond_end_tokens, "interval_end": self.end,
+            "interval_end": self.end,
             "interval_end_tokens": self.end_tokens, "logged_tokens": self.logged_tokens,
             "plan_tokens": self.plan_tokens, "tokens_from_plan": self.from_plan_tokens, "words": self.words(),
         }  # fmt: skip

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.terms import TermEstimate, TermSource
 from kvtop.domain.capacity_assumption import CapacityAssumption
-from kvtop.domain.capacity_gap import CapacityGap, tokens_beyond
+from kvtop.domain.capacity_gap import CapacityGap
 from kvtop.domain.diagnose_findings import Finding
 from kvtop.domain.engine_log_records import Measured
 from kvtop.domain.engines.budget_step import BudgetStep
@@ -188,7 +188,9 @@ class Explanation(BaseModel):
     token_capacity_max: int | None = None
     kv_bytes_per_token: int | None = None
     verdict: Verdict
-    gap_tokens: int | None = None  # logged − the interval's nearer end, never its centre (`capacity_gap`)
+    gap_tokens: int | None = None  # logged − the interval's nearer end, never its centre (`gap.beyond_end_tokens`)
+    # the capacity gap `judge` computed, once: the end it is counted from and the plan's centre (None: not outside)
+    gap: CapacityGap | None = None
     gap_bytes: int | None = None  # gap_tokens × the predicted bytes per token (the capacity gap in bytes)
     pool_gap_bytes: int | None = None  # logged − predicted size of the printed pools (or block) that disagree
     cause: str | None = None
@@ -234,10 +236,11 @@ def judge(
     got = logged.token_capacity
     assert got is not None
     cell = central.kv_bytes_per_token
+    plan = central.token_capacity if predicted_tokens is None else predicted_tokens
     base = Explanation(
         engine=engine,
         logged=logged,
-        token_capacity=central.token_capacity if predicted_tokens is None else predicted_tokens,
+        token_capacity=plan,
         token_capacity_min=low,
         token_capacity_max=high,
         kv_bytes_per_token=cell,
@@ -246,7 +249,8 @@ def judge(
     )
     if low <= got <= high:
         return base
-    gap_tokens = tokens_beyond(got, low, high)
+    gap = CapacityGap(logged_tokens=got, plan_tokens=plan, low_tokens=low, high_tokens=high)
+    gap_tokens = gap.beyond_end_tokens
     full = central.ranks[0].kv.pool("full")
     dtype = settings.kv_cache_dtype if settings.kv_cache_dtype != "auto" or full is None else full.torch_dtype
     facts = MismatchFacts(
@@ -269,20 +273,15 @@ def judge(
         token_caps=token_caps_of(engine),
     )
     capped = token_cap(facts)
-    update = {"verdict": "mismatch", "gap_tokens": gap_tokens, "gap_bytes": gap_tokens * cell}
+    update = {"verdict": "mismatch", "gap": gap, "gap_tokens": gap_tokens, "gap_bytes": gap_tokens * cell}
     return base.model_copy(update={**update, "cause": capped or likely_cause(facts), "cause_from_log": bool(capped)})
 
 
 def capacity_gap(result: Explanation) -> CapacityGap | None:
-    """The capacity gap of a mismatch, with the end it is counted from and the plan's centre beside it; None where
-    the logged capacity is not outside the interval (a match, a geometry mismatch at equal tokens, no verdict)."""
-    logged, low, high, plan = (result.logged.token_capacity, result.token_capacity_min, result.token_capacity_max,
-                               result.token_capacity)  # fmt: skip
-    if result.verdict != "mismatch" or not result.gap_tokens or None in (logged, low, high, plan):
-        return None
-    assert logged is not None and low is not None and high is not None and plan is not None
-    gap = CapacityGap(logged_tokens=logged, plan_tokens=plan, low_tokens=low, high_tokens=high)
-    return gap if gap.beyond_end_tokens == result.gap_tokens else None
+    """The capacity gap of a mismatch as `judge` computed it (the end it is counted from, the plan's centre beside it);
+    None where the logged capacity is not outside the interval (a match, a geometry mismatch at equal tokens, no
+    verdict). Read, never recomputed: the verdict line and `--json` say the one figure."""
+    return result.gap if result.verdict == "mismatch" else None
 
 
 def token_caps_of(engine: str) -> str:

@@ -40,9 +40,7 @@ def _respelled(err: LayoutError, engine: str) -> LayoutError:
     own = spelling_of(engine, "dcp") if flag == "--dcp" else flag
     if own == flag:
         return err
-    where = f" in {err.source}" if err.source else ""
-    message = str(err).removeprefix(f"{flag}: ").removesuffix(where)
-    return LayoutError(message, field=f"{own}/{flag}", source=err.source)
+    return LayoutError(err.detail, field=f"{own}/{flag}", source=err.source)  # the reason without field or file
 
 
 def _unregistered_first(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> None:

@@ -64,7 +64,7 @@ def field_error(err: KvtopError, engine: EngineId | None = None) -> FieldError:
     if key is None:
         return FieldError(None, text)
     if key != "model" and isinstance(err, InputError) and err.source:
-        text = text.removesuffix(f" in {err.source}")
+        text = text.removesuffix(err.where)
     if name and text.startswith(f"{name}: "):
         text = text[len(name) + 2 :]
     return FieldError(key, f"{FIELD_BY_KEY[key].label}: {text}")

@@ -189,18 +189,18 @@ def test_a_planted_fault_is_one_line_naming_the_field_and_the_file(
     with pytest.raises(InputError, match=pattern) as caught:
         model_from_config(planted(name, path, value), source=name)
     message = str(caught.value)
-    assert message.endswith(f" in {name}") and "\n" not in message
+    assert message.endswith((f" (in {name})", f": {name}")) and "\n" not in message
 
 
 def test_a_config_that_is_not_an_object_names_the_file() -> None:
-    with pytest.raises(InputError, match=r"^must be an object \(got a list of 0\) in x\.json$"):
+    with pytest.raises(InputError, match=r"^must be an object \(got a list of 0\): x\.json$"):
         model_from_config([], source="x.json")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
     ("hf_quant", "pattern"),
     [
-        ({"quantization": "NVFP4"}, r"^quantization: must be an object \(got 'NVFP4'\) in q\.json$"),
+        ({"quantization": "NVFP4"}, r"^quantization: must be an object \(got 'NVFP4'\) \(in q\.json\)$"),
         (
             {"quantization": {"quant_algo": "NVFP4", "group_size": "x"}},
             r"^quantization\.group_size: must be an integer",

@@ -66,5 +66,5 @@ def test_a_binary_file_is_said_in_explains_words(tmp_path: Path) -> None:
     assert f"the engine log {path} has no {NAMES} startup lines: not attached" in snapshot.notice
     assert "states no token capacity" not in snapshot.notice
     # the words `kvtop explain` refuses the same file with
-    with pytest.raises(InputError, match=f"^log: no {NAMES} startup lines in {path}$"):
+    with pytest.raises(InputError, match=f"^log: no {NAMES} startup lines: {path}$"):
         read_engine_log(path).engine_for()

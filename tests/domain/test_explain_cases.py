@@ -142,7 +142,7 @@ def test_an_empty_or_blank_log_is_its_own_one_line_and_exit_2(tmp_path, text: st
     (tmp_path / "engine.log").write_text(text)
     result = _cli(str(tmp_path / "engine.log"), "--model", "llama-3.1-8b")
     assert (result.returncode, result.stdout) == (2, "")
-    assert result.stderr == f"kvtop: error: log: {said} in {tmp_path}/engine.log\n"
+    assert result.stderr == f"kvtop: error: log: {said}: {tmp_path}/engine.log\n"
 
 
 def test_engine_flag_against_a_vllm_log_is_one_line_and_exit_2() -> None:

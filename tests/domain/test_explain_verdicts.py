@@ -221,13 +221,13 @@ def test_spark_396_estimate_kvtop_cannot_make_names_its_block() -> None:
 def test_a_log_with_no_engine_line_is_an_input_error(text: str) -> None:
     shown = [display_name(engine) for engine in ENGINE_IDS]
     names = ", ".join(shown[:-1]) + f" or {shown[-1]}"  # "SGLang, vLLM, LMDeploy or TensorRT-LLM"
-    with pytest.raises(InputError, match=f"no {names} startup lines in weird.log"):
+    with pytest.raises(InputError, match=f"no {names} startup lines: weird.log"):
         parse_engine_log(text, source="weird.log").engine_for()
 
 
 @pytest.mark.parametrize(("text", "said"), [("", "the file is empty"), ("\n \n", "blank lines only")])
 def test_a_log_without_text_is_an_input_error_that_says_so(text: str, said: str) -> None:
-    with pytest.raises(InputError, match=rf"no text \({said}\) in weird.log"):
+    with pytest.raises(InputError, match=rf"no text \({said}\): weird.log"):
         parse_engine_log(text, source="weird.log").engine_for()
 
 

@@ -35,7 +35,7 @@ def test_each_named_class_is_refused_with_its_reason_even_where_its_model_type_h
         model_from_config(config)
     reason = NOT_MODELLED.get(architecture) or SPEECH_NOT_MODELLED[architecture]
     assert str(refused.value) == (
-        f"architectures: {architecture} (model_type 'llama') is not modelled by kvtop: {reason} in config.json"
+        f"architectures: {architecture} (model_type 'llama') is not modelled by kvtop: {reason} (in config.json)"
     )
     assert verdict(architecture) == ("not_modelled", reason)
 

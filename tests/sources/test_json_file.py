@@ -24,7 +24,7 @@ def test_a_fifo_is_refused_without_opening_it(tmp_path: Path) -> None:
 
 
 def test_a_device_is_refused() -> None:
-    with pytest.raises(InputError, match=r"^--model: not a regular file .* in /dev/zero$"):
+    with pytest.raises(InputError, match=r"^--model: not a regular file .*: /dev/zero$"):
         load_model("/dev/zero")
 
 
@@ -71,7 +71,7 @@ def test_an_unreadable_model_or_scenario_names_its_flag(tmp_path: Path) -> None:
         load_model(str(trunc))
     # a folder: said as one, naming both files a checkpoint folder may hold (was '… not found in DIR/config.json')
     with pytest.raises(InputError, match=r"^--model: the checkpoint folder has no config\.json \(nor Mistral's "
-                       rf"params\.json\) in {re.escape(str(tmp_path))}$"):  # fmt: skip
+                       rf"params\.json\): {re.escape(str(tmp_path))}$"):  # fmt: skip
         load_model(str(tmp_path))
     with pytest.raises(InputError, match=r"^--demo: malformed JSON at line 1, column 22"):
         load_scenario(str(trunc))
@@ -84,6 +84,6 @@ def test_an_empty_config_says_empty_file_naming_its_path(tmp_path: Path) -> None
     empty.write_bytes(b"")
     with pytest.raises(InputError) as caught:
         load_model(str(empty))
-    assert str(caught.value) == f"--model: empty file: a config file holds one JSON object in {empty}"
-    with pytest.raises(InputError, match=rf"^--demo: empty file: a scenario file holds one JSON object in {empty}$"):
+    assert str(caught.value) == f"--model: empty file: a config file holds one JSON object: {empty}"
+    with pytest.raises(InputError, match=rf"^--demo: empty file: a scenario file holds one JSON object: {empty}$"):
         load_scenario(str(empty))

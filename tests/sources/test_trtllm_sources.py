@@ -174,7 +174,7 @@ def test_the_yaml_a_launch_names_is_read_when_it_exists(tmp_path: Path) -> None:
     assert complete_settings(missing, tmp_path) == missing  # a launch from a log: the file is elsewhere
     # typed by the operator (`plan`): a file that is not there is refused, not planned on the defaults
     # it would have changed (a review found a typo planned at fraction 0.9 where the file said 0.5)
-    with pytest.raises(InputError, match="^--extra_llm_api_options: no such file .* in .*gone.yaml$"):
+    with pytest.raises(InputError, match="^--extra_llm_api_options: no such file .*: .*gone.yaml$"):
         complete_settings(missing, tmp_path, strict=True)
 
 

@@ -33,7 +33,7 @@ def test_kda_is_read_from_the_config_as_sglang_reads_it(version: str) -> None:
     assert automatic_fraction(KIMI_LINEAR, version, ["--tp", "4"])[0] == 0.900
     fraction, source = automatic_fraction(LING3, version, ["--tp", "4"])
     assert fraction == 0.890
-    assert "1536 of it prefill graphs" in source
+    assert "1536 MiB of it prefill graphs" in source
 
 
 @pytest.mark.parametrize("tp", [1, 2, 4])

@@ -32,7 +32,7 @@ def test_the_launchs_switch_leaves_the_prefill_graphs_out_of_the_reserve(
     capsys: pytest.CaptureFixture[str], flags: tuple[str, ...]
 ) -> None:
     total, bare, bare_line = _reserve(capsys)
-    graphs = int(re.search(r"(\d+) of it prefill graphs", bare_line)[1])  # type: ignore[index]
+    graphs = int(re.search(r"(\d+) MiB of it prefill graphs", bare_line)[1])  # type: ignore[index]
     assert graphs % 8 == 0 and graphs > 0  # 8 MiB a captured size
     same_total, off, off_line = _reserve(capsys, *flags)
     assert (same_total, off) == (total, bare - graphs)

@@ -27,7 +27,7 @@ from tests.data_paths import DATA
 
 KIMI_K25 = "heldout/moonshotai--Kimi-K2.5.json"
 DSV3 = "deepseek-ai--DeepSeek-V3.json"
-WITH_GRAPHS = "1536 of it prefill graphs"  # MLA prefill graphs (0.5.17 server_args.py:4910)
+WITH_GRAPHS = "1536 MiB of it prefill graphs"  # MLA prefill graphs (0.5.17 server_args.py:4910)
 
 
 def _b200_source(config: str, version: str) -> tuple[str, int]:

@@ -52,14 +52,14 @@ def test_lora_dp_attention_and_deepep_keep_the_graphs_from_0_5_17(
     fraction, source = automatic_fraction(QWEN3_30B, version, flags)
     assert fraction == expected
     if off_for is None:
-        assert "464 of it prefill graphs" in source
+        assert "464 MiB of it prefill graphs" in source
     else:
         assert f"no prefill graphs (off for {off_for})" in source
 
 
 def test_deepep_beside_the_kept_graphs_adds_its_capture_term_at_0_5_17() -> None:
     source = automatic_fraction(QWEN3_30B, "0.5.17", ["--moe-a2a-backend", "deepep"])[1]
-    assert "464 of it prefill graphs, 1024 of it their DeepEP capture, 2048 of it DeepEP" in source
+    assert "464 MiB of it prefill graphs, 1024 MiB of it their DeepEP capture, 2048 MiB of it DeepEP" in source
 
 
 @pytest.mark.parametrize(

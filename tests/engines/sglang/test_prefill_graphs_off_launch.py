@@ -84,7 +84,7 @@ def test_a_prefill_node_keeps_them_and_drops_the_decode_graphs_from_0_5_15() -> 
     round(0.90685, 3) = 0.907."""
     fraction, source = _fraction("0.5.15.post1", ["--disaggregation-mode", "prefill"])
     assert fraction == 0.907
-    assert "464 of it prefill graphs" in source and "no decode graphs (off for a PD prefill node)" in source
+    assert "464 MiB of it prefill graphs" in source and "no decode graphs (off for a PD prefill node)" in source
 
 
 def test_a_deepep_launch_keeps_them_from_0_5_23_and_says_so() -> None:
@@ -95,7 +95,7 @@ def test_a_deepep_launch_keeps_them_from_0_5_23_and_says_so() -> None:
     assert _fraction("0.5.15.post1", ["--moe-a2a-backend", "deepep"])[0] == 0.892
     fraction, source = _fraction("0.5.23", ["--moe-a2a-backend", "deepep"])
     assert fraction == 0.882
-    assert "464 of it prefill graphs, 1024 of it their DeepEP capture" in source
+    assert "464 MiB of it prefill graphs, 1024 MiB of it their DeepEP capture" in source
 
 
 @pytest.mark.parametrize(("version", "expected"), [("0.5.13", 0.886), ("0.5.15.post1", 0.897), ("0.5.23", 0.886)])

@@ -30,6 +30,7 @@ from kvtop.domain.engines.lmdeploy.eras import (
 )
 from kvtop.domain.engines.lmdeploy.flags import QUANT_POLICIES
 from kvtop.domain.engines.lmdeploy.memory import free_after_weights
+from kvtop.domain.engines.lmdeploy.whole_blocks import whole_blocks_note
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import SM90_AND_NEWER
 from kvtop.domain.kv import ANY_FP8_KV_FORMATS, KvBook
@@ -145,7 +146,8 @@ def solve_pytorch(inputs: EngineInputs, backend_why: str) -> EngineResult:
         steps.append(BudgetStep(label=f"(free − runtime) × {ratio:g}", bytes=budget, note=ratio_source,
                                 role="memory_fraction"))  # fmt: skip
     steps.append(BudgetStep(label=f"bytes per block: {block} tokens, every layer's descriptors", value=per_block))
-    steps.append(BudgetStep(label="blocks (num_gpu_blocks)", value=blocks))
+    steps.append(BudgetStep(label="blocks (num_gpu_blocks)", value=blocks,
+                            note=whole_blocks_note(budget, blocks, per_block, "cache share")))  # fmt: skip
     tokens = blocks * block
     steps.append(BudgetStep(label=f"tokens: blocks × {block}", value=tokens))
     over = inputs.fixed_pool_overflow(blocks * per_block + state, "--num-gpu-blocks", notes) if s.num_gpu_blocks_override else 0

@@ -35,6 +35,7 @@ from kvtop.domain.engines.lmdeploy.eras import (
 from kvtop.domain.engines.lmdeploy.memory import free_after_weights
 from kvtop.domain.engines.lmdeploy.turbomind_pages import PAGE_BYTES, charged_page_bytes
 from kvtop.domain.engines.lmdeploy.turbomind_weights import ZERO_SOURCE, zero_point_extra_bytes
+from kvtop.domain.engines.lmdeploy.whole_blocks import whole_blocks_note
 from kvtop.domain.engines.versions import ResolvedVersion, era_for
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.kv import ANY_FP8_KV_FORMATS
@@ -87,7 +88,9 @@ def solve_turbomind(inputs: EngineInputs, backend_why: str) -> EngineResult:
     budget, blocks = _blocks(inputs, share.value, ratio, ratio_source, state_bytes, block_bytes, steps, notes)
     steps.append(BudgetStep(label=f"bytes per block: {block_len} tokens × {per_token:,} B", value=block_bytes,
                             note=printed_block_size(block_bytes, share.value, version)))  # fmt: skip
-    steps.append(BudgetStep(label="blocks (max_block_count)", value=blocks))
+    cache_word = "object cache" if share.value == "object_cache" else "cache share"
+    steps.append(BudgetStep(label="blocks (max_block_count)", value=blocks,
+                            note=whole_blocks_note(budget, blocks, block_bytes, cache_word)))  # fmt: skip
     tokens = blocks * block_len
     steps.append(BudgetStep(label=f"tokens: blocks × {block_len}", value=tokens))
     if 0 < tokens < inputs.context_length:

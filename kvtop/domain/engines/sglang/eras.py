@@ -158,6 +158,8 @@ _PCG_SIZES = [
     *range(1280, 4097, 256),
 ]
 PCG_DEFAULT_SINCE = "0.5.10rc0"
+# server_args.py _handle_gpu_memory_settings "large parallel size": tp_size × pp_size / 8 × 1024 MiB; the words too
+PARALLEL_MIB, PARALLEL_RANKS = 1024, 8
 
 
 def pcg_sizes(max_tokens: int) -> int:
@@ -184,12 +186,13 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int, graph_bs: int | N
     graph: float = 0 if decode_off else 2 * max_bs
     if lay.dp_attention and not dp_padding_off(inputs):
         graph += 3 * max_bs * lay.dp + (1.5 * max_bs * lay.dp if max_bs > 300 else 0)
-    parallel = lay.tp * lay.pp / 8 * 1024  # "Some adjustments for large parallel size": 1 GiB per 8 ranks
+    parallel = lay.tp * lay.pp / PARALLEL_RANKS * PARALLEL_MIB
     reserved = 512 + 1.5 * activation_tokens + parallel + graph
     gpus = lay.tp * lay.pp
-    parts = f", {parallel:.0f} MiB of it for {gpus} GPU{'s' if gpus > 1 else ''} of TP × PP ({lay.tp} × {lay.pp}; 1,024 MiB per 8 GPUs)"
+    parts = (f", {parallel:.0f} MiB of it for {gpus} GPU{'s' if gpus > 1 else ''} of TP × PP ({lay.tp} × {lay.pp}; "
+             f"{PARALLEL_MIB:,} MiB per {PARALLEL_RANKS} GPUs)")  # fmt: skip
     if decode_node:
-        parts += f", {1.5 * decode_node:.0f} of it a PD decode node's {decode_node} activation tokens"
+        parts += f", {1.5 * decode_node:.0f} MiB of it a PD decode node's {decode_node} activation tokens"
     if decode_off:
         parts += f", no decode graphs (off for {decode_off})"
     elif bs_why:
@@ -208,10 +211,10 @@ def _s7_activation_reserve(inputs: EngineInputs, gpu_mib: int, graph_bs: int | N
                 max_tokens = min(max_tokens, 4096)
             pcg = 8 * pcg_sizes(int(max_tokens))
         reserved += pcg
-        parts += f", {pcg:.0f} of it prefill graphs"
+        parts += f", {pcg:.0f} MiB of it prefill graphs"
         if (bcg := breakable_deepep_mib(inputs.version)[0]) and deployment_setup(s).a2a_backend == "deepep":
             reserved += bcg  # from 0.5.15 the prefill graphs kvtop keeps on are the breakable backend's
-            parts += f", {bcg} of it their DeepEP capture"
+            parts += f", {bcg} MiB of it their DeepEP capture"
     before_floor, after_floor, optin = optin_reserve_mib(inputs, chunked, pcg_sizes)  # prefill_graphs_optin.py
     reserved += before_floor
     if gpu_mib > 60 * 1024:
@@ -233,12 +236,12 @@ def deployment_reserve_mib(inputs: EngineInputs) -> tuple[float, str]:
         mib = spec_reserve_mib(setup.spec_method, inputs.version)[0]
         if mib:
             total += mib
-            parts.append(f"{mib} of it the {setup.spec_method} draft")
+            parts.append(f"{mib} MiB of it the {setup.spec_method} draft")
     if setup.a2a_backend == "deepep" and deepep_reserve_kept(inputs.settings):
         mib = deepep_reserve_mib(inputs.version)[0]
         if mib:
             total += mib
-            parts.append(f"{mib} of it DeepEP")
+            parts.append(f"{mib} MiB of it DeepEP")
     return total, "".join(f", {part}" for part in parts)
 
 

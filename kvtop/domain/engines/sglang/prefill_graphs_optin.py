@@ -51,11 +51,11 @@ def optin_reserve_mib(inputs: EngineInputs, chunked: int, sizes: Callable[[int],
     if rule is None or not flag_set(inputs.settings, ENABLE_FLAG[2:]):
         return 0.0, 0.0, ""
     if rule == "quarter":
-        return 0.0, 4096 // 4, f", {4096 // 4} of it {ENABLE_FLAG} (4096 max tokens ÷ 4)"
+        return 0.0, 4096 // 4, f", {4096 // 4} MiB of it {ENABLE_FLAG} (4096 max tokens ÷ 4)"
     max_tokens = max(chunked, 0)
     if rule == "eighth":
-        return 0.0, max_tokens // 8, f", {max_tokens // 8} of it {ENABLE_FLAG} ({max_tokens} max tokens ÷ 8)"
+        return 0.0, max_tokens // 8, f", {max_tokens // 8} MiB of it {ENABLE_FLAG} ({max_tokens} max tokens ÷ 8)"
     if inputs.model.mla is not None:
         max_tokens = 2048
     count = sizes(max_tokens) - (1 if rule == "sizes_from_640" and max_tokens >= 576 else 0)
-    return 8.0 * count, 0.0, f", {8 * count} of it {ENABLE_FLAG} ({count} sizes × 8 MiB)"
+    return 8.0 * count, 0.0, f", {8 * count} MiB of it {ENABLE_FLAG} ({count} sizes × 8 MiB)"

@@ -1,0 +1,51 @@
+"""An input error names the field and the file the operator acts on, once, and says which file is which (session 69).
+
+`kvtop plan` ended every input error " in FILE", FILE being whatever the error came from: "config file not found in
+/x.json" (the file IS the fault), "--tp: … use TP 1 or 2 in tests/data/configs/Qwen--Qwen3-32B.json" (the flag is the
+fault; the file is the model it was checked against). Now the file a flag names ends the line after ": ", and a file
+read for another field is said in brackets with what it is. Expected figures: Qwen3-32B's config.json states 64
+attention heads, which TP 3 does not divide (64 = 2^6: TP 1, 2, 4, 8, … do; kvtop offers those up to the heads' KV
+grouping it checks).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kvtop.cli import main
+from kvtop.domain.errors import InputError, LayoutError
+from tests.conftest import CONFIGS
+
+QWEN3_32B = CONFIGS / "Qwen--Qwen3-32B.json"
+
+
+def _error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    assert main(["plan", "--engine", "vllm", "--gpu", "H100", *args]) == 2
+    return capsys.readouterr().err.strip()
+
+
+def test_a_missing_file_is_named_as_the_fault(capsys: pytest.CaptureFixture[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.setenv("KVTOP_NO_CALIBRATION_STORE", "1")
+    assert _error(capsys, "--model", "/x.json") == "kvtop: error: --model: config file not found: /x.json"
+
+
+def test_a_layout_flag_names_the_model_it_was_checked_against(capsys: pytest.CaptureFixture[str],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.setenv("KVTOP_NO_CALIBRATION_STORE", "1")
+    assert _error(capsys, "--model", str(QWEN3_32B), "--tp", "3") == (
+        "kvtop: error: --tp: 64 attention heads do not divide over attention TP 3: use TP 1 or 2 "
+        f"(model {QWEN3_32B})"
+    )
+
+
+def test_each_part_is_said_once() -> None:
+    assert str(InputError("must be an integer", field="num_hidden_layers", source="c.json")) == (
+        "num_hidden_layers: must be an integer (in c.json)"
+    )
+    assert str(InputError("truncated safetensors file", source="m.safetensors")) == (
+        "truncated safetensors file: m.safetensors"
+    )
+    refused = LayoutError("3 does not divide 64", field="--tp", source="c.json")
+    assert (str(refused), refused.detail, refused.where) == ("--tp: 3 does not divide 64 (model c.json)",
+                                                             "3 does not divide 64", " (model c.json)")  # fmt: skip
