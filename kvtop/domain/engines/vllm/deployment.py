@@ -61,9 +61,9 @@ from kvtop.domain.deployment_math import (
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.dp_dispatch import gathered_batch_term
 from kvtop.domain.engines.vllm.draft_parallel import check_parallel_draft, unread_field
-from kvtop.domain.engines.vllm.hidden_states import METHOD as HIDDEN_METHOD
-from kvtop.domain.engines.vllm.hidden_states import SOURCE as HIDDEN_SOURCE
-from kvtop.domain.engines.vllm.hidden_states import aux_layer_ids, cached_states
+from kvtop.domain.engines.vllm.eagle3_head import SHARED as EAGLE3_SHARED
+from kvtop.domain.engines.vllm.eagle3_head import SOURCE as EAGLE3_SOURCE
+from kvtop.domain.engines.vllm.eagle3_head import head_bytes
 from kvtop.domain.engines.vllm.encoder_forward import forward_counted
 from kvtop.domain.engines.vllm.encoder_profile import (
     COUNTED_FAMILIES,
@@ -72,6 +72,9 @@ from kvtop.domain.engines.vllm.encoder_profile import (
     is_qwen3_5,
     release_not_read,
 )
+from kvtop.domain.engines.vllm.hidden_states import METHOD as HIDDEN_METHOD
+from kvtop.domain.engines.vllm.hidden_states import SOURCE as HIDDEN_SOURCE
+from kvtop.domain.engines.vllm.hidden_states import aux_layer_ids, cached_states
 from kvtop.domain.engines.vllm.mm_limits import read_limits
 from kvtop.domain.engines.vllm.rope_override import max_model_len
 from kvtop.domain.engines.vllm.sampler_path import taken_span
@@ -390,6 +393,12 @@ def _draft_weights(inputs: TermInputs, setting: str) -> BudgetTerm:
                       source=SOURCE_SPEC)  # fmt: skip
     if inputs.measured_draft_bytes is not None:
         return base.model_copy(update={"bytes": inputs.measured_draft_bytes, "basis": Basis.MEASURED})
+    head = head_bytes(inputs.draft, inputs.layout) if inputs.draft is not None else None
+    if inputs.draft is not None and head is not None:  # an EAGLE-3 head as vLLM loads it (eagle3_head.py)
+        return base.model_copy(update={
+            "label": f"draft weights ({inputs.draft.name}, EAGLE-3 head, {counted(inputs.draft.num_layers, 'layer')})",
+            "bytes": head, "basis": Basis.ASSUMED, "source": EAGLE3_SOURCE, "detail": EAGLE3_SHARED,
+        })  # fmt: skip
     if inputs.draft is not None:
         return base.model_copy(update={
             "label": f"draft weights ({inputs.draft.name}, {counted(inputs.draft.num_layers, 'layer')})",
@@ -397,9 +406,11 @@ def _draft_weights(inputs: TermInputs, setting: str) -> BudgetTerm:
             "basis": Basis.ASSUMED,
             "detail": DRAFT_CONFIG_DETAIL,
         })  # fmt: skip
+    eagle3 = " (an EAGLE-3 head: the weights term's interval takes one in the target's shape, eagle3_head.py)"
     return base.model_copy(update={
         "state": TermState.NOT_MODELLED,
-        "detail": "the draft model's config is not known: give it with --draft-model or its weights with --draft-weights",
+        "detail": "the draft model's config is not known: give it with --draft-model or its weights with --draft-weights"
+        + (eagle3 if inputs.setup.spec_method == "eagle3" else ""),
     })  # fmt: skip
 
 
