@@ -1,4 +1,4 @@
-"""vLLM's EAGLE-3 draft head as loaded, per rank (docs/engines/vllm.md §14.4). Read at v0.20.0 and v0.24.0.
+"""vLLM's EAGLE-3 draft head as loaded, per rank (docs/engines/vllm.md §14, EAGLE-3 heads). Read at v0.20.0 and v0.24.0.
 
 vLLM builds a `…Eagle3` draft as `Eagle3LlamaForCausalLM` (model_executor/models/llama_eagle3.py v0.20.0):
 - `num_hidden_layers` decoder layers of the draft's config, layer 0's qkv_proj over 2 × hidden (:51-67), each with a

@@ -1,5 +1,5 @@
 """vLLM's `extract_hidden_states` speculative method: the target's hidden states cached beside its KV
-(docs/engines/vllm.md §14.3).
+(docs/engines/vllm.md §14, extract_hidden_states).
 
 `--speculative-config '{"method": "extract_hidden_states", "draft_model_config": {"hf_config":
 {"eagle_aux_hidden_state_layer_ids": [...]}}}'` (the speculators hidden-state extraction server) builds
