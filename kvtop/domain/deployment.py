@@ -183,6 +183,14 @@ class DeploymentSetup(BaseModel):
     max_lora_rank: int | None = None  # None: the adapters decide (the engine reads them at start)
     lora_modules: tuple[str, ...] | None = None  # None: the engine's default set
     host_kv: HostKvRequest | None = None
+    # the target's hidden states a draft caches a token in a KV layer of its own (vLLM's extract_hidden_states:
+    # its cache-only layer, engines/vllm/hidden_states.py); 0: none
+    hidden_states_cached: int = 0
+
+    def hidden_state_cell(self, model: ModelSpec) -> int | None:
+        """The bytes a token that cache-only layer holds on every rank: the states × the target's hidden size in
+        its dtype, whole on every rank; None where the draft caches none."""
+        return self.hidden_states_cached * model.hidden_size * model.dtype_bytes if self.hidden_states_cached else None
 
     @property
     def features(self) -> tuple[Feature, ...]:

@@ -35,6 +35,9 @@ class CalibrationInputs(BaseModel):
     wsl2: bool = False
     # the operator says torch.compile's cache is warm (`MeasuredInputs.compile_cache`): vLLM's V2 profile compiles nothing
     compile_cache_warm: bool = False
+    # the launch's speculative draft was sized: its config read or its weights given (vLLM's unsized EAGLE-3 head
+    # widens the weights term otherwise, engines/vllm/eagle3_head.py)
+    draft_weights_known: bool = False
 
 
 class EngineCalibration(Protocol):

@@ -61,6 +61,9 @@ from kvtop.domain.deployment_math import (
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.dp_dispatch import gathered_batch_term
 from kvtop.domain.engines.vllm.draft_parallel import check_parallel_draft, unread_field
+from kvtop.domain.engines.vllm.eagle3_head import SHARED as EAGLE3_SHARED
+from kvtop.domain.engines.vllm.eagle3_head import SOURCE as EAGLE3_SOURCE
+from kvtop.domain.engines.vllm.eagle3_head import head_bytes
 from kvtop.domain.engines.vllm.encoder_forward import forward_counted
 from kvtop.domain.engines.vllm.encoder_profile import (
     COUNTED_FAMILIES,
@@ -69,6 +72,9 @@ from kvtop.domain.engines.vllm.encoder_profile import (
     is_qwen3_5,
     release_not_read,
 )
+from kvtop.domain.engines.vllm.hidden_states import METHOD as HIDDEN_METHOD
+from kvtop.domain.engines.vllm.hidden_states import SOURCE as HIDDEN_SOURCE
+from kvtop.domain.engines.vllm.hidden_states import aux_layer_ids, cached_states
 from kvtop.domain.engines.vllm.mm_limits import read_limits
 from kvtop.domain.engines.vllm.rope_override import max_model_len
 from kvtop.domain.engines.vllm.sampler_path import taken_span
@@ -156,6 +162,7 @@ def setup(settings: LaunchSettings) -> DeploymentSetup:
     return DeploymentSetup(
         spec_method=method, spec_kind=kind, draft_model=draft if draft and kind is SpecKind.DRAFT_MODEL else None,
         draft_tokens=tokens, redundant_experts=redundant,
+        hidden_states_cached=len(aux_layer_ids(settings) or ()) if method == HIDDEN_METHOD else 0,
         a2a_backend=backend if backend and backend.startswith("deepep") else None,
         lora=flag_set(settings, "enable-lora"), max_loras=flag_int(settings, "max-loras", least=1),
         max_lora_rank=flag_int(settings, "max-lora-rank", least=1), host_kv=_host_request(settings),
@@ -334,6 +341,8 @@ def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
         f" model={setup.draft_model}" if setup.draft_model else ""
     )
     found: list[BudgetTerm] = []
+    if setup.spec_method == HIDDEN_METHOD:  # no weights; a cache-only layer of hidden states (hidden_states.py)
+        return _hidden_states(inputs, setting)
     if setup.spec_kind is SpecKind.NGRAM:
         return [BudgetTerm(feature=Feature.SPECULATIVE, charge=Charge.RESIDENT, label=f"{setup.spec_method}: no draft "
                            "model, no draft KV", setting=setting, source=SOURCE_SPEC,
@@ -364,11 +373,32 @@ def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
     return found
 
 
+def _hidden_states(inputs: TermInputs, setting: str) -> list[BudgetTerm]:
+    """extract_hidden_states: ExtractHiddenStatesModel loads no weights and caches the target's hidden states a
+    token in one cache-only layer of the target's KV group (hidden_states.py); refused where kvtop cannot plan it."""
+    states = cached_states(inputs.settings, inputs.model, inputs.version)
+    cell = inputs.kv_with_draft.full_bytes_per_token - inputs.kv.full_bytes_per_token
+    return [
+        BudgetTerm(feature=Feature.SPECULATIVE, charge=Charge.RESIDENT, label=f"{HIDDEN_METHOD}: no draft weights",
+                   setting=setting, source=HIDDEN_SOURCE, detail="ExtractHiddenStatesModel.load_weights loads none"),
+        BudgetTerm(feature=Feature.SPECULATIVE, charge=Charge.KV_CELL, bytes_per_token=cell, setting=setting,
+                   label=f"hidden-state cache: {counted(states, 'aux layer')} × {inputs.model.hidden_size} a token",
+                   source=HIDDEN_SOURCE, detail="one cache-only layer in the target's KV group, in the model's dtype, "
+                   "whole on every rank"),
+    ]  # fmt: skip
+
+
 def _draft_weights(inputs: TermInputs, setting: str) -> BudgetTerm:
     base = BudgetTerm(feature=Feature.SPECULATIVE, charge=Charge.RESIDENT, label="draft weights", setting=setting,
                       source=SOURCE_SPEC)  # fmt: skip
     if inputs.measured_draft_bytes is not None:
         return base.model_copy(update={"bytes": inputs.measured_draft_bytes, "basis": Basis.MEASURED})
+    head = head_bytes(inputs.draft, inputs.layout) if inputs.draft is not None else None
+    if inputs.draft is not None and head is not None:  # an EAGLE-3 head as vLLM loads it (eagle3_head.py)
+        return base.model_copy(update={
+            "label": f"draft weights ({inputs.draft.name}, EAGLE-3 head, {counted(inputs.draft.num_layers, 'layer')})",
+            "bytes": head, "basis": Basis.ASSUMED, "source": EAGLE3_SOURCE, "detail": EAGLE3_SHARED,
+        })  # fmt: skip
     if inputs.draft is not None:
         return base.model_copy(update={
             "label": f"draft weights ({inputs.draft.name}, {counted(inputs.draft.num_layers, 'layer')})",
@@ -376,9 +406,11 @@ def _draft_weights(inputs: TermInputs, setting: str) -> BudgetTerm:
             "basis": Basis.ASSUMED,
             "detail": DRAFT_CONFIG_DETAIL,
         })  # fmt: skip
+    eagle3 = " (an EAGLE-3 head: the weights term's interval takes one in the target's shape, eagle3_head.py)"
     return base.model_copy(update={
         "state": TermState.NOT_MODELLED,
-        "detail": "the draft model's config is not known: give it with --draft-model or its weights with --draft-weights",
+        "detail": "the draft model's config is not known: give it with --draft-model or its weights with --draft-weights"
+        + (eagle3 if inputs.setup.spec_method == "eagle3" else ""),
     })  # fmt: skip
 
 

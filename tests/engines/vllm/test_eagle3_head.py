@@ -1,0 +1,65 @@
+"""vLLM's EAGLE-3 head as loaded (engines/vllm/eagle3_head.py), against llama_eagle3.py's arithmetic and a real log.
+
+- With its config (SpecForge's Llama-3.x-70B head, tests/data/configs/drafts): one layer of h8192, 64/8 heads × 128,
+  inter 28672, `draft_vocab_size` 32000, float16, sized by hand from Eagle3LlamaForCausalLM (v0.20.0).
+- Without (dcstang/eagle3-spec-dec's own Qwen3-8B head, `output/checkpoints/4`, not public; tests/data/calibration/
+  vllm.jsonl `dcstang-eagle3-qwen3-8b-h100-v0200-eagle3-k2`): 'Model loading took 15.78 GiB' against 15.27 GiB for
+  the same target without it, 0.51 GiB (0.50-0.52 by the two-decimal figures): the head in the target's shape is
+  0.501 GiB, and the plan's interval holds the logged 366,480 tokens.
+"""
+
+from __future__ import annotations
+
+import json
+
+from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.engines.vllm.eagle3_head import head_bytes, target_shaped_bytes
+from kvtop.domain.gpus import gpu_total_bytes
+from kvtop.domain.launch import parse_flags
+from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import GIB
+from kvtop.sources.hub import load_config_file
+from tests.data_paths import CONFIGS
+
+SPECFORGE_70B = CONFIGS / "drafts" / "sgl-project--SpecForge-llama3-70B-eagle3.json"
+
+
+def _by_hand(tp: int) -> int:
+    """Eagle3LlamaForCausalLM (llama_eagle3.py v0.20.0) for SpecForge's 70B head at `tp`, fp16, embedding shared."""
+    hidden, q, kv, inter = 8192, 64 * 128 // tp, 8 * 128 // tp, 28672 // tp
+    layer = 2 * hidden * (q + 2 * kv) + q * hidden + 3 * hidden * inter + 3 * hidden  # qkv over 2 × hidden, o, MLP, norms
+    fc, norm, lm_head = 3 * 8192 * hidden, hidden, 32000 // tp * hidden  # fc whole; its own 32000-row head
+    return (layer + fc + norm + lm_head) * 2 + 32000 * 8  # + draft_id_to_target_id, int64
+
+
+def test_a_head_of_known_config_is_sized_as_vllm_builds_it() -> None:
+    draft = load_config_file(SPECFORGE_70B)
+    assert head_bytes(draft, ParallelLayout(tp=1)) == _by_hand(1) == 2_806_310_912
+    assert head_bytes(draft, ParallelLayout(tp=4)) == _by_hand(4) == 1_003_808_768
+
+
+def test_a_plain_decoder_is_no_eagle3_head() -> None:
+    assert head_bytes(load_config_file(CONFIGS / "Qwen--Qwen3-8B.json"), ParallelLayout(tp=1)) is None
+
+
+def test_the_target_shaped_head_is_what_dcstangs_log_grew_by() -> None:
+    qwen3_8b: ModelSpec = load_config_file(CONFIGS / "Qwen--Qwen3-8B.json")
+    hidden = 4096
+    layer = 2 * hidden * (4096 + 2 * 1024) + 4096 * hidden + 3 * hidden * 12288 + 4 * hidden
+    expected = (layer + 3 * hidden * hidden + hidden) * 2 + 151_936 * 8
+    assert target_shaped_bytes(qwen3_8b, 1) == expected == 538_127_360
+    assert 0.50 * GIB <= expected <= 0.52 * GIB  # 15.78 − 15.27 GiB, each to two decimals
+
+
+def test_without_its_config_the_head_widens_the_interval_around_the_logged_start() -> None:
+    spec = {"model": "output/checkpoints/4", "num_speculative_tokens": 2, "method": "eagle3"}
+    settings = parse_flags("vllm", ["--engine-version", "0.20.0", "--dtype", "bfloat16", "--trust-remote-code",
+                                    "--speculative-config", json.dumps(spec)])  # fmt: skip
+    plan = planned_capacity(load_config_file(CONFIGS / "Qwen--Qwen3-8B.json"), settings,
+                            gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")  # fmt: skip
+    term = next(t for t in plan.ledger.terms if t.label == "draft weights")
+    assert term.state.value == "not_modelled" and "target's shape" in term.detail
+    weights = next(t for t in plan.estimate.terms if t.term.value == "weights")
+    assert "EAGLE-3 draft of unknown config" in weights.basis
+    assert plan.token_capacity_min <= 366_480 <= plan.token_capacity_max
