@@ -114,6 +114,7 @@ from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.attention_pick import flashinfer_workspace
 from kvtop.domain.engines.vllm.compile_benchmark import EMBEDDING_COPY, embedding_copy_bytes
 from kvtop.domain.engines.vllm.compile_cache import warm_unread
+from kvtop.domain.engines.vllm.encoder_compile import multimodal_profile_peak
 from kvtop.domain.engines.vllm.graph_keys import V2_DECODE_KEYS, decode_query_len, spec_tokens
 from kvtop.domain.engines.vllm.profile_run import graph_counts, lora
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
@@ -244,11 +245,15 @@ def v1_graph_extras(piecewise: int, full: int) -> int:
 
 def profile_peak(inputs: CalibrationInputs) -> int:
     """V2's profiled peak as `v2_profile.py` counts it on the last stage (the larger of the forward and the dummy
-    sampler, which the activation term charges): 0 where V2's profile is not counted there (`v2_counted`; LoRA's
-    buffers join the profile)."""
+    sampler, which the activation term charges); for a multimodal model, the text run or the encoder's counted forward
+    beside what its encoder profile keeps (`encoder_compile.multimodal_profile_peak`, session 69); 0 where V2's profile
+    is not counted there (`v2_counted`; LoRA's buffers join the profile)."""
     model = inputs.model
-    if model is None or not v2_counted(inputs) or lora(inputs):
+    if model is None or lora(inputs):
         return 0
+    if not v2_counted(inputs):
+        found = multimodal_profile_peak(inputs)
+        return found[0] if found is not None else 0
     peaks, _ = launch_stage_peaks(inputs, model)
     return peaks.last
 
@@ -266,10 +271,12 @@ def compile_above_peak(figure_bytes: int, inputs: CalibrationInputs) -> tuple[in
     if not peak:
         return figure_bytes, ""
     charged = max(figure_bytes - peak, 0)
+    found = None if v2_counted(inputs) else multimodal_profile_peak(inputs)
+    under = f"V2's counted peak ({gib(peak)})" if found is None else found[1]
     return charged, (
         f"the compile it stands for ends before the compiled forward runs (piecewise_backend.py:189-190, "
         f"decorators.py:674-681 at v0.29.0) and the budget holds the profile's one peak (mem_utils.py:319-326), so it "
-        f"is hidden under V2's counted peak ({gib(peak)}): {gib(charged)} of its {gib(figure_bytes)} charged"
+        f"is hidden under {under}: {gib(charged)} of its {gib(figure_bytes)} charged"
     )
 
 
