@@ -1,14 +1,16 @@
 """Qwen3.5's vision tower's own forward in vLLM's encoder profile (v0.17.0 on), read in the PyPI wheels of v0.17.0,
-v0.18.0, v0.19.0, v0.23.0 and v0.27.1 (models/qwen3_vl.py, which models/qwen3_5.py builds: encoder_profile.py
-`QWEN3_5_TOWERS`).
+v0.18.0, v0.19.0, v0.23.0, v0.27.1, v0.28.0, v0.29.0 and v0.30.0 (models/qwen3_vl.py, which models/qwen3_5.py
+builds: encoder_profile.py `QWEN3_5_TOWERS`).
 
 `profile_run` runs the tower on the dummy batch before the text model's run, so its forward is a peak of its own
 (encoder_profile.py `EncoderProfile.peak`). `Qwen3_VisionTransformer.forward` holds the dummy's pixels (already in
 the model dtype on the device: `x.to(...)` returns them) and `pos_embeds` (patches × the tower's width) through
-every block (`hidden_states = hidden_states + pos_embeds`: v0.17.0 :546, v0.19.0 :634, v0.27.1 :829). Its loop
-`hidden_states = blk(hidden_states, ...)` (v0.17.0 :576, v0.19.0 :639, v0.27.1 :834) keeps each block's input
-bound while the block runs; the block rebinds `x = x + attn(norm1(x))` and runs `x + mlp(norm2(x))` (v0.17.0 :263,
-v0.19.0 :265, v0.27.1 :474), the MLP `linear_fc2(act_fn(linear_fc1(x)))` (v0.17.0 :209, v0.19.0 :211, v0.27.1 :420):
+every block (`hidden_states = hidden_states + pos_embeds`: v0.17.0 :546, v0.19.0 :634, v0.27.1 :829, v0.28.0 :861,
+v0.29.0 and v0.30.0 :867). Its loop `hidden_states = blk(hidden_states, ...)` (v0.17.0 :576, v0.19.0 :639, v0.27.1
+:834, v0.28.0 :866, v0.29.0 and v0.30.0 :872) keeps each block's input bound while the block runs; the block rebinds
+`x = x + attn(norm1(x))` and runs `x + mlp(norm2(x))` (v0.17.0 :263, v0.19.0 :265, v0.27.1 :474, v0.28.0 :498,
+v0.29.0 and v0.30.0 :499), the MLP `linear_fc2(act_fn(linear_fc1(x)))` (v0.17.0 :209, v0.19.0 :211, v0.27.1 :420,
+v0.28.0 :433, v0.29.0 and v0.30.0 :434):
 fc1 (column-parallel, intermediate ÷ TP wide) is freed once the activation returns, and at TP > 1 fc2's row-parallel
 all-reduce writes a new output beside its partial (out of place: v0.19.0 distributed/device_communicators/
 pynccl.py:172-173, session 67 E3). The block's peak, in the model dtype over the patches:
@@ -17,7 +19,12 @@ pynccl.py:172-173, session 67 E3). The block's peak, in the model dtype over the
 - at TP 1, the larger of fc1's step (input, x, normed, fc1's output and the activation: 3 × width + 2 ×
   intermediate) and fc2's (4 × width + intermediate).
 Attention's copies (qkv 3 ÷ t widths and the rotated q, k) stay below it at Qwen3.5's widths (1,024 – 1,152, MLP
-4,096 – 4,304). Not counted: the rotary tables (tens of MiB), the merger's output, the allocator's rounding, an
+4,096 – 4,304). From v0.28.0 the patch embedding and the block carry `@support_torch_compile(enable_if=
+should_torch_compile_mm_encoder)` (qwen3_vl.py:364-370, :437-447 at v0.28.0), which compiles them only under
+`compile_mm_encoder`, False by default (config/compilation.py:535 at v0.28.0, :542 at v0.30.0): the eager forward
+counted here is the default's; a compiled tower's (Inductor's fused buffers) is not modelled. V2's profile runs the
+same tower on the same dummy (`get_dummy_encoder_profile_inputs`, multimodal/encoder_budget.py:203-220 at v0.29.0;
+v1/worker/gpu/mm/encoder_runner.py `profile_encoder_cache`, the same at v0.27.1 – v0.30.0). Not counted: the rotary tables (tens of MiB), the merger's output, the allocator's rounding, an
 attention backend that materialises the scores.
 """
 

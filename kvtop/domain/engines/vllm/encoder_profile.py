@@ -75,7 +75,8 @@ from kvtop.domain.wording import gib
 QWEN3_VL_TOWERS = frozenset({"Qwen3VLVisionConfig", "Qwen3VLMoeVisionConfig"})
 # Qwen3.5's towers: its classes build Qwen3-VL's processing info, dummy builder and vision transformer
 # (models/qwen3_5.py: v0.17.0 :93-96, :112-119, :628, :653; v0.18.0 :94-97, :113-120, :657, :682; v0.19.0 :89-92,
-# :108-115, :572, :598; v0.23.0 :91-94, :110-117, :552, :578; v0.27.1 :84-87, :104-111, :442, :480), with no deepstack level
+# :108-115, :572, :598; v0.23.0 :91-94, :110-117, :552, :578; v0.27.1 :84-87, :104-111, :442, :480; v0.28.0 :85-88,
+# :105-112, :458, :496; v0.29.0 and v0.30.0 :86-89, :106-113, :471, :514), with no deepstack level
 # (encoder_dummies.deepstack_levels): the Qwen3-VL family's profile, from v0.17.0
 QWEN3_5_TOWERS = frozenset({"Qwen3_5VisionConfig", "Qwen3_5MoeVisionConfig"})
 # the classes read (another over the same tower, e.g. InternS2PreviewForConditionalGeneration, or the text-only
@@ -83,7 +84,9 @@ QWEN3_5_TOWERS = frozenset({"Qwen3_5VisionConfig", "Qwen3_5MoeVisionConfig"})
 QWEN3_5_CLASSES = frozenset({"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"})
 QWEN3_5_ERAS: Eras[bool] = Eras((
     Era("", False, "no models/qwen3_5.py before v0.17.0"),
-    Era("0.17.0", True, "first in v0.17.0: models/qwen3_5.py (read at v0.17.0, v0.18.0, v0.19.0, v0.23.0, v0.27.1)"),
+    Era("0.17.0", True, "first in v0.17.0: models/qwen3_5.py (read at v0.17.0, v0.18.0, v0.19.0, v0.23.0, v0.27.1, "
+                        "v0.28.0, v0.29.0, v0.30.0: the tower, dummy and profile unchanged from v0.27.1 on, "
+                        "encoder_forward_qwen3.py)"),
 ))  # fmt: skip
 UNREAD_FLAGS = ("mm-processor-kwargs",)
 # Mistral-Small-3.x (HF Mistral3ForConditionalGeneration; its mistral-format params.json builds PixtralForConditionalGeneration
