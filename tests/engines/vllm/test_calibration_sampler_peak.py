@@ -18,6 +18,7 @@ from kvtop.domain.engines.vllm.sampler_peak import (
     counted_sampler_bytes,
     logits_copies,
     moe_workspace_bytes,
+    sampler_copies_bytes,
     triton_buffer_bytes,
 )
 from kvtop.domain.gpus import gpu_total_bytes
@@ -168,3 +169,36 @@ def test_under_expert_parallel_each_rank_runs_whole_experts() -> None:
         # the workspaces close most of the gap
         assert abs(counted - logged * GIB) < abs(without - logged * GIB)
         assert counted <= logged * GIB + PRINTED
+
+
+def test_the_kernel_buffer_rounds_its_rows_to_a_power_of_two() -> None:
+    """`size = min(next_power_of_2(NUM_PROGRAMS), num_sm)` (topk_topp_triton.py:999 at v0.17.0, :1686 at v0.30.0):
+    48 seqs on an H100 take 64 rows, 200 on an A100 its 108 SMs, one seq one row."""
+    assert triton_buffer_bytes(QWEN, "H100", 48) == 64 * 152_064 * 4
+    assert triton_buffer_bytes(QWEN, "A100-80GB", 200) == 108 * 152_064 * 4
+    assert triton_buffer_bytes(QWEN, "H100", 1) == 1 * 152_064 * 4
+
+
+def test_below_eight_seqs_v0_17_to_v0_29_sort_with_torch() -> None:
+    """Below 8 rows `apply_top_k_top_p` sorts with torch (topk_topp_sampler.py:251 at v0.17.0, :360 at v0.29.0):
+    bf16 logits (0.5) and their float32 copy (1) beside the sorted values (1), int64 indices (2), the two boolean
+    masks (0.25 each) and the sorted probabilities (1) = 6 copies of seqs × vocab × 4 B, no kernel buffer; from
+    v0.30.0 the kernel takes every row count (:374): 3.5 copies and a 4-row buffer (4 programs, a power of two)."""
+    seqs, tokens = 4, 2048
+    hidden = (tokens + seqs) * 4_096 * 2
+    row = 128_256 * 4
+    for text in ("0.17.0", "0.20.0"):  # the V1 runner's profile (Llama-3.1-8B runs V2 from v0.24.0)
+        assert counted_sampler_bytes(LLAMA, ParallelLayout(), _version(text), "H100", tokens, seqs) == (
+            round(6 * seqs * row) + hidden
+        )
+    for text in ("0.25.1", "0.29.0"):
+        assert sampler_copies_bytes(LLAMA, _version(text), "H100", seqs) == round(6 * seqs * row)
+    assert sampler_copies_bytes(LLAMA, _version("0.30.0"), "H100", seqs) == round(3.5 * seqs * row) + 4 * row
+    # a float32 model has no cast: 1 + 4.5 copies
+    assert sampler_copies_bytes(LLAMA.model_copy(update={"dtype_bytes": 4}), _version("0.17.0"), "H100", seqs) == (
+        round(5.5 * seqs * row)
+    )
+    # at 8 seqs v0.17.0 takes the kernel: 3.5 copies and 8 rows
+    assert counted_sampler_bytes(LLAMA, ParallelLayout(), _version("0.17.0"), "H100", tokens, 8) == (
+        round(3.5 * 8 * row) + 8 * row + (tokens + 8) * 4_096 * 2
+    )

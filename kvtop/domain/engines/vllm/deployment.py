@@ -69,7 +69,7 @@ from kvtop.domain.engines.vllm.encoder_profile import (
     COUNTED_FAMILIES,
     UNREAD_FLAGS,
     counted_family,
-    is_qwen3_5,
+    qwen3_forward_counted,
     release_not_read,
 )
 from kvtop.domain.engines.vllm.hidden_states import METHOD as HIDDEN_METHOD
@@ -282,8 +282,9 @@ def terms(inputs: TermInputs) -> tuple[BudgetTerm, ...]:
 def _encoder(inputs: TermInputs) -> BudgetTerm:
     """The encoder's part of vLLM's profile run. For the families `encoder_profile.py` counts, the encoder cache
     (its outputs and dummy pixels) kept through the text run is in the activation peak, and the term names what is
-    still not: the encoder's own forward before it, counted for Qwen2.5-VL where read (encoder_forward.py) and for
-    Qwen3.5 wherever its family is counted (encoder_forward_qwen3.py, encoder_profile.py). For the
+    still not: the encoder's own forward before it, counted for Qwen2.5-VL where read (encoder_forward.py), for
+    Qwen3.5 wherever its family is counted and for Qwen3-VL from v0.17.0 (encoder_forward_qwen3.py,
+    encoder_profile.qwen3_forward_counted). For the
     others neither is modelled. None of it where `--skip-mm-profiling` leaves it out (skip_mm_profiling.py)."""
     towers = _towers(inputs.model)
     if skips_encoder(inputs.version, inputs.gpu_name, inputs.settings):
@@ -294,7 +295,8 @@ def _encoder(inputs: TermInputs) -> BudgetTerm:
         )  # fmt: skip
     context = max_model_len(inputs.model, inputs.settings, inputs.version)
     family = counted_family(inputs.model, inputs.version, inputs.settings.flags, context)
-    if family is not None and (forward_counted(inputs.model, inputs.version) or is_qwen3_5(inputs.model)):
+    if family is not None and (forward_counted(inputs.model, inputs.version)
+                               or qwen3_forward_counted(inputs.model, inputs.version)):
         return BudgetTerm(
             feature=Feature.ENCODER, charge=Charge.RESERVE, label=f"{towers} forward and encoder cache in the profile run",
             state=TermState.MODELLED, source=SOURCE_ENCODER,

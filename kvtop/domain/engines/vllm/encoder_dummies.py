@@ -30,6 +30,7 @@ from functools import cache
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.encoder_forward import QWEN2_PATCH, qwen2_max_pixels, qwen25_dummy, stated
+from kvtop.domain.engines.vllm.mm_tie import profiled_modality
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.rounding import ceil_div
@@ -42,7 +43,8 @@ DEEPSTACK_LEVELS = 3  # deepstack_visual_indexes: three levels in every Qwen3-VL
 # deepstack levels where vision_config leaves deepstack_visual_indexes out, by the tower's config class:
 # Qwen3VLVisionConfig / Qwen3VLMoeVisionConfig default [8, 16, 24]; Qwen3.5's classes have no such field, and
 # Qwen3_VisionTransformer then takes [] (qwen3_vl.py `hasattr(vision_config, "deepstack_visual_indexes")`: v0.17.0
-# :335-339, v0.18.0 :336-340, v0.19.0 :337-341, v0.23.0 :536-540, v0.27.1 :554-558)
+# :335-339, v0.18.0 :336-340, v0.19.0 :337-341, v0.23.0 :536-540, v0.27.1 :554-558, v0.28.0 :578-582, v0.29.0 and
+# v0.30.0 :579-583)
 DEEPSTACK_DEFAULTS = {"Qwen3VLVisionConfig": DEEPSTACK_LEVELS, "Qwen3VLMoeVisionConfig": DEEPSTACK_LEVELS}
 LARGEST_SIDE = 9_999_999  # get_image_size_with_most_features asks for this square (qwen2_vl.py:961-968)
 # Mistral-Small-3.x: the Pixtral tower merged 2 × 2 (Mistral3Config's default)
@@ -183,8 +185,8 @@ def qwen3_vl_item(inputs: CalibrationInputs, model: ModelSpec, on: tuple[str, ..
     soft = {modality: count // MERGE**2 for modality, count in patches.items()}
     counted = {"image": soft["image"], "video": int(soft["video"] * TIMESTAMP_ERAS.at(inputs.version))}
     counted = {modality: tokens for modality, tokens in counted.items() if modality in on}
-    # the first of the largest, as vLLM's max() over the dict
-    modality = max(counted, key=lambda name: counted[name])
+    # the largest, a tie broken as the release's max() over the dict breaks it (mm_tie.py)
+    modality = profiled_modality(counted, inputs.version)
     levels = deepstack_levels(model)
     out = stated(model, "out_hidden_size", model.hidden_size) * (1 + levels)
     shape = f"{frames:,} frames" if modality == "video" else f"{width:,} × {height:,} px"
@@ -194,7 +196,8 @@ def qwen3_vl_item(inputs: CalibrationInputs, model: ModelSpec, on: tuple[str, ..
 
 def deepstack_levels(model: ModelSpec) -> int:
     """The deepstack levels Qwen3_VisionTransformer concatenates to the merger's output (`torch.cat([hidden_states]
-    + deepstack_feature_lists, dim=1)`: qwen3_vl.py v0.17.0 :590-592, v0.19.0 :653-655, v0.27.1 :848-850): the
+    + deepstack_feature_lists, dim=1)`: qwen3_vl.py v0.17.0 :590-592, v0.19.0 :653-655, v0.27.1 :848-850, v0.28.0
+    :881-883, v0.29.0 and v0.30.0 :887-889): the
     length of the `deepstack_visual_indexes` the config states, else its class's default (`DEEPSTACK_DEFAULTS`; 0
     for Qwen3.5's classes)."""
     stated_levels = model.vision.deepstack_levels if model.vision is not None else None
@@ -250,7 +253,7 @@ def _pairs(frames: int, temporal: int) -> int:
 def qwen25_vl_item(inputs: CalibrationInputs, model: ModelSpec, on: tuple[str, ...]) -> DummyItem:
     """Qwen2.5-VL's item of the most tokens at v0.13.0 – v0.20.x (encoder_forward.py): the image or the video of the
     largest image's frames; outputs `out_hidden_size` wide, pixels 3 × temporal × patch² values a patch."""
-    dummy = qwen25_dummy(model, inputs.context_length, on)
+    dummy = qwen25_dummy(model, inputs.context_length, on, inputs.version)
     patch, temporal = stated(model, "patch_size", QWEN2_PATCH), stated(model, "temporal_patch_size", TEMPORAL)
     return DummyItem(dummy.modality, dummy.tokens, dummy.tokens, dummy.patches * 3 * temporal * patch**2,
                      stated(model, "out_hidden_size", model.hidden_size), dummy.shape)  # fmt: skip

@@ -13,7 +13,7 @@ v0.13.0 :923-958, v0.20.1 :914-965): 12,845,056 ÷ 28² = 16,384 = 128 × 128, a
 is that image's frames, the most whose tokens fit `max_model_len` (`_get_max_video_frames`), at most
 `_MAX_FRAMES_PER_VIDEO` 14 (:115 at both), each frame padded to the temporal patch 2 (`_get_vision_info`, v0.20.1
 :868-870, v0.13.0 :881-883): 32,768 of context gives 4 frames, 2 × 16,384 = 32,768 tokens, 131,072 patches. The modality with the most
-tokens is profiled, the image on a tie (first in the dict).
+tokens is profiled; on a tie the image before v0.17.0 (first in the dict), the video from it (`mm_tie.py`).
 
 The tower's forward (models/qwen2_5_vl.py, read at v0.13.0 and v0.20.1): each block runs attention on norm1(x), then
 `norm2(x, residual=x_attn)` (RMSNorm's fused add, in place: v0.20.1 :480, v0.13.0 :477) and the MLP, whose
@@ -68,6 +68,7 @@ from dataclasses import dataclass
 
 from kvtop.domain.architectures.config_dtype import FLOAT32_BYTES
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.mm_tie import profiled_modality
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import gib
 
@@ -150,15 +151,19 @@ def _video_tokens(frames: int, image_tokens: int, temporal: int) -> int:
     return max((frames + frames % temporal) // temporal, 1) * image_tokens
 
 
-def qwen25_dummy(model: ModelSpec, context_length: int, on: tuple[str, ...]) -> Qwen25Dummy:
-    """The item of the most tokens among the modalities `on` (module docstring)."""
+def qwen25_dummy(
+    model: ModelSpec, context_length: int, on: tuple[str, ...], version: ResolvedVersion | None = None
+) -> Qwen25Dummy:
+    """The item of the most tokens among the modalities `on` (module docstring), a tie broken as `version` breaks it
+    (`mm_tie.profiled_modality`: the video from v0.17.0, where frames up to 2 give the image's tokens)."""
     merge, temporal = stated(model, "spatial_merge_size", MERGE), stated(model, "temporal_patch_size", TEMPORAL)
     image, size = _image_tokens(model)
     frames = 1
     while frames < MAX_FRAMES_PER_VIDEO and _video_tokens(frames + 1, image, temporal) <= context_length:
         frames += 1
     video = _video_tokens(frames, image, temporal)
-    if "video" in on and ("image" not in on or video > image):
+    offered = {name: count for name, count in (("image", image), ("video", video)) if name in on}
+    if offered and profiled_modality(offered, version) == "video":
         return Qwen25Dummy("video", video, video * merge**2, f"{frames} frames of {size}: {video:,} tokens")
     return Qwen25Dummy("image", image, image * merge**2, f"{size}: {image:,} tokens")
 

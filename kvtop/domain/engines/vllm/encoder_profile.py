@@ -52,6 +52,7 @@ from kvtop.domain.engines.vllm.encoder_dummies import (
     MERGE,
     QWEN2_VL_ERAS,
     DummyItem,
+    deepstack_levels,
     gemma3_item,
     mistral3_item,
     qwen2_vl_item,
@@ -64,7 +65,11 @@ from kvtop.domain.engines.vllm.encoder_forward import (
     tower_forward_bytes,
     tower_forward_words,
 )
-from kvtop.domain.engines.vllm.encoder_forward_qwen3 import qwen3_forward_bytes, qwen3_forward_words
+from kvtop.domain.engines.vllm.encoder_forward_qwen3 import (
+    QWEN3_VL_FORWARD_ERAS,
+    qwen3_forward_bytes,
+    qwen3_forward_words,
+)
 from kvtop.domain.engines.vllm.mm_limits import MMLimits, read_limits, refuse_text_only
 from kvtop.domain.engines.vllm.profile_run import batch_limits, engine_era
 from kvtop.domain.model import ModelSpec
@@ -75,7 +80,8 @@ from kvtop.domain.wording import gib
 QWEN3_VL_TOWERS = frozenset({"Qwen3VLVisionConfig", "Qwen3VLMoeVisionConfig"})
 # Qwen3.5's towers: its classes build Qwen3-VL's processing info, dummy builder and vision transformer
 # (models/qwen3_5.py: v0.17.0 :93-96, :112-119, :628, :653; v0.18.0 :94-97, :113-120, :657, :682; v0.19.0 :89-92,
-# :108-115, :572, :598; v0.23.0 :91-94, :110-117, :552, :578; v0.27.1 :84-87, :104-111, :442, :480), with no deepstack level
+# :108-115, :572, :598; v0.23.0 :91-94, :110-117, :552, :578; v0.27.1 :84-87, :104-111, :442, :480; v0.28.0 :85-88,
+# :105-112, :458, :496; v0.29.0 and v0.30.0 :86-89, :106-113, :471, :514), with no deepstack level
 # (encoder_dummies.deepstack_levels): the Qwen3-VL family's profile, from v0.17.0
 QWEN3_5_TOWERS = frozenset({"Qwen3_5VisionConfig", "Qwen3_5MoeVisionConfig"})
 # the classes read (another over the same tower, e.g. InternS2PreviewForConditionalGeneration, or the text-only
@@ -83,7 +89,9 @@ QWEN3_5_TOWERS = frozenset({"Qwen3_5VisionConfig", "Qwen3_5MoeVisionConfig"})
 QWEN3_5_CLASSES = frozenset({"Qwen3_5ForConditionalGeneration", "Qwen3_5MoeForConditionalGeneration"})
 QWEN3_5_ERAS: Eras[bool] = Eras((
     Era("", False, "no models/qwen3_5.py before v0.17.0"),
-    Era("0.17.0", True, "first in v0.17.0: models/qwen3_5.py (read at v0.17.0, v0.18.0, v0.19.0, v0.23.0, v0.27.1)"),
+    Era("0.17.0", True, "first in v0.17.0: models/qwen3_5.py (read at v0.17.0, v0.18.0, v0.19.0, v0.23.0, v0.27.1, "
+                        "v0.28.0, v0.29.0, v0.30.0: the tower, dummy and profile unchanged from v0.27.1 on, "
+                        "encoder_forward_qwen3.py)"),
 ))  # fmt: skip
 UNREAD_FLAGS = ("mm-processor-kwargs",)
 # Mistral-Small-3.x (HF Mistral3ForConditionalGeneration; its mistral-format params.json builds PixtralForConditionalGeneration
@@ -216,6 +224,12 @@ def family_of(model: ModelSpec) -> str | None:
     return None
 
 
+def qwen3_forward_counted(model: ModelSpec, version: ResolvedVersion) -> bool:
+    """Whether the Qwen3-VL tower's own forward is counted (encoder_forward_qwen3.py): Qwen3.5's wherever its family
+    is (v0.17.0 on), Qwen3-VL's from v0.17.0 (`QWEN3_VL_FORWARD_ERAS`)."""
+    return is_qwen3_5(model) or family_of(model) == QWEN3_VL and QWEN3_VL_FORWARD_ERAS.at(version)
+
+
 def is_qwen3_5(model: ModelSpec) -> bool:
     """Whether the model is a Qwen3.5 class read (`QWEN3_5_CLASSES`) over its own tower (`QWEN3_5_TOWERS`)."""
     tower = model.tower.config_class if model.tower is not None else None
@@ -278,8 +292,8 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
         f"{held} and pixels {items} × {item.pixel_values:,}, {model.dtype_bytes} B each ({gib(kept)}; "
         f"{_sizes_words(family, item, model)})"
     )
-    qwen3_5 = is_qwen3_5(model)  # its forward: from v0.17.0 (`counted_family`)
-    if not qwen3_5 and not forward_counted(model, inputs.version):
+    qwen3 = qwen3_forward_counted(model, inputs.version)  # encoder_forward_qwen3.py
+    if not qwen3 and not forward_counted(model, inputs.version):
         return EncoderProfile(item.modality, item.counted_tokens, items, budget, kept, words)
     tower_tp, rank_items = inputs.layout.tp, items
     if TOWER_SPLIT.for_launch(inputs.settings.flags, inputs.version.text).builds_whole(model.architecture):
@@ -290,10 +304,11 @@ def encoder_profile(inputs: CalibrationInputs) -> EncoderProfile | None:
         tower_tp, rank_items = 1, ceil_div(items, inputs.layout.tp)
         pixels += rank_items * item.pixel_values * model.dtype_bytes
     patches = rank_items * item.embed_rows * stated(model, "spatial_merge_size", MERGE) ** 2
-    if qwen3_5:  # encoder_forward_qwen3.py
+    if qwen3:  # encoder_forward_qwen3.py
+        levels = deepstack_levels(model)
         return EncoderProfile(item.modality, item.counted_tokens, items, budget, kept, words,
-                              qwen3_forward_bytes(model, patches, tower_tp) + pixels,
-                              qwen3_forward_words(model, patches, tower_tp, pixels))  # fmt: skip
+                              qwen3_forward_bytes(model, patches, tower_tp, levels) + pixels,
+                              qwen3_forward_words(model, patches, tower_tp, pixels, levels))  # fmt: skip
     forward = tower_forward_bytes(model, patches, tower_tp, inputs.version) + pixels
     return EncoderProfile(item.modality, item.counted_tokens, items, budget, kept, words, forward,
                           tower_forward_words(model, patches, tower_tp, pixels, inputs.version))  # fmt: skip

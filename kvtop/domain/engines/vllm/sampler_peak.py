@@ -12,10 +12,17 @@ PR's own first release is not read). While
 - the probabilities (`logits.softmax(dim=-1, dtype=torch.float32)`, TopKTopPSampler.forward_native);
 - the exponential noise `random_sample` draws beside them (`empty_exponential_noise_like`: float32);
 - the Triton kernel's per-program buffer (`apply_top_k_top_p_triton`: `logits.new_empty((size, vocab))`, float32,
-  one row per program, min(SMs, seqs) programs; cached in `_TRITON_BUFFER_CACHE`, so held from the call on): SMs ×
-  vocab × 4 B at the dummy run's seqs (0.075 GiB for a 152K vocabulary on an H100's 132 SMs; read at v0.33.0 and in
-  the kernel's first form, whose rows were min(SMs, seqs) too; later releases round rows below SMs up to a power of
-  two, not counted; a GPU whose SMs kvtop does not know (`gpus.GPU_SMS`) has it left out);
+  min(SMs, seqs) programs, its rows rounded up to a power of two and capped at the SMs (`size =
+  min(next_power_of_2(NUM_PROGRAMS), num_sm)`, topk_topp_triton.py:999 at v0.17.0, :1686 at v0.30.0); cached in
+  `_TRITON_BUFFER_CACHE`, so held from the call on): SMs × vocab × 4 B at the dummy run's seqs (0.075 GiB for a 152K
+  vocabulary on an H100's 132 SMs; a GPU whose SMs kvtop does not know (`gpus.GPU_SMS`) has it left out);
+- below 8 rows from v0.17.0 to v0.29.x (`HAS_TRITON and logits.shape[0] >= 8`, topk_topp_sampler.py:251 at v0.17.0,
+  :356 at v0.25.1, :360 at v0.29.0) the torch sort instead of the kernel (`apply_top_k_top_p_pytorch`, the same at
+  v0.17.0, v0.25.1 and v0.29.0): the sorted float32 values and their int64 indices, the top-k boolean mask, the sorted
+  probabilities (`softmax`, float32) and the top-p boolean mask, 4.5 copies held together, freed before the
+  probabilities and noise (`SORT_COPIES`; torch's own sort scratch not counted). From v0.30.0 the kernel takes every
+  row count (`if HAS_TRITON:`, topk_topp_sampler.py:374 at v0.30.0; the dummy's top-k is active, so not its
+  split top-p pipeline, topk_topp_triton.py:1673);
 - and, held by `profile_run` across the call, the forward's output over `max_num_batched_tokens` (`hidden_states`)
   and the random rows `_dummy_sampler_run` feeds the LM head (`torch.rand_like`: max_num_seqs × hidden);
 - in an unquantized MoE model, the fused experts' workspaces, which the process-wide `WorkspaceManager`
@@ -65,6 +72,19 @@ COUNTED_ERAS: Eras[bool] = Eras((
                         "masking the float32 logits in place"),
 ))  # fmt: skip
 
+# The fewest rows the Triton top-k/top-p kernel takes; fewer are sorted by torch (`apply_top_k_top_p_pytorch`).
+TRITON_FROM_ROWS_ERAS: Eras[int] = Eras((
+    Era("", 8, "`if HAS_TRITON and logits.shape[0] >= 8` (v1/sample/ops/topk_topp_sampler.py:251 at v0.17.0, :356 at "
+               "v0.25.1, :360 at v0.29.0)"),
+    Era("0.30.0", 1, "`if HAS_TRITON: return apply_top_k_top_p_triton(...)` at every row count (v1/sample/ops/"
+                     "topk_topp_sampler.py:374 at v0.30.0)"),
+))  # fmt: skip
+
+# What `apply_top_k_top_p_pytorch` holds at once, in copies of seqs × vocab × 4 B: the sorted float32 values (1), their
+# int64 indices (2), the top-k boolean mask (0.25), the sorted probabilities (1) and the top-p boolean mask (0.25)
+# (v1/sample/ops/topk_topp_sampler.py:279-299 at v0.17.0).
+SORT_COPIES = 1.0 + 2.0 + 0.25 + 1.0 + 0.25
+
 
 def logits_and_cast_copies(model: ModelSpec) -> float:
     """Copies of seqs × vocab × 4 B every V1 top-k/top-p path holds under its own: the model-dtype logits
@@ -87,10 +107,23 @@ def moe_workspace_bytes(model: ModelSpec, layout: ParallelLayout, tokens: int, c
 
 
 def triton_buffer_bytes(model: ModelSpec, gpu_name: str | None, seqs: int) -> int:
-    """The top-k/top-p kernel's cached buffer: one float32 vocab row per program, min(SMs, seqs) programs; 0 on a GPU
-    whose SMs kvtop does not know."""
+    """The top-k/top-p kernel's cached buffer: one float32 vocab row per program, min(SMs, seqs) programs rounded up to
+    a power of two and capped at the SMs; 0 on a GPU whose SMs kvtop does not know."""
     sms = sm_count(gpu_name)
-    return 0 if sms is None else min(sms, seqs) * model.vocab_size * FLOAT32_BYTES
+    if sms is None:
+        return 0
+    programs = min(sms, seqs)
+    return min(1 << max(programs - 1, 0).bit_length(), sms) * model.vocab_size * FLOAT32_BYTES
+
+
+def sampler_copies_bytes(model: ModelSpec, version: ResolvedVersion, gpu_name: str | None, seqs: int) -> int:
+    """The native sampler's logits copies at their peak and the kernel's buffer: the Triton path's copies
+    (`logits_copies`) and its buffer, or below the era's rows the torch sort's, whose copies are freed before the
+    probabilities and the noise are drawn (the larger of the two moments, no buffer)."""
+    logits = seqs * model.vocab_size * FLOAT32_BYTES
+    if seqs >= TRITON_FROM_ROWS_ERAS.at(version):
+        return round(logits_copies(model) * logits) + triton_buffer_bytes(model, gpu_name, seqs)
+    return round(max(logits_and_cast_copies(model) + SORT_COPIES, logits_copies(model)) * logits)
 
 
 def counted_sampler_bytes(
@@ -110,11 +143,9 @@ def counted_sampler_bytes(
     v0.17.0."""
     if not COUNTED_ERAS.at(version) or profiled_sampler_path(version, gpu_name, model, flags, image, settings)[0] != "native":
         return None
-    logits = seqs * model.vocab_size * FLOAT32_BYTES
     hidden = (tokens + seqs) * model.hidden_size * model.dtype_bytes
-    buffer = triton_buffer_bytes(model, gpu_name, seqs)
     chunk = CHUNK_ERAS.at(version)
     workspace = moe_workspace_bytes(model, layout, tokens, chunk)
     # an MXFP4 MoE's Marlin experts keep the same manager's buffers from v0.17.0 (marlin_kept.py)
     marlin = marlin_kept_bytes(model, layout, version, gpu_name, settings, tokens if chunk is None else min(tokens, chunk))
-    return round(logits_copies(model) * logits) + buffer + hidden + workspace + marlin
+    return sampler_copies_bytes(model, version, gpu_name, seqs) + hidden + workspace + marlin
