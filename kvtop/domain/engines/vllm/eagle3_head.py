@@ -14,9 +14,10 @@ whether a checkpoint's head equals the target's; a `draft_vocab_size` other than
 is the draft's own. The rest is assumed shared (speculators' checkpoints copy the verifier's: dcstang's Qwen3-8B head,
 2.82 GiB on disk with both full-vocabulary tables, loads 0.51 GiB, what the layer, the fc and the map hold).
 
-Without the draft's config (its `model` a local path kvtop cannot read) the head is a named part not modelled: its
-bytes are not in the budget, and the weights term's interval takes what every EAGLE-3 head of the target's shape
-holds beside any embedding and LM head (`unsized_error`), so that the interval holds where the centre cannot.
+Without the draft's config (its `model` a local path kvtop cannot read) the head is assumed in the target's shape,
+as its one draft KV layer is (deployment.draft_kv_layers): `target_shaped_bytes`, what a one-layer head holds beside
+any embedding and LM head, is the budget's `assumed` draft weights, and the weights term's interval keeps as much
+again (`unsized_error`: a deeper head, its own LM head) so that the interval holds where the centre cannot.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def target_shaped_bytes(model: ModelSpec, tp: int) -> int:
     q_rows = geometry.heads // tp * geometry.head_dim
     kv_rows = max(1, geometry.kv_heads // tp) * geometry.head_dim
     layer = 2 * hidden * (q_rows + 2 * kv_rows) + q_rows * hidden + 3 * hidden * model.intermediate(0) // tp
-    parts = layer + 4 * hidden + FC_STATES * hidden * hidden + hidden
+    parts = layer + 3 * hidden + FC_STATES * hidden * hidden + hidden  # input, post-attention, hidden norms; final
     return parts * model.dtype_bytes + model.vocab_size * MAP_BYTES
 
 
@@ -76,5 +77,5 @@ def unsized_error(inputs: CalibrationInputs) -> tuple[int, str] | None:
     if inputs.model is None or inputs.draft_weights_known or stated_method(inputs.settings) != "eagle3":
         return None
     size = target_shaped_bytes(inputs.model, inputs.layout.tp)
-    return size, (f"an EAGLE-3 draft of unknown config: its weights not modelled, ± {gib(size)}, a "
-                  f"one-layer head in the target's shape ({SOURCE.split(' (')[0]})")  # fmt: skip
+    return size, (f"an EAGLE-3 draft of unknown config: its weights assumed a one-layer head in the target's "
+                  f"shape, ± {gib(size)} ({SOURCE.split(' (')[0]})")  # fmt: skip
