@@ -11,8 +11,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.eagle3_head import head_bytes, target_shaped_bytes
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
@@ -33,10 +35,25 @@ def _by_hand(tp: int) -> int:
     return (layer + fc + norm + lm_head) * 2 + 32000 * 8  # + draft_id_to_target_id, int64
 
 
+V0200, V0240 = ResolvedVersion(text="0.20.0"), ResolvedVersion(text="0.24.0")
+
+
 def test_a_head_of_known_config_is_sized_as_vllm_builds_it() -> None:
     draft = load_config_file(SPECFORGE_70B)
-    assert head_bytes(draft, ParallelLayout(tp=1)) == _by_hand(1) == 2_806_310_912
-    assert head_bytes(draft, ParallelLayout(tp=4)) == _by_hand(4) == 1_003_808_768
+    assert head_bytes(draft, ParallelLayout(tp=1), V0200) == _by_hand(1) == 2_806_310_912
+    assert head_bytes(draft, ParallelLayout(tp=4), V0200) == _by_hand(4) == 1_003_808_768
+    assert head_bytes(draft, ParallelLayout(tp=4), V0240) == _by_hand(4)  # no num_aux_hidden_states: 3 either way
+
+
+def test_from_v0_22_0_the_fc_takes_the_configs_aux_states(tmp_path: Path) -> None:
+    """llama_eagle3.py v0.21.0:176 builds the fc over target_hidden_size × 3 whatever the config says; v0.22.0
+    :179-190 (and v0.24.0 :178-190) over × num_aux_hidden_states, with fc_norm's norm of 8192 per state (:200-207)."""
+    config = json.loads(SPECFORGE_70B.read_text()) | {"num_aux_hidden_states": 4, "fc_norm": True}
+    path = tmp_path / "four-aux-eagle3.json"
+    path.write_text(json.dumps(config))
+    draft = load_config_file(path)
+    assert head_bytes(draft, ParallelLayout(tp=1), V0200) == _by_hand(1)
+    assert head_bytes(draft, ParallelLayout(tp=1), V0240) == _by_hand(1) + (8192 * 8192 + 4 * 8192) * 2
 
 
 # Eagle3LlamaForCausalLM (llama_eagle3.py v0.20.0) in Qwen3-8B's shape, bf16: layer 0's qkv over 2 × 4096 inputs
@@ -47,7 +64,7 @@ QWEN3_8B_HEAD = (2 * _H * (4096 + 2 * 1024) + 4096 * _H + 3 * _H * 12288 + 3 * _
 
 
 def test_a_plain_decoder_is_no_eagle3_head() -> None:
-    assert head_bytes(load_config_file(CONFIGS / "Qwen--Qwen3-8B.json"), ParallelLayout(tp=1)) is None
+    assert head_bytes(load_config_file(CONFIGS / "Qwen--Qwen3-8B.json"), ParallelLayout(tp=1), V0200) is None
 
 
 def test_the_target_shaped_head_is_what_dcstangs_log_grew_by() -> None:

@@ -393,7 +393,7 @@ def _draft_weights(inputs: TermInputs, setting: str) -> BudgetTerm:
                       source=SOURCE_SPEC)  # fmt: skip
     if inputs.measured_draft_bytes is not None:
         return base.model_copy(update={"bytes": inputs.measured_draft_bytes, "basis": Basis.MEASURED})
-    head = head_bytes(inputs.draft, inputs.layout) if inputs.draft is not None else None
+    head = head_bytes(inputs.draft, inputs.layout, inputs.version) if inputs.draft is not None else None
     if inputs.draft is not None and head is not None:  # an EAGLE-3 head as vLLM loads it (eagle3_head.py)
         return base.model_copy(update={
             "label": f"draft weights ({inputs.draft.name}, EAGLE-3 head, {counted(inputs.draft.num_layers, 'layer')})",
