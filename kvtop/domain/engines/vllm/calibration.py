@@ -322,7 +322,7 @@ def _weights(inputs: CalibrationInputs) -> TermEstimate:
     """The weights term: the book and what the load holds beside it (`held`), with the error of an MXFP4 backend
     the plan assumed beside the fitted one (mxfp4_weights.py; root of squares, kept for `with_fitted_error`)."""
     estimate = weights_estimate(inputs, extra=held(inputs))
-    draft = unsized_error(inputs)  # an EAGLE-3 head of unknown config: not in the budget, its size in the interval
+    draft = unsized_error(inputs)  # an EAGLE-3 head of unknown config: assumed in the budget, its size in the interval
     estimate = estimate.plus(error_bytes=draft[0], why=draft[1], beside=True) if draft else estimate
     backend = backend_weights(inputs)
     if backend is None or not backend[1] or estimate.source != "calibrated":

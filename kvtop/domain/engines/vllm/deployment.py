@@ -63,7 +63,7 @@ from kvtop.domain.engines.vllm.dp_dispatch import gathered_batch_term
 from kvtop.domain.engines.vllm.draft_parallel import check_parallel_draft, unread_field
 from kvtop.domain.engines.vllm.eagle3_head import SHARED as EAGLE3_SHARED
 from kvtop.domain.engines.vllm.eagle3_head import SOURCE as EAGLE3_SOURCE
-from kvtop.domain.engines.vllm.eagle3_head import head_bytes
+from kvtop.domain.engines.vllm.eagle3_head import head_bytes, target_shaped_bytes
 from kvtop.domain.engines.vllm.encoder_forward import forward_counted
 from kvtop.domain.engines.vllm.encoder_profile import (
     COUNTED_FAMILIES,
@@ -395,7 +395,7 @@ def _draft_weights(inputs: TermInputs, setting: str) -> BudgetTerm:
                       source=SOURCE_SPEC)  # fmt: skip
     if inputs.measured_draft_bytes is not None:
         return base.model_copy(update={"bytes": inputs.measured_draft_bytes, "basis": Basis.MEASURED})
-    head = head_bytes(inputs.draft, inputs.layout) if inputs.draft is not None else None
+    head = head_bytes(inputs.draft, inputs.layout, inputs.version) if inputs.draft is not None else None
     if inputs.draft is not None and head is not None:  # an EAGLE-3 head as vLLM loads it (eagle3_head.py)
         return base.model_copy(update={
             "label": f"draft weights ({inputs.draft.name}, EAGLE-3 head, {counted(inputs.draft.num_layers, 'layer')})",
@@ -408,12 +408,15 @@ def _draft_weights(inputs: TermInputs, setting: str) -> BudgetTerm:
             "basis": Basis.ASSUMED,
             "detail": DRAFT_CONFIG_DETAIL,
         })  # fmt: skip
-    eagle3 = " (an EAGLE-3 head: the weights term's interval takes one in the target's shape, eagle3_head.py)"
-    return base.model_copy(update={
-        "state": TermState.NOT_MODELLED,
-        "detail": "the draft model's config is not known: give it with --draft-model or its weights with --draft-weights"
-        + (eagle3 if inputs.setup.spec_method == "eagle3" else ""),
-    })  # fmt: skip
+    unknown = "the draft model's config is not known: give it with --draft-model or its weights with --draft-weights"
+    if inputs.setup.spec_method == "eagle3":  # vLLM builds a head of one layer + fc: assumed in the target's shape,
+        # as its one draft KV layer is (draft_kv_layers); the weights term's interval keeps its size (unsized_error)
+        return base.model_copy(update={
+            "label": "draft weights (EAGLE-3 head assumed: 1 layer in the target's shape)",
+            "bytes": target_shaped_bytes(inputs.model, inputs.layout.tp), "basis": Basis.ASSUMED,
+            "source": EAGLE3_SOURCE, "detail": f"{unknown}; {EAGLE3_SHARED}",
+        })  # fmt: skip
+    return base.model_copy(update={"state": TermState.NOT_MODELLED, "detail": unknown})
 
 
 def _lora(inputs: TermInputs) -> BudgetTerm:
