@@ -91,7 +91,7 @@ def test_every_case_gets_a_verdict_and_never_a_traceback(case_dir) -> None:
                        "--json")  # fmt: skip
     assert "Traceback" not in result.stderr
     if not (case_dir / "engine.log").read_text().strip():  # C06: numbers from a PR text, its log one newline
-        assert result.returncode == 2 and "log: no text (blank lines only) in" in result.stderr
+        assert result.returncode == 2 and "log: no text (blank lines only): " in result.stderr
         return
     out = json.loads(result.stdout)
     assert out["verdict"] in ("match", "mismatch", "insufficient", "failed_start")
@@ -130,7 +130,7 @@ def test_log_without_engine_lines_is_one_line_and_exit_2(tmp_path) -> None:
     assert (result.returncode, result.stdout) == (2, "")
     assert (
         result.stderr.count("\n") == 1
-        and f"no {ENGINE_NAMES} startup lines in {tmp_path}/other.log" in result.stderr
+        and f"no {ENGINE_NAMES} startup lines: {tmp_path}/other.log" in result.stderr
     )
 
 

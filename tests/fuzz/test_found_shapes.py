@@ -46,7 +46,7 @@ def one_line(*argv: str) -> str:
 def test_an_error_quoting_a_line_separator_stays_one_line() -> None:
     """Was two lines: the message quoted the argument, whose U+2028 splits a line for `splitlines`."""
     line = one_line("plan", "--model", "no\u2028such.json")
-    assert line == "kvtop: error: --model: config file not found in no\\u2028such.json"
+    assert line == "kvtop: error: --model: config file not found: no\\u2028such.json"  # the file once (session 69)
 
 
 def test_a_model_path_of_a_user_with_no_home_names_model() -> None:

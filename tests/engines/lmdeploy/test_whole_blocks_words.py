@@ -38,3 +38,24 @@ def test_the_blocks_row_says_the_pool_is_the_cache_in_whole_blocks(capsys: pytes
     assert main(ARGS) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "the KV pool's blocks: the object cache less the 6.3 MiB" in text and "KV pool 14.95 GB (13.92 GiB)" in text
+
+
+def test_a_linear_state_is_said_beside_the_object_cache(capsys: pytest.CaptureFixture[str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """Qwen3-Next on TurboMind: the blocks are cut from the object cache less the linear state (the step before), so
+    the note says both; it said "the object cache less the 0.7 MiB" beside a 51.28 GiB cache and 14.43 GiB of blocks.
+    Expected from the config: 48 layers, every 4th full attention (12), 2 KV heads over TP 2 (1 a rank) × 256
+    head_dim × 2 (K, V) × 2 B = 12,288 B a token; 64-token blocks are 786,432 B."""
+    monkeypatch.setenv("KVTOP_NO_CALIBRATION_STORE", "1")
+    block = 12 * 1 * 256 * 2 * 2 * 64
+    args = ["plan", "--engine", "lmdeploy", "--backend", "turbomind", "--gpu", "H200", "--tp", "2", "--json",
+            "--model", str(CONFIGS / "Qwen--Qwen3-Next-80B-A3B-Thinking.json")]  # fmt: skip
+    assert main(args) == 0
+    steps = json.loads(capsys.readouterr().out)["steps"]
+    cache = next(step["bytes"] for step in steps if step["label"].startswith("object cache"))
+    state = -next(step["bytes"] for step in steps if step["label"].startswith("− linear state"))
+    blocks, left = divmod(cache - state, block)
+    note = next(s["note"] for s in steps if s["label"] == "blocks (max_block_count)")
+    assert note.startswith(f"whole blocks only: {blocks:,} × 786,432 B = ")
+    assert note.endswith(f"the object cache less the linear state less the {left / 2**20:.1f} MiB that do not fill "
+                         "one more block")  # fmt: skip

@@ -89,6 +89,7 @@ def solve_turbomind(inputs: EngineInputs, backend_why: str) -> EngineResult:
     steps.append(BudgetStep(label=f"bytes per block: {block_len} tokens × {per_token:,} B", value=block_bytes,
                             note=printed_block_size(block_bytes, share.value, version)))  # fmt: skip
     cache_word = "object cache" if share.value == "object_cache" else "cache share"
+    cache_word += " less the linear state" if state_bytes else ""  # the blocks are cut from what the state leaves
     steps.append(BudgetStep(label="blocks (max_block_count)", value=blocks,
                             note=whole_blocks_note(budget, blocks, block_bytes, cache_word)))  # fmt: skip
     tokens = blocks * block_len
