@@ -1,7 +1,8 @@
 """The compile's figure beside a multimodal model's V2 profile is charged above the peak the profile already holds
 (`encoder_compile.multimodal_profile_peak`, `v2_graphs.compile_above_peak`; session 69).
 
-V2's `profile_run` (v1/worker/gpu/model_runner.py:790-828 at v0.28.0, the same at v0.29.0 and v0.30.0) runs the encoder
+V2's `profile_run` (v1/worker/gpu/model_runner.py:790-828 at v0.28.0, the same code at :851-883 at v0.29.0 and :938-970
+at v0.30.0) runs the encoder
 profile, keeps its outputs in the encoder cache, then compiles and runs the text model and its dummy sampler: the
 compile's transient sits on what is kept, as the text run does, after the tower's forward. Expected figures are vLLM's
 code's arithmetic by hand over the configs (Gemma-4-E2B: hidden 1,536, intermediate 6,144 doubled on the KV-shared
@@ -50,6 +51,18 @@ def test_qwen3_5_4b_hides_the_compile_under_its_towers_forward() -> None:
     found = multimodal_profile_peak(RECORDS[QWEN3_5_4B_L4].inputs())
     assert found is not None
     assert found[0] == 1_610_612_736 + 201_326_592 - (83_886_080 + 201_326_592)
+
+
+def test_on_pipeline_stages_the_towers_forward_hides_nothing() -> None:
+    """At PP 2 the activation term counts no encoder (`calibration_activation._sampler_floor`: PP 1 only), so the
+    compile hides under V2's text run alone: the forward at 2,048 tokens, Qwen3.5-4B's gate-up and activation outputs
+    and down output, 2,048 × (3 × 9,216 + 2,560) × 2 B, with the residual and normed input, 2 × 2,048 × 2,560 × 2 B:
+    144,703,488 B, not the tower's 1,526,726,656 above."""
+    inputs = RECORDS[QWEN3_5_4B_L4].inputs()
+    staged = inputs.model_copy(update={"layout": inputs.layout.model_copy(update={"pp": 2})})
+    found = multimodal_profile_peak(staged)
+    assert found is not None
+    assert found[0] == 2048 * (3 * 9216 + 2560) * 2 + 2 * 2048 * 2560 * 2
 
 
 def test_qwen3_5_4b_charges_what_its_log_printed() -> None:

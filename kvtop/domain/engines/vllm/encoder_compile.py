@@ -4,7 +4,7 @@
 V2's counted peak: the compile ends before the compiled forward allocates (piecewise_backend.py:189-190, decorators.py
 :674-681 at v0.29.0) and the budget holds one peak over the profile (utils/mem_utils.py:317-326 at v0.28.0). A
 multimodal model's V2 `profile_run` does the same after its encoder profile (v1/worker/gpu/model_runner.py:790-828
-at v0.28.0): `profile_encoder_cache` runs the tower on the dummy batch and keeps its outputs in the encoder cache,
+at v0.28.0, :851-883 at v0.29.0, :938-970 at v0.30.0): `profile_encoder_cache` runs the tower on the dummy batch and keeps its outputs in the encoder cache,
 then `_dummy_run(self.max_num_tokens, skip_attn=True, is_profile=True)` compiles and runs the text model, then
 `_dummy_sampler_run`, and only then `reset_encoder_cache`. So the compile's transient sits on what the encoder
 profile keeps, as the text run does; and the tower's own forward, before both, is a second peak it may hide under:
@@ -14,7 +14,8 @@ profile keeps, as the text run does; and the tower's own forward, before both, i
 kvtop's activation term charges the larger of the encoder forward and kept + text run where it counts them
 (`EncoderProfile.peak`), so the compile is charged above max(text run, encoder forward − kept) — the counted parts
 only: the text run as V2's code counts it (`v2_profile.launch_stage_peaks`, whatever the encoder), the encoder's
-forward where `encoder_profile.py` counts it (Qwen3.5 from v0.17.0). Before, `profile_peak` read V2's count only
+forward where `encoder_profile.py` counts it (Qwen3.5 from v0.17.0) and the activation term charges it (one pipeline
+stage: the tower runs on the first, `calibration_activation._sampler_floor` counts it at PP 1 only). Before, `profile_peak` read V2's count only
 where no encoder runs, so a multimodal V2 start was charged the whole figure on top of its peak.
 
 Read at v0.28.0 (model_runner.py:790-828), v0.29.0 and v0.30.0 (the same `profile_run`, h_src wheels). Gemma-4
@@ -48,8 +49,11 @@ def multimodal_profile_peak(inputs: CalibrationInputs) -> tuple[int, str] | None
     peaks, _ = launch_stage_peaks(inputs, model)
     text = peaks.last
     encoder = encoder_profile(inputs)
-    before = max(encoder.forward_bytes - encoder.kept_bytes, 0) if encoder is not None and encoder.forward_bytes else 0
+    # the tower's forward hides it only where the activation term charges that forward (PP 1, as it counts the encoder)
+    counted = encoder is not None and encoder.forward_bytes > 0 and inputs.layout.pp == 1
+    before = max(encoder.forward_bytes - encoder.kept_bytes, 0) if encoder is not None and counted else 0
     if before > text:
         return before, (f"the encoder's forward before it less what the encoder profile keeps ({gib(before)}: "
-                        "model_runner.py:790-828 at v0.28.0)")  # fmt: skip
-    return text, f"V2's text run as counted, on what the encoder profile keeps ({gib(text)}: model_runner.py:813-823)"
+                        "model_runner.py:790-828 at v0.28.0, :851-883 at v0.29.0)")  # fmt: skip
+    return text, (f"V2's text run as counted, on what the encoder profile keeps ({gib(text)}: model_runner.py:813-823 "
+                  "at v0.28.0, :868-877 at v0.29.0)")  # fmt: skip
