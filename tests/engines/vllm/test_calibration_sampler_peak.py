@@ -202,3 +202,16 @@ def test_below_eight_seqs_v0_17_to_v0_29_sort_with_torch() -> None:
     assert counted_sampler_bytes(LLAMA, ParallelLayout(), _version("0.17.0"), "H100", tokens, 8) == (
         round(3.5 * 8 * row) + 8 * row + (tokens + 8) * 4_096 * 2
     )
+
+
+def test_an_unfitted_peak_says_the_sort_paths_copies_below_eight_seqs() -> None:
+    """The basis words read the copies the bytes are counted from (`sampler_peak.sampler_copies`): at 4 seqs v0.19.0
+    sorts with torch (topk_topp_sampler.py:251 at v0.17.0), 0.5 + 1 + 4.5 = 6 copies of 4 × 128,256 × 4 B; at 1,024
+    the kernel's 3.5."""
+    fits = {key: fit for key, fit in calibration.FITS.items() if key != "vllm.activation.v17"}
+    for seqs, copies in ((4, "6"), (1024, "3.5")):
+        settings = parse_flags("vllm", ["--engine-version", "0.19.0", "--max-model-len", "8192",
+                                        "--max-num-seqs", str(seqs)])  # fmt: skip
+        inputs = _inputs(LLAMA).model_copy(update={"settings": settings})
+        activation = next(t for t in calibration.terms(inputs, fits) if t.term is Term.ACTIVATION)
+        assert f"the sampler's {copies} copies of {seqs:,} seqs × 128,256 × 4 B" in activation.basis

@@ -22,7 +22,6 @@ def test_a_tie_goes_to_the_first_before_v0_17_and_to_the_video_from_it() -> None
     tied = {"image": 16_384, "video": 16_384}
     assert profiled_modality(tied, ResolvedVersion(text="0.16.0")) == "image"
     assert profiled_modality(tied, ResolvedVersion(text="0.17.0")) == "video"
-    assert profiled_modality(tied, None) == "image"
     assert profiled_modality({"image": 16_384, "video": 32_768}, ResolvedVersion(text="0.16.0")) == "video"
     assert profiled_modality({"image": 16_384, "video": 8_192}, ResolvedVersion(text="0.19.0")) == "image"
 

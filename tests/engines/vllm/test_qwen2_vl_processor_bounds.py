@@ -33,9 +33,9 @@ def test_the_v0_11_dummy_image_reads_the_checkpoints_max_pixels() -> None:
 def test_the_v0_13_dummy_image_reads_the_checkpoints_longest_edge() -> None:
     inputs = encoder_inputs(QWEN25_VL_7B, "0.13.0", 4096)
     assert inputs.model is not None
-    assert qwen25_dummy(inputs.model, 4096, ("image",)).tokens == 16_384
+    assert qwen25_dummy(inputs.model, 4096, ("image",), inputs.version).tokens == 16_384
     small = inputs.model.model_copy(update={"image_pixels": SMALL})
-    assert qwen25_dummy(small, 4096, ("image",)).tokens == 1_280
+    assert qwen25_dummy(small, 4096, ("image",), inputs.version).tokens == 1_280
 
 
 def test_the_profile_says_whose_sizes_it_read() -> None:

@@ -35,7 +35,7 @@ from kvtop.domain.engines.vllm.pooling_runner import pooling_runner
 from kvtop.domain.engines.vllm.profile_run import batch_limits, lora, runs_opt_in_v1
 from kvtop.domain.engines.vllm.rejection_sampler import rejection_extra_bytes
 from kvtop.domain.engines.vllm.sampler_path import ProfiledPath, profiled_sampler_path
-from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, logits_copies
+from kvtop.domain.engines.vllm.sampler_peak import counted_sampler_bytes, sampler_copies
 from kvtop.domain.engines.vllm.skip_mm_profiling import encoder_profiled
 from kvtop.domain.engines.vllm.text_only import refuse_unread
 from kvtop.domain.engines.vllm.v0_profile import (
@@ -287,11 +287,11 @@ def _unfitted_activation(
     if counted is not None and model is not None:
         forward = held_forward_bytes(model, inputs.layout, tokens)
         encoder = encoder_profile(inputs) if _encoder_runs(inputs) else None
-        text = max(counted, forward)
+        text, copies = max(counted, forward), sampler_copies(model, inputs.version, seqs)
         kept = f"; plus {encoder.peak_words(text)}" if encoder else ""
         return assumed_estimate(
             Term.ACTIVATION, label, encoder.peak(text) if encoder else text, 2 * GIB,
-            f"{key} has too few logs to fit: the sampler's {logits_copies(model):g} copies of {seqs:,} seqs × "
+            f"{key} has too few logs to fit: the sampler's {copies:g} copies of {seqs:,} seqs × "
             f"{model.vocab_size:,} × 4 B and the forward's output, as vLLM's code counts them (sampler_peak.py), or the "
             f"forward's MLP transient at {tokens:,} tokens, the larger{kept}; ± 2 GiB assumed (no log of another "
             "source measures the count's error)",

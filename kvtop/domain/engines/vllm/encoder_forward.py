@@ -151,9 +151,7 @@ def _video_tokens(frames: int, image_tokens: int, temporal: int) -> int:
     return max((frames + frames % temporal) // temporal, 1) * image_tokens
 
 
-def qwen25_dummy(
-    model: ModelSpec, context_length: int, on: tuple[str, ...], version: ResolvedVersion | None = None
-) -> Qwen25Dummy:
+def qwen25_dummy(model: ModelSpec, context_length: int, on: tuple[str, ...], version: ResolvedVersion) -> Qwen25Dummy:
     """The item of the most tokens among the modalities `on` (module docstring), a tie broken as `version` breaks it
     (`mm_tie.profiled_modality`: the video from v0.17.0, where frames up to 2 give the image's tokens)."""
     merge, temporal = stated(model, "spatial_merge_size", MERGE), stated(model, "temporal_patch_size", TEMPORAL)

@@ -21,7 +21,7 @@ pynccl.py:172-173, session 67 E3). The block's peak, in the model dtype over the
 Qwen3-VL's own checkpoints run the same tower (v0.17.0 on, `QWEN3_VL_FORWARD_ERAS`) with deepstack levels: at each
 index of `deepstack_visual_indexes` a merger's output (the patches ÷ merge² rows × `out_hidden_size`, whole on
 every rank: fc2 is row-parallel and reduced) is appended to `deepstack_feature_lists` (qwen3_vl.py v0.17.0
-:583-589, v0.27.1 :836-846, v0.30.0 :874-884) and held to the forward's end, so the blocks after the last index run
+:583-589, v0.27.1 :842-847, v0.30.0 :880-885) and held to the forward's end, so the blocks after the last index run
 beside all of them; every published Qwen3-VL checkpoint puts its indexes below the last block ([5, 11, 17] of 24,
 [8, 16, 24] of 27), taken here: the levels' outputs are added to the block's peak. A merger's own transient (its
 norm, fc1 and activation over the patches ÷ merge² rows × merge² widths) stays below a block's.

@@ -18,13 +18,14 @@ TIE_BY_NAME_ERAS: Eras[bool] = Eras((
     Era("", False, "`max(..., key=lambda x: x[1])`: the first of the largest (v1/worker/utils.py:77 at v0.11.0, "
                    "multimodal/encoder_budget.py:183 at v0.16.0)"),
     Era("0.17.0", True, "`max(..., key=lambda x: (x[1], x[0]))`: the larger name on a tie (multimodal/encoder_budget.py"
-                        ":184 at v0.17.0, v0.18.0, v0.19.0, v0.20.0, v0.25.1, v0.30.0)"),
+                        ":184 at v0.17.0, v0.18.0, v0.19.0, v0.20.0, v0.25.1; :191 at v0.27.1, "
+                        "v0.28.0, v0.29.0, v0.30.0)"),
 ))  # fmt: skip
 
 
-def profiled_modality(tokens: Mapping[str, int], version: ResolvedVersion | None) -> str:
+def profiled_modality(tokens: Mapping[str, int], version: ResolvedVersion) -> str:
     """The modality of the most tokens per item in `tokens` (in vLLM's dict order), a tie broken as the release
-    breaks it (`TIE_BY_NAME_ERAS`; `version` None: the first of the largest, the older rule)."""
-    if version is not None and TIE_BY_NAME_ERAS.at(version):
+    breaks it (`TIE_BY_NAME_ERAS`)."""
+    if TIE_BY_NAME_ERAS.at(version):
         return max(tokens, key=lambda name: (tokens[name], name))
     return max(tokens, key=lambda name: tokens[name])

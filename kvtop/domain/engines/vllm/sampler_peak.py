@@ -116,14 +116,24 @@ def triton_buffer_bytes(model: ModelSpec, gpu_name: str | None, seqs: int) -> in
     return min(1 << max(programs - 1, 0).bit_length(), sms) * model.vocab_size * FLOAT32_BYTES
 
 
+def takes_kernel(version: ResolvedVersion, seqs: int) -> bool:
+    """Whether `seqs` rows take the Triton kernel at `version` (`TRITON_FROM_ROWS_ERAS`), not the torch sort."""
+    return seqs >= TRITON_FROM_ROWS_ERAS.at(version)
+
+
+def sampler_copies(model: ModelSpec, version: ResolvedVersion, seqs: int) -> float:
+    """Copies of seqs × vocab × 4 B the native sampler holds at its peak: the Triton path's (`logits_copies`), or below
+    the era's rows the torch sort's, whose copies are freed before the probabilities and the noise are drawn (the
+    larger of the two moments)."""
+    if takes_kernel(version, seqs):
+        return logits_copies(model)
+    return max(logits_and_cast_copies(model) + SORT_COPIES, logits_copies(model))
+
+
 def sampler_copies_bytes(model: ModelSpec, version: ResolvedVersion, gpu_name: str | None, seqs: int) -> int:
-    """The native sampler's logits copies at their peak and the kernel's buffer: the Triton path's copies
-    (`logits_copies`) and its buffer, or below the era's rows the torch sort's, whose copies are freed before the
-    probabilities and the noise are drawn (the larger of the two moments, no buffer)."""
-    logits = seqs * model.vocab_size * FLOAT32_BYTES
-    if seqs >= TRITON_FROM_ROWS_ERAS.at(version):
-        return round(logits_copies(model) * logits) + triton_buffer_bytes(model, gpu_name, seqs)
-    return round(max(logits_and_cast_copies(model) + SORT_COPIES, logits_copies(model)) * logits)
+    """The native sampler's logits copies at their peak (`sampler_copies`) and, on the kernel's path, its buffer."""
+    copies = round(sampler_copies(model, version, seqs) * seqs * model.vocab_size * FLOAT32_BYTES)
+    return copies + (triton_buffer_bytes(model, gpu_name, seqs) if takes_kernel(version, seqs) else 0)
 
 
 def counted_sampler_bytes(
