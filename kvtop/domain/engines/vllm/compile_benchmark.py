@@ -46,7 +46,9 @@ with every modality's limit at 0 (multimodal/registry.py:103-147 at v0.29.0, :10
 text models take `inputs_embeds` as their hidden states and call `embed_input_ids` only without them: Gemma4Model
 (gemma4.py:969, :1314-1323 at v0.29.0; :985, :1330-1339 at v0.30.0), Qwen3_5Model through Qwen3NextModel.forward
 (qwen3_5.py:217; qwen3_next.py:694-697 at v0.29.0, :696-699 at v0.30.0), Qwen3LLMModel (qwen3_vl.py:1701,
-:1712-1715 at both). So a multimodal model's compile holds no copy of the table: nothing is charged for it, the term's
+:1712-1715 at both). The same at v0.31.0 and v0.34.0 (model_runner.py:260-262, :1886-1911 / :281-283, :2051-2076,
+`supports_multimodal_inputs` now a ModelConfig property on the same limits, config/model.py:925-950 / :992-; gemma4.py
+:1339 / :1358, qwen3_next.py:697 / :731, qwen3_vl.py:1711 / :1862). So a multimodal model's compile holds no copy of the table: nothing is charged for it, the term's
 error kept (`with_v2_beside`). The other inputs of its pointwise kernels are the token-sized activations (Gemma-4's
 per-layer inputs, `per_layer_embeddings[: tokens]`, gemma4_mm.py:2104 at v0.29.0, :2131 at v0.30.0; Qwen3-VL's
 deepstack embeds) or small tables (the rotary cos/sin cache, max positions × rotary dim); the weights go to extern
