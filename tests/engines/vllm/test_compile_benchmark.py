@@ -18,8 +18,10 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.calibration import terms
 from kvtop.domain.engines.vllm.compile_benchmark import (
     EMBEDDING_COPY,
+    NO_LOOKUP,
     benchmarks_combo_kernels,
     embedding_copy_bytes,
+    lookup_compiled,
 )
 from kvtop.domain.engines.vllm.v2_graphs import profile_peak
 from kvtop.domain.wording import GIB
@@ -109,3 +111,40 @@ def test_deterministic_turns_the_benchmark_off_from_v0_33() -> None:
     assert not benchmarks_combo_kernels(_with_flags(RTX3090_2048, "0.34.0", TORCHINDUCTOR_DETERMINISTIC="1"))
     assert benchmarks_combo_kernels(_with_flags(RTX3090_2048, "0.30.0", **said))
     assert benchmarks_combo_kernels(_with_flags(RTX3090_2048, "0.33.0"))
+
+
+GEMMA4_L4 = "xbill9-sagemaker-gemma-gemma-4-e2b-it-l4-v0300-u090-len8192"  # Gemma4ForConditionalGeneration, v0.30.0
+GEMMA4_T4 = "xbill9-gemma4-dev-gemma-4-e2b-it-t4-gce-v0290-fp16-u090"  # the same class at v0.29.0
+QWEN35_L4 = "file69494016274-lab00-qwen3.5-4b-l4-v0290-len32768"  # Qwen3_5ForConditionalGeneration with its tower
+QWEN36_LMONLY = "haitang89-semianalysis-qwen3.8-27b-fp8-h200-v0290-len32768-lmonly"  # --language-model-only
+QWEN36_TABLE = 248_320 * 5_120 * 2  # its config.json: vocab_size 248,320 (a multiple of 64), hidden_size 5,120, bf16
+
+
+@pytest.mark.parametrize("record_id", [GEMMA4_L4, GEMMA4_T4, QWEN35_L4])
+def test_a_multimodal_models_compiled_graph_holds_no_lookup(record_id: str) -> None:
+    # V2 hands a model with multimodal inputs inputs_embeds, input_ids None, in the dummy run too
+    # (v1/worker/gpu/model_runner.py:247-249, :1673-1699 at v0.29.0), and Gemma4Model / Qwen3NextModel take them as
+    # hidden states (gemma4.py:1314-1316, qwen3_next.py:694-695): no table is copied at any stage
+    inputs = RECORDS[record_id].inputs()
+    assert not lookup_compiled(inputs)
+    assert embedding_copy_bytes(inputs) == 0
+    staged = inputs.model_copy(update={"layout": inputs.layout.model_copy(update={"pp": 2})})
+    assert embedding_copy_bytes(staged) == 0
+
+
+def test_served_text_only_the_lookup_is_compiled_and_copied() -> None:
+    # --language-model-only: every modality's limit 0, supports_multimodal_inputs False (multimodal/registry.py:131-145
+    # at v0.29.0), so input_ids reach the compiled model and the whole table is copied
+    inputs = RECORDS[QWEN36_LMONLY].inputs()
+    assert lookup_compiled(inputs)
+    assert embedding_copy_bytes(inputs) == QWEN36_TABLE
+
+
+def test_the_multimodal_term_charges_nothing_beside_v2s_estimate_and_keeps_the_error() -> None:
+    inputs = RECORDS[GEMMA4_L4].inputs()
+    term = next(term for term in terms(inputs) if term.term == Term.CUDA_GRAPHS)
+    warm = next(term for term in terms(inputs.model_copy(update={"compile_cache_warm": True}))
+                if term.term == Term.CUDA_GRAPHS)  # fmt: skip
+    assert NO_LOOKUP in term.basis
+    assert term.bytes == warm.bytes  # nothing of the cold compile charged: cold and said-warm alike
+    assert term.error_bytes > 0 and term.error_bytes == warm.error_bytes  # the figure's error kept, not widened

@@ -34,6 +34,26 @@ beside it: 151,936 × 4,096 × 2 B = 1.159 GiB. Not modelled: the modules a cold
 Read only where V2's profile is counted (a text model: `v2_profile.v2_counted`), on one pipeline stage (a later
 stage holds no embedding), where the launch compiles (`compile_cache.compiles`) and where it leaves vLLM's combo-kernel
 default in place (`benchmarks_combo_kernels`); elsewhere the V1 runner's figure stands in as before.
+
+Whether the compiled graph holds the lookup at all (`lookup_compiled`, session 69, helper M; read at v0.29.0 and
+v0.30.0): V2 hands the model `inputs_embeds` and sets `input_ids` None wherever `uses_inputs_embeds` (the model
+supports multimodal inputs, or `--enable-prompt-embeds`), on the first stage, in the dummy run too, whose
+`dummy_inputs_embeds` is a buffer of the right shape (v1/worker/gpu/model_runner.py:247-249, :1673-1699 at v0.29.0;
+:265-267, :1827-1853 at v0.30.0; only a class with `requires_raw_input_tokens`, VoxtralRealtimeGeneration, keeps its
+ids); later stages get neither (:1711-1713 / :1865-1867). `supports_multimodal_inputs` is False for a multimodal model
+with every modality's limit at 0 (multimodal/registry.py:103-147 at v0.29.0, :108-152 at v0.30.0), the
+`--language-model-only` / `--limit-mm-per-prompt` 0 test kvtop reads as `text_only.profiles_encoder`. The compiled
+text models take `inputs_embeds` as their hidden states and call `embed_input_ids` only without them: Gemma4Model
+(gemma4.py:969, :1314-1323 at v0.29.0; :985, :1330-1339 at v0.30.0), Qwen3_5Model through Qwen3NextModel.forward
+(qwen3_5.py:217; qwen3_next.py:694-697 at v0.29.0, :696-699 at v0.30.0), Qwen3LLMModel (qwen3_vl.py:1701,
+:1712-1715 at both). The same at v0.31.0 and v0.34.0 (model_runner.py:260-262, :1886-1911 / :281-283, :2051-2076,
+`supports_multimodal_inputs` now a ModelConfig property on the same limits, config/model.py:925-950 / :992-; gemma4.py
+:1339 / :1358, qwen3_next.py:697 / :731, qwen3_vl.py:1711 / :1862). So a multimodal model's compile holds no copy of the table: nothing is charged for it, the term's
+error kept (`with_v2_beside`). The other inputs of its pointwise kernels are the token-sized activations (Gemma-4's
+per-layer inputs, `per_layer_embeddings[: tokens]`, gemma4_mm.py:2104 at v0.29.0, :2131 at v0.30.0; Qwen3-VL's
+deepstack embeds) or small tables (the rotary cos/sin cache, max positions × rotary dim); the weights go to extern
+matmuls, not combo groups: not counted, in the term's error. `--enable-prompt-embeds` is refused by kvtop
+(flags_unmodelled.py), so only the multimodal half of the gate is read.
 """
 
 from __future__ import annotations
@@ -42,6 +62,8 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.compilation import config_fields
 from kvtop.domain.engines.vllm.compile_cache import compiles
+from kvtop.domain.engines.vllm.runner_eras import runs_v2
+from kvtop.domain.engines.vllm.text_only import profiles_encoder
 from kvtop.domain.engines.vllm.v2_profile import v2_counted
 from kvtop.domain.vocab_rows import vocab_parallel_rows
 from kvtop.domain.weights import embedding_tp
@@ -69,14 +91,26 @@ def benchmarks_combo_kernels(inputs: CalibrationInputs) -> bool:
     return not (DETERMINISTIC_SKIPS_BENCHMARK.at(inputs.version) and bool(deterministic))
 
 
+def lookup_compiled(inputs: CalibrationInputs) -> bool:
+    """Whether V2's compiled graph holds the embedding lookup: not where the runner hands the model `inputs_embeds`,
+    a multimodal model with a modality on (`text_only.profiles_encoder`, as `supports_multimodal_inputs`), on every
+    stage (the module docstring: model_runner.py:247-249, :1673-1699 at v0.29.0)."""
+    return not profiles_encoder(inputs.model, inputs.settings, inputs.version)
+
+
 def embedding_copy_bytes(inputs: CalibrationInputs) -> int | None:
     """The random copy of the rank's embedding table a cold compile's combo-kernel benchmark allocates (padded
-    vocab ÷ shards × width × dtype, the module docstring); None where it is not read (the model or V2's profile not
-    counted, PP > 1, no compile, or no combo-kernel benchmark: `benchmarks_combo_kernels`)."""
+    vocab ÷ shards × width × dtype, the module docstring); 0 where the compiled graph holds no lookup
+    (`lookup_compiled`); None where it is not read (the model or V2's profile not counted, PP > 1, no compile, or no
+    combo-kernel benchmark: `benchmarks_combo_kernels`)."""
     model = inputs.model
-    if model is None or not v2_counted(inputs) or inputs.layout.pp > 1:
+    if model is None or not runs_v2(inputs.version, model, inputs.settings):
         return None
     if not compiles(inputs.version, inputs.gpu_name, inputs.settings) or not benchmarks_combo_kernels(inputs):
+        return None
+    if not lookup_compiled(inputs):
+        return 0
+    if not v2_counted(inputs) or inputs.layout.pp > 1:
         return None
     rows = vocab_parallel_rows(model.vocab_size, embedding_tp(inputs.layout))
     return rows * (model.embedding_size or model.hidden_size) * model.dtype_bytes
@@ -86,4 +120,10 @@ EMBEDDING_COPY = (
     "the cold compile's transient it stands for is Inductor's combo-kernel benchmark of the embedding lookup, one "
     "random copy of the rank's table (codegen/triton.py:6005-6050, scheduler.py:9562-9630 in torch 2.13.0, which "
     "v0.29.0/v0.30.0 pin; combo kernels and their benchmark on: config/compilation.py:990-1000 at v0.30.0)"
+)
+
+NO_LOOKUP = (
+    "the cold compile it stands for holds no copy of the embedding table: V2 hands a multimodal model inputs_embeds, "
+    "so its compiled graph has no embedding lookup (v1/worker/gpu/model_runner.py:247-249, :1673-1699 at v0.29.0, "
+    ":265-267, :1827-1853 at v0.30.0): none of it charged, its error kept"
 )

@@ -112,7 +112,7 @@ from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.deployment_flags import flag_json
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.attention_pick import flashinfer_workspace
-from kvtop.domain.engines.vllm.compile_benchmark import EMBEDDING_COPY, embedding_copy_bytes
+from kvtop.domain.engines.vllm.compile_benchmark import EMBEDDING_COPY, NO_LOOKUP, embedding_copy_bytes
 from kvtop.domain.engines.vllm.compile_cache import warm_unread
 from kvtop.domain.engines.vllm.encoder_compile import multimodal_profile_peak
 from kvtop.domain.engines.vllm.graph_keys import V2_DECODE_KEYS, decode_query_len, spec_tokens
@@ -298,8 +298,8 @@ def with_v2_beside(
     (`compile_above_peak`); where the release measures V2's graphs (`v2_beside_kept`), V2's estimate (`graphs`, its own
     form: `v2_graph_extras`, at the launch's grid) and that figure (`figure`, read at `stand_in`'s grid as before v0.29.0:
     `grid` says so where the launch's differs), above V2's counted peak as before; from session 69 the figure's bytes
-    are the cold compile's copy of the embedding table where it is read (`compile_benchmark.embedding_copy_bytes`), its
-    error still the figure's. Both are the one fit, so where it
+    are the cold compile's copy of the embedding table where it is read (`compile_benchmark.embedding_copy_bytes`; 0
+    where the compiled graph holds no lookup, a multimodal model's: `lookup_compiled`), its error still the figure's. Both are the one fit, so where it
     errs, both err alike: the errors add, not the root of their squares, which holds for independent errors only."""
     if v2_placeholder(inputs) is not None:
         charged, side, widened = said_warm(*compile_above_peak(graphs.bytes, inputs), inputs)
@@ -310,7 +310,7 @@ def with_v2_beside(
         return graphs
     copy = embedding_copy_bytes(inputs)  # what the cold compile holds at its peak, where read (compile_benchmark.py)
     charged, side, widened = said_warm(*compile_above_peak(figure.bytes if copy is None else copy, inputs), inputs)
-    side = f"{EMBEDDING_COPY}; {side}" if copy is not None else side
+    side = NO_LOOKUP if copy == 0 else f"{EMBEDDING_COPY}; {side}" if copy is not None else side
     workspace = flashinfer_workspace(inputs)
     inside = (f"; V2's estimate holds {workspace[1]}: its capture into the throwaway pool builds fresh metadata "
               "builders on a minimal KV cache (cudagraph_utils.py `_init_minimal_kv_cache_for_profiling`, v0.29.0:756, "
