@@ -84,3 +84,15 @@ def test_keyed_sizes_name_the_sample_without_its_shape(capsys: pytest.CaptureFix
     basis = _graph_basis(plan_json(capsys, L40S, "--cmd", spec))
     assert "the first FULL capture runs its largest graph at max_num_batched_tokens ÷ its tokens of context" in basis
     assert HYBRID_WORDS in basis
+
+
+def test_the_v2_runner_says_no_long_context_sample(capsys: pytest.CaptureFixture[str]) -> None:
+    """V2's `profile_cudagraph_memory` (v1/worker/gpu/cudagraph_utils.py:718 at v0.29.0) runs `capture_model` on
+    `InputBatch.make_dummy`'s seq_lens, num_tokens // num_reqs (input_batch.py:136-146): no profile_seq_lens. vLLM
+    0.29.0 runs Llama-3.1-8B on V2 (runner_eras.py), so its graph term says no first FULL capture at long context."""
+    args = ("--model", str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"), "--engine", "vllm",
+            "--engine-version", "0.29.0", "--gpu", "H100")  # fmt: skip
+    out = plan_json(capsys, args)
+    (term,) = [term for term in out["terms"] if term["term"] == "cuda_graphs"]
+    assert "V2" in term["label"]
+    assert "first FULL capture" not in term["basis"] and "profile_seq_lens" not in term["basis"]

@@ -96,7 +96,8 @@ def test_the_fits_read_the_figures_back_once_the_calibration_exposes_them(
     from kvtop.domain.engines.vllm import calibration
     from kvtop.domain.engines.vllm.startup_split import logged_terms
 
-    record = next(r for r in load("vllm") if r.id == "sql-agent-rl-qwen2.5-coder-1.5b-a100-40gb-v0310")
+    # a fresh record: `load`'s shared ones may hold a read-back (`Record.memo`) made before the patch
+    record = next(r for r in load("vllm", fresh=True) if r.id == "sql-agent-rl-qwen2.5-coder-1.5b-a100-40gb-v0310")
     monkeypatch.setattr(calibration, "logged_terms", logged_terms, raising=False)
     assert observed(record, Term.ACTIVATION, {}) == _gib(0.79) - _gib(0.35)
     assert observed(record, Term.CUDA_GRAPHS, {}) == _gib(0.35)

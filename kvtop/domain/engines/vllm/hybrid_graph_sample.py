@@ -16,6 +16,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.engines.vllm.profile_run import batch_limits, graph_counts, largest_full_size
+from kvtop.domain.engines.vllm.runner_eras import runs_v2
 
 # The first FULL capture's context (`profile_seq_lens=min(self.max_model_len, self.max_num_tokens //
 # desc.num_tokens) if mode == CUDAGraphMode.FULL and i == 0`), read in every wheel from the first release that
@@ -34,11 +35,21 @@ HYBRID_SAMPLE_SEEN = (
 )
 
 
+def _v1_sampled(inputs: CalibrationInputs) -> bool:
+    """Whether the release charges the estimate and the V1 runner makes it: V2's `profile_cudagraph_memory`
+    (v1/worker/gpu/cudagraph_utils.py:718 at v0.29.0) runs `capture_model` on `InputBatch.make_dummy`'s seq_lens
+    (num_tokens // num_reqs, input_batch.py:136-146), no profile_seq_lens (0 before v0.29.0: model_runner.py:684-686
+    at v0.24.0)."""
+    model = inputs.model
+    return FULL_SAMPLE_ERAS.at(inputs.version) and not (model is not None and runs_v2(inputs.version, model,
+                                                                                       inputs.settings))  # fmt: skip
+
+
 def full_capture_sample(inputs: CalibrationInputs) -> tuple[int, int] | None:
     """(requests or tokens of the first FULL graph, context tokens each) of the first FULL capture: its token count
     N (`profile_run.largest_full_size`) and min(max_model_len, max_num_batched_tokens // N); None where the release
-    does not charge it or no FULL graph is captured (or kvtop keys the sizes otherwise)."""
-    if not FULL_SAMPLE_ERAS.at(inputs.version):
+    does not charge it, the V2 runner makes it, or no FULL graph is captured (or kvtop keys the sizes otherwise)."""
+    if not _v1_sampled(inputs):
         return None
     largest = largest_full_size(inputs)
     if largest is None:
@@ -49,7 +60,7 @@ def full_capture_sample(inputs: CalibrationInputs) -> tuple[int, int] | None:
 def hybrid_sampled(inputs: CalibrationInputs) -> bool:
     """Whether a Mamba / GDN hybrid runs with prefix caching ('align') and a charged first FULL capture."""
     model = inputs.model
-    if model is None or model.state is None or model.attention_free or not FULL_SAMPLE_ERAS.at(inputs.version):
+    if model is None or model.state is None or model.attention_free or not _v1_sampled(inputs):
         return False
     if graph_counts(inputs)[1] == 0:
         return False
@@ -58,8 +69,8 @@ def hybrid_sampled(inputs: CalibrationInputs) -> bool:
 
 def full_sample_words(inputs: CalibrationInputs) -> str:
     """The CUDA-graph term's words for the first FULL capture: its context by the code, and for a hybrid with prefix
-    caching the transient kvtop does not model; '' where the release charges none."""
-    if not FULL_SAMPLE_ERAS.at(inputs.version) or graph_counts(inputs)[1] == 0:
+    caching the transient kvtop does not model; '' where the release charges none or the V2 runner makes it."""
+    if not _v1_sampled(inputs) or graph_counts(inputs)[1] == 0:
         return ""
     sample = full_capture_sample(inputs)
     shape = (f"its {sample[0]:,}-token graph at {sample[1]:,} tokens of context a request" if sample is not None
@@ -67,5 +78,5 @@ def full_sample_words(inputs: CalibrationInputs) -> str:
     words = f"the first FULL capture runs {shape} (profile_seq_lens, gpu_model_runner.py), whose transient is not modelled"
     if hybrid_sampled(inputs):
         words += ("; on a Mamba / GDN hybrid with prefix caching (mamba_cache_mode 'align') that transient is charged "
-                  f"as graph memory (vllm#50780), not modelled: the plan's KV may be high by it ({HYBRID_SAMPLE_SEEN})")  # fmt: skip
+                  f"as graph memory (vllm#50780) and the plan's KV may be high by it ({HYBRID_SAMPLE_SEEN})")  # fmt: skip
     return words

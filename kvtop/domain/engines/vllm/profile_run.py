@@ -9,6 +9,8 @@ releases that estimate (v0.18.0+) and charge (v0.20.0+) them. The calibration's 
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
@@ -214,31 +216,53 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
     (v1/cudagraph_dispatcher.py; CUDAGraphMode.decode_mode / mixed_mode, config/compilation.py). Under speculative
     decoding or LoRA the V1 runner's keys at v0.13.0-v0.28.x, the largest size and added decode sizes of either
     runner and the V2 runner's rounded decode keys (graph_keys.py)."""
+    grid = _grid(inputs)
+    tokens, seqs, mode, sizes, query = grid.tokens, grid.seqs, grid.mode, grid.sizes, grid.query
+    if grid.wide:  # v0.34.0 on SM 10.x without stated sizes: the wide prefill and decode grids (graph_grids.py)
+        interactive = performance_mode(inputs.settings.flags, inputs.version) == "interactivity"
+        return wide_graph_counts(mode, tokens, seqs, interactive)
+    if grid.keys is not None:
+        return keyed_counts(rounded_sizes(sizes, grid.keys.query_len, mode, inputs.version), seqs, mode, grid.keys)
+    v2_keys = V2_DECODE_KEYS.at(inputs.version) if grid.v2 and query > 1 else None
+    if v2_keys == "sizes_rounded":  # V2 at v0.22.0-v0.24.x: rounded in every mode, keyed as V1's dispatcher
+        return keyed_counts(rounded_sizes(sizes, query, None, inputs.version), seqs, mode, GraphKeys(query_len=query))
+    if v2_keys == "keys_rounded":
+        return counts_by_mode(mode, len(sizes), v2_decode_graphs(sizes, query, seqs))
+    return counts_by_mode(mode, len(sizes), len(grid.decode_sizes))
+
+
+class _Grid(NamedTuple):
+    """The launch's capture grid as `graph_counts` and `largest_full_size` both read it, made once (`_grid`)."""
+
+    tokens: int  # max_num_batched_tokens
+    seqs: int  # max_num_seqs
+    mode: str  # the cudagraph mode, FULL_AND_PIECEWISE where not stated
+    wide: bool  # v0.34.0's wide SM 10.x grids (graph_grids.py): `sizes` empty
+    v2: bool  # the V2 model runner runs
+    keys: GraphKeys | None  # the V1 runner's keys under speculative decoding or LoRA (graph_keys.py)
+    query: int  # the decode query length (VllmConfig's, either runner)
+    sizes: list[int]  # the capture sizes, largest stated or default (`_sizes`)
+
+    @property
+    def decode_sizes(self) -> list[int]:
+        """The plain decode sizes FULL_AND_PIECEWISE and FULL_DECODE_ONLY capture FULL: those ≤ max_num_seqs."""
+        return [size for size in self.sizes if size <= self.seqs]
+
+
+def _grid(inputs: CalibrationInputs) -> _Grid:
     tokens, seqs, _ = batch_limits(inputs)
     stated = graph_config(inputs.settings.flags, inputs.version)
     # vLLM's `is_device_capability_family(100)`: capability major 10 (platforms/interface.py:481-493 at v0.28.0,
     # :587-598 at v0.34.0), kvtop's SM100 family
     family_100 = SM100.holds(inputs.gpu_name)
-    if (WIDE_GRID_ERAS.at(inputs.version) and family_100 and stated.capture_sizes is None
-            and stated.max_capture_size is None):  # fmt: skip
-        # v0.34.0 on SM 10.x without stated sizes: the wide prefill and decode grids (graph_grids.py)
-        interactive = performance_mode(inputs.settings.flags, inputs.version) == "interactivity"
-        return wide_graph_counts(stated.mode or "FULL_AND_PIECEWISE", tokens, seqs, interactive)
+    wide = (WIDE_GRID_ERAS.at(inputs.version) and family_100 and stated.capture_sizes is None
+            and stated.max_capture_size is None)  # fmt: skip
     v2 = inputs.model is not None and runs_v2(inputs.version, inputs.model, inputs.settings)
-    keys = None if v2 else graph_keys(inputs.settings, config_fields(inputs.settings.flags, inputs.version),
-                                      inputs.version)  # speculative decoding, LoRA (graph_keys.py)  # fmt: skip
+    keys = None if v2 or wide else graph_keys(inputs.settings, config_fields(inputs.settings.flags, inputs.version),
+                                              inputs.version)  # speculative decoding, LoRA (graph_keys.py)  # fmt: skip
     query = decode_query_len(inputs.settings, inputs.version)  # VllmConfig's, either runner
-    sizes = _sizes(inputs, tokens, seqs, query, family_100)
-    mode = stated.mode or "FULL_AND_PIECEWISE"
-    if keys is not None:
-        return keyed_counts(rounded_sizes(sizes, keys.query_len, mode, inputs.version), seqs, mode, keys)
-    v2_keys = V2_DECODE_KEYS.at(inputs.version) if v2 and query > 1 else None
-    if v2_keys == "sizes_rounded":  # V2 at v0.22.0-v0.24.x: rounded in every mode, keyed as V1's dispatcher
-        return keyed_counts(rounded_sizes(sizes, query, None, inputs.version), seqs, mode, GraphKeys(query_len=query))
-    if v2_keys == "keys_rounded":
-        return counts_by_mode(mode, len(sizes), v2_decode_graphs(sizes, query, seqs))
-    decode = len([size for size in sizes if size <= seqs])
-    return counts_by_mode(mode, len(sizes), decode)
+    sizes = [] if wide else _sizes(inputs, tokens, seqs, query, family_100)
+    return _Grid(tokens, seqs, stated.mode or "FULL_AND_PIECEWISE", wide, v2, keys, query, sizes)
 
 
 def _sizes(inputs: CalibrationInputs, tokens: int, seqs: int, query: int, family_100: bool) -> list[int]:
@@ -258,20 +282,12 @@ def largest_full_size(inputs: CalibrationInputs) -> int | None:
     first): the largest capture size in mode FULL, the largest decode size (≤ max_num_seqs) in FULL_AND_PIECEWISE or
     FULL_DECODE_ONLY; None without FULL graphs and where kvtop keys the sizes otherwise (speculative decoding, LoRA,
     the V2 runner, v0.34's wide grids: graph_counts)."""
-    tokens, seqs, _ = batch_limits(inputs)
-    stated = graph_config(inputs.settings.flags, inputs.version)
-    mode = stated.mode or "FULL_AND_PIECEWISE"
-    if mode not in ("FULL", "FULL_AND_PIECEWISE", "FULL_DECODE_ONLY") or graph_counts(inputs)[1] == 0:
+    grid = _grid(inputs)
+    if grid.mode not in ("FULL", "FULL_AND_PIECEWISE", "FULL_DECODE_ONLY"):
         return None
-    wide = (WIDE_GRID_ERAS.at(inputs.version) and SM100.holds(inputs.gpu_name) and stated.capture_sizes is None
-            and stated.max_capture_size is None)  # fmt: skip
-    v2 = inputs.model is not None and runs_v2(inputs.version, inputs.model, inputs.settings)
-    keys = None if v2 else graph_keys(inputs.settings, config_fields(inputs.settings.flags, inputs.version),
-                                      inputs.version)  # fmt: skip
-    if wide or v2 or keys is not None:
+    if grid.wide or grid.v2 or grid.keys is not None:
         return None
-    sizes = _sizes(inputs, tokens, seqs, decode_query_len(inputs.settings, inputs.version), SM100.holds(inputs.gpu_name))
-    full = sizes if mode == "FULL" else [size for size in sizes if size <= seqs]
+    full = grid.sizes if grid.mode == "FULL" else grid.decode_sizes
     return max(full) if full else None
 
 
