@@ -35,10 +35,10 @@ ASSUMED_ONE_PROCESS_ERROR_GIB = 0.75
 CUDA_CONTEXT_FITS: dict[str, LinearTerm] = {
     'cuda_context.one_process': LinearTerm(
         key='cuda_context.one_process', features=('100 SMs of 2,048 threads',),
-        coefficients=(0.479721,), error_bytes=280935682, records=125,
-        sources=50, gpus=('A100-40GB', 'A100-80GB', 'A800', 'B200', 'B300', 'GB300', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H200', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXPRO6000', 'T4'),
-        novel_error_bytes=609435616, feature_sources=(50,),
-        group_errors=(('100 SMs of 2,048 threads', 280935682),),
+        coefficients=(0.483063,), error_bytes=281791088, records=131,
+        sources=52, gpus=('A100-40GB', 'A100-80GB', 'A800', 'B200', 'B300', 'GB300', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H200', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXPRO6000', 'T4'),
+        novel_error_bytes=607051526, feature_sources=(52,),
+        group_errors=(('100 SMs of 2,048 threads', 281791088),),
     ),
 }  # fmt: skip
 # END FITTED

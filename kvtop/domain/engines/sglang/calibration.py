@@ -63,17 +63,17 @@ START_MEASURES = StartMeasures(weights_from_free_drop=True, source=(
 FITS: dict[str, LinearTerm] = {
     'sglang.context': LinearTerm(
         key='sglang.context', features=('100 SMs of 2,048 threads', 'log2(TP) on NVLink GPUs', 'log2(TP) on PCIe GPUs'),
-        coefficients=(0.548366, 0.454126, 0.069386), error_bytes=551711569, records=82,
-        sources=48, gpus=('A100-40GB', 'A100-80GB', 'A800', 'B200', 'B300', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXPRO6000', 'T4'),
-        novel_error_bytes=586793031, feature_sources=(48, 11, 4),
-        group_errors=(('100 SMs of 2,048 threads', 305669324), ('100 SMs of 2,048 threads + log2(TP) on NVLink GPUs', 586793031), ('100 SMs of 2,048 threads + log2(TP) on PCIe GPUs', 282223693)),
+        coefficients=(0.569292, 0.471425, 0.05953), error_bytes=480879581, records=99,
+        sources=50, gpus=('A100-40GB', 'A100-80GB', 'A800', 'B200', 'B300', 'GB300', 'H100', 'H100-PCIE', 'H20', 'H200', 'L4', 'L40S', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXPRO6000', 'T4'),
+        novel_error_bytes=522544496, feature_sources=(50, 12, 4),
+        group_errors=(('100 SMs of 2,048 threads', 329246048), ('100 SMs of 2,048 threads + log2(TP) on NVLink GPUs', 590071594), ('100 SMs of 2,048 threads + log2(TP) on PCIe GPUs', 282897487)),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='sglang', factor=1.0, records=143, sources=77,
+    engine='sglang', factor=1.0, records=160, sources=79,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='sglang', gpus=('A100-40GB', 'A100-80GB', 'A40', 'A800', 'B200', 'B300', 'GB10', 'GB300', 'GH200', 'H100', 'H100-PCIE', 'H20', 'H200', 'H800', 'L20', 'L4', 'L40S', 'RTX3060', 'RTX3090', 'RTX4060-TI-16GB', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXA6000', 'RTXPRO6000', 'T4'), band_depth=3, newest_band=(0, 5, 21), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=425, sources=77,
+    engine='sglang', gpus=('A100-40GB', 'A100-80GB', 'A40', 'A800', 'B200', 'B300', 'GB10', 'GB300', 'GH200', 'H100', 'H100-PCIE', 'H20', 'H200', 'H800', 'L20', 'L4', 'L40S', 'RTX3060', 'RTX3090', 'RTX4060-TI-16GB', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXA6000', 'RTXPRO6000', 'T4'), band_depth=3, newest_band=(0, 5, 21), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=476, sources=79,
 )  # fmt: skip
 # END FITTED
 
