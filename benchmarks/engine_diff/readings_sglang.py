@@ -61,6 +61,16 @@ SGLANG_RULES: list[Rule] = [
         "harness does not do (model-shell); kvtop's refusal is what a launch does",
     ),
     (
+        "S25",
+        "stand-in: MXFP4 upcast not run",
+        lambda c: kvtop_refuses(c) and "upcasts gpt-oss's MXFP4 experts" in c.kvtop.message,
+        "stand-in: SGLang 0.5.23 takes triton_kernels for gpt-oss's MXFP4 experts only at EP 1 (gpt_oss.py:102-107); "
+        "at EP > 1 on SM 9.x its auto MoE runner upcasts the experts to bf16 when the weights load "
+        "(Mxfp4MoEMethod.process_weights_after_loading, sglang/srt/layers/quantization/mxfp4.py), which the "
+        "harness does not run (KVCacheConfigurator alone on meta, model-shell); kvtop refuses what it does not "
+        "model (engines/sglang/mxfp4_held.py), which is what a launch's memory calls for",
+    ),
+    (
         "S10",
         "stand-in: MoE shard checks not run",
         lambda c: kvtop_refuses(c) and "block-FP8 MoE" in c.kvtop.message,

@@ -220,7 +220,7 @@ def test_an_unknown_model_type_with_the_standard_fields_is_a_visible_generic_rea
     assert model.reading.startswith("generic reading: no architecture entry for 'frob'; assumed a Llama-shaped")
     assert model.reading in model.not_modelled  # said wherever what kvtop leaves out is said
     # no class defaults in a generic reading: a field it needs must be in the file, and is named
-    with pytest.raises(InputError, match=r"^vocab_size: missing \(a generic reading of 'frob' needs it\) in frob$"):
+    with pytest.raises(InputError, match=r"^vocab_size: missing \(a generic reading of 'frob' needs it\) \(in frob\)$"):
         model_from_config({k: v for k, v in glm.items() if k != "vocab_size"}, source="frob")
     forced = model_from_config(glm, source="frob", family="llama")
     assert forced.config_model_type == "frob" and any("read as llama" in n for n in forced.not_modelled)
@@ -273,7 +273,7 @@ def test_an_absent_head_count_is_the_class_default_but_the_models_shape_never_is
     assert model.num_kv_heads == 32 == llama["num_attention_heads"]
     # but the shape (layers, width) is stated by every real config: a default would plan another model
     for field in ("num_hidden_layers", "hidden_size"):
-        with pytest.raises(InputError, match=rf"^{field}: missing \(a qwen2 config needs it\) in x$"):
+        with pytest.raises(InputError, match=rf"^{field}: missing \(a qwen2 config needs it\) \(in x\)$"):
             model_from_config({k: v for k, v in cfg.items() if k != field}, source="x")
-    with pytest.raises(InputError, match=r"^num_hidden_layers: must be an integer \(got null\) in x$"):
+    with pytest.raises(InputError, match=r"^num_hidden_layers: must be an integer \(got null\) \(in x\)$"):
         model_from_config({**cfg, "num_hidden_layers": None}, source="x")

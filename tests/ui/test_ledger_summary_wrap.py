@@ -28,6 +28,6 @@ def test_at_80_columns_every_summary_line_goes_on_under_its_value() -> None:
     ]
     assert lines[1] == f"{INDENT}1,127,125 · KV in use 42%"  # 'token capacity … engine reports' goes on
     fraction = next(i for i, line in enumerate(lines) if line.startswith("fraction from  "))
-    assert lines[fraction + 1] == f"{INDENT}of TP × PP (8 × 1)) ÷ 81559 MiB"
+    assert lines[fraction + 1] == f"{INDENT}GPUs of TP × PP (8 × 1; 1,024 MiB per 8 GPUs)) ÷ 81559 MiB"
     # no width given (a test, a text dump): one line a summary, as before
     assert summary_lines(view, snapshot).plain.splitlines()[1].endswith("(GPU 3, pid 9001) → 1,127,125 live")
