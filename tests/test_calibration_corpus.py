@@ -104,11 +104,13 @@ def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: boo
     session by session: docs/calibration_history.md."""
     judged = _judged(corpus_judgement, "vllm", weights_logged)
     errors = sorted(abs(j.error) for j in judged)
-    assert len(judged) == (465 if weights_logged else 637)
-    assert len({j.record.source for j in judged}) == (230 if weights_logged else 324)
+    assert len(judged) == (487 if weights_logged else 669)
+    assert len({j.record.source for j in judged}) == (234 if weights_logged else 330)
     assert statistics.median(errors) <= 0.02 and not any(math.isnan(e) for e in errors)
     assert sum(j.covered for j in judged) / len(judged) >= 0.9
-    # within 5 %: NOT met with the weights logged (407 of 465, 87.5 %, session 68 after its 33 held-out starts, most
+    # within 5 %: NOT met with the weights logged (434 of 487, 89.1 %, session 69 after its 49 held-out starts and its
+    # rules: a cold compile's embedding-table copy at V2's profile, a multimodal V2 compile's peak, extract_hidden_states;
+    # 407 of 465, 87.5 %, session 68 after its 33 held-out starts, most
     # within, and its rules: vLLM's counted sampler peak from v0.17.0, Qwen3.5's encoder profile; 392 of 456, 86.0 %, session 67 after its 37 held-out
     # starts: gemma-4-E2B on T4s (its double-wide MLP and audio tower booked since: now low), Jetson Thor, one
     # 4 x RTX 3090 host's one-sequence Qwen3.5 starts, WSL2 and desktop cards; 381 of 433, 88.0 %, session 66 after its 32 held-out
@@ -117,15 +119,16 @@ def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: boo
     # warm-compile T4 starts; 331 of 367 met it mid-session with the Qwen3-VL-Embedding T4 start given its
     # checkpoint's processor; 330 of 367, 89.9 %, session 64; 326 of 363 in session 63: the laptop sweeps
     # under WSL2, an RTX 4070 Laptop's six AWQ starts and an RTX 4080 Laptop's nine, a constant 0.18-0.2 GiB
-    # the host holds beside the weights); fully blind NOT met since session 59 (521 of 637, 81.8 %, session 68; 495 of 613, 80.8 %, session 67;
+    # the host holds beside the weights); fully blind NOT met since session 59 (552 of 669, 82.5 %, session 69: host XY's RTX 4090, a card holding 1.0-1.4 GiB
+    # for another process in six of its nine starts; 521 of 637, 81.8 %, session 68; 495 of 613, 80.8 %, session 67;
     # 480 of 584, 82.2 %, session 66; 458 of 553, 82.8 %, session 65; 400 of 471, session 64; 383 of 451 in session 63): the held-out
     # starts added since include cold torch.compile starts at v0.29.0 (akamas L4, wrbooth RTX 5090) whose
     # compile holds 0.9-2.6 GiB inside the profile, and WSL2 desktop starts (an RTX 4090 lab's 0.27.1 notes,
     # session 61's kuotunyu RTX 4090 desktop: ten starts of one card, seven beyond 5 %), and session 62's
     # warm-cache T4 restarts and desktop RTX 3060 / GTX 1650 / RTX 5070 Ti starts, all invisible at launch
     # (docs/calibration_history.md, docs/engines/vllm.md §2.6)
-    assert sum(e <= 0.05 for e in errors) == (407 if weights_logged else 521)
-    assert sum(e <= 0.05 for e in errors) / len(errors) >= (0.87 if weights_logged else 0.815)
+    assert sum(e <= 0.05 for e in errors) == (434 if weights_logged else 552)
+    assert sum(e <= 0.05 for e in errors) / len(errors) >= (0.89 if weights_logged else 0.82)
 
 
 def test_a_derived_figure_is_the_engines_own_definition_of_the_printed_ones() -> None:
@@ -164,15 +167,18 @@ def test_sglang_held_out_capacity(corpus_judgement: Judgement, weights_logged: b
     Grok-2 FP8 on 8 × H100 (+2.3 %), whose interval narrowed with the new sources. History: docs/calibration_history.md."""
     judged = _judged(corpus_judgement, "sglang", weights_logged)
     errors = sorted(abs(j.error) for j in judged)
-    assert len(judged) == (96 if weights_logged else 143)
-    assert len({j.record.source for j in judged}) == (48 if weights_logged else 77)
+    assert len(judged) == (113 if weights_logged else 160)
+    assert len({j.record.source for j in judged}) == (50 if weights_logged else 79)
     assert statistics.median(errors) <= 0.02
     missed = {j.record.id: j.truth for j in judged if abs(j.error) > 0.05}
     uncovered = [j.record.id for j in judged if not j.covered]
     if weights_logged:
         assert missed == {"my-deepseek-r1-distill-qwen-7b-3090": 105_531, "extious-qwen3.5-9b-dp2-rtx4090-hicache-ctx200k": 7_007,
                           "lukallm-qwen3-coder-30b-a3b-fp8-l40s-48c-v058-mf08": 48_740}  # fmt: skip
-        assert uncovered == ["lukallm-qwen3-coder-30b-a3b-fp8-l40s-48c-v058-mf08"]
+        # session 69: the Qwen3.6-27B-FP8 EAGLE start (+0.8 %) outside its interval once the session's 17 held-out SGLang
+        # starts, 15 of one H100 box within 2 %, narrowed the scale
+        assert uncovered == ["file67494338468-qwen3.6-27b-fp8-rtxpro6000maxq-eagle-nightly",
+                             "lukallm-qwen3-coder-30b-a3b-fp8-l40s-48c-v058-mf08"]  # fmt: skip
     else:
         assert missed == {"my-deepseek-r1-distill-qwen-7b-3090": 105_531, "extious-qwen3.5-9b-dp2-rtx4090-hicache-ctx200k": 7_007,
                           "ghourimarti-travel-planner-qwen2.5-7b-awq-rtx3060-wsl2-mf055": 11_881,
@@ -189,7 +195,12 @@ def test_sglang_held_out_capacity(corpus_judgement: Judgement, weights_logged: b
                              # session 68: one LFM2.5-8B-A1B start of an H200 tuning study (+0.65 %) whose load took
                              # 16.94 GB where its siblings' took 16.34 (SOURCES.md, session 68 helper B2); Grok-2 FP8
                              # on 8 × H100 holds again with the session's sources
-                             "gujialiang-e2e-sglang-lfm2.5-8b-a1b-h200-m080-ctx73728"]  # fmt: skip
+                             "gujialiang-e2e-sglang-lfm2.5-8b-a1b-h200-m080-ctx73728",
+                             # session 69: two held-out Gemma-4-31B starts of one H100 box, online FP8 (+1.9 %: its load
+                             # 18.46 GiB, printed 'GB', against kvtop's 17.85 GiB) and a reconstructed AWQ config (+1.6 %), outside
+                             # their narrow intervals (SOURCES.md, session 69 helpers B and B2)
+                             "lawjarp-sglang-gemma-4-31b-it-fp8online-h100-tp2-nightly0412-m085-len8192",
+                             "lawjarp-sglang-gemma-4-31b-it-awq-h100-tp2-nightly0412-m085-len8192"]  # fmt: skip
 
 
 def test_sglang_context_features_are_the_sms_the_link_and_the_tp_group() -> None:
