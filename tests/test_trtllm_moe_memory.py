@@ -71,13 +71,14 @@ def test_the_logged_weights_are_the_book_with_the_backends_padding() -> None:
 def test_a_moe_launch_names_its_unmodelled_memory_outside_torch_in_the_interval() -> None:
     """DeepSeek-R1 at TP 4 / EP 4: 'Memory used after loading model weights (outside torch) … 9.74 GiB', of which the
     temporary KV pool 'Allocated 2.14 GiB for max tokens in paged KV cache (65536)': 7.60 GiB where the plan keeps
-    0.71 + 3.39 GiB and the all-reduce fusion workspace, 4 × 64 MiB × 4 + 2 MiB = 1,075,838,976 B: 2.50 GiB left. The
+    0.71 + 3.38 GiB and the all-reduce fusion workspace, 4 × 64 MiB × 4 + 2 MiB = 1,075,838,976 B: 2.50 GiB left. The
     figure is not moved by the MoE rule; its error widens by 1.0 × 4 doublings = 4.0 GiB (root of squares with the
-    term's own 3.39 GiB), and the basis says so. A dense model's term is untouched, and so is a MoE at TP 1:
-    gpt-oss-120b's 4.28 GiB less its 2.25 GiB pool is 2.03, under the plan's 0.71 + 1.89.
-    The context and the rest move with the one-process CUDA context fit (session 68's refit, 87d89b77, on 125
-    records: 0.4797 GiB per 100 SMs of 2,048 threads, 0.71 GiB on the B200's 148 SMs, 0.63 on bench3's H200, whose
-    2.52 GiB besides the weights less that context is the rest, 1.89 GiB; session 54's on 76 records: 0.4694 GiB,
+    term's own 3.38 GiB), and the basis says so. A dense model's term is untouched, and so is a MoE at TP 1:
+    gpt-oss-120b's 4.28 GiB less its 2.25 GiB pool is 2.03, under the plan's 0.71 + 1.88.
+    The context and the rest move with the one-process CUDA context fit (session 69's refit, 2564963f, on 131
+    records: 0.483063 GiB per 100 SMs of 2,048 threads, 0.483063 × 1.48 = 0.71 GiB on the B200's 148 SMs,
+    0.483063 × 1.32 = 0.64 on bench3's H200, whose 2.52 GiB besides the weights less that context is the rest,
+    1.88 GiB; session 68's on 125 records: 0.4797 GiB, 0.71, 0.63 and 1.89; session 54's on 76 records: 0.4694 GiB,
     0.69, 0.62 and 1.90; 0.64 and 1.95 before)."""
     non_torch = _non_torch(TRTLLM[TP4_EP4].raw)
     nccl = _non_torch({**TRTLLM[TP4_EP4].raw, "flags": [*TRTLLM[TP4_EP4].raw["flags"], "--allreduce_strategy", "NCCL"]})
@@ -85,9 +86,10 @@ def test_a_moe_launch_names_its_unmodelled_memory_outside_torch_in_the_interval(
     own = nccl.bytes  # bench3's rest (2.52 GiB less the committed context fit on its H200's 132 SMs) + 0.75 GiB × 2
     h200_context = CUDA_CONTEXT_FITS[CUDA_CONTEXT_KEY].predict((132 / 100,)) / GIB  # (§19, §20)
     assert abs(own / GIB - ((2.52 - h200_context) + 0.75 * 2)) < 0.005
-    # (2.52 − 0.4797 × 1.32) + 1.5 = 3.387 GiB at session 68's context fit; 3.40 at session 54's, 3.45 before its merges
-    assert abs(CUDA_CONTEXT_FITS[CUDA_CONTEXT_KEY].coefficients[0] - 0.4797) < 0.0001
-    assert abs(own / GIB - 3.39) < 0.01
+    # (2.52 − 0.483063 × 1.32) + 1.5 = 3.382 GiB at session 69's context fit; 3.387 at session 68's (0.4797), 3.40 at
+    # session 54's, 3.45 before its merges
+    assert abs(CUDA_CONTEXT_FITS[CUDA_CONTEXT_KEY].coefficients[0] - 0.483063) < 0.000001
+    assert abs(own / GIB - 3.382) < 0.001
     assert abs(non_torch.error_bytes - math.hypot(own, 4.0 * GIB)) < 0.01 * GIB
     assert "not modelled" in non_torch.basis
     for other in ("faradawn-bench3-llama-3-8b-h200-trtllm-120rc4-pytorch", B200_OSS):
