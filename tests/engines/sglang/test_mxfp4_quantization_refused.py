@@ -97,3 +97,13 @@ def test_ep_above_1_with_an_all_to_all_backend_is_refused(capsys: pytest.Capture
     assert err.count("\n") == 1 and err.startswith("kvtop: error: --moe-a2a-backend: ")
     assert f"at EP 2 with --moe-a2a-backend {backend} is not read by kvtop" in err
     assert err.rstrip().endswith(EP_ACTION.replace("(drop --ep-size)", "(drop --ep-size and --moe-a2a-backend)"))
+
+
+@pytest.mark.parametrize("version", ["0.5.12", "0.5.23"])
+def test_an_all_to_all_backend_spans_ep_over_tp_without_ep_size(capsys: pytest.CaptureFixture[str], version: str) -> None:
+    """SGLang sets `ep_size = tp_size` under deepep whatever `--ep-size` says (0.5.12 server_args.py:3215-3219;
+    0.5.23 arg_groups/overrides.py:1611-1619): `--tp 2 --moe-a2a-backend deepep` runs the experts at EP 2, refused
+    as the typed `--ep-size 2` is (the final review of session 69 found it planned at MXFP4)."""
+    assert _plan(GPT_OSS_120B, "H100", version, "--tp", "2", "--moe-a2a-backend", "deepep") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("kvtop: error: --moe-a2a-backend: ") and "at EP 2 with --moe-a2a-backend deepep" in err

@@ -15,7 +15,7 @@ from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.sglang.chunked_prefix import check_chunked_prefix
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
 from kvtop.domain.engines.sglang.hybrid_swa import HYBRID_SWA_ARCHS_ERAS
-from kvtop.domain.engines.sglang.mxfp4_held import check_quantization_upcast
+from kvtop.domain.engines.sglang.mxfp4_held import a2a_ep, check_quantization_upcast
 from kvtop.domain.engines.sglang.nvfp4_pad import check_gated_w13_pad
 from kvtop.domain.engines.sglang.nvfp4_runner import NvFp4MoeRunner, runner_pick
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
@@ -119,8 +119,9 @@ def check_launch(inputs: EngineInputs) -> None:
     check_gated_w13_pad(inputs)
     _check_torch_native_tp(inputs)
     check_chunked_prefix(inputs)
+    a2a_backend = deployment_setup(inputs.settings).a2a_backend
     check_quantization_upcast(inputs.model, inputs.gpu_name, inputs.version, inputs.settings.quantization,
-                              inputs.layout.ep, deployment_setup(inputs.settings).a2a_backend)  # fmt: skip
+                              ep=a2a_ep(inputs.layout.ep, inputs.layout.tp, a2a_backend), a2a_backend=a2a_backend)  # fmt: skip
 
 
 def _check_dsv4_nvfp4_experts(inputs: EngineInputs) -> None:

@@ -87,8 +87,17 @@ def _takes_triton_kernels(ep: int, quantization: str | None) -> bool:
     return ep == 1 and quantization is None
 
 
+def a2a_ep(ep: int, tp: int, a2a_backend: str | None) -> int:
+    """The EP SGLang runs at: an all-to-all backend spans the experts over the TP group, whatever `--ep-size` says
+    (`self.ep_size = self.tp_size` for deepep, mooncake, nixl, flashinfer, mori: 0.5.12 server_args.py:3215-3219 and
+    its siblings in `_handle_a2a_moe`, :3188 on; 0.5.23 arg_groups/overrides.py:1611-1619, `_A2A_EP_SPANNING_BACKENDS`
+    :1578). The order against gpt-oss's runner choice differs by release (0.5.12 chooses first, :929 before :967;
+    0.5.23 asserts triton_kernel at EP 1, model_hook.py:569-571), so kvtop reads the EP the experts are split by."""
+    return tp if a2a_backend is not None and tp > 1 else ep
+
+
 def check_quantization_upcast(model: ModelSpec, gpu_name: str | None, version: ResolvedVersion,
-                              quantization: str | None, ep: int = 1, a2a_backend: str | None = None) -> None:
+                              quantization: str | None, *, ep: int, a2a_backend: str | None) -> None:
     """Refuse an MXFP4 gpt-oss launched with `--quantization`, or at EP > 1, where SGLang then upcasts its experts
     to bf16: the auto runner takes triton_kernels only at `ep_size == 1` with no `--quantization` (server_args.py
     0.5.10.post1 :1768-1771, 0.5.12 :2098-2102; 0.5.17 arg_groups/overrides.py:949-953; 0.5.23
