@@ -30,7 +30,7 @@ FULL_SAMPLE_ERAS: Eras[bool] = Eras((
 # What the corpus shows of the hybrid's step (docs/engines/vllm.md §4.4.1): vLLM's code does not say its size
 HYBRID_SAMPLE_SEEN = (
     "kvtop's corpus: 1.75–2.2 GiB less KV than planned on four such starts at v0.24.0–v0.27.1, each with an fp8 KV "
-    "cache, one printing a 3.51 GiB estimate where kvtop charges 1.30; the same 27B hybrid without prefix caching "
+    "cache, one printing a 3.51 GiB estimate (docs/engines/vllm.md §4.4.1); the same 27B hybrid without prefix caching "
     "(bf16 KV) printed 1.06 GiB"
 )
 

@@ -1,5 +1,5 @@
 """Which modality vLLM's encoder profile runs when two modalities have the most tokens per item
-(`MultiModalBudget.get_modality_with_max_tokens`, docs/engines/vllm.md §12).
+(`MultiModalBudget.get_modality_with_max_tokens`, docs/engines/vllm.md §24).
 
 Before v0.17.0 `max(mm_max_toks_per_item.items(), key=lambda x: x[1])` keeps the first of the largest in the dict
 (the processing info's `get_supported_mm_limits` order: the image before the video). From v0.17.0 the key is

@@ -1,5 +1,5 @@
 """What vLLM's profiled sampler holds at its peak, counted from its code where the release's path is known
-(docs/engines/vllm.md §12).
+(docs/engines/vllm.md §12; below 8 rows and the kernel buffer's rows, §24).
 
 From v0.17.0 the native top-k/top-p path masks the float32 logits in place with the Triton kernel of vllm#33538
 (`apply_top_k_top_p_triton`, topk_topp_triton.py) instead of sorting them (values and int64 indices): llm-d-planner's
