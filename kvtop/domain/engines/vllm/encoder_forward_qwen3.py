@@ -1,6 +1,6 @@
 """The Qwen3-VL vision tower's own forward in vLLM's encoder profile (v0.17.0 on), as Qwen3.5 and Qwen3-VL build
-it, read in the PyPI wheels of v0.17.0, v0.18.0, v0.19.0, v0.23.0, v0.27.1, v0.28.0, v0.29.0 and v0.30.0 (models/qwen3_vl.py, which models/qwen3_5.py
-builds: encoder_profile.py `QWEN3_5_TOWERS`).
+it, read in the PyPI wheels of v0.17.0, v0.18.0, v0.19.0, v0.23.0, v0.27.1, v0.28.0, v0.29.0 and v0.30.0
+(models/qwen3_vl.py, which models/qwen3_5.py builds: encoder_profile.py `QWEN3_5_TOWERS`).
 
 `profile_run` runs the tower on the dummy batch before the text model's run, so its forward is a peak of its own
 (encoder_profile.py `EncoderProfile.peak`). `Qwen3_VisionTransformer.forward` holds the dummy's pixels (already in
