@@ -108,7 +108,7 @@ def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: boo
     assert len({j.record.source for j in judged}) == (234 if weights_logged else 330)
     assert statistics.median(errors) <= 0.02 and not any(math.isnan(e) for e in errors)
     assert sum(j.covered for j in judged) / len(judged) >= 0.9
-    # within 5 %: NOT met with the weights logged (434 of 487, 89.1 %, session 69 after its 49 held-out starts and its
+    # within 5 %: NOT met with the weights logged (434 of 487, 89.1 %, session 69 after its 32 held-out vLLM starts and its
     # rules: a cold compile's embedding-table copy at V2's profile, a multimodal V2 compile's peak, extract_hidden_states;
     # 407 of 465, 87.5 %, session 68 after its 33 held-out starts, most
     # within, and its rules: vLLM's counted sampler peak from v0.17.0, Qwen3.5's encoder profile; 392 of 456, 86.0 %, session 67 after its 37 held-out

@@ -345,8 +345,9 @@ def _check_kv_stage(raw: dict[str, object], logged: dict[object, object]) -> Non
 
 
 def load(engine: str, *, fresh: bool = False) -> list[Record]:
-    """Every record of one engine's corpus file, in file order: resolved once per process and file text (`_resolved`;
-    `fresh`: resolved again, records no earlier plan or memo touched)."""
+    """Every record of one engine's corpus file, in file order: resolved once per process and file text (`_resolved`),
+    so the records and their memos are SHARED across the process — a test that patches a rule or a fit before judging
+    passes `fresh=True` (resolved again: records no earlier plan or memo touched)."""
     text = (CORPUS / f"{engine}.jsonl").read_text()
     return list(_resolve_lines(text) if fresh else _resolved(text))
 
