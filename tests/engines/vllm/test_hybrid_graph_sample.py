@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.engines.vllm.hybrid_graph_sample import FULL_SAMPLE_ERAS
+from kvtop.domain.engines.versions import ResolvedVersion, era_for
+from kvtop.domain.engines.vllm.profile_run import GRAPHS_CHARGED
 from tests.conftest import CONFIGS
 from tests.data_paths import DATA
 from tests.engines.measured_flags import plan_json
@@ -72,10 +72,11 @@ def test_eager_charges_no_graphs_and_says_no_sample(capsys: pytest.CaptureFixtur
 
 
 def test_the_sample_stands_in_every_charging_release_read() -> None:
-    """From v0.20.0 (the first release charging the estimate) the same expression, read in each wheel."""
-    assert FULL_SAMPLE_ERAS.at(ResolvedVersion(text="0.19.1")) is False
-    assert FULL_SAMPLE_ERAS.at(ResolvedVersion(text="0.20.0")) is True
-    assert FULL_SAMPLE_ERAS.at(ResolvedVersion(text="0.29.0")) is True
+    """From v0.20.0 (the first release charging the estimate) the same expression, read in each wheel: the sample
+    stands wherever `profile_run.GRAPHS_CHARGED` charges it (one era table, not a copy)."""
+    assert era_for(GRAPHS_CHARGED, ResolvedVersion(text="0.19.1")).value is False
+    assert era_for(GRAPHS_CHARGED, ResolvedVersion(text="0.20.0")).value is True
+    assert era_for(GRAPHS_CHARGED, ResolvedVersion(text="0.29.0")).value is True
 
 
 def test_keyed_sizes_name_the_sample_without_its_shape(capsys: pytest.CaptureFixture[str]) -> None:

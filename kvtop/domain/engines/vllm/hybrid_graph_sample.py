@@ -13,20 +13,21 @@ leaves out (vllm#50780), a named state here, not a figure.
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
-from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.versions import era_for
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
-from kvtop.domain.engines.vllm.profile_run import batch_limits, graph_counts, largest_full_size
+from kvtop.domain.engines.vllm.profile_run import (
+    GRAPHS_CHARGED,
+    batch_limits,
+    graph_counts,
+    largest_full_size,
+)
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 
 # The first FULL capture's context (`profile_seq_lens=min(self.max_model_len, self.max_num_tokens //
 # desc.num_tokens) if mode == CUDAGraphMode.FULL and i == 0`), read in every wheel from the first release that
 # charges the estimate: gpu_model_runner.py:5995-6001 at v0.20.0 and v0.20.1, :6095 at v0.21.0, :6314 at v0.22.0,
-# :6446 at v0.23.0, :6517-6523 at v0.24.0, :6666 at v0.26.0, :6735 at v0.27.1, :6870 at v0.28.0, :6823 at v0.29.0
-FULL_SAMPLE_ERAS: Eras[bool] = Eras((
-    Era("", False, "before v0.20.0 the estimate is not charged (profile_run.GRAPHS_CHARGED)"),
-    Era("0.20.0", True, "gpu_model_runner.py:5995-6001 at v0.20.0 … :6517-6523 at v0.24.0 … :6823 at v0.29.0: "
-        "the first FULL capture at profile_seq_lens"),
-))  # fmt: skip
+# :6446 at v0.23.0, :6517-6523 at v0.24.0, :6666 at v0.26.0, :6735 at v0.27.1, :6870 at v0.28.0, :6823 at v0.29.0;
+# so the sample stands wherever the estimate is charged (`profile_run.GRAPHS_CHARGED`, from v0.20.0)
 # What the corpus shows of the hybrid's step (docs/engines/vllm.md §4.4.1): vLLM's code does not say its size
 HYBRID_SAMPLE_SEEN = (
     "kvtop's corpus: 1.75–2.2 GiB less KV than planned on four such starts at v0.24.0–v0.27.1, each with an fp8 KV "
@@ -41,7 +42,7 @@ def _v1_sampled(inputs: CalibrationInputs) -> bool:
     (num_tokens // num_reqs, input_batch.py:136-146), no profile_seq_lens (0 before v0.29.0: model_runner.py:684-686
     at v0.24.0)."""
     model = inputs.model
-    return FULL_SAMPLE_ERAS.at(inputs.version) and not (model is not None and runs_v2(inputs.version, model,
+    return era_for(GRAPHS_CHARGED, inputs.version).value and not (model is not None and runs_v2(inputs.version, model,
                                                                                        inputs.settings))  # fmt: skip
 
 
