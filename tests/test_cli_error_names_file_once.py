@@ -49,3 +49,17 @@ def test_each_part_is_said_once() -> None:
     refused = LayoutError("3 does not divide 64", field="--tp", source="c.json")
     assert (str(refused), refused.detail, refused.where) == ("--tp: 3 does not divide 64 (model c.json)",
                                                              "3 does not divide 64", " (model c.json)")  # fmt: skip
+
+
+@pytest.mark.parametrize("field", ["log", "--engine-log"])
+def test_a_log_path_is_named_as_the_fault_under_either_field(tmp_path, field: str) -> None:
+    """A log read for `explain` (field 'log') or attached to a node (`--engine-log`) is the file the error is about:
+    both end ': FILE' (the engine-log field ended ' (in FILE)' before the session's final read). The file: gzip's
+    magic bytes (1f 8b, RFC 1952) followed by no deflate stream, so it does not decompress."""
+    from kvtop.sources.engine_logs import read_engine_log
+
+    broken = tmp_path / "engine.log.gz"
+    broken.write_bytes(b"\x1f\x8b\x08\x00not deflate")
+    with pytest.raises(InputError) as raised:
+        read_engine_log(broken, field=field)
+    assert str(raised.value).startswith(f"{field}: gzip-compressed") and str(raised.value).endswith(f": {broken}")

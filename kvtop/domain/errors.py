@@ -30,7 +30,7 @@ class KvtopError(Exception):
 
 #: Fields whose value is the file an error names (a flag given a path, the log read): their error ends ": FILE",
 #: the file being what the message is about ("--model: config file not found: /x.json").
-FILE_FIELDS = frozenset({"--model", "--config", "--demo", "log", "--extra_llm_api_options"})
+FILE_FIELDS = frozenset({"--model", "--config", "--demo", "log", "--engine-log", "--extra_llm_api_options"})
 
 
 class InputError(KvtopError):
