@@ -81,7 +81,10 @@ def test_plan_and_the_planner_say_where_the_experts_layout_is_not_modelled(capsy
         text = plan(capsys, *args)
         assert any(line.startswith(f"note: not modelled: {expected}") for line in text.splitlines()), gpu
         listed = json.loads(plan(capsys, *args, as_json=True))["not_modelled"]
-        assert len(listed) == 1 and listed[0].startswith(expected), gpu
+        # at v0.29.0 on gpt-oss runs V2, whose graph charge is named beside (test_gpt_oss_v2_graphs.py)
+        layouts = [line for line in listed if not line.startswith("gpt-oss's CUDA graphs on vLLM")]
+        assert len(layouts) == 1 and layouts[0].startswith(expected), gpu
+        assert len(listed) == (2 if release == "0.33.0" else 1), gpu
         settings = parse_flags("vllm", ["--engine-version", release], strict=True)
         ledger = predict(MODEL, settings, gpu_total_bytes=180 * GIB, gpu_name=gpu)
         table = outcome_table(PlanOutcome(before=ledger, after=ledger, settings=settings), None).plain

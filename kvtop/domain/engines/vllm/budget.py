@@ -53,6 +53,7 @@ from kvtop.domain.engines.vllm.extensible_kv import (
 )
 from kvtop.domain.engines.vllm.flags import RELEASE_SPANS
 from kvtop.domain.engines.vllm.flags_table import refuse_missing
+from kvtop.domain.engines.vllm.gpt_oss_graphs import gpt_oss_v2_graphs_not_modelled
 from kvtop.domain.engines.vllm.group_padding import padding_note
 from kvtop.domain.engines.vllm.hybrid import HybridBlocks, hybrid_blocks
 from kvtop.domain.engines.vllm.kernels import check_weights
@@ -327,7 +328,7 @@ class VllmBudget:
             not_modelled=tuple(n for n in (mxfp4_not_modelled(m, inputs.layout, s, gpu_name, inputs.version),
                                            pp_partition_not_modelled(s.flags, inputs.layout.pp, inputs.version),
                                            gathered_batch_not_modelled(inputs.terms),
-                                           tower_fp8_not_modelled(m, s, inputs.version),
+                                           tower_fp8_not_modelled(m, s, inputs.version), gpt_oss_v2_graphs_not_modelled(m, s, inputs.version),
                                            None if s.enforce_eager else graph_mode_not_modelled(s.flags, inputs.version),
                                            dp_communicators_not_modelled(m, inputs.layout, inputs.version, gpu_name,
                                                                          s)) if n),
