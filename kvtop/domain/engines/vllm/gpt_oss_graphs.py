@@ -2,17 +2,18 @@
 said aloud where a launch meets it (docs/engines/vllm.md §25).
 
 From v0.29.0 vLLM runs every generating model V2 can run on the V2 model runner (`runner_eras.runs_v2`; gpt-oss, an
-MoE of no listed class, ran V1 before). V2's `profile_cudagraph_memory` (v1/worker/gpu/cudagraph_utils.py:718-801
-at v0.29.0) captures every PIECEWISE graph into a throwaway pool and takes the whole free-memory drop
-(`measured = int(runner.capture_model())`), extrapolating only the FULL graphs from two samples
-(`_extrapolate_full_graph_memory`, :823-831); gpu_worker.py:606-610 takes that figure off the KV budget. kvtop's
-graph term is the V1 runner's two-sample form (first capture + (n − 1) × the second, gpu_model_runner.py:6581-6588
-at v0.25.1), fitted on logs that print it. For most models a full capture costs no more than that form (the corpus's
-starts that print both: the capture at or below the estimate, or up to 0.13 GiB above on Qwen3-8B at v0.20.0);
-gpt-oss's costs more: chiatzen's gpt-oss-20b start on an H100 PCIe at v0.26.0 (V1, 83 PIECEWISE + 83 FULL graphs,
-the largest 1,024) estimated 0.82 GiB and captured 1.52 GiB. What makes its graphs dearer was not found in the code, so the V2 charge is
-not modelled: vLLM 0.29.0's four compiled gpt-oss-20b starts on L4s in kvtop's corpus (akamaslabs study 10: TP 1
-twice, TP 1 fp8, TP 2 EP) kept 0.77-0.95 GiB a GPU less KV than planned, its eager DP-4 start none (−0.07 GiB).
+MoE of no listed class, ran V1 before). V2's `profile_cudagraph_memory` (v1/worker/gpu/cudagraph_utils.py:718-801 at
+v0.29.0) captures every PIECEWISE graph into a throwaway pool and takes the whole free-memory drop (`measured =
+int(runner.capture_model())`), extrapolating only the FULL graphs from two samples
+(`_extrapolate_full_graph_memory`, :823-831); gpu_worker.py:606-610 takes that figure off the KV budget (the same at
+v0.34.0: cudagraph_utils.py:989-1076, gpu_worker.py:776-780). kvtop's graph term is the V1 runner's two-sample form
+(first capture + (n − 1) × the second, gpu_model_runner.py:6581-6588 at v0.25.1), fitted on logs that print it. For
+most models a full capture costs no more than that form (the corpus's starts that print both: the capture at or
+below the estimate, or up to 0.13 GiB above on Qwen3-8B at v0.20.0); gpt-oss's costs more: chiatzen's gpt-oss-20b
+start on an H100 PCIe at v0.26.0 (V1, 83 PIECEWISE + 83 FULL graphs, the largest 1,024) estimated 0.82 GiB and
+captured 1.52 GiB. What makes its graphs dearer was not found in the code, so the V2 charge is not modelled: vLLM
+0.29.0's four compiled gpt-oss-20b starts on L4s in kvtop's corpus (akamaslabs study 10: TP 1 twice, TP 1 fp8, TP 2
+EP) kept 0.77-0.95 GiB a GPU less KV than planned, its eager DP-4 start none (−0.07 GiB).
 """
 
 from __future__ import annotations
