@@ -38,8 +38,9 @@ def test_the_note_s_figures_are_the_v0_26_log_s() -> None:
 
 
 def test_named_where_gpt_oss_runs_v2_with_graphs() -> None:
-    """akamaslabs study 10's compiled L4 launch at v0.29.0 (-O2: FULL_AND_PIECEWISE) and a launch stating no mode."""
-    for flags in (("--optimization-level", "2", "--max-num-seqs", "256"), ()):
+    """akamaslabs study 10's compiled L4 launch at v0.29.0 (-O2: FULL_AND_PIECEWISE), a launch stating no mode and -O1
+    (PIECEWISE): each captures PIECEWISE graphs."""
+    for flags in (("--optimization-level", "2", "--max-num-seqs", "256"), (), ("-O1",)):
         note = said(MODEL, "0.29.0", *flags)
         assert note is not None and "V2 model runner" in note and "1.52 GiB against 0.82 GiB" in note, flags
 
@@ -49,6 +50,9 @@ def test_named_where_gpt_oss_runs_v2_with_graphs() -> None:
     [
         (MODEL, "0.29.0", ("--enforce-eager",)),  # the eager DP-4 start's launch: no graphs
         (MODEL, "0.29.0", ("--optimization-level", "0")),  # -O0: cudagraph_mode NONE
+        # FULL graphs only: V2 extrapolates them from two samples (cudagraph_utils.py:823-831 at v0.29.0)
+        (MODEL, "0.29.0", ("--compilation-config", '{"cudagraph_mode": "FULL_DECODE_ONLY"}')),
+        (MODEL, "0.34.0", ("-cc.cudagraph_mode=FULL",)),
         (MODEL, "0.26.0", ()),  # gpt-oss (MoE, no listed class) ran on the V1 runner before v0.29.0
         (QWEN3_8B, "0.29.0", ()),  # another class: its V2 graphs are the graph term's own note
     ],

@@ -25,6 +25,10 @@ from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 
 GPT_OSS = "GptOssForCausalLM"
+# The cudagraph modes that capture PIECEWISE graphs, which V2's profile measures in full (None: the launch states no
+# mode, vLLM's default FULL_AND_PIECEWISE); FULL and FULL_DECODE_ONLY capture FULL graphs only, which V2 extrapolates
+# from two samples as the V1 runner does (`_extrapolate_full_graph_memory`, cudagraph_utils.py:823-831 at v0.29.0)
+PIECEWISE_MODES = (None, "PIECEWISE", "FULL_AND_PIECEWISE")
 # chiatzen-gpt-oss-20b-h100pcie-v0260-nospec-u085-mml65536's log: 'Estimated CUDA graph memory: 0.82 GiB' and 'Graph
 # capturing finished … took 1.52 GiB' (GiB)
 V1_ESTIMATED, V1_CAPTURED = 0.82, 1.52
@@ -36,10 +40,10 @@ V2_SHORT_LEAST, V2_SHORT_MOST = 0.77, 0.95
 def gpt_oss_v2_graphs_not_modelled(model: ModelSpec, settings: LaunchSettings | None,
                                    version: ResolvedVersion) -> str | None:  # fmt: skip
     """The line for `EngineResult.not_modelled` where gpt-oss runs on V2 and captures CUDA graphs; None elsewhere
-    (another class, the V1 runner, an eager launch or graphs turned off)."""
+    (another class, the V1 runner, an eager launch, graphs turned off, or a FULL-only mode: no PIECEWISE graph)."""
     if model.architecture != GPT_OSS or settings is None or settings.enforce_eager:
         return None
-    if not runs_v2(version, model, settings) or graph_config(settings.flags, version).mode == "NONE":
+    if not runs_v2(version, model, settings) or graph_config(settings.flags, version).mode not in PIECEWISE_MODES:
         return None
     return (f"gpt-oss's CUDA graphs on vLLM {version.label}'s V2 model runner, which measures every PIECEWISE graph "
             "in full (v1/worker/gpu/cudagraph_utils.py:718-801 at v0.29.0): its graphs cost more than the two-sample "
