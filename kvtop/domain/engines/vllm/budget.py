@@ -27,10 +27,8 @@ from kvtop.domain.engines.vllm.batching import (
     default_batch_limits,
 )
 from kvtop.domain.engines.vllm.batching_async import refuse_explicit_async
-from kvtop.domain.engines.vllm.compilation import graph_mode_not_modelled
 from kvtop.domain.engines.vllm.compile_cache import cold_compile_charge, unread_warm_note
 from kvtop.domain.engines.vllm.deployment import setup as vllm_setup
-from kvtop.domain.engines.vllm.dp_dispatch import dp_communicators_not_modelled, gathered_batch_not_modelled
 from kvtop.domain.engines.vllm.dp_flags import refuse_unread_backend
 from kvtop.domain.engines.vllm.dsv4 import MLA_BLOCK, dsv4_rank
 from kvtop.domain.engines.vllm.encdec import GRAPHS_NOTE, encdec_cell, encoder_tokens
@@ -53,17 +51,15 @@ from kvtop.domain.engines.vllm.extensible_kv import (
 )
 from kvtop.domain.engines.vllm.flags import RELEASE_SPANS
 from kvtop.domain.engines.vllm.flags_table import refuse_missing
-from kvtop.domain.engines.vllm.gpt_oss_graphs import gpt_oss_v2_graphs_not_modelled
 from kvtop.domain.engines.vllm.group_padding import padding_note
 from kvtop.domain.engines.vllm.hybrid import HybridBlocks, hybrid_blocks
 from kvtop.domain.engines.vllm.kernels import check_weights
+from kvtop.domain.engines.vllm.launch_unmodelled import launch_not_modelled
 from kvtop.domain.engines.vllm.long_context import long_context_note
-from kvtop.domain.engines.vllm.mxfp4_unmodelled import mxfp4_not_modelled
 from kvtop.domain.engines.vllm.page_unify import UnifiedPages, check_v_width, unified_pages
 from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS, group_size_of, projected_groups
-from kvtop.domain.engines.vllm.pp_split import PP_SPLIT_ERAS, pp_partition_not_modelled
+from kvtop.domain.engines.vllm.pp_split import PP_SPLIT_ERAS
 from kvtop.domain.engines.vllm.state_only import state_page
-from kvtop.domain.engines.vllm.tower_fp8 import tower_fp8_not_modelled
 from kvtop.domain.engines.vllm.tower_heads import check_tower_heads
 from kvtop.domain.engines.vllm.v0_backends import check_backend_env
 from kvtop.domain.engines.vllm.v1_opt_in import check_v1_opt_in
@@ -325,13 +321,7 @@ class VllmBudget:
             max_running_requests=max_seqs, max_concurrency=concurrency, reserve_bytes=max(non_kv, 0), unused_bytes=unused,
             memory_fraction=util, memory_fraction_source=util_source, fits=fits,
             shortfall_bytes=0 if fits else over or needed - available, steps=tuple(steps), notes=tuple(notes),  # a negative budget adds to it
-            not_modelled=tuple(n for n in (mxfp4_not_modelled(m, inputs.layout, s, gpu_name, inputs.version),
-                                           pp_partition_not_modelled(s.flags, inputs.layout.pp, inputs.version),
-                                           gathered_batch_not_modelled(inputs.terms),
-                                           tower_fp8_not_modelled(m, s, inputs.version), gpt_oss_v2_graphs_not_modelled(m, s, inputs.version),
-                                           None if s.enforce_eager else graph_mode_not_modelled(s.flags, inputs.version),
-                                           dp_communicators_not_modelled(m, inputs.layout, inputs.version, gpu_name,
-                                                                         s)) if n),
+            not_modelled=launch_not_modelled(inputs),  # named, never guessed (launch_unmodelled.py)
             cell=dsv4.cell(max_len, in_flight) if dsv4 is not None else (
                 encdec_cell(block, blocks_per_request, page_bytes * group_size, max_len, encoder) if encoder else None),
             state_slots=num_blocks if state_only is not None and fits else 0, capacity_fixed_by=fixed_by,
