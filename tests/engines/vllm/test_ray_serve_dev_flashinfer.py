@@ -13,7 +13,7 @@ replica_initialization/experiment_terminal_output/): 'topk_topp_sampler.py:58] U
 sampling.' on every RayWorkerWrapper; llama70b-base.txt 'Model loading took 32.8601 GiB', 'Available KV cache memory:
 35.76 GiB', 'GPU KV cache size: 468,752 tokens' (0.9 × 79.19 − 32.86 − 35.76 = 2.65 GiB beside weights and KV);
 qwen235B-base.txt 'Model loading took 54.9205 GiB', 'Available KV cache memory: 13.22 GiB', 'GPU KV cache size:
-294,992 tokens' (3.15 GiB beside). Both print 'max_num_batched_tokens=8192': Ray Serve builds the config with
+294,992 tokens' (0.9 × 79.19 − 54.92 − 13.22 = 3.13 GiB beside). Both print 'max_num_batched_tokens=8192': Ray Serve builds the config with
 UsageContext.OPENAI_API_SERVER, whose H100 defaults are 8,192 tokens and 1,024 seqs (v0.11.0 engine/arg_utils.py), so
 1,024 rows of the sampler: native, 9.5 copies of 1,024 × 128,256 (151,936) × 4 B, ≈ 4.6 (5.5) GiB alone, more than
 the logs leave beside weights and KV.

@@ -117,7 +117,7 @@ V2_WARMUP_PASS_ERAS: Eras[bool] = Eras((
 # METADATA:79 'Requires-Dist: flashinfer-python==0.5.2', unconditional; v0.11.0's :99 under extra "flashinfer" only),
 # and vllm#26859, which made the sampler opt-in (v0.11.1 topk_topp_sampler.py:34-47): session 70 read Ray Serve LLM's
 # main build 0.1.dev10446+g2dcd12d35 that way (its log prints 'topk_topp_sampler.py:58] Using FlashInfer for top-p &
-# top-k sampling.' and leaves 2.65 / 3.15 GiB beside weights and KV at 1,024 seqs, where the native path's 9.5 copies
+# top-k sampling.' and leaves 2.65 / 3.13 GiB beside weights and KV at 1,024 seqs, where the native path's 9.5 copies
 # alone are 4.6 / 5.5 GiB). A pre-release after vllm#26859 samples natively though it holds FlashInfer; its version
 # does not place its commit against the PR, so that case is not modelled: the interval keeps the native copies
 # (`calibration_activation._sampler_path_error` widens by them), the centre is FlashInfer's.
