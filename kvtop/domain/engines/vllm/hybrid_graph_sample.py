@@ -9,7 +9,8 @@ as graph memory. kvtop's graph fit counts graphs × layers (`calibration.py`), n
 with prefix caching (mamba_cache_mode 'align') the step's transient is the largest part of the estimate kvtop
 leaves out (vllm#50780). The op that holds it is not found (session 69 and 70), so it is not modelled in the centre;
 where it was seen (a hybrid with prefix caching at v0.24.0 – v0.27.x) the plan's interval carries its measured size
-(`hybrid_sample_widening`), scaled by the sample's tokens as vllm#50780 reports it linear in them.
+(`hybrid_sample_widening`), scaled by the capture's tokens: vllm#50780 calls it "mnbt-linear" (max_num_batched_tokens),
+and the capture's tokens are max_num_batched_tokens on every start seen.
 """
 
 from __future__ import annotations
@@ -41,9 +42,12 @@ HYBRID_SAMPLE_SEEN = (
 # The transient's size as measured: fentz26's v0.27.1 start (2 × RTX 5090, TP 2, fp8 KV, prefix caching, Qwen3.8-27B-FP8,
 # `fentz26-qwen3.8-27b-uncensored-fp8-2xrtx5090-v0271-tp2-fp8kv-pc-len131072`) prints 'Estimated CUDA graph memory:
 # 3.51 GiB' where kvtop's graph term, which counts the graphs and not the sample, charges 1.30 GiB: 2.21 GiB, the
-# largest of the starts seen (the club-3090 v0.24.0 starts leave 1.75 / 1.78 GiB less KV than planned); each sampled
-# 8,192 tokens (N requests × min(max_model_len, max_num_batched_tokens // N)), and vllm#50780 measures the transient
-# linear in them (max_num_batched_tokens), so the widening scales with the launch's sample tokens
+# largest of the starts seen (the club-3090 v0.24.0 starts leave 1.75 / 1.78 GiB less KV than planned). It is what the
+# estimate charged beyond kvtop's graph term, not the transient alone: the same log prints 'CUDA graph pool memory:
+# 2.99 GiB (actual), 3.51 GiB (estimated)'. Each start sampled 8,192 tokens (N requests × min(max_model_len,
+# max_num_batched_tokens // N): 1 × 8,192, 8 × 1,024, 256 × 32, each its max_num_batched_tokens); vllm#50780's title
+# calls the transient "mnbt-linear", so the widening scales with the launch's sample tokens, which are
+# max_num_batched_tokens unless max_model_len caps the context (a case no start or the issue measures)
 HYBRID_SAMPLE_BYTES = round(2.21 * GIB)
 HYBRID_SAMPLE_TOKENS = 8_192
 # The releases whose starts show it (kvtop's corpus): v0.24.0 (club-3090 #612 / #652 on an RTX 5090, the L40S
