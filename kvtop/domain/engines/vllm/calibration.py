@@ -57,7 +57,7 @@ from kvtop.domain.engines.vllm.compilation import graph_config
 from kvtop.domain.engines.vllm.eagle3_head import unsized_error
 from kvtop.domain.engines.vllm.extensible_kv import extensible
 from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
-from kvtop.domain.engines.vllm.hybrid_graph_sample import full_sample_words
+from kvtop.domain.engines.vllm.hybrid_graph_sample import full_sample_words, hybrid_sample_widening
 from kvtop.domain.engines.vllm.moe_workspace import fused_moe_workspace
 from kvtop.domain.engines.vllm.mxfp4_weights import backend_weights
 from kvtop.domain.engines.vllm.nvls_buffers import nvls_buffers
@@ -309,10 +309,12 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
         beside_at, beside_grid = stand_in(inputs) if v2_measures_graphs(inputs) else (inputs, "")
         figure = fitted_estimate(Term.CUDA_GRAPHS, label, fits.get("vllm.cuda_graphs"),
                                  _graph_features(beside_at, v1_runner=True), basis)  # fmt: skip
-        found.append(with_pinned_segments(with_v2_beside(graphs or assumed_estimate(
+        estimate = with_pinned_segments(with_v2_beside(graphs or assumed_estimate(
             Term.CUDA_GRAPHS, label, 2 * GIB, 5 * GIB // 2,
             "charged since v0.20.0; the model's layers are not known (0.36 GiB on a small TP 2 model, 4.99 GiB on "
-            "GLM-5.2 TP 4): 2 GiB assumed"), inputs, figure, beside_grid), inputs.version))  # fmt: skip
+            "GLM-5.2 TP 4): 2 GiB assumed"), inputs, figure, beside_grid), inputs.version)  # fmt: skip
+        widening = hybrid_sample_widening(inputs)  # a hybrid's first FULL capture, measured (hybrid_graph_sample.py)
+        found.append(estimate.plus(error_bytes=widening[0], why=widening[1], beside=True) if widening else estimate)
     if extensible(inputs.settings, inputs.version):  # v0.34.0: sized from the free memory at the worker's start
         found.append(context(inputs, fits))
     return tuple(found)

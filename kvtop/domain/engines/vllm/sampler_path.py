@@ -111,7 +111,16 @@ V2_WARMUP_PASS_ERAS: Eras[bool] = Eras((
 # installs since 2025-03; vLLM 0.10.1.1's METADATA pins the extra to flashinfer-python==0.2.11), one that is absent never
 # is. Before v0.9.0 an installed one is taken only below 0.2.3 (vllm#14815), a version the statement does not give.
 # The one table of the releases in which an importable FlashInfer is the sampler's path: the launch's statement and the
-# official image's install (IMAGE_INSTALLS_FLASHINFER) both read it, and `plan --flashinfer`'s help quotes its span
+# official image's install (IMAGE_INSTALLS_FLASHINFER) both read it, and `plan --flashinfer`'s help quotes its span.
+# 0.11.1's pre-releases (main between v0.11.0 and v0.11.1) sort below 0.11.1 and so read a stated install as taken.
+# That holds for a build between vllm#26443, which made flashinfer-python a default CUDA requirement (v0.11.1's
+# METADATA:79 'Requires-Dist: flashinfer-python==0.5.2', unconditional; v0.11.0's :99 under extra "flashinfer" only),
+# and vllm#26859, which made the sampler opt-in (v0.11.1 topk_topp_sampler.py:34-47): session 70 read Ray Serve LLM's
+# main build 0.1.dev10446+g2dcd12d35 that way (its log prints 'topk_topp_sampler.py:58] Using FlashInfer for top-p &
+# top-k sampling.' and leaves 2.65 / 3.13 GiB beside weights and KV at 1,024 seqs, where the native path's 9.5 copies
+# alone are 4.6 / 5.5 GiB). A pre-release after vllm#26859 samples natively though it holds FlashInfer; its version
+# does not place its commit against the PR, so that case is not modelled: the interval keeps the native copies
+# (`calibration_activation._sampler_path_error` widens by them), the centre is FlashInfer's.
 FLASHINFER_TAKEN_ERAS: Eras[bool] = Eras((
     Era("", False, "before v0.9.0 the installed FlashInfer's version decides (>= 0.2.3 disables the sampler, vllm#14815)"),
     Era("0.9.0", True, "topk_topp_sampler.py v0.9.0:33-38, v0.11.0:50-56: FlashInfer's sampler wherever FlashInfer "
