@@ -120,6 +120,16 @@ FLASHINFER_TAKEN_ERAS: Eras[bool] = Eras((
 ))  # fmt: skip
 # how a plan says it, where the serving path is not the native one
 PROFILE_WARMS_NATIVE = "the profile's dummy sampler warms the native top-k/top-p path too"
+# NVIDIA Dynamo's vLLM runtime image (`nvcr.io/nvidia/ai-dynamo/vllm-runtime:TAG`, and images built FROM it) sets
+# `ENV VLLM_USE_FLASHINFER_SAMPLER=1` ("In vLLM 0.12 the default sampler changed on the forward pass. We need to enable
+# this to enable the cuda kernels.": container/templates/vllm_runtime.Dockerfile, its last ENV, read at ai-dynamo/dynamo
+# 009d786f) over an install that holds FlashInfer (the same file copies `flashinfer_jit_cache` and `flashinfer_cubin`
+# into the venv): a start in it samples with FlashInfer as `VLLM_USE_FLASHINFER_SAMPLER=1` in the launch does. Seen:
+# dmvevents/awsome-inference-1's rev2 worker (an image over vllm-runtime:1.0.1, vLLM 0.16.0) logs 'Using FlashInfer for
+# top-p & top-k sampling.' (topk_topp_sampler.py:47) and kept 50.35 GiB of KV, where the native path plans 47.50
+DYNAMO_RUNTIME_IMAGE = "ai-dynamo/vllm-runtime"
+DYNAMO_IMAGE_SETS = ("NVIDIA Dynamo's vLLM runtime image sets ENV VLLM_USE_FLASHINFER_SAMPLER=1 "
+                     "(container/templates/vllm_runtime.Dockerfile at ai-dynamo/dynamo 009d786f)")
 # hosts the official image's FlashInfer install leaves out (linux/arm64): Grace-Hopper and Grace-Blackwell, as
 # `gpus.gpu_model_key` keys them (NVML's 'NVIDIA GH200 480GB', 'gh200' and 'GH200' alike)
 ARM64_HOSTS = frozenset({"GH200", "GB200", "GB300"})
@@ -137,6 +147,12 @@ def taken_span() -> str:
 def official_image(image: str | None) -> bool:
     """Whether the launch runs vLLM's official image (any registry, any tag or digest: launch_tokens.image_of)."""
     return bool(image) and image_of(image or "", frozenset({OFFICIAL_IMAGE}))
+
+
+def dynamo_image(image: str | None) -> bool:
+    """Whether the launch runs NVIDIA Dynamo's vLLM runtime image (any registry, tag or digest), whose ENV asks for
+    FlashInfer's sampler (DYNAMO_RUNTIME_IMAGE)."""
+    return bool(image) and image_of(image or "", frozenset({DYNAMO_RUNTIME_IMAGE}))
 
 
 def stated_path(flags: Mapping[str, object] | None) -> bool | None:
@@ -160,6 +176,8 @@ def sampler_path(
     if stated is not None:
         path: SamplerPath = "flashinfer" if stated else "native"
         return path, f"{FLASHINFER_SAMPLER_ENV}={int(stated)} in the launch"
+    if dynamo_image(image):  # the image's ENV, as if the launch set it (the launch's own value above wins)
+        return "flashinfer", f"{DYNAMO_IMAGE_SETS}; the launch line's image: {image}"
     era = SAMPLER_PATHS.era(version)
     if flashinfer is not None:
         read = era_for(FLASHINFER_TAKEN_ERAS, version)
