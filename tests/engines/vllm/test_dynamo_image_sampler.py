@@ -57,3 +57,12 @@ def test_the_launchs_own_value_wins_over_the_images() -> None:
     # another image, or none, leaves the opt-in release's native default
     assert sampler_path(v016, H100, None, "vllm/vllm-openai:v0.16.0")[0] == "native"
     assert sampler_path(v016, H100)[0] == "native"
+
+
+def test_only_dynamo_releases_after_the_env_was_added() -> None:
+    # ai-dynamo/dynamo#5613 (merged 2026-01-23) added the ENV; Dynamo 0.8.1's vllm-runtime (vLLM 0.12.0, an opt-in
+    # release) was built from container/Dockerfile.vllm without it, so it samples natively
+    v012 = ResolvedVersion(text="0.12.0")
+    assert sampler_path(v012, H100, None, "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.8.1")[0] == "native"
+    assert sampler_path(v012, H100, None, "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.9.0-cuda13")[0] == "flashinfer"
+    assert sampler_path(v012, H100, None, "nvcr.io/nvidia/ai-dynamo/vllm-runtime:latest")[0] == "flashinfer"
