@@ -58,3 +58,13 @@ def test_the_decode_instance_and_the_lm_only_flag_by_release() -> None:
     assert decode is not None
     assert vlm_factor_skipped_by(decode, ResolvedVersion(text="0.5.16")) is None
     assert vlm_factor_skipped_by(decode, ResolvedVersion(text="0.5.17")) is not None
+    # --language-model-only: no such flag before 0.5.18 (its wheel's server_args.py has none), tested from 0.5.18 on
+    lm_only = parse_launch_command(f"{SERVER} --language-model-only")
+    assert lm_only is not None
+    assert vlm_factor_skipped_by(lm_only, ResolvedVersion(text="0.5.17")) is None
+    assert vlm_factor_skipped_by(lm_only, ResolvedVersion(text="0.5.18")) is not None
+    # --language-only: 0.5.8.post1 still tests is_multimodal alone (server_args.py:1036), 0.5.9 skips (:1068)
+    language_only = parse_launch_command(f"{SERVER} {LANGUAGE_ONLY}")
+    assert language_only is not None
+    assert vlm_factor_skipped_by(language_only, ResolvedVersion(text="0.5.8.post1")) is None
+    assert vlm_factor_skipped_by(language_only, ResolvedVersion(text="0.5.9")) is not None

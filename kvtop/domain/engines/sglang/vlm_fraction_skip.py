@@ -10,7 +10,11 @@ not on an instance that runs no encoder: read in the wheels,
 - a PD decode instance (`--disaggregation-mode decode`): skipped from 0.5.17 (server_args.py:4795-4800; 0.5.16 :4094
   does not test it);
 - `--language-model-only` (the flag from 0.5.18): skipped from its first release (server_args.py:4990-4996 at 0.5.18;
-  0.5.23 arg_groups/memory_hook.py:283-288 `is_vlm`, all three tests).
+  0.5.23 arg_groups/memory_hook.py:283-288 `is_vlm`, all three tests). SGLang takes the flag only for the
+  architectures of `ServerArgs.LANGUAGE_MODEL_ONLY_ARCHITECTURES` (0.5.18 server_args.py:7657-7685: MuseGlimmer alone;
+  0.5.23 :335-340: DeepseekV4, MuseGlimmer, Cosmos3, Cosmos3Edge) and refuses it with --disaggregation-mode, raising
+  ValueError otherwise: a plan of another model with it is of a start SGLang refuses (not refused here). Its other
+  effect, the tower neither built nor loaded, is not a term: the flag stays in flags_unmodelled_late.py's table.
 
 A given --mem-fraction-static is never adjusted (the factor applies to the automatic value only), so none of this
 moves a launch that sets it. What else --language-only does to memory at 0.5.12 is not a term: the class still builds
