@@ -10,8 +10,12 @@ _torch/pyexecutor/_util.py, stored copy id 9136361103). `CacheTransBufferManager
 stored copies ids 57029962989, 798615167) sizes one transfer buffer as Σ over layers of (min(the layer's attention
 window rounded up to whole blocks, max_tokens_in_buffer) + one block) × the layer's KV bytes per token (without
 max_tokens_in_buffer: TRTLLM_KVCACHE_TRANSFER_BUFFER_SIZE's size) and allocates one receive buffer (more under
-TRTLLM_REQUEST_KV_CACHE_CONCURRENT) and TRTLLM_KVCACHE_SEND_MAX_CONCURRENCY_NUM send buffers, outside torch. Held
-through the estimation forward, they are in its peak, so the pool loses free_gpu_memory_fraction × their bytes.
+TRTLLM_REQUEST_KV_CACHE_CONCURRENT) and TRTLLM_KVCACHE_SEND_MAX_CONCURRENCY_NUM send buffers, outside torch. In those
+copies `BaseTransBufferManager`'s constructor allocates every buffer whole (`allocateBuffer`, baseTransBuffer.cpp,
+stored copy id 3481365997): held through the estimation forward, they would be in its peak, the pool losing
+free_gpu_memory_fraction × their bytes. The one start below fell short of the plan by less than that mechanism
+gives at any default read (one receive and one send buffer are already 2.26 GiB before the fraction against its
+1.46), so the mechanism is a reading of copies not tied to a release, not a measured term.
 
 Why not charged: the send count's default differs by copy (2 in envUtils.cpp ids 2541780136 and 7571199783; 1 and 4
 in the disaggregated-serving docs' copies ids 1199309999 and 9018995822) and whether each buffer is allocated whole at
@@ -55,9 +59,9 @@ def transceiver_note(
     backend = flag_text(settings, BACKEND_KEY) or "DEFAULT"
     tokens = flag_int(settings, TOKENS_KEY)
     head = (f"cache_transceiver_config (backend {backend}): the disaggregated worker's KV transfer buffers are not "
-            "modelled; built before the KV cache is sized (PR #4153), one receive and "
-            "TRTLLM_KVCACHE_SEND_MAX_CONCURRENCY_NUM send buffers (its default not read at this release) are in the "
-            "profiled peak, each costing the pool free_gpu_memory_fraction × its bytes")  # fmt: skip
+            "modelled; in TensorRT-LLM's code as read (not at this release) they are built before the KV cache is "
+            "sized (PR #4153), one receive and TRTLLM_KVCACHE_SEND_MAX_CONCURRENCY_NUM send buffers (its default not "
+            "read at this release), and would each cost the pool free_gpu_memory_fraction × its bytes")  # fmt: skip
     if tokens is None or bytes_per_token <= 0 or tokens_per_block <= 0:
         return f"{head} (TRTLLM_KVCACHE_TRANSFER_BUFFER_SIZE's size each: not read)"
     one = transfer_buffer_bytes(tokens, window, tokens_per_block, bytes_per_token)
