@@ -16,6 +16,9 @@ not on an instance that runs no encoder: read in the wheels,
   ValueError otherwise: a plan of another model with it is of a start SGLang refuses (not refused here). Its other
   effect, the tower neither built nor loaded, is not a term: the flag stays in flags_unmodelled_late.py's table.
 
+--language-only and --language-model-only stay in flags_unmodelled*.py's tables (typed to kvtop they are refused;
+a --cmd line names them as ignored): this rule reads them off a --cmd line for the fraction alone, the rest of what
+they do is not modelled.
 A given --mem-fraction-static is never adjusted (the factor applies to the automatic value only), so none of this
 moves a launch that sets it. What else --language-only does to memory at 0.5.12 is not a term: the class still builds
 and loads its vision tower (qwen3_vl.py:1099-1107 builds `self.visual` whatever the flag; qwen3_vl_moe.py:354-357 and
