@@ -40,6 +40,7 @@ from kvtop.domain.engines.sglang.hybrid_swa import unlisted_reason
 from kvtop.domain.engines.sglang.multimodal import is_multimodal, vlm_factor_vision
 from kvtop.domain.engines.sglang.prefill_graphs_off import prefill_graphs_off_reason
 from kvtop.domain.engines.sglang.prefill_graphs_optin import optin_reserve_mib
+from kvtop.domain.engines.sglang.vlm_fraction_skip import vlm_factor_skipped_by
 from kvtop.domain.engines.versions import (
     Era,
     Eras,
@@ -295,7 +296,10 @@ def auto_mem_fraction_static(inputs: EngineInputs, graph_bs: int | None) -> tupl
     vlm = era_for(VLM_ERAS, inputs.version).value
     vision, why = vlm_factor_vision(inputs.model, inputs.version)
     multimodal = is_multimodal(inputs.model, inputs.settings, inputs.version)
-    if multimodal and vlm[0] == "auto":
+    skipped = vlm_factor_skipped_by(inputs.settings, inputs.version) if multimodal else None
+    if skipped is not None:  # an instance that runs no encoder (vlm_fraction_skip.py)
+        source += f" (no factor for a multimodal model: {skipped})"
+    elif multimodal and vlm[0] == "auto":
         fraction *= vlm[1]
         source += f" × {vlm[1]:g} for a multimodal model"
     elif multimodal and vlm[0] == "tower" and vision is not None:  # not rounded again

@@ -37,6 +37,7 @@ from kvtop.domain.engines.trtllm.eras import (
     rounding_rule,
 )
 from kvtop.domain.engines.trtllm.max_seq_len import max_seq_len_note
+from kvtop.domain.engines.trtllm.transceiver_buffers import transceiver_note
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.kv import FP8_KV_FORMATS, KvBook
@@ -222,6 +223,9 @@ class TrtllmBudget:
             # a --max_seq_len above the inferred one: lowered, or kept under TLLM_ALLOW_LONG_MAX_MODEL_LEN
             if (seq_note := max_seq_len_note(inputs.model, inputs.settings, version)) is not None:
                 notes.append(seq_note)
+            # a disaggregated worker's transfer buffers: named with their size, not charged (transceiver_buffers.py)
+            if (buffers := transceiver_note(s, inputs.context_length, tpb, manager, fraction)) is not None:
+                notes.append(buffers)
             rounding = rounding_rule(version)
             if rounding == "either":
                 notes.append(f"final blocks rounded down: TensorRT-LLM {version.label} may round up (§12)")

@@ -20,7 +20,7 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.gpus import compute_capability, gpu_model_key
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.launch_tokens import image_of
+from kvtop.domain.launch_tokens import image_of, image_release
 from kvtop.domain.model import ModelSpec
 
 SamplerPath = Literal["native", "flashinfer", "either"]
@@ -129,6 +129,27 @@ FLASHINFER_TAKEN_ERAS: Eras[bool] = Eras((
 ))  # fmt: skip
 # how a plan says it, where the serving path is not the native one
 PROFILE_WARMS_NATIVE = "the profile's dummy sampler warms the native top-k/top-p path too"
+# NVIDIA Dynamo's vLLM runtime image (`nvcr.io/nvidia/ai-dynamo/vllm-runtime:TAG`, and images built FROM it) sets
+# `ENV VLLM_USE_FLASHINFER_SAMPLER=1` ("In vLLM 0.12 the default sampler changed on the forward pass. We need to enable
+# this to enable the cuda kernels.": container/templates/vllm_runtime.Dockerfile, its last ENV, read at ai-dynamo/dynamo
+# 009d786f) over an install that holds FlashInfer (the same file copies `flashinfer_jit_cache` and `flashinfer_cubin`
+# into the venv): a start in it samples with FlashInfer as `VLLM_USE_FLASHINFER_SAMPLER=1` in the launch does. Seen:
+# dmvevents/awsome-inference-1's rev2 worker (an image over vllm-runtime:1.0.1, vLLM 0.16.0) logs 'Using FlashInfer for
+# top-p & top-k sampling.' (topk_topp_sampler.py:47) and kept 50.35 GiB of KV, where the native path plans 47.50
+DYNAMO_RUNTIME_IMAGE = "ai-dynamo/vllm-runtime"
+DYNAMO_IMAGE_SETS = ("NVIDIA Dynamo's vLLM runtime image sets ENV VLLM_USE_FLASHINFER_SAMPLER=1 "
+                     "(container/templates/vllm_runtime.Dockerfile at ai-dynamo/dynamo 009d786f)")
+# Which of Dynamo's vllm-runtime tags (Dynamo's release, not vLLM's) carry that ENV: ai-dynamo/dynamo#5613 ("Update
+# the vllm docker image to use the cuda sampler rather than the pytorch one") added it, merged 2026-01-23, after
+# Dynamo 0.8.1 (its vllm-runtime ships vLLM 0.12.0, an opt-in release: container/Dockerfile.vllm with VLLM_REF v0.12.0,
+# read at 004efe00, has no such ENV); 0.9.0 (2026-02-20, vLLM 0.14.1) is the first release after the merge (not read
+# at its tag). A tag that names no Dynamo release (`latest`, a digest alone) is taken as a current image.
+DYNAMO_SAMPLER_ENV_ERAS: Eras[bool] = Eras((
+    Era("", False, "no VLLM_USE_FLASHINFER_SAMPLER ENV in Dynamo's vllm-runtime before ai-dynamo/dynamo#5613 "
+                   "(container/Dockerfile.vllm at 004efe00, VLLM_REF v0.12.0)"),
+    Era("0.9.0", True, "ai-dynamo/dynamo#5613 (merged 2026-01-23): ENV VLLM_USE_FLASHINFER_SAMPLER=1; 0.9.0 the first "
+                       "release after it"),
+))  # fmt: skip
 # hosts the official image's FlashInfer install leaves out (linux/arm64): Grace-Hopper and Grace-Blackwell, as
 # `gpus.gpu_model_key` keys them (NVML's 'NVIDIA GH200 480GB', 'gh200' and 'GH200' alike)
 ARM64_HOSTS = frozenset({"GH200", "GB200", "GB300"})
@@ -146,6 +167,15 @@ def taken_span() -> str:
 def official_image(image: str | None) -> bool:
     """Whether the launch runs vLLM's official image (any registry, any tag or digest: launch_tokens.image_of)."""
     return bool(image) and image_of(image or "", frozenset({OFFICIAL_IMAGE}))
+
+
+def dynamo_image(image: str | None) -> bool:
+    """Whether the launch runs NVIDIA Dynamo's vLLM runtime image (any registry, tag or digest) of a release whose ENV
+    asks for FlashInfer's sampler (DYNAMO_RUNTIME_IMAGE, its tag read as Dynamo's release: DYNAMO_SAMPLER_ENV_ERAS)."""
+    repositories = frozenset({DYNAMO_RUNTIME_IMAGE})
+    if not image or not image_of(image, repositories):
+        return False
+    return DYNAMO_SAMPLER_ENV_ERAS.at(ResolvedVersion(text=image_release(image, repositories)))
 
 
 def stated_path(flags: Mapping[str, object] | None) -> bool | None:
@@ -169,6 +199,8 @@ def sampler_path(
     if stated is not None:
         path: SamplerPath = "flashinfer" if stated else "native"
         return path, f"{FLASHINFER_SAMPLER_ENV}={int(stated)} in the launch"
+    if dynamo_image(image):  # the image's ENV, as if the launch set it (the launch's own value above wins)
+        return "flashinfer", f"{DYNAMO_IMAGE_SETS}; the launch line's image: {image}"
     era = SAMPLER_PATHS.era(version)
     if flashinfer is not None:
         read = era_for(FLASHINFER_TAKEN_ERAS, version)
