@@ -59,9 +59,9 @@ matmuls, not combo groups: not counted, in the term's error. `--enable-prompt-em
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.compilation import config_fields
-from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.vllm.compile_cache import compiles, warm_unread
 from kvtop.domain.engines.vllm.profile_run import lora
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
