@@ -9,8 +9,10 @@ torch both wheels pin (`Requires-Dist: torch==2.13.0`, kvtop's venv holds the sa
   :989-990 at v0.31.0, torch 2.13.0; from v0.33.0 the benchmark unless Inductor is deterministic, off by default:
   :997-1002 at v0.33.0, :1136-1152 at v0.34.0, which pin torch 2.14.0, whose benchmark is the same: `get_args`
   codegen/triton.py:6781-6800, `benchmark_codegened_module` :8259-8310, scheduler.py:10428-10445). The same default
-  stands at v0.13.0 (not at v0.11.0), so V1-runner and pre-v0.29.0 V2 cold starts hold the copy too: there kvtop's
-  fitted figure still stands for it (not attributed).
+  stands from v0.11.1 (config/compilation.py:659-667 at v0.11.1, :829-839 at v0.12.0, :789-798 at v0.13.0, :979-987 at
+  v0.28.0; none at v0.11.0: `COMBO_DEFAULT`), so V1-runner and pre-v0.29.0 V2 cold starts hold the copy too (session
+  70): before v0.29.0 V2 charges it as from v0.29.0, in place of the V1 runner's fitted graph figure that stood for it;
+  the V1 runner holds it inside its measured peak (`with_v1_compile_copy`).
 - Inductor groups the nodes of one topological level into combo kernels and, with `benchmark_combo_kernel`, times
   each member alone and the combo (`speedup_by_combo_kernel`, torch/_inductor/scheduler.py:9562-9630;
   `benchmark_fused_nodes` / `benchmark_codegened_module`, codegen/triton.py:7320-7400; `benchmark_combo_kernel`
@@ -161,12 +163,14 @@ def with_v1_compile_copy(activation: TermEstimate, inputs: CalibrationInputs) ->
     v0.23.0, 2,048 × 32: 0.78, 1.015 − 0.26 = 0.76; Gemma-2-9B, RTX PRO 6000, v0.20.1, 8,192 × 32: 0.94 below the plan,
     1.709 − 0.82 = 0.89.
 
-    Charged where the operator says the cache is cold (`--compile-cache cold`) only: a start whose host compiled the
-    same kernels before finds the benchmark's result in Inductor's own cache (`.kernel_perf`, keyed by the kernel, not
-    by vLLM's config hash), and the corpus's V1 starts where the copy is above the count did not pay it more often than
-    they did (with the logs' weights, charging it made 21 plans better and 31 worse; the sweeps of one host, e.g.
-    TheBuccaneer's RTX 3090 starts, plan within 0.6 % without it). Unsaid, what it would lift joins the error (a cold
-    start stays in the interval); said warm (and read by the launch), nothing compiles, nothing is added."""
+    Charged where the operator says the cache is cold (`--compile-cache cold`) only: a start whose host ran the launch
+    before loads the compiled graphs, and Inductor's cache with its benchmark results sits under vLLM's
+    (compilation/compiler_interface.py:478-492 at v0.19.0, TORCHINDUCTOR_CACHE_DIR redirected), so it pays none of it;
+    which a published start was is seldom said, and the corpus's V1 starts where the copy is above the count did not
+    pay it more often than they did (charged unsaid, with the logs' weights and the committed fits, 21 plans moved
+    nearer their logs and 31 away, 434 → 428 within 5 %; the sweeps of one host, e.g. TheBuccaneer's RTX 3090
+    starts, plan within 0.6 % without it). Unsaid, what it would lift joins the error (a cold start stays in the
+    interval); said warm (and read by the launch), nothing compiles, nothing is added."""
     copy = v1_copy_bytes(inputs)
     if copy is None or copy <= activation.bytes:
         return activation
