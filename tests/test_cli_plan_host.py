@@ -81,7 +81,9 @@ def test_a_vllm_desktop_plan_gives_its_figures_typed(capsys: pytest.CaptureFixtu
     assert desktop["most_held_bytes"] == total - desktop["start_needs_bytes"] - out["ranks"][0]["context_bytes"]
     assert desktop["held_span_bytes"] == DESKTOP_HELD_BYTES < desktop["most_held_bytes"]
     assert desktop["start_verdict"] == StartVerdict.STARTED_ACROSS_SPAN.value
-    assert out["interval_term"] == "desktop"
+    # the desktop's span (1.45 GiB from session 70's refit) is below the activation peak's error here (1.81 GiB, and
+    # on the V1 runner at v0.23.0 the cold compile's copy of the table above the count joins it, compile_benchmark.py)
+    assert out["interval_term"] == "activation"
 
 
 def test_a_vllm_gb10_plan_gives_the_start_verdict_typed(capsys: pytest.CaptureFixture[str]) -> None:
