@@ -86,6 +86,22 @@ def test_a_vllm_desktop_plan_gives_its_figures_typed(capsys: pytest.CaptureFixtu
     assert out["interval_term"] == "activation"
 
 
+def test_a_vllm_desktop_plan_names_the_desktop_where_its_span_is_the_widest(capsys: pytest.CaptureFixture[str]) -> None:
+    """The same launch at v0.11.0 (no combo-kernel default yet, so no cold compile's copy of the table widens the
+    activation: compile_benchmark.COMBO_DEFAULT), where every term's error is below the desktop's span: the plan names
+    the desktop. Its low end's KV budget lies the whole span below the plan's without the desktop, its high end the
+    whole give-back above (both ends' figures linear, not root-summed with the terms' errors), and that plan names a
+    term of its own."""
+    launch = ("--model", QWEN, "--engine", "vllm", "--engine-version", "0.11.0", "--gpu-memory", "23.99GiB",
+              "--gpu-memory-utilization", "0.9")  # fmt: skip
+    out, plain = plan_json(capsys, *launch, "--desktop"), plan_json(capsys, *launch)
+    assert max(term["error_bytes"] for term in out["terms"]) * out["interval_scale"] < DESKTOP_PROFILE_BYTES
+    assert out["interval_term"] == "desktop" and plain["interval_term"] == "activation"
+    assert out["kv_budget_bytes"] == plain["kv_budget_bytes"]
+    assert plain["kv_budget_min_bytes"] - out["kv_budget_min_bytes"] == DESKTOP_PROFILE_BYTES
+    assert out["kv_budget_max_bytes"] - plain["kv_budget_max_bytes"] == DESKTOP_GIVEN_BACK_BYTES
+
+
 def test_a_vllm_gb10_plan_gives_the_start_verdict_typed(capsys: pytest.CaptureFixture[str]) -> None:
     """`Free memory on device cuda:0 (56.65/119.7 GiB) on startup is less than desired GPU memory utilization (0.92,
     110.12 GiB)` (search-index id 59813453928): at 0.92 the host may hold at most 119.7 − 110.12 = 9.58 GiB, below
