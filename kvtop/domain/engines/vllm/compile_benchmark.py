@@ -169,7 +169,7 @@ def with_v1_compile_copy(activation: TermEstimate, inputs: CalibrationInputs) ->
     which a published start was is seldom said, and the corpus's V1 starts where the copy is above the count did not
     pay it more often than they did (charged unsaid, with the logs' weights and the committed fits, 21 plans moved
     nearer their logs and 31 away, 434 → 428 within 5 %; on the final branch 19 and 31, 439 → 430; fully blind 559 → 564
-    of 664, but nine of those gains are one source's Gemma-4-31B FP8 starts, whose blind miss is the weights book's,
+    of 664 (14 in, 9 out), but nine of the 14 are one source's Gemma-4-31B FP8 starts, whose blind miss is the weights book's,
     docs/engines/vllm.md §9 "Session 70"; the sweeps of one host, e.g. TheBuccaneer's RTX 3090
     starts, plan within 0.6 % without it). Unsaid, what it would lift joins the error (a cold start stays in the
     interval); said warm (and read by the launch), nothing compiles, nothing is added."""
