@@ -201,6 +201,15 @@ V1_COPY_UNSAID = (
     "Inductor cache holds the kernels does not pay"
 )
 
+# where V2 runs before v0.29.0: the copy in place of the V1 runner's figure that `v2_graphs.v2_placeholder` names
+EMBEDDING_COPY_BEFORE_V0_29 = (
+    "in its place (session 70) the cold compile's transient it stood for, Inductor's combo-kernel benchmark of the "
+    "embedding lookup, one random copy of the rank's table (`get_args` allocates every input with rand_strided: "
+    "codegen/triton.py:3882-3897 in torch 2.9.0, :6005-6050 in torch 2.13.0, which v0.28.0 pins; combo kernels and "
+    "their benchmark vLLM's default from v0.11.1: config/compilation.py:966-976 at v0.23.0, :977-987 at v0.28.0), "
+    "the figure's error kept"
+)
+
 EMBEDDING_COPY = (
     "the cold compile's transient it stands for is Inductor's combo-kernel benchmark of the embedding lookup, one "
     "random copy of the rank's table (codegen/triton.py:6005-6050, scheduler.py:9562-9630 in torch 2.13.0, which "

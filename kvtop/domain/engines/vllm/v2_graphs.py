@@ -120,7 +120,12 @@ from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.deployment_flags import flag_json
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.attention_pick import flashinfer_workspace
-from kvtop.domain.engines.vllm.compile_benchmark import EMBEDDING_COPY, NO_LOOKUP, embedding_copy_bytes
+from kvtop.domain.engines.vllm.compile_benchmark import (
+    EMBEDDING_COPY,
+    EMBEDDING_COPY_BEFORE_V0_29,
+    NO_LOOKUP,
+    embedding_copy_bytes,
+)
 from kvtop.domain.engines.vllm.compile_cache import warm_unread
 from kvtop.domain.engines.vllm.encoder_compile import multimodal_profile_peak
 from kvtop.domain.engines.vllm.graph_keys import V2_DECODE_KEYS, decode_query_len, spec_tokens
@@ -306,14 +311,15 @@ def with_v2_beside(
     (`compile_above_peak`); where the release measures V2's graphs (`v2_beside_kept`), V2's estimate (`graphs`, its own
     form: `v2_graph_extras`, at the launch's grid) and that figure (`figure`, read at `stand_in`'s grid as before v0.29.0:
     `grid` says so where the launch's differs), above V2's counted peak as before; from session 69 the figure's bytes
-    are the cold compile's copy of the embedding table where it is read (session 70: before v0.29.0 too) (`compile_benchmark.embedding_copy_bytes`; 0
-    where the compiled graph holds no lookup, a multimodal model's: `lookup_compiled`), its error still the figure's. Both are the one fit, so where it
+    are the cold compile's copy of the embedding table where it is read, and from session 70 before v0.29.0 too
+    (`compile_benchmark.embedding_copy_bytes`; 0 where the compiled graph holds no lookup, a multimodal model's:
+    `lookup_compiled`), its error still the figure's. Both are the one fit, so where it
     errs, both err alike: the errors add, not the root of their squares, which holds for independent errors only."""
     if v2_placeholder(inputs) is not None:
         # the same copy where read (session 70: the profile is the one v0.29.0 keeps, combo kernels on from v0.11.1)
         copy = embedding_copy_bytes(inputs)
         charged, side, widened = said_warm(*compile_above_peak(graphs.bytes if copy is None else copy, inputs), inputs)
-        side = NO_LOOKUP if copy == 0 else f"{EMBEDDING_COPY}; {side}" if copy is not None else side
+        side = NO_LOOKUP if copy == 0 else f"{EMBEDDING_COPY_BEFORE_V0_29}; {side}" if copy is not None else side
         return graphs.model_copy(update={"bytes": charged, "error_bytes": graphs.error_bytes + widened,
                                          "basis": f"{graphs.basis}{'; ' + side if side else ''}"})  # fmt: skip
     why = v2_beside_kept(inputs)
