@@ -217,6 +217,7 @@ class Record:
             model=served, settings=self.settings, layout=layout, gpu_name=gpu_key(self.gpu) if self.gpu else None,
             gpu_total_bytes=self.gpu_total_bytes or 80 * GIB, version=self.version, weights_bytes=weights,
             context_length=context, wsl2=self.wsl2, compile_cache_warm=self.compile_cache == "warm",
+            compile_cache_cold=self.compile_cache == "cold",
         )  # fmt: skip
 
 

@@ -40,7 +40,7 @@ class StartCacheCharge(BaseModel):
     source: str  # "docs/engines/vllm.md §2.6"
     # the cache's state where the operator said it; None: not known before a start
     state: SaidCacheState | None = None
-    # each state's words, the engine's ('cold, as said (--compile-cache cold), not modelled')
+    # each state's words, the engine's ('cold, as said (--compile-cache cold): …, the rest not modelled')
     state_words: tuple[tuple[SaidCacheState, str], ...] = ()
 
     @model_validator(mode="after")

@@ -57,6 +57,7 @@ def calibration_inputs(ledger: Ledger) -> CalibrationInputs:
         gpu_total_bytes=ledger.gpu_total_bytes, version=ledger.version, weights_bytes=ledger.weights_bytes,
         context_length=ledger.context_length, wsl2=ledger.measured.wsl2,
         compile_cache_warm=ledger.measured.compile_cache == "warm",
+        compile_cache_cold=ledger.measured.compile_cache == "cold",
         draft_weights_known=ledger.draft is not None or ledger.measured.draft_weights_bytes is not None,
     )  # fmt: skip
 

@@ -35,6 +35,9 @@ class CalibrationInputs(BaseModel):
     wsl2: bool = False
     # the operator says torch.compile's cache is warm (`MeasuredInputs.compile_cache`): vLLM's V2 profile compiles nothing
     compile_cache_warm: bool = False
+    # the operator says it is cold (`MeasuredInputs.compile_cache`): vLLM's V1 runner's profile holds the compile's
+    # benchmark copy of the embedding table (engines/vllm/compile_benchmark.py `with_v1_compile_copy`)
+    compile_cache_cold: bool = False
     # the launch's speculative draft was sized: its config read or its weights given (vLLM's unsized EAGLE-3 head
     # widens the weights term otherwise, engines/vllm/eagle3_head.py)
     draft_weights_known: bool = False

@@ -112,7 +112,9 @@ def test_from_v0_21_0_the_gpu_does_not_change_the_profiled_path() -> None:
     assert named is not None and unnamed is not None
     assert "not known before the start" not in unnamed.basis and "taken off" not in unnamed.basis
     assert 0 <= named.bytes - unnamed.bytes <= 58 * 151936 * 4
-    assert named.error_bytes == unnamed.error_bytes
+    # both widened by what a cold compile's copy of the table holds above their count (session 70,
+    # compile_benchmark.with_v1_compile_copy: 151,936 × 4,096 × 2 B less the peak), so error + peak is one figure
+    assert named.error_bytes + named.bytes == unnamed.error_bytes + unnamed.bytes
 
 
 def _stated(env: str):  # type: ignore[no-untyped-def]

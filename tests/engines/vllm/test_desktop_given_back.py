@@ -69,7 +69,11 @@ def test_its_fold_gives_back_the_next_sources_least() -> None:
     Since the session-68 refit (vLLM's activation peak counted from the code, sampler_peak.py) the same launch at 0.90
     (90,080 tokens, logged alike by two sources) lies 44 kB below it: the three fp8 RTX 4090 starts are within a MiB
     of each other, under a KV block (16 × 73,728 B) and the logged figures' rounding, so the give-back, rounded up to
-    the MiB, is the same whichever of them is least."""
+    the MiB, is the same whichever of them is least. Session 70: before v0.29.0 V2's figure beside its profile is the
+    cold compile's copy of the table (151,936 × 4,096 × 2 B = 1.16 GiB, compile_benchmark.py) where it was the V1
+    runner's graph figure (0.73 GiB at the 256-seq grid), so these starts (later launches on the W1 host) give back 0.43 GiB more:
+    1,162 MiB in this fold. The committed figure, the whole corpus's, stays the RTX 3060 start's 1,220 MiB (the test
+    above), which remains the least."""
     fits = committed_fits(FITS)
     assert fits[DESKTOP_GIVEN_BACK_KEY].coefficients[0] == DESKTOP_GIVEN_BACK_BYTES
     corpus = {"vllm": list(RECORDS.values())}
@@ -80,7 +84,7 @@ def test_its_fold_gives_back_the_next_sources_least() -> None:
     fp8_4090 = (least[KUOTUNYU_LEAST], least[KUOTUNYU_U090])
     assert min(least.values()) == min(fp8_4090) and max(fp8_4090) - min(fp8_4090) < MIB
     assert back == math.ceil(-least[KUOTUNYU_LEAST] / MIB) * MIB == math.ceil(-min(fp8_4090) / MIB) * MIB
-    assert 0.65 < back / GIB < 0.75
+    assert 1.10 < back / GIB < 1.16
 
 
 def test_the_rtx_3060_start_now_lies_in_its_interval() -> None:

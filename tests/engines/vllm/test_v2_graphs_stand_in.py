@@ -48,9 +48,14 @@ def _beside(seqs: int, version: str = "0.28.0") -> int:
 FORWARD_2048 = 2_048 * (3 * 12_288 + 4_096) * 2 + 2 * 2_048 * 4_096 * 2
 
 
-def test_the_charge_is_the_figure_at_the_256_seq_grid_whatever_the_seqs() -> None:
+# Session 70: where it is read, the charge is the cold compile's copy of the embedding table (compile_benchmark.py),
+# Qwen3-8B's 151,936 × 4,096 × 2 B, which no seqs size either; the figure's error stays (the next test)
+TABLE_COPY = 151_936 * 4_096 * 2
+
+
+def test_the_charge_is_the_table_copy_whatever_the_seqs() -> None:
     for seqs in (8, 40, 64, 128, 256):
-        assert abs(_beside(seqs) - (FIGURE_256 - FORWARD_2048)) < 2**20
+        assert abs(_beside(seqs) - (TABLE_COPY - FORWARD_2048)) < 2**20
 
 
 def test_the_term_is_the_one_of_the_launch_planned_at_256_seqs() -> None:

@@ -53,11 +53,12 @@ def test_a_warm_cache_plans_the_warm_start(
     capsys: pytest.CaptureFixture[str], launch: tuple[str, ...], cold: int, warm: int
 ) -> None:
     """Said warm, the plan lands within 2 % of the warm start's pool (v0.30.0: 26,944 against 27,024; v0.27.1: 42,464
-    against 43,040), where the unsaid plan (a cold start's figure) sits between the two logs, 20 % and 13 % below the
-    warm one; the warm plan's interval still holds the cold start (the figure joins its error). Said cold, the plan is
-    the unsaid one."""
+    against 43,040), where the unsaid plan (a cold start's: the compile's copy of the embedding table above V2's
+    counted peak, compile_benchmark.py; from session 70 at v0.27.1 too) lands within 1 % of the cold log (19,856
+    against 19,760; 35,536 against 35,792), 27 % and 17 % below the warm one; the warm plan's interval still holds the
+    cold start (the figure joins its error). Said cold, the plan is the unsaid one."""
     unsaid, said = _plan(capsys, launch), _plan(capsys, launch, "--compile-cache", "warm")
-    assert cold < int(str(unsaid["token_capacity"])) < warm
+    assert abs(int(str(unsaid["token_capacity"])) / cold - 1) < 0.01
     assert abs(int(str(said["token_capacity"])) / warm - 1) < 0.02
     assert int(str(said["token_capacity_min"])) <= cold <= int(str(said["token_capacity_max"]))
     assert int(str(said["token_capacity_min"])) <= int(str(unsaid["token_capacity"]))  # the cold plan inside it

@@ -21,6 +21,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.engines.vllm.calibration_eras import activation_key
+from kvtop.domain.engines.vllm.compile_benchmark import with_v1_compile_copy
 from kvtop.domain.engines.vllm.deployment import setup
 from kvtop.domain.engines.vllm.dp_gather import with_gathered_forward
 from kvtop.domain.engines.vllm.encoder_profile import (
@@ -100,7 +101,8 @@ def _v1_activation(inputs: CalibrationInputs, fits: dict[str, LinearTerm], *, ga
         activation = assumed_estimate(Term.ACTIVATION, LABEL, activation.bytes, max(activation.error_bytes, MOE_FORWARD_ERROR),
                                       f"{activation.basis}; a fused MoE's forward in V0 is counted in part only "
                                       "(v0_profile.py): ± 2 GiB assumed")  # fmt: skip
-    return with_stage_buffers(activation, inputs)  # the MoE workspace, a later PP stage's buffer: code-sized
+    # the MoE workspace, a later PP stage's buffer: code-sized; then the cold compile's table copy (compile_benchmark.py)
+    return with_v1_compile_copy(with_stage_buffers(activation, inputs), inputs)
 
 
 def _pooling_activation(inputs: CalibrationInputs, fit: LinearTerm | None) -> TermEstimate:

@@ -30,8 +30,10 @@ and its ledger, solved from the log's KV memory, carries no such line.
 Said warm (`plan --compile-cache warm`, `MeasuredInputs.compile_cache`; session 63): where V2 runs, the figure kvtop
 keeps beside V2's profile stands for the cold compile (v2_graphs.py), so a warm start is charged none of it
 (`WARM_CACHE_UNCHARGED`, the figure moved into its error) and no cold-start note is made; on the V1 runner nothing is charged apart for
-the compile, so the said state changes nothing there and the note stays, saying the state as said. Said cold, or
-not said: a cold start's plan; said cold, the note says so ('cold, as said') rather than 'not known before a start'.
+the compile unless said cold (session 70: said cold, the compile's copy of the embedding table is the profile's peak
+where it is above the count, `compile_benchmark.with_v1_compile_copy`; unsaid, it widens the interval; said warm,
+neither), and the note stays, saying the state as said. Said cold, or not said where V2 runs: a cold start's plan;
+said cold, the note says so ('cold, as said') rather than 'not known before a start'.
 
 A said warm that the start cannot find (session 63, `warm_unread`): the launch line's `VLLM_DISABLE_COMPILE_CACHE=1`
 (read as `bool(int(os.getenv(...)))`: envs.py:601-602 at v0.8.5, :854-855 at v0.10.2, :363-364 at v0.30.0) turns
@@ -83,11 +85,13 @@ DISABLED_LINE_SOURCES = (
 DISABLED_SOURCES = (f"{DISABLED_LINE_SOURCES}; the AOT load skipped, decorators.py:499 at v0.19.0, :566 at v0.30.0, "
                     ":595 at v0.34.0")  # fmt: skip
 # the start note's state where said (`StartCacheCharge.state`, `said_state`), in vLLM's words
-COLD_SAID = "cold, as said (--compile-cache cold), not modelled"
+COLD_SAID = ("cold, as said (--compile-cache cold): the compile's copy of the embedding table charged where read "
+             "(compile_benchmark.py), the rest not modelled")  # fmt: skip
 DISABLED_STATE = (f"cold: the launch's {DISABLE_ENV}=1 turns vLLM's cache off, which overrides the said warm (its "
                   "note), not modelled")  # fmt: skip
-WARM_SAID_V1 = ("warm, as said (--compile-cache warm), not modelled on vLLM's V1 runner, which charges nothing apart for "
-                "the compile (the plan is an unsaid one's)")  # fmt: skip
+WARM_SAID_V1 = ("warm, as said (--compile-cache warm), on vLLM's V1 runner the unsaid plan's centre, which charges "
+                "nothing apart for the compile, without the interval an unsaid plan keeps for its copy of the "
+                "embedding table")  # fmt: skip
 STATE_WORDS = (
     (SaidCacheState.COLD, COLD_SAID),
     (SaidCacheState.OVERRIDDEN_COLD, DISABLED_STATE),

@@ -103,6 +103,14 @@ table (`compile_benchmark.embedding_copy_bytes`), so from v0.29.0 that copy, not
 error stays (the modules a cold compile leaves loaded outside torch are not modelled). The starts that print their
 peak match it: Qwen2.5-7B on an RTX 3090 at 2,048 tokens 1.03 GiB beside the estimate against the 1.015 GiB table,
 Qwen3-8B on an A10G 1.19 against 1.159.
+
+Session 70 (read in the v0.11.0, v0.11.1, v0.12.0, v0.13.0, v0.14.0, v0.17.0, v0.19.0, v0.23.0 and v0.28.0 wheels):
+vLLM turns the combo kernels and their benchmark on from v0.11.1 (config/compilation.py:659-667 at v0.11.1, :979-987 at
+v0.28.0; `compile_benchmark.COMBO_DEFAULT`), and V2's profile before v0.29.0 is the one v0.29.0 keeps, so the same copy
+replaces the V1 runner's figure before v0.29.0 too, above V2's counted peak (`with_v2_beside`, the placeholder branch);
+the figure's error stays. With the committed fits, the v0.22-v0.28 V2 starts it moves: 25 of 33 plans with the logs'
+weights nearer the log (median miss 2.14 -> 0.77 %), 43 of 68 fully blind (2.60 -> 1.86 %); the runpod RTX 4090 cold
+start +7.9 -> -0.8 %, vfarcic's L4 Qwen3-8B +10.0 -> -3.6 %, the L40S Qwen3-14B +4.9 -> -0.6 %.
 """
 
 from __future__ import annotations
@@ -112,7 +120,12 @@ from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.deployment_flags import flag_json
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.attention_pick import flashinfer_workspace
-from kvtop.domain.engines.vllm.compile_benchmark import EMBEDDING_COPY, NO_LOOKUP, embedding_copy_bytes
+from kvtop.domain.engines.vllm.compile_benchmark import (
+    EMBEDDING_COPY,
+    EMBEDDING_COPY_BEFORE_V0_29,
+    NO_LOOKUP,
+    embedding_copy_bytes,
+)
 from kvtop.domain.engines.vllm.compile_cache import warm_unread
 from kvtop.domain.engines.vllm.encoder_compile import multimodal_profile_peak
 from kvtop.domain.engines.vllm.graph_keys import V2_DECODE_KEYS, decode_query_len, spec_tokens
@@ -298,11 +311,15 @@ def with_v2_beside(
     (`compile_above_peak`); where the release measures V2's graphs (`v2_beside_kept`), V2's estimate (`graphs`, its own
     form: `v2_graph_extras`, at the launch's grid) and that figure (`figure`, read at `stand_in`'s grid as before v0.29.0:
     `grid` says so where the launch's differs), above V2's counted peak as before; from session 69 the figure's bytes
-    are the cold compile's copy of the embedding table where it is read (`compile_benchmark.embedding_copy_bytes`; 0
-    where the compiled graph holds no lookup, a multimodal model's: `lookup_compiled`), its error still the figure's. Both are the one fit, so where it
+    are the cold compile's copy of the embedding table where it is read, and from session 70 before v0.29.0 too
+    (`compile_benchmark.embedding_copy_bytes`; 0 where the compiled graph holds no lookup, a multimodal model's:
+    `lookup_compiled`), its error still the figure's. Both are the one fit, so where it
     errs, both err alike: the errors add, not the root of their squares, which holds for independent errors only."""
     if v2_placeholder(inputs) is not None:
-        charged, side, widened = said_warm(*compile_above_peak(graphs.bytes, inputs), inputs)
+        # the same copy where read (session 70: the profile is the one v0.29.0 keeps, combo kernels on from v0.11.1)
+        copy = embedding_copy_bytes(inputs)
+        charged, side, widened = said_warm(*compile_above_peak(graphs.bytes if copy is None else copy, inputs), inputs)
+        side = NO_LOOKUP if copy == 0 else f"{EMBEDDING_COPY_BEFORE_V0_29}; {side}" if copy is not None else side
         return graphs.model_copy(update={"bytes": charged, "error_bytes": graphs.error_bytes + widened,
                                          "basis": f"{graphs.basis}{'; ' + side if side else ''}"})  # fmt: skip
     why = v2_beside_kept(inputs)
