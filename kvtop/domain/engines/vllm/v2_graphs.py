@@ -312,8 +312,9 @@ def with_v2_beside(
     copy = embedding_copy_bytes(inputs)  # what the cold compile holds at its peak, where read (compile_benchmark.py)
     charged, side, widened = said_warm(*compile_above_peak(figure.bytes if copy is None else copy, inputs), inputs)
     side = NO_LOOKUP if copy == 0 else f"{EMBEDDING_COPY}; {side}" if copy is not None else side
-    # the freed copy's segment, pinned past the profile in some cold starts and counted again as consumed (v0.27.0 -
-    # v0.30.x): whether it is follows the start's allocation order, so it widens the term's error only (pinned_copy.py)
+    # the freed copy's segment, pinned past the profile in some cold starts and counted again as consumed (vLLM
+    # v0.27.0 - v0.30.x; read here where the copy is, v0.29.0 - v0.30.x): whether it is follows the start's allocation
+    # order, so it widens the term's error only (pinned_copy.py)
     pinned, pinned_why = said_warm(*pinned_copy(copy or 0, inputs), inputs)[:2]
     side = f"{side}; {pinned_why}" if pinned else side
     widened += pinned
