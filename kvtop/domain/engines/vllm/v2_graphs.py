@@ -129,6 +129,7 @@ from kvtop.domain.engines.vllm.compile_benchmark import (
 from kvtop.domain.engines.vllm.compile_cache import warm_unread
 from kvtop.domain.engines.vllm.encoder_compile import multimodal_profile_peak
 from kvtop.domain.engines.vllm.graph_keys import V2_DECODE_KEYS, decode_query_len, spec_tokens
+from kvtop.domain.engines.vllm.pinned_copy import pinned_copy
 from kvtop.domain.engines.vllm.profile_run import graph_counts, lora
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.spec_methods import NO_DRAFT_METHODS, stated_method
@@ -328,6 +329,12 @@ def with_v2_beside(
     copy = embedding_copy_bytes(inputs)  # what the cold compile holds at its peak, where read (compile_benchmark.py)
     charged, side, widened = said_warm(*compile_above_peak(figure.bytes if copy is None else copy, inputs), inputs)
     side = NO_LOOKUP if copy == 0 else f"{EMBEDDING_COPY}; {side}" if copy is not None else side
+    # the freed copy's segment, pinned past the profile in some cold starts and counted again as consumed (vLLM
+    # v0.27.0 - v0.30.x; read here where the copy is, v0.29.0 - v0.30.x): whether it is follows the start's allocation
+    # order, so it widens the term's error only (pinned_copy.py)
+    pinned, pinned_why = said_warm(*pinned_copy(copy or 0, inputs), inputs)[:2]
+    side = f"{side}; {pinned_why}" if pinned else side
+    widened += pinned
     workspace = flashinfer_workspace(inputs)
     inside = (f"; V2's estimate holds {workspace[1]}: its capture into the throwaway pool builds fresh metadata "
               "builders on a minimal KV cache (cudagraph_utils.py `_init_minimal_kv_cache_for_profiling`, v0.29.0:756, "

@@ -1,0 +1,90 @@
+"""The cold compile's freed embedding copy, pinned in torch's reserve past the profile and charged a second time as
+consumed memory (vLLM v0.27.0 – v0.30.x; docs/engines/vllm.md §9, "Session 70").
+
+A cold torch.compile inside vLLM's profile allocates one random copy of the rank's embedding table for Inductor's
+combo-kernel benchmark and frees it before the compiled forward runs (`compile_benchmark.py`). That copy is one
+request of far more than 10 MiB, so torch's caching allocator gives it a segment of its own, rounded up to 2 MiB
+(`weights_held.allocator_block`); freed, the segment stays cached, and with no split limit a later smaller request is
+carved out of it (best fit). One such request that lives past the profile pins the whole segment through the
+`empty_cache()` that `memory_profiling` calls before its last snapshot. What vLLM then charges:
+- before v0.27.0 the non-torch increase is (total − free) − torch's reserve (utils/mem_utils.py:134-163, :302-314 at
+  v0.24.0): a pinned segment is torch's reserve, so nothing beyond the peak's transient is charged for it;
+- from v0.27.0 the budget's `total_consumed` is the drop in free memory itself (mem_utils.py:317-319 at v0.29.0, the
+  same at v0.28.0), which holds the pinned segment, and the transient headroom (torch's peak less what stays, :324-326)
+  holds the copy again: the profile runs without a split limit (v1/worker/gpu_worker.py:553-557 at v0.29.0; only the
+  load sets one, :489-495);
+- from v0.31.0 the profile runs under `_scoped_allocator_max_split(max_split_size_mb=20)` (gpu_worker.py:612-626 at
+  v0.31.0, :717-732 at v0.34.0, whose comment names the mechanism, its example the MoE workspace rather than this copy:
+  'a later small allocation can be carved out of a freed multi-GiB block and pin the whole segment past the
+  empty_cache() in memory_profiling, so it is counted as consumed and taken from the KV cache'), so a block above
+  20 MiB is never split and the freed copy is released. The boundaries read in the wheels: v0.26.0 has no
+  `total_consumed` (mem_utils.py:311), v0.27.0 has it (:317); v0.30.0's profile has no split limit (gpu_worker.py:568),
+  v0.31.0's has (:612-626).
+
+Where kvtop applies it: only where `with_v2_beside` reads the copy (`compile_benchmark.embedding_copy_bytes`), the V2
+runner from v0.29.0 (`v2_beside_kept`), so v0.29.0 – v0.30.x. **Not modelled**: V2 starts at v0.27.0 – v0.28.x (the
+placeholder branch, whose figure is the V1 runner's, not the copy) and V1-runner starts at v0.27.0 – v0.30.x, although
+the same budget and the same combo-kernel benchmark (config/compilation.py:977-987 at v0.28.0) can pin there too.
+
+Measured (wrbooth's RTX 5090 at v0.29.0, one host, one image; their logs' 'Actual usage is … GiB for consumed memory
+(weights + non-torch)'): Qwen2.5-7B cold printed 15.65 consumed beside 14.29 of weights, warm 14.67 (prefix caching off,
+and again at 8,192 batched tokens): 0.98 GiB more cold, where the table's segment is 1.016 GiB (152,064 × 3,584 × 2 B
+rounded up to 2 MiB); its online-FP8 start cold 9.62 beside 8.2 (1.42, the bf16 table kept), against 8.64 beside 8.21
+warm of the same host's FP8 checkpoint (0.43): 0.99 more; Qwen2.5-0.5B cold 1.59 beside 0.93 (0.66, 0.28 above the 7B's
+warm 0.38), its table's segment 0.254 GiB (151,936 × 896 × 2 B). Which request lands in the freed block follows the
+start's allocation order, and most cold starts of the era pin nothing: charged at the centre (session 70, committed
+fits), the copy's segment moved 30 of the corpus's judgements (21 records) out of 5 % (aarush's L4 cold pair,
+rhizonymph's RTX 3090, yuanjuju's RTX 4090 and samilazrak's L40S starts land within 1 % without it) and 11 (9 records:
+wrbooth's two 7B cold starts, xiyiji's four over-predicted RTX 4090 starts, burbanit0's RTX 5070 Ti, akamas's
+gpt-oss-20b L4 TP 2 and inferstack's T4 at 256 seqs) in. xiyiji's one host shows both: Qwen2.5-7B at 4,096 tokens and
+16 seqs held 86,064 tokens, at 32 seqs 104,352, 0.98 GiB apart (18,288 × 57,344 B) where the launches differ by a few
+MiB (its idle nvidia-smi telemetry, in the records' notes: 16,267 – 16,566 MiB beside the pool on the low starts,
+15,181 – 15,495 on the high ones). So it is **not modelled** at the centre: `pinned_copy` gives the segment, which the
+V2 term's error takes (`v2_graphs.with_v2_beside`), so the interval's low end holds a start that pinned it. The error is
+a half-width, so it may also raise the high end where the term's floor does not stop it (2 of the 76 intervals it
+widened, the haitang89 H200 pair: +15,019 and +10,240 tokens); no judgement's holding changed (1,127 of 1,156 before
+and after), so the corpus itself asks nothing of it: it is there for held-out starts that pin."""
+
+from __future__ import annotations
+
+from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.vllm.weights_held import allocator_block
+from kvtop.domain.wording import gib
+
+# Whether a freed segment pinned past the profile's empty_cache() is charged as consumed memory
+PINNED_CHARGED: Eras[bool] = Eras(
+    (
+        Era(
+            "",
+            False,
+            "utils/mem_utils.py:134-163, :302-314 at v0.24.0: non-torch is (total - free) less torch's "
+            "reserve, which holds the pinned segment",
+        ),  # fmt: skip
+        Era(
+            "0.27.0",
+            True,
+            "utils/mem_utils.py:317-319 at v0.29.0: total_consumed, the drop in free memory; the "
+            "profile without a split limit, v1/worker/gpu_worker.py:553-557 at v0.29.0",
+        ),  # fmt: skip
+        Era(
+            "0.31.0",
+            False,
+            "v1/worker/gpu_worker.py:612-626 at v0.31.0, :717-732 at v0.34.0: the profile under "
+            "max_split_size_mb 20, so the freed block is never split and is released",
+        ),  # fmt: skip
+    )
+)
+
+
+def pinned_copy(copy_bytes: int, inputs: CalibrationInputs) -> tuple[int, str]:
+    """(bytes, why) of the cold compile's freed copy (`copy_bytes`, `compile_benchmark.embedding_copy_bytes`) that
+    the release charges again as consumed memory: its whole segment where `PINNED_CHARGED` holds, else (0, '')."""
+    if copy_bytes <= 0 or not PINNED_CHARGED.at(inputs.version):
+        return 0, ""
+    segment = allocator_block(copy_bytes)
+    return segment, (
+        f"its freed segment ({gib(segment)}) stays pinned past the profile's empty_cache() where a later request is "
+        "carved out of it, and vLLM counts it again as consumed memory (mem_utils.py:317-319, no split limit around "
+        "the profile: gpu_worker.py:553-557 at v0.29.0; from v0.31.0 the profile's max_split_size_mb 20 releases it)"
+    )
