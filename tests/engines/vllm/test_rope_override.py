@@ -46,6 +46,7 @@ def _derived(version: str, *flags: str) -> int | None:
     ("0.19.1", ("--hf-overrides", f'{{"rope_scaling": {YARN}}}'), 131_072),
     ("0.24.0", ("--hf-overrides", f'{{"rope_scaling": {YARN}}}'), 131_072),
     ("0.24.0", ("--hf-overrides", f'{{"rope_scaling": {YARN}, "rope_parameters": {DYNAMIC}}}'), 81_920),  # last wins
+    ("0.24.0", ("--hf-overrides", f'{{"rope_parameters": {DYNAMIC}, "rope_scaling": {YARN}}}'), 131_072),  # in order
     ("0.13.0", ("--hf-overrides", f'{{"rope_parameters": {DYNAMIC}, "rope_scaling": {YARN}}}'), 81_920),  # unread
     ("0.10.0", ("--rope-scaling", '{"type":"dynamic","factor":2.0}'), 81_920),  # 40,960 × 2
     ("0.10.0", ("--rope-scaling", '{"rope_type":"llama3","factor":8.0}'), None),  # llama3 is not scaled
