@@ -26,6 +26,7 @@ from tests.data_paths import CONFIGS
 
 QWEN3_32B = CONFIGS / "Qwen--Qwen3-32B.json"  # max_position_embeddings 40,960, no rope_scaling
 YARN = '{"rope_type":"yarn","factor":4.0,"original_max_position_embeddings":32768}'
+DYNAMIC = '{"rope_type":"dynamic","factor":2.0}'
 
 
 def _derived(version: str, *flags: str) -> int | None:
@@ -40,6 +41,13 @@ def _derived(version: str, *flags: str) -> int | None:
     ("0.11.2", ("--hf-overrides", f'{{"rope_scaling": {YARN}}}'), 131_072),  # read from rope_scaling until v0.12.0
     ("0.13.0", ("--hf-overrides", f'{{"rope_parameters": {YARN}}}'), 131_072),
     ("0.13.0", ("--hf-overrides", f'{{"rope_scaling": {YARN}}}'), None),  # set after patch_rope_parameters: unread
+    ("0.19.0", ("--hf-overrides", f'{{"rope_scaling": {YARN}}}'), None),  # the last wheel asking transformers < 5
+    # transformers >= 5.5.1 admitted: PreTrainedConfig.rope_scaling's setter sets rope_parameters
+    ("0.19.1", ("--hf-overrides", f'{{"rope_scaling": {YARN}}}'), 131_072),
+    ("0.24.0", ("--hf-overrides", f'{{"rope_scaling": {YARN}}}'), 131_072),
+    ("0.24.0", ("--hf-overrides", f'{{"rope_scaling": {YARN}, "rope_parameters": {DYNAMIC}}}'), 81_920),  # last wins
+    ("0.24.0", ("--hf-overrides", f'{{"rope_parameters": {DYNAMIC}, "rope_scaling": {YARN}}}'), 131_072),  # in order
+    ("0.13.0", ("--hf-overrides", f'{{"rope_parameters": {DYNAMIC}, "rope_scaling": {YARN}}}'), 81_920),  # unread
     ("0.10.0", ("--rope-scaling", '{"type":"dynamic","factor":2.0}'), 81_920),  # 40,960 × 2
     ("0.10.0", ("--rope-scaling", '{"rope_type":"llama3","factor":8.0}'), None),  # llama3 is not scaled
     ("0.10.0", (), None),
@@ -152,3 +160,24 @@ def test_an_override_the_release_does_not_read_is_named_in_the_plan_without_a_st
     assert plan["context_length"] == 40_960
     assert any(note.startswith("context: 40,960 positions, as read (max_position_embeddings: --hf-overrides' "
                                "rope_scaling does not reach the derived length") for note in plan["notes"])
+
+
+def test_a_rope_scaling_override_on_transformers_5_reaches_the_length_at_0_24_0() -> None:
+    """A real vLLM 0.24.0 start kvtop refused (tests/data/calibration/vllm.jsonl,
+    anud18-qwen3-8b-fp8-yarn4-h100pcie-v0240-u090-len131072): Qwen3-8B-FP8 (40,960 positions) on an H100 PCIe with
+    `--hf-overrides '{"rope_scaling": yarn × 4 over 32,768}' --max-model-len 131072`, which served ~77k-token requests
+    and printed a 430,320-token KV cache. The 0.24.0 wheel asks for transformers >= 5.5.3, whose
+    `PreTrainedConfig.rope_scaling` setter sets `rope_parameters` (configuration_utils.py:471-477), the dict
+    `_get_and_verify_max_len` reads: 32,768 × 4 = 131,072 is derived, the launch is not refused."""
+    overrides = '{"rope_scaling":{"rope_type":"yarn","factor":4.0,"original_max_position_embeddings":32768}}'
+    config = CONFIGS.parent / "calibration" / "configs" / "Qwen--Qwen3-8B-FP8.RECONSTRUCTED.json"
+    planned = run_kvtop("plan", "--engine", "vllm", "--engine-version", "0.24.0", "--gpu", "H100-PCIE", "--model",
+                        str(config), "--no-calibration-store", "--json", "--cmd",
+                        "vllm serve Qwen/Qwen3-8B-FP8 --served-model-name qwen3-8b-fp8 --port 8000 --max-num-seqs 32 "
+                        "--enable-prefix-caching --reasoning-parser qwen3 --trust-remote-code --max-model-len 131072 "
+                        f"--gpu-memory-utilization 0.9 --max-num-batched-tokens 32768 --hf-overrides '{overrides}'")  # fmt: skip
+    assert planned.returncode == 0, planned.stderr
+    plan = json.loads(planned.stdout)
+    assert plan["context_length"] == 131_072
+    logged = 430_320  # the source's configuration table: 'KV cache 430,320 tokens'
+    assert abs(int(plan["token_capacity"]) - logged) / logged < 0.05

@@ -10,7 +10,10 @@ Two spellings replace config.json's rope scaling before `_get_and_verify_max_len
   after it from v0.11.1 (config/model.py `_apply_dict_overrides`, a dict value); `_get_and_verify_max_len` reads
   `hf_config.rope_scaling` through v0.11.2 (v0.11.2 config/model.py:2080), `rope_parameters` from v0.12.0 (v0.12.0
   :2200, v0.13.0 :2116), which `patch_rope_parameters` fills from config.json before the dict override is set: from
-  v0.12.0 an override's `rope_scaling` does not reach the derived length, its `rope_parameters` does.
+  v0.12.0 through v0.19.0 (transformers < 5) an override's `rope_scaling` does not reach the derived length, its
+  `rope_parameters` does. From v0.19.1 the wheel admits transformers 5.5.1 on (from v0.24.0 it asks for >= 5.5.3),
+  whose `PreTrainedConfig.rope_scaling` is a property setting `rope_parameters`: the `setattr` of either key reaches
+  the length, the last one the override names winning (`DERIVED_KEYS_ERAS`).
 
 The derived length (v0.10.0 config.py:3527-3550, v0.13.0 config/model.py:2116-2140, read alike at v0.29.0): the
 config's positions, then, unless the model type names gemma3 (its positions are scaled already), for each rope whose
@@ -60,13 +63,23 @@ HF_OVERRIDES_ERAS: Eras[bool] = Eras((
     Era("", False, "v0.6.3.post1 engine/arg_utils.py has no --hf-overrides"),
     Era("0.6.4", True, "first in v0.6.4's engine/arg_utils.py (--hf-overrides, json.loads)"),
 ))  # fmt: skip
-# the `--hf-overrides` key `_get_and_verify_max_len` reads the rope from
-DERIVED_KEY_ERAS: Eras[str] = Eras((
-    Era("", "rope_scaling", "_get_and_verify_max_len reads hf_config.rope_scaling (v0.10.0 config.py:3527, v0.11.2 "
-                            "config/model.py:2080)"),
-    Era("0.12.0", "rope_parameters", "_get_and_verify_max_len reads hf_config.rope_parameters (v0.12.0 config/model.py:"
-                                     "2200, v0.13.0 :2116), filled by patch_rope_parameters before _apply_dict_overrides "
-                                     "sets a dict override (v0.12.0 config/model.py:510)"),
+# the `--hf-overrides` keys whose dict reaches the rope `_get_and_verify_max_len` reads (the last one named wins:
+# `_apply_dict_overrides` sets them in the override's order)
+DERIVED_KEYS_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset({"rope_scaling"}),
+        "_get_and_verify_max_len reads hf_config.rope_scaling (v0.10.0 config.py:3527, v0.11.2 config/model.py:2080)"),
+    Era("0.12.0", frozenset({"rope_parameters"}),
+        "_get_and_verify_max_len reads hf_config.rope_parameters (v0.12.0 config/model.py:2200, v0.13.0 :2116), which "
+        "patch_rope_parameters fills from rope_scaling under transformers < 5 (v0.12.0 transformers_utils/config.py:"
+        "301-310) before _apply_dict_overrides sets a dict override (v0.12.0 config/model.py:510, v0.19.0 :428, :508); "
+        "the wheels through v0.19.0 ask for transformers < 5 (METADATA 'transformers<5,>=4.56.0')"),
+    Era("0.19.1", frozenset({"rope_scaling", "rope_parameters"}),
+        "the v0.19.1 wheel admits transformers 5.5.1 on ('!=5.0.*, …, !=5.5.0, >=4.56.0'; v0.24.0 '>=5.5.3'), whose "
+        "PreTrainedConfig.rope_scaling is a property setting rope_parameters (transformers 5.5.1 and 5.5.3 "
+        "configuration_utils.py:471-477): _apply_dict_overrides' setattr of rope_scaling (v0.24.0 config/model.py:"
+        "441-456, after get_config's patch_rope_parameters, transformers_utils/config.py:759-768, and :546) reaches "
+        "the rope_parameters _get_and_verify_max_len reads (:2145-2177); an environment kept at transformers 4.x "
+        "through v0.23.x would not (not modelled: a fresh install resolves 5.x)"),
 ))  # fmt: skip
 ROPE_KEYS = frozenset({"rope_scaling", "rope_parameters", THETA_KEY})
 # whether, with no --max-model-len, a longrope rope in effect makes the default length the config's top-level
@@ -148,17 +161,17 @@ def launch_ropes(settings: LaunchSettings, version: ResolvedVersion) -> tuple[tu
             raise InputError(f"vLLM {version.label} has no such flag ({era_for(HF_OVERRIDES_ERAS, version).source})",
                              field=HF_OVERRIDES_FLAG)  # fmt: skip
         given = json_object(overrides, HF_OVERRIDES_FLAG)
-        key = era_for(DERIVED_KEY_ERAS, version).value
-        for name in ("rope_scaling", "rope_parameters"):
-            if name in given:
-                ropes = _ropes(given[name], f"{HF_OVERRIDES_FLAG} {name}")
-                if name == key:
+        keys = era_for(DERIVED_KEYS_ERAS, version).value
+        for name, value in given.items():  # the override's order: the last key that reaches wins
+            if name in ("rope_scaling", "rope_parameters"):
+                ropes = _ropes(value, f"{HF_OVERRIDES_FLAG} {name}")
+                if name in keys:
                     found = ropes, f"{HF_OVERRIDES_FLAG} {name}"
     if scaling is not None:
         era = era_for(ROPE_SCALING_FLAG_ERAS, version)
         if not era.value:
             raise InputError(f"vLLM {version.label} has no such flag ({era.source}): give "
-                             f"{HF_OVERRIDES_FLAG} '{{\"{era_for(DERIVED_KEY_ERAS, version).value}\": …}}'",
+                             f"{HF_OVERRIDES_FLAG} '{{\"{_reaching_key(version)}\": …}}'",
                              field=ROPE_SCALING_FLAG)  # fmt: skip
         found = _ropes(json_object(scaling, ROPE_SCALING_FLAG), ROPE_SCALING_FLAG), ROPE_SCALING_FLAG
     return found
@@ -231,13 +244,19 @@ def unread_override(settings: LaunchSettings, version: ResolvedVersion) -> str |
     overrides = settings.flags.get(HF_OVERRIDES_FLAG[2:])
     if overrides is None:
         return None
-    key = era_for(DERIVED_KEY_ERAS, version)
+    keys = era_for(DERIVED_KEYS_ERAS, version)
     given = set(json_object(overrides, HF_OVERRIDES_FLAG)) & {"rope_scaling", "rope_parameters"}
-    if not given or key.value in given:
+    if not given or keys.value & given:
         return None
     other = given.pop()
     return (f"max_position_embeddings: {HF_OVERRIDES_FLAG}' {other} does not reach the derived length at this release "
-            f"({key.source}): give {key.value}")
+            f"({keys.source}): give {_reaching_key(version)}")
+
+
+def _reaching_key(version: ResolvedVersion) -> str:
+    """The `--hf-overrides` key to name where a rope must reach the derived length: rope_parameters where it does."""
+    keys = era_for(DERIVED_KEYS_ERAS, version).value
+    return "rope_parameters" if "rope_parameters" in keys else "rope_scaling"
 
 
 
