@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from kvtop.domain.calibration.terms import TermEstimate, TermSource
 from kvtop.domain.capacity_assumption import CapacityAssumption
-from kvtop.domain.capacity_gap import CapacityGap
+from kvtop.domain.capacity_gap import CapacityGap, capacity_gap_of, tokens_beyond
 from kvtop.domain.diagnose_findings import Finding
 from kvtop.domain.engine_log_records import Measured
 from kvtop.domain.engines.budget_step import BudgetStep
@@ -189,8 +189,6 @@ class Explanation(BaseModel):
     kv_bytes_per_token: int | None = None
     verdict: Verdict
     gap_tokens: int | None = None  # logged − the interval's nearer end, never its centre (`gap.beyond_end_tokens`)
-    # the capacity gap `judge` computed, once: the end it is counted from and the plan's centre (None: not outside)
-    gap: CapacityGap | None = None
     gap_bytes: int | None = None  # gap_tokens × the predicted bytes per token (the capacity gap in bytes)
     pool_gap_bytes: int | None = None  # logged − predicted size of the printed pools (or block) that disagree
     cause: str | None = None
@@ -213,6 +211,26 @@ class Explanation(BaseModel):
     unsolved: str | None = None
     # a refused start (`failed_start`) after the engine printed its capacity: how that figure rebuilds
     capacity_verdict: Literal["match", "mismatch", "insufficient"] | None = None
+
+    @property
+    def gap(self) -> CapacityGap | None:
+        """The logged capacity's gap to the interval, derived from the log and the interval fields (never stored
+        beside them, so it cannot disagree with them): None where the log lies within the interval or a figure is
+        missing."""
+        return capacity_gap_of(self.logged.token_capacity, self.token_capacity, self.token_capacity_min,
+                               self.token_capacity_max)  # fmt: skip
+
+    @model_validator(mode="after")
+    def _gap_tokens_are_the_gap(self) -> Explanation:
+        """A capacity mismatch built with a `gap_tokens` says its gap's figure (0 where only printed pool sizes disagree);
+        checked on construction (a `model_copy` is not validated: `judge` and the readers copy with the figure judge
+        computed from the same fields)."""
+        judged = "mismatch" in (self.verdict, self.capacity_verdict)
+        gap = self.gap
+        want = gap.beyond_end_tokens if gap is not None else 0
+        if judged and self.gap_tokens is not None and self.gap_tokens != want:
+            raise ValueError(f"gap_tokens {self.gap_tokens:,} is not the log's gap to the interval ({want:,})")
+        return self
 
 
 def judge(
@@ -249,8 +267,7 @@ def judge(
     )
     if low <= got <= high:
         return base
-    gap = CapacityGap(logged_tokens=got, plan_tokens=plan, low_tokens=low, high_tokens=high)
-    gap_tokens = gap.beyond_end_tokens
+    gap_tokens = tokens_beyond(got, low, high)
     full = central.ranks[0].kv.pool("full")
     dtype = settings.kv_cache_dtype if settings.kv_cache_dtype != "auto" or full is None else full.torch_dtype
     facts = MismatchFacts(
@@ -273,14 +290,14 @@ def judge(
         token_caps=token_caps_of(engine),
     )
     capped = token_cap(facts)
-    update = {"verdict": "mismatch", "gap": gap, "gap_tokens": gap_tokens, "gap_bytes": gap_tokens * cell}
+    update = {"verdict": "mismatch", "gap_tokens": gap_tokens, "gap_bytes": gap_tokens * cell}
     return base.model_copy(update={**update, "cause": capped or likely_cause(facts), "cause_from_log": bool(capped)})
 
 
 def capacity_gap(result: Explanation) -> CapacityGap | None:
-    """The capacity gap of a mismatch as `judge` computed it (the end it is counted from, the plan's centre beside it);
-    None where the logged capacity is not outside the interval (a match, a geometry mismatch at equal tokens, no
-    verdict). Read, never recomputed: the verdict line and `--json` say the one figure."""
+    """The capacity gap of a mismatch (the end it is counted from, the plan's centre beside it), as the result's log and
+    interval give it (`Explanation.gap`); None where the logged capacity is not outside the interval (a match, a
+    geometry mismatch at equal tokens, no verdict). The verdict line and `--json` say the one figure."""
     return result.gap if result.verdict == "mismatch" else None
 
 
