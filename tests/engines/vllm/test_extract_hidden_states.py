@@ -15,6 +15,8 @@ import json
 import pytest
 
 from kvtop.domain.calibration.estimate import planned_capacity
+from kvtop.domain.deployment import DeploymentSetup
+from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import parse_flags
@@ -66,3 +68,22 @@ def test_a_release_before_0_20_0_is_refused() -> None:
 def test_beside_sliding_window_layers_it_is_refused() -> None:
     with pytest.raises(UnsupportedModelError, match="group of its own"):
         _plan("0.24.0", EXTRACT, "openai--gpt-oss-20b.json")
+
+
+def test_the_cache_only_cell_is_vllms_rule_the_shared_setup_keeps_no_vllm_field() -> None:
+    # the engine-neutral DeploymentSetup carries no vLLM-only field (session 70): vLLM's deployment rules price the
+    # cache-only layer from its own flag, 4 aux layers × hidden 4,096 × 2 B = 32,768 B a token (the module docstring's
+    # reading of extract_hidden_states.py), and every other engine's rules name none
+    assert "hidden_states_cached" not in DeploymentSetup.model_fields
+    assert not hasattr(DeploymentSetup, "hidden_state_cell")
+    model = load_config_file(QWEN3_8B)
+    settings = parse_flags("vllm", ["--engine-version", "0.20.0", "--speculative-config", json.dumps(EXTRACT)])
+    vllm = engine_rules("vllm").deployment
+    assert vllm.cache_only_cell(model, settings, vllm.setup(settings)) == 4 * 4096 * 2 == 32_768
+    eagle = parse_flags("vllm", ["--speculative-config", json.dumps({"method": "eagle3", "model": "m",
+                                                                    "num_speculative_tokens": 3})])  # fmt: skip
+    assert vllm.cache_only_cell(model, eagle, vllm.setup(eagle)) is None
+    for engine in ("sglang", "lmdeploy", "trtllm", "llamacpp"):
+        rules = engine_rules(engine).deployment
+        plain = parse_flags(engine, [])
+        assert rules.cache_only_cell(model, plain, rules.setup(plain)) is None

@@ -74,7 +74,8 @@ from kvtop.domain.engines.vllm.encoder_profile import (
 )
 from kvtop.domain.engines.vllm.hidden_states import METHOD as HIDDEN_METHOD
 from kvtop.domain.engines.vllm.hidden_states import SOURCE as HIDDEN_SOURCE
-from kvtop.domain.engines.vllm.hidden_states import aux_layer_ids, cached_states
+from kvtop.domain.engines.vllm.hidden_states import cache_only_cell as cache_only_cell
+from kvtop.domain.engines.vllm.hidden_states import cached_states
 from kvtop.domain.engines.vllm.mm_limits import read_limits
 from kvtop.domain.engines.vllm.rope_override import max_model_len
 from kvtop.domain.engines.vllm.sampler_path import taken_span
@@ -162,7 +163,6 @@ def setup(settings: LaunchSettings) -> DeploymentSetup:
     return DeploymentSetup(
         spec_method=method, spec_kind=kind, draft_model=draft if draft and kind is SpecKind.DRAFT_MODEL else None,
         draft_tokens=tokens, redundant_experts=redundant,
-        hidden_states_cached=len(aux_layer_ids(settings) or ()) if method == HIDDEN_METHOD else 0,
         a2a_backend=backend if backend and backend.startswith("deepep") else None,
         lora=flag_set(settings, "enable-lora"), max_loras=flag_int(settings, "max-loras", least=1),
         max_lora_rank=flag_int(settings, "max-lora-rank", least=1), host_kv=_host_request(settings),

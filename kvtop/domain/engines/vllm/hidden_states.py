@@ -18,6 +18,7 @@ were not read (refused); those after v0.28.0 were not read and are planned as v0
 
 from __future__ import annotations
 
+from kvtop.domain.deployment import DeploymentSetup
 from kvtop.domain.deployment_flags import flag_json
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.errors import UnsupportedModelError
@@ -68,3 +69,10 @@ def cached_states(settings: LaunchSettings, model: ModelSpec, version: ResolvedV
             "v0.24.0:1737-1757), not modelled", field=FIELD)  # fmt: skip
     return len(ids)
 
+
+
+def cache_only_cell(model: ModelSpec, settings: LaunchSettings, setup: DeploymentSetup) -> int | None:
+    """`DeploymentRules.cache_only_cell`: the bytes a token the cache-only layer holds on every rank, the states ×
+    the target's hidden size in its dtype, whole on every rank; None where the launch caches none."""
+    states = len(aux_layer_ids(settings) or ()) if setup.spec_method == METHOD else 0
+    return states * model.hidden_size * model.dtype_bytes if states else None
