@@ -20,3 +20,15 @@ def test_the_reserve_says_its_unit_and_the_parallel_term_its_gpus() -> None:
     # GB then GiB, as the budget's reserve row beside it prints its own figure ('15.56 GB (14.49 GiB)')
     assert "÷ 81559 MiB (SGLang counts in MiB, 1 MiB = 1,048,576 B: 15.57 GB (14.50 GiB) of the GPU's total; " in source
     assert "1 GiB per 8 of TP × PP" not in source
+
+
+def test_the_reserve_reads_through_the_one_gb_gib_formatter() -> None:
+    # session 70: the MiB reserve's GB and GiB are written by the one pair every view writes (units.fmt_both is the
+    # domain's wording.gb_gib), not by hand; 15,569,256,448 B ÷ 10**9 = 15.57 GB, ÷ 2**30 = 14.50 GiB
+    from kvtop import units
+    from kvtop.domain import wording
+
+    assert units.fmt_both is wording.gb_gib and units.fmt_gb is wording.gb
+    _, source = _fraction(H100_SMI, "H100", MeasuredInputs())
+    assert f": {units.fmt_both(int(RESERVED_MIB) * 1_048_576)} of the GPU's total" in source
+    assert wording.gb_gib(15_569_256_448) == "15.57 GB (14.50 GiB)"
