@@ -32,3 +32,16 @@ def test_the_reserve_reads_through_the_one_gb_gib_formatter() -> None:
     _, source = _fraction(H100_SMI, "H100", MeasuredInputs())
     assert f": {units.fmt_both(int(RESERVED_MIB) * 1_048_576)} of the GPU's total" in source
     assert wording.gb_gib(15_569_256_448) == "15.57 GB (14.50 GiB)"
+
+
+def test_the_parallel_slack_holds_from_the_release_it_was_read_at() -> None:
+    # `tp_size * pp_size / 8 * 1024` MiB, read in the wheels from v0.5.3rc2 (server_args.py:647-648) to v0.5.23
+    # (arg_groups/memory_hook.py:311-312); v0.5.3rc0 sizes the reserve by GPU class (:500-515): its H100 row at TP 8
+    # is (9.5 + 8 / 2) × 1,024 = 13,824 MiB, with no parallel slack named
+    from kvtop.domain.engines.sglang import eras
+    from kvtop.domain.engines.versions import ResolvedVersion
+
+    assert (eras.PARALLEL_MIB, eras.PARALLEL_RANKS, eras.PARALLEL_SINCE) == (1024, 8, "0.5.3rc2")
+    assert eras.AUTO_FRACTION_ERAS.at(ResolvedVersion(text="0.5.3rc2")) is eras._s7_activation_reserve
+    assert eras.AUTO_FRACTION_ERAS.at(ResolvedVersion(text="0.5.23")) is eras._s7_activation_reserve
+    assert eras.AUTO_FRACTION_ERAS.at(ResolvedVersion(text="0.5.3rc0")) is eras._s6_gpu_class
