@@ -83,6 +83,7 @@ from kvtop.domain.engines.vllm.skip_mm_profiling import FLAG as SKIP_MM_FLAG
 from kvtop.domain.engines.vllm.skip_mm_profiling import SOURCE as SKIP_MM_SOURCE
 from kvtop.domain.engines.vllm.skip_mm_profiling import skips_encoder
 from kvtop.domain.engines.vllm.spec_methods import (
+    EAGLE3,
     METHOD_ERAS,
     NO_DRAFT_METHODS,
     SPLIT_FIELDS,
@@ -409,7 +410,7 @@ def _draft_weights(inputs: TermInputs, setting: str) -> BudgetTerm:
             "detail": DRAFT_CONFIG_DETAIL,
         })  # fmt: skip
     unknown = "the draft model's config is not known: give it with --draft-model or its weights with --draft-weights"
-    if inputs.setup.spec_method == "eagle3":  # vLLM builds a head of one layer + fc: assumed in the target's shape,
+    if inputs.setup.spec_method == EAGLE3:  # vLLM builds a head of one layer + fc: assumed in the target's shape,
         # as its one draft KV layer is (draft_kv_layers); the weights term's interval keeps its size (unsized_error)
         return base.model_copy(update={
             "label": "draft weights (EAGLE-3 head assumed: 1 layer in the target's shape)",
