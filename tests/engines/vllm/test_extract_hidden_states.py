@@ -3,8 +3,8 @@
 The real start: dcstang/eagle3-spec-dec `logs/run_all_20260627_160200.log` (tests/data/calibration/vllm.jsonl
 `dcstang-eagle3-qwen3-8b-h100-v0200-extract-hidden-states`), vLLM 0.20.0, Qwen3-8B bf16 on an H100, the speculators
 hidden-state extraction server with aux layers [2, 18, 33, 36]: 'Available KV cache memory: 52.48 GiB', 'GPU KV cache
-size: 312,640 tokens', 180,244 B a token; kvtop planned 368,400 (+17.8 %) with one target-shaped draft layer. vLLM's
-ExtractHiddenStatesModel holds one cache-only layer of 4 rows × hidden 4,096 × 2 B = 32,768 B a token in the
+size: 312,640 tokens', 180,239 B a token (52.48 GiB ÷ 312,640; 180,222–180,256 within the two decimals); kvtop
+planned 368,400 (+17.8 %) with one target-shaped draft layer. vLLM's ExtractHiddenStatesModel holds one cache-only layer of 4 rows × hidden 4,096 × 2 B = 32,768 B a token in the
 target's group: 147,456 (36 layers × 8 KV heads × 128 × 2 × 2 B) + 32,768 = 180,224.
 """
 
@@ -41,7 +41,8 @@ def test_the_cache_only_layer_adds_four_hidden_rows_a_token() -> None:
     plan = _plan("0.20.0", EXTRACT)
     cell = plan.ledger.ranks[0].kv_bytes_per_token
     assert cell == 36 * 8 * 128 * 2 * 2 + 4 * 4096 * 2 == 180_224
-    # the log's own figure: 52.48 GiB (two decimals) over 312,640 tokens
+    # the log's own figure: 52.48 GiB (two decimals) over 312,640 tokens, 180,239 B a token (docs say this one figure)
+    assert round(LOGGED_KV_GIB * GIB / LOGGED_TOKENS) == 180_239
     assert abs(LOGGED_KV_GIB * GIB / LOGGED_TOKENS - cell) < 0.005 * GIB / LOGGED_TOKENS
     term = next(t for t in plan.ledger.terms if t.label.startswith("hidden-state cache"))
     assert term.bytes_per_token == 32_768
