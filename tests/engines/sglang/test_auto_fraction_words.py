@@ -36,8 +36,9 @@ def test_the_reserve_reads_through_the_one_gb_gib_formatter() -> None:
 
 def test_the_parallel_slack_holds_from_the_release_it_was_read_at() -> None:
     # `tp_size * pp_size / 8 * 1024` MiB, read in the wheels from v0.5.3rc2 (server_args.py:647-648) to v0.5.23
-    # (arg_groups/memory_hook.py:311-312); v0.5.3rc0 sizes the reserve by GPU class (:500-515): its H100 row at TP 8
-    # is (9.5 + 8 / 2) × 1,024 = 13,824 MiB, with no parallel slack named
+    # (arg_groups/memory_hook.py:311-312); v0.5.3rc0 sizes the reserve by GPU class (:498-515), a parallel share
+    # inside the rows below 160 GiB (the H100's at TP 8: (9.5 + 8 / 2) × 1,024 = 13,824 MiB; 32 GiB flat above), not
+    # this separate term
     from kvtop.domain.engines.sglang import eras
     from kvtop.domain.engines.versions import ResolvedVersion
 
