@@ -85,6 +85,10 @@ def test_the_gap_is_derived_from_the_interval_and_the_log_so_cannot_disagree() -
                            "40,352–40,384;") and "0 B larger" not in line  # fmt: skip
     widened = result.model_copy(update={"token_capacity_min": 30_000, "gap_tokens": -9_808})
     assert widened.gap is not None and widened.gap.beyond_end_tokens == -9_808
+    # a copy is checked as a built result is (pydantic's model_copy runs no validator): one that moves the low end but
+    # keeps −20,160 would say −9,808 in its verdict line and −20,160 in --json's gap_tokens
+    with pytest.raises(ValueError, match=r"gap_tokens -20,160 is not the log's gap to the interval \(-9,808\)"):
+        result.model_copy(update={"token_capacity_min": 30_000})
     with pytest.raises(ValidationError, match="not the log's gap"):
         Explanation(engine="trtllm", logged=Logged(token_capacity=LOGGED), token_capacity=40_368,
                     token_capacity_min=30_000, token_capacity_max=40_384, verdict="mismatch", gap_tokens=-20_160)

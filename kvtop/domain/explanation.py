@@ -9,9 +9,9 @@ its likely cause) when it does not, `insufficient` when the log lacks what the c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -175,6 +175,9 @@ class EstimatedInput(BaseModel):
     others: tuple[TermEstimate, ...] = ()
 
 
+_Explained = TypeVar("_Explained", bound="Explanation")
+
+
 class Explanation(BaseModel):
     """The engine's logged capacity rebuilt from the same inputs, with a verdict."""
 
@@ -222,15 +225,28 @@ class Explanation(BaseModel):
 
     @model_validator(mode="after")
     def _gap_tokens_are_the_gap(self) -> Explanation:
-        """A capacity mismatch built with a `gap_tokens` says its gap's figure (0 where only printed pool sizes disagree);
-        checked on construction (a `model_copy` is not validated: `judge` and the readers copy with the figure judge
-        computed from the same fields)."""
-        judged = "mismatch" in (self.verdict, self.capacity_verdict)
-        gap = self.gap
-        want = gap.beyond_end_tokens if gap is not None else 0
-        if judged and self.gap_tokens is not None and self.gap_tokens != want:
-            raise ValueError(f"gap_tokens {self.gap_tokens:,} is not the log's gap to the interval ({want:,})")
+        """A capacity mismatch says its gap's figure in `gap_tokens` (0 where only printed pool sizes disagree), checked
+        on construction and on every copy (`model_copy`)."""
+        _check_gap_tokens(self)
         return self
+
+    def model_copy(self: _Explained, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> _Explained:
+        """A copy checked as construction checks it: pydantic's `model_copy(update=…)` runs no validator, and `judge`,
+        the engines' explainers and the readers all copy; a copy that moved the log or the interval but kept
+        `gap_tokens` (or set another) would print one gap in the verdict line (`gap`, derived) and another in
+        `--json` (`gap_tokens`), so it is refused as a built one is."""
+        copied = super().model_copy(update=update, deep=deep)
+        _check_gap_tokens(copied)
+        return copied
+
+
+def _check_gap_tokens(result: Explanation) -> None:
+    """Raise ValueError where a capacity mismatch's `gap_tokens` is not its gap's figure (`Explanation.gap`)."""
+    judged = "mismatch" in (result.verdict, result.capacity_verdict)
+    gap = result.gap
+    want = gap.beyond_end_tokens if gap is not None else 0
+    if judged and result.gap_tokens is not None and result.gap_tokens != want:
+        raise ValueError(f"gap_tokens {result.gap_tokens:,} is not the log's gap to the interval ({want:,})")
 
 
 def judge(
