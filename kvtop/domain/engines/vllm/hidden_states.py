@@ -70,7 +70,6 @@ def cached_states(settings: LaunchSettings, model: ModelSpec, version: ResolvedV
     return len(ids)
 
 
-
 def cache_only_cell(model: ModelSpec, settings: LaunchSettings, setup: DeploymentSetup) -> int | None:
     """`DeploymentRules.cache_only_cell`: the bytes a token the cache-only layer holds on every rank, the states ×
     the target's hidden size in its dtype, whole on every rank; None where the launch caches none."""
