@@ -93,3 +93,16 @@ def test_the_gap_is_derived_from_the_interval_and_the_log_so_cannot_disagree() -
         Explanation(engine="trtllm", logged=Logged(token_capacity=LOGGED), token_capacity=40_368,
                     token_capacity_min=30_000, token_capacity_max=40_384, verdict="mismatch", gap_tokens=-20_160)
     assert capacity_gap(result.model_copy(update={"verdict": "match"})) is None  # not a mismatch: no gap said
+
+
+def test_a_mismatch_that_says_no_capacity_gap_prints_none() -> None:
+    # ray_logs' `insufficient` (no geometry to estimate the folded workers with) keeps the interval the least figure
+    # shown gives and sets gap_tokens None; where the printed pools then make it a geometry mismatch
+    # (explain._geometry_mismatch keeps gap_tokens None), the derived gap (20,192 below 40,352) must not be said: the
+    # verdict line would read "that gap is 0.00 GB (0.00 GiB) at kvtop's 0 B per token" beside --json's null
+    result = Explanation(engine="vllm", logged=Logged(token_capacity=LOGGED), token_capacity=40_368,
+                         token_capacity_min=LOW_END, token_capacity_max=40_384, verdict="mismatch", gap_tokens=None,
+                         pool_gap_bytes=-4_096, cause="KV geometry")  # fmt: skip
+    assert result.gap is not None and capacity_gap(result) is None
+    assert "0.00 GB" not in verdict_line(result)
+

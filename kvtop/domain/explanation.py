@@ -313,8 +313,10 @@ def judge(
 def capacity_gap(result: Explanation) -> CapacityGap | None:
     """The capacity gap of a mismatch (the end it is counted from, the plan's centre beside it), as the result's log and
     interval give it (`Explanation.gap`); None where the logged capacity is not outside the interval (a match, a
-    geometry mismatch at equal tokens, no verdict). The verdict line and `--json` say the one figure."""
-    return result.gap if result.verdict == "mismatch" else None
+    geometry mismatch at equal tokens, no verdict) or the result says no capacity gap (`gap_tokens` None: an
+    `insufficient` result, such as Ray's folded workers without a geometry, that only its printed pools made a
+    mismatch). The verdict line and `--json` say the one figure, `gap_tokens` being checked to be it."""
+    return result.gap if result.verdict == "mismatch" and result.gap_tokens else None
 
 
 def token_caps_of(engine: str) -> str:
