@@ -1,8 +1,8 @@
 """Bytes ⇄ text. GB means 10**9 and GiB 2**30, always stated, never guessed.
 
 Sizes cross every boundary as `int` bytes; this module turns them into text for the views and text into them. The
-GiB figure itself is written by kvtop/domain/wording.py (`gib`, re-exported here as `fmt_gib`): one formatter for
-the domain's sentences and every view.
+GiB and GB figures themselves are written by kvtop/domain/wording.py (`gib`, `gb` and `gb_gib`, re-exported here as
+`fmt_gib`, `fmt_gb` and `fmt_both`): one formatter for the domain's sentences and every view.
 """
 
 from __future__ import annotations
@@ -12,7 +12,9 @@ import re
 from pydantic import ByteSize, TypeAdapter, ValidationError
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.wording import GB, GIB, MIB, byte_count, figure, whole
+from kvtop.domain.wording import GB, GIB, MIB, byte_count, whole
+from kvtop.domain.wording import gb as fmt_gb  # one GB formatter: the domain's sentences and every view
+from kvtop.domain.wording import gb_gib as fmt_both  # one pair of GB and GiB: every sentence and view
 from kvtop.domain.wording import gib as fmt_gib  # one GiB formatter: the domain's sentences and every view
 from kvtop.domain.wording import gib_figure as fmt_gib_figure  # its figure alone, under a 'GiB' column header
 from kvtop.domain.wording import percent as fmt_percent  # one percent: a KV usage, a deviation
@@ -67,16 +69,6 @@ def in_gib(num_bytes: int | float) -> float:
     """Bytes as a number of GiB (2**30), a float to compute with (the process panel's sort key, rounded as its
     column shows it); a figure is written by `fmt_gib` / `fmt_gib_figure` (kvtop/domain/wording.py's), never here."""
     return num_bytes / GIB
-
-
-def fmt_gb(num_bytes: int | float, digits: int = 2) -> str:
-    """'18.94 GB' (decimal, 10**9; '−0.10 GB' below zero: the figure written as `fmt_gib`'s)."""
-    return f"{figure(num_bytes / GB, digits)} GB"
-
-
-def fmt_both(num_bytes: int | float, digits: int = 2) -> str:
-    """'18.94 GB (17.64 GiB)': both units where a reader may compare with either."""
-    return f"{fmt_gb(num_bytes, digits)} ({fmt_gib(num_bytes, digits)})"
 
 
 def legible_digits(num_bytes: int | float) -> int:

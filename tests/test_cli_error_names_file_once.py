@@ -63,3 +63,25 @@ def test_a_log_path_is_named_as_the_fault_under_either_field(tmp_path, field: st
     with pytest.raises(InputError) as raised:
         read_engine_log(broken, field=field)
     assert str(raised.value).startswith(f"{field}: gzip-compressed") and str(raised.value).endswith(f": {broken}")
+
+
+def test_the_raiser_says_the_file_is_the_fields_value_not_a_shared_list(tmp_path) -> None:
+    """Whether the file ends the line (': FILE') is the raiser's word (`value_is_file`), not a list of field names: the
+    same field reads either way, and a reader of a file named by a flag no list held (`--demo-cluster`, which ended
+    ' (in FILE)' before session 70) ends ': FILE' as `--demo` does. The file: '{bad' is JSON whose second character
+    opens no property name (json's own message)."""
+    import kvtop.domain.errors as errors
+    from kvtop.sources.json_file import read_json_object
+
+    assert not hasattr(errors, "FILE_FIELDS")
+    named = InputError("config file not found", field="--model", source="/x.json", value_is_file=True)
+    read_in = InputError("must be an integer", field="--model", source="/x.json")
+    assert (named.value_is_file, str(named)) == (True, "--model: config file not found: /x.json")
+    assert (read_in.value_is_file, str(read_in)) == (False, "--model: must be an integer (in /x.json)")
+    bad = tmp_path / "cluster.json"
+    bad.write_text("{bad")
+    for flag in ("--demo", "--demo-cluster"):
+        with pytest.raises(InputError) as raised:
+            read_json_object(bad, "demo cluster", field=flag)
+        assert str(raised.value) == (f"{flag}: malformed JSON at line 1, column 2: Expecting property name enclosed "
+                                     f"in double quotes: {bad}")  # fmt: skip

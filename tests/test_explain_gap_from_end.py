@@ -14,10 +14,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from pydantic import ValidationError
 
 from kvtop.cli import main
 from kvtop.commands.explain import verdict_line
-from kvtop.domain.capacity_gap import CapacityGap
+from kvtop.domain.capacity_gap import CapacityGap, capacity_gap_of
 from kvtop.domain.explanation import Explanation, Logged, capacity_gap
 from tests.conftest import CASES, CONFIGS
 
@@ -61,16 +62,47 @@ def test_explain_text_and_json_say_the_same_gap(capsys: pytest.CaptureFixture[st
     assert gap["words"].startswith("−20,160 tokens from the interval's low end (log 20,192, interval 40,352–")
 
 
-def test_the_verdict_reads_the_judged_gap_never_a_second_computation() -> None:
-    # judge's gap (log 20,192 below the interval 40,352–40,384) carried on the result; a later copy whose interval
-    # fields differ (a reader that widened them) once made the recomputed figure disagree, and the verdict line fell
-    # through to "the logged KV pool is 0 B larger than predicted"
-    judged = CapacityGap(logged_tokens=LOGGED, plan_tokens=40_368, low_tokens=LOW_END, high_tokens=40_384)
+def test_a_log_within_the_interval_has_no_gap() -> None:
+    # 40,360 lies within 40,352–40,384: a gap of zero is "within", refused as a gap (session 70)
+    with pytest.raises(ValidationError, match="no capacity gap"):
+        CapacityGap(logged_tokens=40_360, plan_tokens=40_368, low_tokens=LOW_END, high_tokens=40_384)
+    assert capacity_gap_of(40_360, 40_368, LOW_END, 40_384) is None
+    assert capacity_gap_of(LOW_END, 40_368, LOW_END, 40_384) is None  # an end itself is within
+
+
+def test_the_gap_is_derived_from_the_interval_and_the_log_so_cannot_disagree() -> None:
+    # the verdict's gap is the result's own log and interval, never a figure stored beside them: with the interval
+    # 40,352–40,384 the log's 20,192 is 20,192 − 40,352 = −20,160 from the low end; a reader that widens the low end
+    # to 30,000 moves the gap with it (20,192 − 30,000 = −9,808), and a result built with a gap_tokens that is not the
+    # gap of its own fields is refused
     result = Explanation(engine="trtllm", logged=Logged(token_capacity=LOGGED), token_capacity=40_368,
-                         token_capacity_min=30_000, token_capacity_max=40_384, kv_bytes_per_token=524_288,
-                         verdict="mismatch", gap=judged, gap_tokens=LOGGED - LOW_END,
-                         gap_bytes=(LOGGED - LOW_END) * 524_288, cause="c")  # fmt: skip
-    assert capacity_gap(result) is judged
+                         token_capacity_min=LOW_END, token_capacity_max=40_384, kv_bytes_per_token=524_288,
+                         verdict="mismatch", gap_tokens=-20_160, gap_bytes=-20_160 * 524_288, cause="c")  # fmt: skip
+    gap = capacity_gap(result)
+    assert gap is not None and (gap.end, gap.end_tokens, gap.beyond_end_tokens) == ("low", 40_352, -20_160)
     line = verdict_line(result)
     assert line.startswith("verdict: MISMATCH by −20,160 tokens from the interval's low end (log 20,192, interval "
                            "40,352–40,384;") and "0 B larger" not in line  # fmt: skip
+    widened = result.model_copy(update={"token_capacity_min": 30_000, "gap_tokens": -9_808})
+    assert widened.gap is not None and widened.gap.beyond_end_tokens == -9_808
+    # a copy is checked as a built result is (pydantic's model_copy runs no validator): one that moves the low end but
+    # keeps −20,160 would say −9,808 in its verdict line and −20,160 in --json's gap_tokens
+    with pytest.raises(ValueError, match=r"gap_tokens -20,160 is not the log's gap to the interval \(-9,808\)"):
+        result.model_copy(update={"token_capacity_min": 30_000})
+    with pytest.raises(ValidationError, match="not the log's gap"):
+        Explanation(engine="trtllm", logged=Logged(token_capacity=LOGGED), token_capacity=40_368,
+                    token_capacity_min=30_000, token_capacity_max=40_384, verdict="mismatch", gap_tokens=-20_160)
+    assert capacity_gap(result.model_copy(update={"verdict": "match"})) is None  # not a mismatch: no gap said
+
+
+def test_a_mismatch_that_says_no_capacity_gap_prints_none() -> None:
+    # ray_logs' `insufficient` (no geometry to estimate the folded workers with) keeps the interval the least figure
+    # shown gives and sets gap_tokens None; where the printed pools then make it a geometry mismatch
+    # (explain._geometry_mismatch keeps gap_tokens None), the derived gap (20,192 below 40,352) must not be said: the
+    # verdict line would read "that gap is 0.00 GB (0.00 GiB) at kvtop's 0 B per token" beside --json's null
+    result = Explanation(engine="vllm", logged=Logged(token_capacity=LOGGED), token_capacity=40_368,
+                         token_capacity_min=LOW_END, token_capacity_max=40_384, verdict="mismatch", gap_tokens=None,
+                         pool_gap_bytes=-4_096, cause="KV geometry")  # fmt: skip
+    assert result.gap is not None and capacity_gap(result) is None
+    assert "0.00 GB" not in verdict_line(result)
+

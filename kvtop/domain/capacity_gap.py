@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from kvtop.domain.wording import signed
 
@@ -21,7 +21,10 @@ def tokens_beyond(logged: int, low: int, high: int) -> int:
 
 
 class CapacityGap(BaseModel):
-    """A logged capacity outside [low, high]: the distance to the end it passed, and to the plan's centre."""
+    """A logged capacity outside [low, high]: the distance to the end it passed, and to the plan's centre.
+
+    Only a log outside the interval has one: a log inside it (a gap of zero) is "within", never a gap, so building
+    one there is refused by validation (`capacity_gap_of` answers None for it)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -29,6 +32,15 @@ class CapacityGap(BaseModel):
     plan_tokens: int  # the central prediction (as the engine prints it)
     low_tokens: int
     high_tokens: int
+
+    @model_validator(mode="after")
+    def _outside(self) -> CapacityGap:
+        if self.low_tokens > self.high_tokens:
+            raise ValueError(f"an interval {self.low_tokens:,}–{self.high_tokens:,} whose low end is above its high")
+        if self.low_tokens <= self.logged_tokens <= self.high_tokens:
+            raise ValueError(f"the log's {self.logged_tokens:,} tokens lie within {self.low_tokens:,}–"
+                             f"{self.high_tokens:,}: no capacity gap")  # fmt: skip
+        return self
 
     @property
     def end(self) -> Literal["low", "high"]:
@@ -63,3 +75,11 @@ class CapacityGap(BaseModel):
             "interval_end_tokens": self.end_tokens, "logged_tokens": self.logged_tokens,
             "plan_tokens": self.plan_tokens, "tokens_from_plan": self.from_plan_tokens, "words": self.words(),
         }  # fmt: skip
+
+
+def capacity_gap_of(logged: int | None, plan: int | None, low: int | None, high: int | None) -> CapacityGap | None:
+    """The capacity gap of a logged figure against an interval about a plan's centre; None where a figure is missing
+    or the log lies within [low, high] (no gap)."""
+    if logged is None or plan is None or low is None or high is None or low <= logged <= high:
+        return None
+    return CapacityGap(logged_tokens=logged, plan_tokens=plan, low_tokens=low, high_tokens=high)

@@ -183,14 +183,6 @@ class DeploymentSetup(BaseModel):
     max_lora_rank: int | None = None  # None: the adapters decide (the engine reads them at start)
     lora_modules: tuple[str, ...] | None = None  # None: the engine's default set
     host_kv: HostKvRequest | None = None
-    # the target's hidden states a draft caches a token in a KV layer of its own (vLLM's extract_hidden_states:
-    # its cache-only layer, engines/vllm/hidden_states.py); 0: none
-    hidden_states_cached: int = 0
-
-    def hidden_state_cell(self, model: ModelSpec) -> int | None:
-        """The bytes a token that cache-only layer holds on every rank: the states × the target's hidden size in
-        its dtype, whole on every rank; None where the draft caches none."""
-        return self.hidden_states_cached * model.hidden_size * model.dtype_bytes if self.hidden_states_cached else None
 
     @property
     def features(self) -> tuple[Feature, ...]:
@@ -289,6 +281,11 @@ class DeploymentRules(Protocol):
         """Attention layers the draft keeps KV for beside the target's, at `version` (0: none)."""
         ...
 
+    def cache_only_cell(self, model: ModelSpec, settings: LaunchSettings, setup: DeploymentSetup) -> int | None:
+        """The bytes a token a draft's cache-only layer holds on every rank, in place of a draft layer's cell (vLLM's
+        extract_hidden_states caching the target's hidden states); None where the launch has none."""
+        ...
+
     def terms(self, inputs: TermInputs) -> tuple[BudgetTerm, ...]:
         """The stage's terms, before the budget is solved."""
         ...
@@ -299,6 +296,11 @@ class DeploymentRules(Protocol):
     ) -> HostTier | None:  # fmt: skip
         """The host tier of the launch, once the GPU pool is solved (None: none asked for)."""
         ...
+
+
+def no_cache_only_cell(model: ModelSpec, settings: LaunchSettings, setup: DeploymentSetup) -> int | None:
+    """`DeploymentRules.cache_only_cell` of an engine none of whose drafts caches a layer of its own: None."""
+    return None
 
 
 def no_draft_kv_layers(model: ModelSpec, setup: DeploymentSetup, draft: ModelSpec | None, version: ResolvedVersion) -> int:

@@ -157,7 +157,7 @@ class EngineLog(_Frozen):
         `InputError` (one line) rather than an explanation of nothing.
         """
         if self.no_startup_lines is not None:
-            raise InputError(self.no_startup_lines, field="log", source=self.source)
+            raise InputError(self.no_startup_lines, field="log", source=self.source, value_is_file=True)
         seen = {engine: count for engine, count in self.lines_by_engine.items() if count}
         if requested is None:
             return self.engine or max(seen, key=lambda engine: seen[engine])

@@ -28,25 +28,25 @@ class KvtopError(Exception):
         super().__init__(bounded(str(message), 2 * MAX_MESSAGE_CHARS), *rest)
 
 
-#: Fields whose value is the file an error names (a flag given a path, the log read): their error ends ": FILE",
-#: the file being what the message is about ("--model: config file not found: /x.json").
-FILE_FIELDS = frozenset({"--model", "--config", "--demo", "log", "--engine-log", "--extra_llm_api_options"})
-
-
 class InputError(KvtopError):
     """A value given to kvtop (a config, a flag, a log, a scenario) is malformed or missing.
 
-    `field` names the offending field or flag; `source` the file or flag it came from. The message names each once:
-    "FIELD: WHY: FILE" where the file is the field's value (or no field is named), else "FIELD: WHY (in FILE)", the
-    file the field was read from ("(model FILE)" for a layout, whose flag is checked against the model's config).
+    `field` names the offending field or flag; `source` the file or flag it came from; `value_is_file` says, from the
+    raiser, that the file is the field's value (a flag given a path, the log read), the file then being what the
+    message is about. The message names each once: "FIELD: WHY: FILE" where the file is the field's value (or no
+    field is named: "--model: config file not found: /x.json"), else "FIELD: WHY (in FILE)", the file the field was
+    read from ("(model FILE)" for a layout, whose flag is checked against the model's config).
     """
 
     #: how the file reads after a field that is not the file: a key read "in" it; a layout's flag against a "model"
     source_word = "in"
 
-    def __init__(self, message: str, *, field: str | None = None, source: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, field: str | None = None, source: str | None = None, value_is_file: bool = False
+    ) -> None:
         self.field = field
         self.source = source
+        self.value_is_file = value_is_file
         # the message without its field and file (a reader that renames the field reuses it)
         self.detail = message
         what = f"{field}: " if field else ""
@@ -57,7 +57,7 @@ class InputError(KvtopError):
         """The file as the message ends with it ('' for none): ': FILE' or ' (in FILE)' (see the class)."""
         if not self.source:
             return ""
-        if self.field is None or self.field in FILE_FIELDS:
+        if self.field is None or self.value_is_file:
             return f": {self.source}"
         return f" ({self.source_word} {self.source})"
 

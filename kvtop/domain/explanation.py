@@ -9,15 +9,15 @@ its likely cause) when it does not, `insufficient` when the log lacks what the c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from kvtop.domain.calibration.terms import TermEstimate, TermSource
 from kvtop.domain.capacity_assumption import CapacityAssumption
-from kvtop.domain.capacity_gap import CapacityGap
+from kvtop.domain.capacity_gap import CapacityGap, capacity_gap_of, tokens_beyond
 from kvtop.domain.diagnose_findings import Finding
 from kvtop.domain.engine_log_records import Measured
 from kvtop.domain.engines.budget_step import BudgetStep
@@ -175,6 +175,9 @@ class EstimatedInput(BaseModel):
     others: tuple[TermEstimate, ...] = ()
 
 
+_Explained = TypeVar("_Explained", bound="Explanation")
+
+
 class Explanation(BaseModel):
     """The engine's logged capacity rebuilt from the same inputs, with a verdict."""
 
@@ -189,8 +192,6 @@ class Explanation(BaseModel):
     kv_bytes_per_token: int | None = None
     verdict: Verdict
     gap_tokens: int | None = None  # logged − the interval's nearer end, never its centre (`gap.beyond_end_tokens`)
-    # the capacity gap `judge` computed, once: the end it is counted from and the plan's centre (None: not outside)
-    gap: CapacityGap | None = None
     gap_bytes: int | None = None  # gap_tokens × the predicted bytes per token (the capacity gap in bytes)
     pool_gap_bytes: int | None = None  # logged − predicted size of the printed pools (or block) that disagree
     cause: str | None = None
@@ -213,6 +214,39 @@ class Explanation(BaseModel):
     unsolved: str | None = None
     # a refused start (`failed_start`) after the engine printed its capacity: how that figure rebuilds
     capacity_verdict: Literal["match", "mismatch", "insufficient"] | None = None
+
+    @property
+    def gap(self) -> CapacityGap | None:
+        """The logged capacity's gap to the interval, derived from the log and the interval fields (never stored
+        beside them, so it cannot disagree with them): None where the log lies within the interval or a figure is
+        missing."""
+        return capacity_gap_of(self.logged.token_capacity, self.token_capacity, self.token_capacity_min,
+                               self.token_capacity_max)  # fmt: skip
+
+    @model_validator(mode="after")
+    def _gap_tokens_are_the_gap(self) -> Explanation:
+        """A capacity mismatch says its gap's figure in `gap_tokens` (0 where only printed pool sizes disagree), checked
+        on construction and on every copy (`model_copy`)."""
+        _check_gap_tokens(self)
+        return self
+
+    def model_copy(self: _Explained, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> _Explained:
+        """A copy checked as construction checks it: pydantic's `model_copy(update=…)` runs no validator, and `judge`,
+        the engines' explainers and the readers all copy; a copy that moved the log or the interval but kept
+        `gap_tokens` (or set another) would print one gap in the verdict line (`gap`, derived) and another in
+        `--json` (`gap_tokens`), so it is refused as a built one is."""
+        copied = super().model_copy(update=update, deep=deep)
+        _check_gap_tokens(copied)
+        return copied
+
+
+def _check_gap_tokens(result: Explanation) -> None:
+    """Raise ValueError where a capacity mismatch's `gap_tokens` is not its gap's figure (`Explanation.gap`)."""
+    judged = "mismatch" in (result.verdict, result.capacity_verdict)
+    gap = result.gap
+    want = gap.beyond_end_tokens if gap is not None else 0
+    if judged and result.gap_tokens is not None and result.gap_tokens != want:
+        raise ValueError(f"gap_tokens {result.gap_tokens:,} is not the log's gap to the interval ({want:,})")
 
 
 def judge(
@@ -249,8 +283,7 @@ def judge(
     )
     if low <= got <= high:
         return base
-    gap = CapacityGap(logged_tokens=got, plan_tokens=plan, low_tokens=low, high_tokens=high)
-    gap_tokens = gap.beyond_end_tokens
+    gap_tokens = tokens_beyond(got, low, high)
     full = central.ranks[0].kv.pool("full")
     dtype = settings.kv_cache_dtype if settings.kv_cache_dtype != "auto" or full is None else full.torch_dtype
     facts = MismatchFacts(
@@ -273,15 +306,17 @@ def judge(
         token_caps=token_caps_of(engine),
     )
     capped = token_cap(facts)
-    update = {"verdict": "mismatch", "gap": gap, "gap_tokens": gap_tokens, "gap_bytes": gap_tokens * cell}
+    update = {"verdict": "mismatch", "gap_tokens": gap_tokens, "gap_bytes": gap_tokens * cell}
     return base.model_copy(update={**update, "cause": capped or likely_cause(facts), "cause_from_log": bool(capped)})
 
 
 def capacity_gap(result: Explanation) -> CapacityGap | None:
-    """The capacity gap of a mismatch as `judge` computed it (the end it is counted from, the plan's centre beside it);
-    None where the logged capacity is not outside the interval (a match, a geometry mismatch at equal tokens, no
-    verdict). Read, never recomputed: the verdict line and `--json` say the one figure."""
-    return result.gap if result.verdict == "mismatch" else None
+    """The capacity gap of a mismatch (the end it is counted from, the plan's centre beside it), as the result's log and
+    interval give it (`Explanation.gap`); None where the logged capacity is not outside the interval (a match, a
+    geometry mismatch at equal tokens, no verdict) or the result says no capacity gap (`gap_tokens` None: an
+    `insufficient` result, such as Ray's folded workers without a geometry, that only its printed pools made a
+    mismatch). The verdict line and `--json` say the one figure, `gap_tokens` being checked to be it."""
+    return result.gap if result.verdict == "mismatch" and result.gap_tokens else None
 
 
 def token_caps_of(engine: str) -> str:

@@ -209,7 +209,7 @@ def _solve(
     context = rules.context_length(model, settings, version)  # the engine's: every figure reads this one
     # a draft model's own layer of KV per token: the same on every stage
     draft_cell = _draft_layer_bytes(draft, layout, fmt, storage, gpu_name) if setup.spec_kind is SpecKind.DRAFT_MODEL else None
-    draft_cell = setup.hidden_state_cell(model) or draft_cell  # a draft caching the target's hidden states instead
+    draft_cell = deployment.cache_only_cell(model, settings, setup) or draft_cell  # a draft caching hidden states instead
     stages: list[tuple[range, WeightsBook, KvBook, tuple[BudgetTerm, ...]]] = []
     plain = None  # the last stage's KV book without a draft's layers (what a host tier mirrors)
     for pp_rank in range(layout.pp):

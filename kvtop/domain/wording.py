@@ -76,6 +76,17 @@ def gib(num_bytes: int | float, digits: int = 2) -> str:
     return f"{gib_figure(num_bytes, digits)} GiB"
 
 
+def gb(num_bytes: int | float, digits: int = 2) -> str:
+    """'18.94 GB' (decimal, 10**9; '−0.10 GB' below zero: the figure written as `gib`'s)."""
+    return f"{figure(num_bytes / GB, digits)} GB"
+
+
+def gb_gib(num_bytes: int | float, digits: int = 2) -> str:
+    """'18.94 GB (17.64 GiB)': both units where a reader may compare with either; the one such pair the domain's
+    sentences and every view write (kvtop/units.py's `fmt_both`)."""
+    return f"{gb(num_bytes, digits)} ({gib(num_bytes, digits)})"
+
+
 def gib_figure(num_bytes: int | float, digits: int = 2) -> str:
     """'6.00': `gib`'s figure without its unit, for a column whose header says GiB."""
     return figure(num_bytes / GIB, digits)

@@ -118,5 +118,5 @@ def start_table() -> StartTable:
         return StartTable.model_validate(data)
     except ValidationError as error:
         raise InputError(
-            f"not a table of demo starts: {error.errors()[0]['msg']}", field="--demo", source=str(path)
+            f"not a table of demo starts: {error.errors()[0]['msg']}", field="--demo", source=str(path), value_is_file=True
         ) from None

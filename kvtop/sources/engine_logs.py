@@ -455,6 +455,7 @@ def _inflated(raw: bytes, field: str, source: str) -> bytes:
             f"gzip-compressed, and it does not decompress ({error}): pass the log itself (`zcat FILE | kvtop explain -`)",
             field=field,
             source=source,
+            value_is_file=True,
         ) from None
 
 

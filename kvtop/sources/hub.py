@@ -199,13 +199,13 @@ def load_model(
         reason = (
             "no such user's home" if isinstance(err, RuntimeError) else err.strerror or type(err).__name__
         )
-        raise InputError(f"not a path kvtop can read ({reason})", field="--model", source=cut(ref, 200)) from None
+        raise InputError(f"not a path kvtop can read ({reason})", field="--model", source=cut(ref, 200), value_is_file=True) from None
     if is_dir:
         config = path / "config.json"
         if not config.exists() and (path / MISTRAL_PARAMS).is_file():  # a Mistral-format checkpoint folder
             config = path / MISTRAL_PARAMS
         elif not config.exists():  # said as the folder it is, with both files kvtop reads (not '…/config.json')
-            raise InputError(f"the checkpoint folder {NO_FOLDER_CONFIG}", field="--model", source=str(path))
+            raise InputError(f"the checkpoint folder {NO_FOLDER_CONFIG}", field="--model", source=str(path), value_is_file=True)
         spec = load_config_file(config, name=path.name, family=family, override=override)
         return spec.model_copy(update={"checkpoint_bytes": safetensors_bytes(path)})
     if exists:
@@ -218,13 +218,14 @@ def load_model(
     if "/" not in ref and preset.is_file():
         return load_config_file(preset, name=ref, family=family, override=override)
     if ref.endswith(".json") or ref.startswith((".", "/", "~")):
-        raise InputError(CONFIG_NOT_FOUND, field="--model", source=ref)
+        raise InputError(CONFIG_NOT_FOUND, field="--model", source=ref, value_is_file=True)
     if ref.count("/") == 1:
         return _from_hub(ref, family, time.monotonic() + deadline_s, override)
     raise InputError(
         f"not a file, folder, preset or hub id (presets: {', '.join(preset_names()) or 'none found'})",
         field="--model",
         source=ref,
+        value_is_file=True,
     )
 
 
@@ -313,7 +314,7 @@ def _from_hub(repo_id: str, family: str | None, ends_at: float, override: Config
     try:
         cached = hf.try_to_load_from_cache(repo_id, "config.json")
     except HFValidationError:
-        raise InputError("not a valid Hugging Face repo id", field="--model", source=repo_id) from None
+        raise InputError("not a valid Hugging Face repo id", field="--model", source=repo_id, value_is_file=True) from None
     if not isinstance(cached, str):  # a Mistral-format repo: params.json and no config.json
         cached = hf.try_to_load_from_cache(repo_id, MISTRAL_PARAMS)
     if isinstance(cached, str):
@@ -438,6 +439,7 @@ def _download_config(repo_id: str) -> tuple[Path, Path | None]:
             f"cannot fetch config.json from the hub ({err.__class__.__name__})",
             field="--model",
             source=repo_id,
+            value_is_file=True,
         ) from None
     try:
         quant: Path | None = Path(
@@ -460,6 +462,7 @@ def _download_params(repo_id: str) -> Path:
             f"cannot fetch config.json or params.json from the hub ({err.__class__.__name__})",
             field="--model",
             source=repo_id,
+            value_is_file=True,
         ) from None
 
 

@@ -17,18 +17,21 @@ from kvtop.domain.errors import InputError
 MAX_JSON_BYTES = 16 << 20  # 16 MiB: a config.json is a few KB, one with every excluded module a few MB
 
 
+def _file_error(message: str, field: str | None, source: str) -> InputError:
+    """An error about the file itself: `field` (the flag that named it) first, the file ending it as that flag's value."""
+    return InputError(message, field=field, source=source, value_is_file=True)
+
+
 def read_json_object(
     path: Path, what: str, *, field: str | None = None, max_bytes: int = MAX_JSON_BYTES
 ) -> dict[str, Any]:
     """The JSON object in `path` (`what`: 'config', 'scenario', … for the messages; `field`: the
-    flag that named the file, said first in every message)."""
+    flag that named the file, said first in every message, the file ending it as that flag's value)."""
     data = read_regular_file(path, what, field=field, max_bytes=max_bytes)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
-        raise InputError(
-            f"not UTF-8 text at byte {err.start:,} (is it a {what} file?)", field=field, source=str(path)
-        ) from None
+        raise _file_error(f"not UTF-8 text at byte {err.start:,} (is it a {what} file?)", field, str(path)) from None
     return parse_json_object(text, what, field=field, source=str(path))
 
 
@@ -37,20 +40,20 @@ def read_regular_file(path: Path, what: str, *, max_bytes: int, field: str | Non
     try:
         info = path.stat()
     except FileNotFoundError:
-        raise InputError(f"{what} file not found", field=field, source=str(path)) from None
+        raise _file_error(f"{what} file not found", field, str(path)) from None
     except OSError as err:
-        raise InputError(f"cannot read {what}: {err.__class__.__name__}", field=field, source=str(path)) from None
+        raise _file_error(f"cannot read {what}: {err.__class__.__name__}", field, str(path)) from None
     if not stat.S_ISREG(info.st_mode):
         kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a device, pipe or socket)"
-        raise InputError(f"{kind}: a {what} is read from a file", field=field, source=str(path))
-    too_big = InputError(f"larger than {max_bytes:,} bytes: not a {what} file kvtop reads", field=field, source=str(path))
+        raise _file_error(f"{kind}: a {what} is read from a file", field, str(path))
+    too_big = _file_error(f"larger than {max_bytes:,} bytes: not a {what} file kvtop reads", field, str(path))
     if info.st_size > max_bytes:
         raise too_big
     try:
         with path.open("rb") as handle:
             data = handle.read(max_bytes + 1)
     except OSError as err:
-        raise InputError(f"cannot read {what}: {err.__class__.__name__}", field=field, source=str(path)) from None
+        raise _file_error(f"cannot read {what}: {err.__class__.__name__}", field, str(path)) from None
     if len(data) > max_bytes:
         raise too_big
     return data
@@ -60,17 +63,15 @@ def parse_json_object(text: str, what: str, *, source: str, field: str | None = 
     """`text` as a JSON object; empty, malformed, too deep or too long a number is one InputError."""
     if not text.strip():  # json's own message for it ("line 1, column 1: Expecting value") hides what is wrong
         blank = "empty file" if not text else "empty file (whitespace only)"
-        raise InputError(f"{blank}: a {what} file holds one JSON object", field=field, source=source)
+        raise _file_error(f"{blank}: a {what} file holds one JSON object", field, source)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
-        raise InputError(
-            f"malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}", field=field, source=source
-        ) from None
+        raise _file_error(f"malformed JSON at line {err.lineno}, column {err.colno}: {err.msg}", field, source) from None
     except RecursionError:
-        raise InputError("malformed JSON: nested too deeply", field=field, source=source) from None
+        raise _file_error("malformed JSON: nested too deeply", field, source) from None
     except ValueError as err:  # an integer beyond Python's digit limit
-        raise InputError(f"malformed JSON: {str(err).split(':')[0]}", field=field, source=source) from None
+        raise _file_error(f"malformed JSON: {str(err).split(':')[0]}", field, source) from None
     if not isinstance(data, dict):
-        raise InputError(f"a {what} must be a JSON object", field=field, source=source)
+        raise _file_error(f"a {what} must be a JSON object", field, source)
     return data

@@ -54,16 +54,16 @@ class PreferencesFile:
         """The file's preferences; the defaults when it does not exist."""
         try:
             if self.path.stat().st_size > MAX_BYTES:
-                raise InputError(f"larger than {MAX_BYTES // 1024} KiB: not a kvtop config", field="--config", source=str(self.path))
+                raise InputError(f"larger than {MAX_BYTES // 1024} KiB: not a kvtop config", field="--config", source=str(self.path), value_is_file=True)
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return Preferences()
         except (OSError, UnicodeDecodeError) as err:
-            raise InputError(f"cannot read it ({getattr(err, 'strerror', None) or err})", field="--config", source=str(self.path)) from None
+            raise InputError(f"cannot read it ({getattr(err, 'strerror', None) or err})", field="--config", source=str(self.path), value_is_file=True) from None
         try:
             values = tomllib.loads(text)
         except tomllib.TOMLDecodeError as err:
-            raise InputError(f"not TOML ({err})", field="--config", source=str(self.path)) from None
+            raise InputError(f"not TOML ({err})", field="--config", source=str(self.path), value_is_file=True) from None
         try:
             return Preferences.model_validate(values)
         except ValidationError as err:

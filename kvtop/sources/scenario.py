@@ -176,7 +176,7 @@ def scenario_path(ref: str) -> Path:
     path = Path(name).expanduser()
     if path.suffix == ".json" or "/" in name:
         if not path.exists():  # one that is there but no file (a folder, /dev/zero) is said so by read_json_object
-            raise InputError("scenario file not found", field="--demo", source=str(path))
+            raise InputError("scenario file not found", field="--demo", source=str(path), value_is_file=True)
         return path
     named = scenario_dir() / f"{name}.json"
     if not named.is_file():

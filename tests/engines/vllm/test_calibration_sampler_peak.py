@@ -215,3 +215,15 @@ def test_an_unfitted_peak_says_the_sort_paths_copies_below_eight_seqs() -> None:
         inputs = _inputs(LLAMA).model_copy(update={"settings": settings})
         activation = next(t for t in calibration.terms(inputs, fits) if t.term is Term.ACTIVATION)
         assert f"the sampler's {copies} copies of {seqs:,} seqs × 128,256 × 4 B" in activation.basis
+
+
+def test_the_two_sort_counts_are_named_apart() -> None:
+    # session 70: one name held two counts. V1's torch top-k/top-p (v1/sample/ops/topk_topp_sampler.py:279-299 at
+    # v0.17.0) holds 1 (sorted float32) + 2 (int64 indices) + 0.25 + 1 (probabilities) + 0.25 = 4.5 copies; V0's
+    # `logits.sort` from 128 rows 0.5 + 1 + 3 + 2 + 3 = 9.5 (v0_profile.py's reading of SortStable.cu)
+    from kvtop.domain.engines.vllm import sampler_peak, spec_methods, v0_profile
+
+    assert sampler_peak.TORCH_TOPK_TOPP_COPIES == 4.5 and not hasattr(sampler_peak, "SORT_COPIES")
+    assert v0_profile.V0_SEGMENTED_SORT_COPIES == 9.5 and not hasattr(v0_profile, "SORT_COPIES")
+    assert v0_profile.sort_sampler_copies(128) == 9.5 and v0_profile.sort_sampler_copies(127) == 8
+    assert spec_methods.EAGLE3 == "eagle3" and spec_methods.EAGLE3 in spec_methods.V0_33

@@ -37,22 +37,22 @@ def config_from_gguf(metadata: Mapping[str, Any], *, tensor_names: frozenset[str
     """The config.json fields a GGUF's metadata states (`metadata`: key -> scalar, string or list)."""
     arch = metadata.get("general.architecture")
     if not isinstance(arch, str):
-        raise InputError("the GGUF names no general.architecture", field="--model", source=source)
+        raise InputError("the GGUF names no general.architecture", field="--model", source=source, value_is_file=True)
     model_type = MODEL_TYPES.get(arch)
     if model_type is None:
         newest = READS[-1]
         if arch not in newest.loaded:  # llama.cpp itself would stop: say so in its words
             raise InputError(f"llama.cpp {newest.last} refuses this GGUF: {refusal_words(arch)} ({newest.source})",
-                             field="--model", source=source)  # fmt: skip
+                             field="--model", source=source, value_is_file=True)  # fmt: skip
         raise InputError(f"GGUF architecture {arch!r} is not one kvtop reads (one of {', '.join(MODEL_TYPES)})",
-                         field="--model", source=source)  # fmt: skip
+                         field="--model", source=source, value_is_file=True)  # fmt: skip
     config: dict[str, Any] = {"model_type": model_type, "torch_dtype": "bfloat16"}
     for key, field in FIELDS.items():
         value = metadata.get(f"{arch}.{key}")
         if isinstance(value, list):
             if len(set(value)) != 1:
                 raise InputError(f"{arch}.{key} differs by layer ({sorted(set(value))[:4]}): not modelled for GGUF files",
-                                 field="--model", source=source)  # fmt: skip
+                                 field="--model", source=source, value_is_file=True)  # fmt: skip
             value = value[0]
         if value is not None:
             config[field] = int(value)
@@ -60,10 +60,10 @@ def config_from_gguf(metadata: Mapping[str, Any], *, tensor_names: frozenset[str
         config["vocab_size"] = len(metadata["tokenizer.ggml.tokens"])
     value_length = metadata.get(f"{arch}.attention.value_length")
     if value_length is not None and value_length != config.get("head_dim"):
-        raise InputError("K and V head widths differ: not modelled for GGUF files", field="--model", source=source)
+        raise InputError("K and V head widths differ: not modelled for GGUF files", field="--model", source=source, value_is_file=True)
     missing = [f for f in ("num_hidden_layers", "hidden_size", "num_attention_heads") if f not in config]
     if missing:
-        raise InputError(f"the GGUF states no {', '.join(missing)}", field="--model", source=source)
+        raise InputError(f"the GGUF states no {', '.join(missing)}", field="--model", source=source, value_is_file=True)
     config.setdefault("num_key_value_heads", config["num_attention_heads"])
     config["tie_word_embeddings"] = "output.weight" not in tensor_names
     pattern = SWA_PATTERNS.get(arch)

@@ -15,6 +15,7 @@ from kvtop.domain.deployment import (
     SpecKind,
     TermInputs,
     TermState,
+    no_cache_only_cell,
     no_draft_kv_layers,
     no_host_tier,
 )
@@ -55,6 +56,7 @@ def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettin
 
 
 draft_kv_layers = no_draft_kv_layers
+cache_only_cell = no_cache_only_cell
 
 
 def terms(inputs: TermInputs) -> tuple[BudgetTerm, ...]:

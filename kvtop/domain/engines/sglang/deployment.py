@@ -30,6 +30,7 @@ from kvtop.domain.deployment import (
     SpecKind,
     TermInputs,
     TermState,
+    no_cache_only_cell,
 )
 from kvtop.domain.deployment_flags import (
     feature_remover,
@@ -181,6 +182,9 @@ def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettin
         "hicache-size": f"{host.bytes_per_rank / 1e9:.9g}" if host and host.bytes_per_rank else None,
         "hicache-ratio": f"{host.ratio_to_gpu_pool:g}" if host and host.ratio_to_gpu_pool and host.stated else None,
     })  # fmt: skip
+
+
+cache_only_cell = no_cache_only_cell  # no SGLang draft caches a layer of its own
 
 
 def draft_kv_layers(model: ModelSpec, setup: DeploymentSetup, draft: ModelSpec | None, version: ResolvedVersion) -> int:

@@ -159,8 +159,13 @@ _PCG_SIZES = [
     *range(1280, 4097, 256),
 ]
 PCG_DEFAULT_SINCE = "0.5.10rc0"
-# server_args.py _handle_gpu_memory_settings "large parallel size": tp_size × pp_size / 8 × 1024 MiB; the words too
+# _handle_gpu_memory_settings' "large parallel size" term, `reserved_mem += tp_size * pp_size / 8 * 1024` (MiB), read in
+# the wheels from v0.5.3rc2, where it came with the activation reserve (#10372; v0.5.3rc0 :500-515 still sizes the
+# reserve by GPU class, `_s6_gpu_class`): server_args.py v0.5.3rc2:647-648, v0.5.9:1030-1031, v0.5.14:3286-3287,
+# v0.5.18:4971-4972; arg_groups/memory_hook.py v0.5.19:252-253, v0.5.23:311-312 (the post-capture branch keeps it too,
+# v0.5.23:295). Held v0.5.3rc2 – v0.5.23 (AUTO_FRACTION_ERAS' last era); the words say it beside the reserve
 PARALLEL_MIB, PARALLEL_RANKS = 1024, 8
+PARALLEL_SINCE = "0.5.3rc2"  # the era `_s7_activation_reserve` opens (AUTO_FRACTION_ERAS)
 
 
 def pcg_sizes(max_tokens: int) -> int:
@@ -255,7 +260,7 @@ AUTO_FRACTION_ERAS: Eras[FractionRule] = Eras((
     ),
     Era("0.4.7", _s5_b200, "server_args.py: 0.79 on B200 (#6718, 2025-05-29)"),
     Era("0.4.7.post1", _s6_gpu_class, "server_args.py: reserve by GPU class (#7054, 2025-06-10)"),
-    Era("0.5.3rc2", _s7_activation_reserve, "_handle_gpu_memory_settings / memory_hook.py (#10372, #11076)"),
+    Era(PARALLEL_SINCE, _s7_activation_reserve, "_handle_gpu_memory_settings / memory_hook.py (#10372, #11076)"),
 ))
 
 # VLMs: a multiplier on the model runner's copy (also with a given --mem-fraction-static), then a

@@ -8,7 +8,7 @@ GB (GiB) as the same kind of figure, not as a third unit.
 
 from __future__ import annotations
 
-from kvtop.domain.wording import GB, MIB, figure, gib
+from kvtop.domain.wording import MIB, gb_gib
 
 
 def mib_said(reserved_mib: float) -> str:
@@ -16,5 +16,5 @@ def mib_said(reserved_mib: float) -> str:
     is 1 − the fraction of the memory free before the load)': the MiB reserve as the budget prints its figures, GB
     then GiB, and why the budget's reserve step is another figure."""
     reserve = reserved_mib * MIB
-    return (f" (SGLang counts in MiB, 1 MiB = 1,048,576 B: {figure(reserve / GB)} GB ({gib(reserve)}) of the GPU's total; "
+    return (f" (SGLang counts in MiB, 1 MiB = 1,048,576 B: {gb_gib(reserve)} of the GPU's total; "
             "the budget's reserve is 1 − the fraction of the memory free before the load)")  # fmt: skip

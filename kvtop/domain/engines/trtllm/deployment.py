@@ -20,6 +20,7 @@ from kvtop.domain.deployment import (
     SpecKind,
     TermInputs,
     TermState,
+    no_cache_only_cell,
     no_draft_kv_layers,
 )
 from kvtop.domain.deployment_flags import feature_remover, flag_int, flag_text, with_flags
@@ -103,6 +104,7 @@ def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettin
 
 
 draft_kv_layers = no_draft_kv_layers  # the draft's KV cost is not modelled (named by `terms`)
+cache_only_cell = no_cache_only_cell
 
 
 def terms(inputs: TermInputs) -> tuple[BudgetTerm, ...]:

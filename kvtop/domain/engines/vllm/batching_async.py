@@ -41,7 +41,7 @@ from kvtop.domain.engines.vllm.eras import ASYNC_SCHEDULING_ERAS
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.engines.vllm.pooling_runner import pooling_runner
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
-from kvtop.domain.engines.vllm.spec_methods import is_mtp, stated_method
+from kvtop.domain.engines.vllm.spec_methods import EAGLE3, is_mtp, stated_method
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.launch_tokens import switch_in
@@ -191,7 +191,7 @@ def _eagle_type(method: str) -> bool:
     """EagleModelTypes: eagle, eagle3, extract_hidden_states, the MTP types (`mtp`, `*_mtp`) and dflash
     (DFlashModelTypes, in EagleModelTypes wherever the method exists: config/speculative.py:55-58 at v0.22.0, :68-72
     at v0.32.0, read v0.20.2-v0.34.0; no release before v0.17.1's has dflash)."""
-    return method in ("eagle", "eagle3", "extract_hidden_states", "dflash") or is_mtp(method)
+    return method in ("eagle", EAGLE3, "extract_hidden_states", "dflash") or is_mtp(method)
 
 
 def _pp_blocks(rule: PpRule, pp: int, v2: bool) -> bool:

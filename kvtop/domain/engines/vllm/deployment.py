@@ -74,7 +74,8 @@ from kvtop.domain.engines.vllm.encoder_profile import (
 )
 from kvtop.domain.engines.vllm.hidden_states import METHOD as HIDDEN_METHOD
 from kvtop.domain.engines.vllm.hidden_states import SOURCE as HIDDEN_SOURCE
-from kvtop.domain.engines.vllm.hidden_states import aux_layer_ids, cached_states
+from kvtop.domain.engines.vllm.hidden_states import cache_only_cell as cache_only_cell
+from kvtop.domain.engines.vllm.hidden_states import cached_states
 from kvtop.domain.engines.vllm.mm_limits import read_limits
 from kvtop.domain.engines.vllm.rope_override import max_model_len
 from kvtop.domain.engines.vllm.sampler_path import taken_span
@@ -82,6 +83,7 @@ from kvtop.domain.engines.vllm.skip_mm_profiling import FLAG as SKIP_MM_FLAG
 from kvtop.domain.engines.vllm.skip_mm_profiling import SOURCE as SKIP_MM_SOURCE
 from kvtop.domain.engines.vllm.skip_mm_profiling import skips_encoder
 from kvtop.domain.engines.vllm.spec_methods import (
+    EAGLE3,
     METHOD_ERAS,
     NO_DRAFT_METHODS,
     SPLIT_FIELDS,
@@ -162,7 +164,6 @@ def setup(settings: LaunchSettings) -> DeploymentSetup:
     return DeploymentSetup(
         spec_method=method, spec_kind=kind, draft_model=draft if draft and kind is SpecKind.DRAFT_MODEL else None,
         draft_tokens=tokens, redundant_experts=redundant,
-        hidden_states_cached=len(aux_layer_ids(settings) or ()) if method == HIDDEN_METHOD else 0,
         a2a_backend=backend if backend and backend.startswith("deepep") else None,
         lora=flag_set(settings, "enable-lora"), max_loras=flag_int(settings, "max-loras", least=1),
         max_lora_rank=flag_int(settings, "max-lora-rank", least=1), host_kv=_host_request(settings),
@@ -409,7 +410,7 @@ def _draft_weights(inputs: TermInputs, setting: str) -> BudgetTerm:
             "detail": DRAFT_CONFIG_DETAIL,
         })  # fmt: skip
     unknown = "the draft model's config is not known: give it with --draft-model or its weights with --draft-weights"
-    if inputs.setup.spec_method == "eagle3":  # vLLM builds a head of one layer + fc: assumed in the target's shape,
+    if inputs.setup.spec_method == EAGLE3:  # vLLM builds a head of one layer + fc: assumed in the target's shape,
         # as its one draft KV layer is (draft_kv_layers); the weights term's interval keeps its size (unsized_error)
         return base.model_copy(update={
             "label": "draft weights (EAGLE-3 head assumed: 1 layer in the target's shape)",

@@ -21,12 +21,12 @@ from __future__ import annotations
 from enum import Enum
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.engines.vllm.spec_methods import is_mtp, spec_config
+from kvtop.domain.engines.vllm.spec_methods import EAGLE3, is_mtp, spec_config
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
 
 PARALLEL_METHODS = frozenset({"dflash", "dspark"})  # parallel by design (config/speculative.py v0.26.0:963-964)
-EAGLE_HEADS = frozenset({"eagle", "eagle3"})  # a head whose depth kvtop otherwise assumes one layer
+EAGLE_HEADS = frozenset({"eagle", EAGLE3})  # a head whose depth kvtop otherwise assumes one layer
 # v0.16.0 runs the field in SpecDecodeBaseProposer, the base of its EAGLE (eagle, eagle3, mtp) and draft_model
 # proposers, which needs the draft's `pard_token` or `ptd_token_id` (v1/spec_decode/eagle.py:89-101, :299-313)
 PARD_TOKEN = ("v1/spec_decode/eagle.py v0.16.0:299-313: 'For parallel drafting, the draft model config must have "

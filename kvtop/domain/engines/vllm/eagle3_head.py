@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.engines.vllm.spec_methods import stated_method
+from kvtop.domain.engines.vllm.spec_methods import EAGLE3, stated_method
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.vocab_rows import vocab_parallel_rows
@@ -83,7 +83,7 @@ def target_shaped_bytes(model: ModelSpec, tp: int) -> int:
 def unsized_error(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """The error an EAGLE-3 head kvtop could not size adds to the weights term: the head in the target's shape
     (`target_shaped_bytes`); None where the launch runs none, or its draft's config or weights were given."""
-    if inputs.model is None or inputs.draft_weights_known or stated_method(inputs.settings) != "eagle3":
+    if inputs.model is None or inputs.draft_weights_known or stated_method(inputs.settings) != EAGLE3:
         return None
     size = target_shaped_bytes(inputs.model, inputs.layout.tp)
     return size, (f"an EAGLE-3 draft of unknown config: its weights assumed a one-layer head in the target's "

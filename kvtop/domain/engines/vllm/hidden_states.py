@@ -12,12 +12,13 @@ from v0.24.0 (:325; v1/kv_cache_interface.py v0.24.0:434): a full-attention spec
 layers are all full attention `UniformTypeKVCacheSpecs` puts it in the target's one group, its page size added to the
 target's (v1/core/kv_cache_utils.py v0.20.0:1632, v0.24.0:1723): every token costs the target's cell plus
 aux layers × hidden × dtype bytes. dcstang/eagle3-spec-dec's Qwen3-8B start at v0.20.0 logs 52.48 GiB for 312,640
-tokens, 180,244 B a token: 147,456 + 4 × 4,096 × 2 = 180,224. Beside sliding-window or state layers v0.24.0 pulls it
+tokens, 180,239 B a token (180,222–180,256 within the two decimals): 147,456 + 4 × 4,096 × 2 = 180,224. Beside sliding-window or state layers v0.24.0 pulls it
 out into a group of its own padded to the common page (:1737-1757): not modelled, refused. Releases before v0.20.0
 were not read (refused); those after v0.28.0 were not read and are planned as v0.28.0."""
 
 from __future__ import annotations
 
+from kvtop.domain.deployment import DeploymentSetup
 from kvtop.domain.deployment_flags import flag_json
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.errors import UnsupportedModelError
@@ -68,3 +69,9 @@ def cached_states(settings: LaunchSettings, model: ModelSpec, version: ResolvedV
             "v0.24.0:1737-1757), not modelled", field=FIELD)  # fmt: skip
     return len(ids)
 
+
+def cache_only_cell(model: ModelSpec, settings: LaunchSettings, setup: DeploymentSetup) -> int | None:
+    """`DeploymentRules.cache_only_cell`: the bytes a token the cache-only layer holds on every rank, the states ×
+    the target's hidden size in its dtype, whole on every rank; None where the launch caches none."""
+    states = len(aux_layer_ids(settings) or ()) if setup.spec_method == METHOD else 0
+    return states * model.hidden_size * model.dtype_bytes if states else None

@@ -20,7 +20,7 @@ PR's own first release is not read). While
   :356 at v0.25.1, :360 at v0.29.0) the torch sort instead of the kernel (`apply_top_k_top_p_pytorch`, the same at
   v0.17.0, v0.25.1 and v0.29.0): the sorted float32 values and their int64 indices, the top-k boolean mask, the sorted
   probabilities (`softmax`, float32) and the top-p boolean mask, 4.5 copies held together, freed before the
-  probabilities and noise (`SORT_COPIES`; torch's own sort scratch not counted). From v0.30.0 the kernel takes every
+  probabilities and noise (`TORCH_TOPK_TOPP_COPIES`; torch's own sort scratch not counted). From v0.30.0 the kernel takes every
   row count (`if HAS_TRITON:`, topk_topp_sampler.py:374 at v0.30.0; the dummy's top-k is active, so not its
   split top-p pipeline, topk_topp_triton.py:1673);
 - and, held by `profile_run` across the call, the forward's output over `max_num_batched_tokens` (`hidden_states`)
@@ -83,7 +83,7 @@ TRITON_FROM_ROWS_ERAS: Eras[int] = Eras((
 # What `apply_top_k_top_p_pytorch` holds at once, in copies of seqs × vocab × 4 B: the sorted float32 values (1), their
 # int64 indices (2), the top-k boolean mask (0.25), the sorted probabilities (1) and the top-p boolean mask (0.25)
 # (v1/sample/ops/topk_topp_sampler.py:279-299 at v0.17.0).
-SORT_COPIES = 1.0 + 2.0 + 0.25 + 1.0 + 0.25
+TORCH_TOPK_TOPP_COPIES = 1.0 + 2.0 + 0.25 + 1.0 + 0.25
 
 
 def logits_and_cast_copies(model: ModelSpec) -> float:
@@ -127,7 +127,7 @@ def sampler_copies(model: ModelSpec, version: ResolvedVersion, seqs: int) -> flo
     larger of the two moments)."""
     if takes_kernel(version, seqs):
         return logits_copies(model)
-    return max(logits_and_cast_copies(model) + SORT_COPIES, logits_copies(model))
+    return max(logits_and_cast_copies(model) + TORCH_TOPK_TOPP_COPIES, logits_copies(model))
 
 
 def sampler_copies_bytes(model: ModelSpec, version: ResolvedVersion, gpu_name: str | None, seqs: int) -> int:

@@ -17,9 +17,10 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.span import flag_text
 
+EAGLE3 = "eagle3"  # SpeculativeMethod's EAGLE-3 head, the one spelling every vLLM rule compares a method with
 _MTP_0_13 = ("deepseek_mtp", "mimo_mtp", "glm4_moe_mtp", "ernie_mtp", "qwen3_next_mtp", "longcat_flash_mtp", "mtp",
              "pangu_ultra_moe_mtp")  # fmt: skip
-V0_13 = ("ngram", "medusa", "mlp_speculator", "draft_model", "suffix", "eagle", "eagle3", *_MTP_0_13)
+V0_13 = ("ngram", "medusa", "mlp_speculator", "draft_model", "suffix", "eagle", EAGLE3, *_MTP_0_13)
 _MTP_0_33 = (
     "deepseek_mtp", "dots3_note_mtp", "mimo_mtp", "mimo_v2_mtp", "glm4_moe_mtp", "glm4_moe_lite_mtp", "glm_ocr_mtp",
     "ernie_mtp", "nemotron_h_mtp", "exaone_moe_mtp", "exaone4_5_mtp", "qwen3_next_mtp", "qwen4_exp_mtp",
@@ -28,7 +29,7 @@ _MTP_0_33 = (
     "inkling_mtp", "glm5_next_mtp",
 )  # fmt: skip
 # v0.33.0 dropped medusa and mlp_speculator, added custom_class, extract_hidden_states, dflash, ngram_gpu, dspark
-V0_33 = ("ngram", "draft_model", "suffix", "custom_class", "eagle", "eagle3", "extract_hidden_states", *_MTP_0_33,
+V0_33 = ("ngram", "draft_model", "suffix", "custom_class", "eagle", EAGLE3, "extract_hidden_states", *_MTP_0_33,
          "dflash", "ngram_gpu", "dspark")  # fmt: skip
 # v0.34.0 config/speculative.py:53-97: custom_class gone (a registered custom method's name instead, :1359-1367),
 # nemotron3_5_transcribe_mtp added to MTPModelTypes (:63)
@@ -49,7 +50,7 @@ METHOD_ERAS: Eras[tuple[str, ...]] = Eras((
 # the medusa / mlp_speculator / mtp tests read the draft's model_type and the DSparkDraftModel test (v0.29.0 on)
 # needs model_type "qwen3" too: not modelled here (kvtop has the draft's architecture, not its model_type).
 DetectRule = tuple[str, tuple[str, ...], frozenset[str]]
-_EAGLE: tuple[DetectRule, ...] = (("eagle", ("eagle-",), frozenset()), ("eagle3", ("eagle3",), frozenset()))
+_EAGLE: tuple[DetectRule, ...] = (("eagle", ("eagle-",), frozenset()), (EAGLE3, ("eagle3",), frozenset()))
 _DFLASH: DetectRule = ("dflash", ("dflash",), frozenset())
 _DFLASH_0_28: DetectRule = ("dflash", ("dflash",), frozenset({"MuseGlimmerAssistantModel"}))
 _DSPARK_0_25 = frozenset({"Qwen3DSparkModel"})
@@ -213,7 +214,7 @@ def keeps_v1_runner(method: str | None, settings: LaunchSettings, version: Resol
         return f"speculative method '{method}' ({era.source})"
     if spec_config(settings).parallel_drafting and method not in ("dflash", "dspark"):
         return "parallel drafting for speculative decoding (config/vllm.py, v0.22.0 on)"
-    if method == "eagle3" and settings.pp > 1 and not EAGLE3_PP_ON_V2.at(version):
+    if method == EAGLE3 and settings.pp > 1 and not EAGLE3_PP_ON_V2.at(version):
         return "EAGLE3 with pipeline parallelism (config/vllm.py, v0.22.0-v0.29.0)"
     return None
 

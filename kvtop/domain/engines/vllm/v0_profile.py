@@ -51,8 +51,10 @@ class SamplerForm(NamedTuple):
 
 SCATTER_COPIES = 8  # `_apply_top_k_top_p` at its scatter: the model-dtype logits (½), the float32 copy, the sorted values,
 # their int64 indices (2), the sorted probabilities, their cumulative sum, two bool masks (¼ each), the scattered result
-SORT_COPIES = 9.5  # in `logits.sort` on 128 rows or more: the model-dtype logits, the float32 copy, torch's sorted values
-# and int64 indices (3), its int64 reverse indices (2) and cub's alternate key and value buffers (3)
+# V0's `logits.sort` on 128 rows or more: the model-dtype logits, the float32 copy, torch's sorted values and int64
+# indices (3), its int64 reverse indices (2) and cub's alternate key and value buffers (3); not V1's torch top-k/top-p
+# (sampler_peak.TORCH_TOPK_TOPP_COPIES, another count)
+V0_SEGMENTED_SORT_COPIES = 9.5
 SEGMENTED_SORT_ROWS = 128  # SortStable.cu: from 128 rows torch sorts by cub's segmented radix sort
 HELD_HIDDEN = 2  # the decoder layer's residual and normed input, held across its MLP
 INT64_COPIES = 2.0  # an int64 rows × vocab tensor, in copies of rows × vocab × 4 B
@@ -180,7 +182,7 @@ def sort_sampler_copies(rows: int) -> float:
     holds an alternate key and value buffer: 5 copies beyond the sort's outputs while the model-dtype and float32
     logits are held, 9.5 in all, above the scatter's 8. Below 128 rows torch sorts by a full sort of (index, segment)
     pairs, not counted here: the scatter's 8 are its floor."""
-    return SORT_COPIES if rows >= SEGMENTED_SORT_ROWS else SCATTER_COPIES
+    return V0_SEGMENTED_SORT_COPIES if rows >= SEGMENTED_SORT_ROWS else SCATTER_COPIES
 
 
 def argsort_sampler_copies(rows: int, dtype_bytes: int) -> float:

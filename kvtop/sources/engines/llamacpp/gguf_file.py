@@ -30,12 +30,12 @@ def read_metadata(path: Path) -> tuple[dict[str, Any], frozenset[str], int]:
     try:
         from gguf import GGUFReader  # the optional extra
     except ImportError:
-        raise InputError(NO_GGUF_PACKAGE, field="--model", source=str(path)) from None
+        raise InputError(NO_GGUF_PACKAGE, field="--model", source=str(path), value_is_file=True) from None
     try:
         reader = GGUFReader(str(path), "r")
     except (OSError, ValueError, IndexError, KeyError) as err:
         raise InputError(f"not a GGUF file kvtop can read ({type(err).__name__}: {cut(str(err), 120)})",
-                         field="--model", source=str(path)) from None  # fmt: skip
+                         field="--model", source=str(path), value_is_file=True) from None  # fmt: skip
     metadata: dict[str, Any] = {}
     for name, field in reader.fields.items():
         if name in ("tokenizer.ggml.merges", "tokenizer.ggml.token_type", "tokenizer.ggml.scores"):

@@ -42,28 +42,28 @@ def read_options(path: Path) -> dict[str, object]:
             raw = handle.read(MAX_OPTIONS_BYTES + 1)
     except OSError as error:
         raise InputError(
-            f"cannot read it ({error.strerror or type(error).__name__})", field=_FLAG, source=str(path)
+            f"cannot read it ({error.strerror or type(error).__name__})", field=_FLAG, source=str(path), value_is_file=True
         ) from None
     if len(raw) > MAX_OPTIONS_BYTES:
-        raise InputError("larger than 1 MiB: not an LLM-API options file", field=_FLAG, source=str(path))
+        raise InputError("larger than 1 MiB: not an LLM-API options file", field=_FLAG, source=str(path), value_is_file=True)
     try:
         data = yaml.safe_load(raw.decode("utf-8", errors="replace"))
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise InputError(f"not valid YAML{where}", field=_FLAG, source=str(path)) from None
+        raise InputError(f"not valid YAML{where}", field=_FLAG, source=str(path), value_is_file=True) from None
     except RecursionError:
         raise InputError(
-            "nested too deeply: not an LLM-API options file", field=_FLAG, source=str(path)
+            "nested too deeply: not an LLM-API options file", field=_FLAG, source=str(path), value_is_file=True
         ) from None
     except ValueError:  # an integer beyond Python's digit limit
         raise InputError(
-            "a number of thousands of digits: not an LLM-API option", field=_FLAG, source=str(path)
+            "a number of thousands of digits: not an LLM-API option", field=_FLAG, source=str(path), value_is_file=True
         ) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise InputError("not a YAML mapping of LLM-API options", field=_FLAG, source=str(path))
+        raise InputError("not a YAML mapping of LLM-API options", field=_FLAG, source=str(path), value_is_file=True)
     _check_expansion(data, str(path))
     return {str(key): value for key, value in data.items()}
 
@@ -81,6 +81,7 @@ def _check_expansion(data: object, source: str) -> None:
                 "not an LLM-API options file",
                 field=_FLAG,
                 source=source,
+                value_is_file=True,
             )
         children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
         stack.extend((child, depth + 1) for child in children)
@@ -99,6 +100,7 @@ def complete_settings(
                 "no such file (a relative path is read from the working directory)",
                 field=_FLAG,
                 source=settings.extra_llm_api_options,
+                value_is_file=True,
             )
         return settings
     return settings_with_options(settings, read_options(path), str(path))
