@@ -29,6 +29,7 @@ from kvtop.domain.engines.sglang.multimodal import TOWERS
 from kvtop.domain.engines.sglang.prefill_graphs_off import PREFILL
 from kvtop.domain.engines.sglang.prefill_graphs_optin import ENABLE_FLAG as PCG_ENABLE_FLAG
 from kvtop.domain.engines.sglang.span import FLAGS as SPAN_FLAGS
+from kvtop.domain.engines.sglang.span import NODE_FLAGS
 from kvtop.domain.engines.sglang.torch_compile import FLAG as TORCH_COMPILE_FLAG
 from kvtop.domain.engines.sglang.vocab_launch import DP_HEAD_FLAG, EMBED_ENV
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -101,6 +102,12 @@ LOAD_CASTS = LoadCasts(
 # (architectures.TOWER_SPLIT.data_parallel_flag), with its `--no-` form
 assert TOWER_SPLIT.data_parallel_flag is not None
 ENCODER_DP_FLAGS = (f"--{TOWER_SPLIT.data_parallel_flag[0]}", f"--no-{TOWER_SPLIT.data_parallel_flag[0]}")
+
+
+def _values(flag: str, value: object, list_valued: frozenset[str]) -> list[str]:
+    """The tokens a flag's value is written as: a list flag's values one a token (`--cuda-graph-bs 1 2 4`), else the
+    value."""
+    return str(value).split() if flag in list_valued else [str(value)]
 
 
 class SglangFlags:
@@ -182,7 +189,15 @@ class SglangFlags:
             )
 
     def to_flags(self, settings: LaunchSettings) -> list[str]:
-        return written_flags(settings, PREFERRED)
+        """The modelled settings, then the pass-through flags a rule reads (`read_by_rules`: `--enable-multimodal`
+        sets Gemma-3's VLM factor and reserve, a backend or graph flag the reserve, `--disaggregation-mode` the VLM
+        factor at 0.5.17+ …), as typed: a line without them plans another launch (Gemma-3-27B at TP 2 on H100s,
+        134,450 tokens with `--enable-multimodal`, 157,700 from the line that dropped it). A node's own flags are
+        said per node (span.per_node), the deployment flags `LaunchSettings.to_flags` keeps in their order."""
+        extra = sorted(self.read_by_rules - DEPLOYMENT_FLAGS - NODE_FLAGS)
+        read = [token for flag in extra if (value := settings.flags.get(flag[2:])) is not None and value is not False
+                for token in ((flag,) if value is True else (flag, *_values(flag, value, self.list_valued)))]  # fmt: skip
+        return [*written_flags(settings, PREFERRED), *read]
 
     def read_int(self, field: str, raw: str, flag: str, engine_version: str | None) -> int | None:
         return None  # no suffixed counts read: every count is a plain whole number (int())
