@@ -157,6 +157,12 @@ class SglangFlags:
     memory_neutral: frozenset[str] = NEUTRAL_SPELLINGS
     # SGLang's flags kvtop does not model (flags_unmodelled.py): refused typed, named as ignored on a --cmd line
     unmodelled: frozenset[str] = UNMODELLED_SPELLINGS
+    # read off a launch line for the automatic fraction's VLM factor alone (vlm_fraction_skip.py); what else they do
+    # to memory is not modelled
+    partly_read: Mapping[str, str] = {
+        "--language-only": "read only for the automatic fraction's VLM factor; its other effects are not",
+        "--language-model-only": "read only for the automatic fraction's VLM factor; its other effects are not",
+    }
     value_placeholders: Mapping[str, str] = {OVERRIDE_FLAG: "JSON"}  # model_override.py: a JSON object
     list_valued: frozenset[str] = frozenset({GRAPH_BS_FLAG, GRAPH_BS_DECODE_FLAG})  # `type=int, nargs="+"` (cuda_graph_bs.py)
     # one key each: srt/arg_groups/fields/serving.py:160 `api_key`, :164 `admin_api_key` (v0.5.23; flags_neutral.py)

@@ -275,6 +275,7 @@ class VllmFlags:
     memory_neutral: frozenset[str] = NEUTRAL_SPELLINGS
     # vLLM's flags kvtop does not model (flags_unmodelled.py): refused typed, named as ignored on a --cmd line
     unmodelled: frozenset[str] = UNMODELLED_SPELLINGS
+    partly_read: Mapping[str, str] = {}  # no unmodelled flag a rule reads in part
     # leading NAME=VALUE the rules read (mxfp4_backend.py, sampler_path.py; VLLM_USE_V1=0: V0 in v0.8-v0.10, =1: V1 in
     # v0.6.5-v0.7.x, planned as V1, v0.6.4 refused, v1_opt_in.py;
     # VLLM_ATTENTION_BACKEND outside V1's list: V0 in v0.8-v0.10, v0_backends.py; VLLM_PP_LAYER_PARTITION: named not
