@@ -15,6 +15,7 @@ import shlex
 import pytest
 
 from tests.conftest import CONFIGS
+from tests.data_paths import DATA
 from tests.engines.measured_flags import plan_json
 
 GEMMA3 = ("--model", str(CONFIGS / "google--gemma-3-27b-it.json"), "--engine", "sglang", "--gpu", "H100",
@@ -33,4 +34,19 @@ def test_a_list_flag_comes_back_one_token_a_value(capsys: pytest.CaptureFixture[
     typed = plan_json(capsys, GEMMA3, "--enable-multimodal", "--cuda-graph-bs", "1", "2", "4", "8")
     assert shlex.join(typed["engine_flags"]) == "--tp-size 2 --cuda-graph-bs 1 2 4 8 --enable-multimodal"
     again = plan_json(capsys, GEMMA3, *typed["engine_flags"][2:])
+    assert again["token_capacity"] == typed["token_capacity"]
+
+
+def test_a_partly_read_flag_from_the_engine_s_line_comes_back(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--language-only` from a `--cmd` line drops the automatic fraction's VLM factor at 0.5.12 (`and not
+    self.language_only`, server_args.py:1593 at 0.5.12): the line that dropped it launched the language server as a
+    whole VLM, the factor back on. Expected: the flag on the line, and the line as a `--cmd` plans the same figure."""
+    vl = str(DATA / "calibration" / "configs" / "Qwen--Qwen3-VL-235B-A22B-Instruct-FP8.RECONSTRUCTED.json")
+    base = ("--model", vl, "--engine", "sglang", "--engine-version", "0.5.12", "--gpu", "H200")
+    server = "python3 -m sglang.launch_server --model-path x"
+    typed = plan_json(capsys, base, "--cmd", f"{server} --tp 4 --kv-cache-dtype fp8_e4m3 --language-only")
+    without = plan_json(capsys, base, "--cmd", f"{server} --tp 4 --kv-cache-dtype fp8_e4m3")
+    assert typed["token_capacity"] != without["token_capacity"]  # the flag moves the figure
+    assert shlex.join(typed["engine_flags"]) == "--tp-size 4 --kv-cache-dtype fp8_e4m3 --language-only"
+    again = plan_json(capsys, base, "--cmd", f"{server} {shlex.join(typed['engine_flags'])}")
     assert again["token_capacity"] == typed["token_capacity"]
