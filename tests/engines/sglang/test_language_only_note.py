@@ -23,4 +23,5 @@ def test_the_note_says_the_flag_is_read_for_the_factor(capsys: pytest.CaptureFix
                  "0.5.12", "--gpu", "H200", "--cmd", f"{SERVER} --language-only"]) == 0  # fmt: skip
     captured = capsys.readouterr()
     assert ("--cmd: kvtop ignored 1 flag of SGLang whose effect on memory it does not model: --language-only (read "
-            "only for the automatic fraction's VLM factor; its other effects are not)") in captured.err  # fmt: skip
+            "for the automatic fraction's VLM factor and for whether the encoder runs on this instance; its other effects "
+            "on memory are not)") in captured.err  # fmt: skip

@@ -104,6 +104,11 @@ assert TOWER_SPLIT.data_parallel_flag is not None
 ENCODER_DP_FLAGS = (f"--{TOWER_SPLIT.data_parallel_flag[0]}", f"--no-{TOWER_SPLIT.data_parallel_flag[0]}")
 
 
+# what kvtop reads --language-only / --language-model-only for (partly_read), said beside the flag on a --cmd note
+ENCODER_ELSEWHERE_READ = ("read for the automatic fraction's VLM factor and for whether the encoder runs on this "
+                          "instance; its other effects on memory are not")
+
+
 def _values(flag: str, value: object, list_valued: frozenset[str]) -> list[str]:
     """The tokens a flag's value is written as: a list flag's values one a token (`--cuda-graph-bs 1 2 4`), else the
     value."""
@@ -157,12 +162,9 @@ class SglangFlags:
     memory_neutral: frozenset[str] = NEUTRAL_SPELLINGS
     # SGLang's flags kvtop does not model (flags_unmodelled.py): refused typed, named as ignored on a --cmd line
     unmodelled: frozenset[str] = UNMODELLED_SPELLINGS
-    # read off a launch line for the automatic fraction's VLM factor alone (vlm_fraction_skip.py); what else they do
-    # to memory is not modelled
-    partly_read: Mapping[str, str] = {
-        "--language-only": "read only for the automatic fraction's VLM factor; its other effects are not",
-        "--language-model-only": "read only for the automatic fraction's VLM factor; its other effects are not",
-    }
+    # read off a launch line for the automatic fraction's VLM factor (vlm_fraction_skip.py) and for whether SGLang's
+    # encoder-under-attention-DP check fires (vision_tp_reduce.py); what else they do to memory is not modelled
+    partly_read: Mapping[str, str] = dict.fromkeys(("--language-only", "--language-model-only"), ENCODER_ELSEWHERE_READ)
     value_placeholders: Mapping[str, str] = {OVERRIDE_FLAG: "JSON"}  # model_override.py: a JSON object
     list_valued: frozenset[str] = frozenset({GRAPH_BS_FLAG, GRAPH_BS_DECODE_FLAG})  # `type=int, nargs="+"` (cuda_graph_bs.py)
     # one key each: srt/arg_groups/fields/serving.py:160 `api_key`, :164 `admin_api_key` (v0.5.23; flags_neutral.py)
