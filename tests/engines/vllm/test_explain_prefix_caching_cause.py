@@ -13,6 +13,7 @@ flip that rebuilds it named as the cause.
 from __future__ import annotations
 
 import json
+import pathlib
 
 import pytest
 
@@ -41,3 +42,19 @@ def test_with_the_launch_s_flag_it_matches(capsys: pytest.CaptureFixture[str], m
     assert main([*ARGS, "--enable-prefix-caching"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert (out["verdict"], out["predicted"]["token_capacity"]) == ("match", 569_878)
+
+
+def test_a_log_that_states_the_switch_is_not_flipped(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+) -> None:
+    """The same log with vLLM's `non-default args` line stating `'enable_prefix_caching': False` (as `vllm serve`
+    prints an explicit --no-enable-prefix-caching): prefix caching on would contradict the log, so it is not offered
+    as the cause."""
+    monkeypatch.setenv("KVTOP_NO_CALIBRATION_STORE", "1")
+    stated = tmp_path / "engine.log"
+    stated.write_text("(APIServer pid=1) INFO 07-09 02:57:00 [utils.py:233] non-default args: {'max_model_len': 131072, "
+                      "'enable_prefix_caching': False, 'kv_cache_dtype': 'fp8'}\n" + LOG.read_text())  # fmt: skip
+    assert main([ARGS[0], str(stated), *ARGS[2:]]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["verdict"] == "mismatch"
+    assert "prefix caching" not in out["cause"]

@@ -456,17 +456,21 @@ def cause_candidates(
         flip = not settings.disable_hybrid_kv_cache_manager
         what = f"hybrid KV cache manager {'off' if flip else 'on'}"
         found.append((what, changed(settings, disable_hybrid_kv_cache_manager=flip)))
-    found += _prefix_caching_flip(model, settings, version)
+    found += _prefix_caching_flip(log, model, settings, version)
     return [(what, candidate) for what, candidate in found if candidate is not None]
 
 
 def _prefix_caching_flip(
-    model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
+    log: EngineLog, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
 ) -> list[tuple[str, LaunchSettings | None]]:
     """A Mamba / GDN hybrid with prefix caching the other way (hybrid.mamba_prefix_caching): its mamba_cache_mode
     ('align' with it, 'none' without) sets the block and the state blocks a request, which vLLM's printed KV memory
     does not show; a log prints no --enable-prefix-caching, and the hybrid's default flips at v0.28.0 (opt-in before).
-    club-3090 #652's v0.24.0 log (Qwen3.6-35B-A3B-NVFP4, launched with it) rebuilds only with it."""
+    club-3090 #652's v0.24.0 log (Qwen3.6-35B-A3B-NVFP4, launched with it) rebuilds only with it. Not tried where the
+    log's own args state it (`non-default args: {… 'enable_prefix_caching': False …}`): the flip would contradict the
+    log."""
+    if isinstance(log.server_args.get("enable_prefix_caching"), bool):
+        return []
     if model.attention_free or not any(model.has_state(layer) for layer in range(len(model.layer_attention))):
         return []
     try:
