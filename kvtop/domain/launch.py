@@ -73,6 +73,9 @@ class EngineFlags(Protocol):
     # kvtop, refused as such ("a flag of vLLM whose effect on memory kvtop does not model"), not as unknown; on a
     # launch line (--cmd, a running server's command line) kept and named as ignored, never refused
     unmodelled: frozenset[str]
+    # of `unmodelled`, those a rule still reads off a launch line for one effect (SGLang's `--language-only`: the
+    # automatic fraction's VLM factor) -> that effect, said beside the flag where the plan names it ignored
+    partly_read: Mapping[str, str]
     # what a pass-through flag that takes a value takes, as `--help` writes it (vLLM's `--hf-overrides JSON`); a flag
     # not named here is listed bare
     value_placeholders: Mapping[str, str]

@@ -55,7 +55,8 @@ def ignored_flags_note(settings: LaunchSettings) -> str | None:
     if not ignored:
         return None
     name = display_name(settings.engine)
-    unmodelled = [f.flag for f in ignored if f.why == "not_modelled"]
+    partly = engine_flags(settings.engine).partly_read  # a rule reads it for one effect: said beside it
+    unmodelled = [f"{f.flag} ({partly[f.flag]})" if f.flag in partly else f.flag for f in ignored if f.why == "not_modelled"]
     named = [_with_likeness(f.flag, f.like) if f.like else f.flag for f in ignored if f.why == "unknown"]
     parts = [f"{counted(len(unmodelled), 'flag')} of {name} whose effect on memory it does not model: {', '.join(unmodelled)}"] if unmodelled else []
     parts += [f"{counted(len(named), 'flag')} it does not know for {name}: {', '.join(named)}"] if named else []

@@ -26,6 +26,7 @@ def test_each_engine_states_its_classes_and_they_do_not_overlap(engine: str) -> 
     assert not flags.memory_neutral & flags.read_by_rules
     assert not flags.unmodelled & (flags.passthrough | set(flags.spellings))  # typed to kvtop: refused
     assert set(flags.value_placeholders) <= flags.passthrough
+    assert set(flags.partly_read) <= flags.unmodelled  # the --cmd note's 'ignored … (read for …)' names them
 
 
 def test_vllm_and_sglang_classify_their_flags_and_the_other_engines_not_yet() -> None:

@@ -93,6 +93,7 @@ class LlamacppFlags:
     memory_neutral_groups: Mapping[str, NeutralGroup] = {}
     memory_neutral: frozenset[str] = frozenset()
     unmodelled: frozenset[str] = frozenset()
+    partly_read: Mapping[str, str] = {}  # no unmodelled flag a rule reads in part
     value_placeholders: Mapping[str, str] = {}  # no pass-through flag listed with a placeholder
     list_valued: frozenset[str] = frozenset()  # no flag kvtop reads takes several values
     # one value each: `{"--api-key"}, "KEY"` and `{"-hft", "--hf-token"}, "TOKEN"` (common/arg.cpp,

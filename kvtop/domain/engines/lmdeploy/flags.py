@@ -131,6 +131,7 @@ class LmdeployFlags:
     memory_neutral_groups: Mapping[str, NeutralGroup] = {}
     memory_neutral: frozenset[str] = frozenset()
     unmodelled: frozenset[str] = frozenset()
+    partly_read: Mapping[str, str] = {}  # no unmodelled flag a rule reads in part
     value_placeholders: Mapping[str, str] = {}  # no pass-through flag listed with a placeholder
     # `--api-keys k1 k2` (ArgumentHelper.api_keys: nargs='*', lmdeploy/cli/utils.py:235, from v0.2.2; still at
     # v0.16.0, utils.py:371): not a flag kvtop models, but a launch line's second key is its value, not a positional

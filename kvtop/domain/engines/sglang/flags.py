@@ -29,6 +29,7 @@ from kvtop.domain.engines.sglang.multimodal import TOWERS
 from kvtop.domain.engines.sglang.prefill_graphs_off import PREFILL
 from kvtop.domain.engines.sglang.prefill_graphs_optin import ENABLE_FLAG as PCG_ENABLE_FLAG
 from kvtop.domain.engines.sglang.span import FLAGS as SPAN_FLAGS
+from kvtop.domain.engines.sglang.span import NODE_FLAGS
 from kvtop.domain.engines.sglang.torch_compile import FLAG as TORCH_COMPILE_FLAG
 from kvtop.domain.engines.sglang.vocab_launch import DP_HEAD_FLAG, EMBED_ENV
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -103,6 +104,17 @@ assert TOWER_SPLIT.data_parallel_flag is not None
 ENCODER_DP_FLAGS = (f"--{TOWER_SPLIT.data_parallel_flag[0]}", f"--no-{TOWER_SPLIT.data_parallel_flag[0]}")
 
 
+# what kvtop reads --language-only / --language-model-only for (partly_read), said beside the flag on a --cmd note
+ENCODER_ELSEWHERE_READ = ("read for the automatic fraction's VLM factor and for whether the encoder runs on this "
+                          "instance; its other effects on memory are not")
+
+
+def _values(flag: str, value: object, list_valued: frozenset[str]) -> list[str]:
+    """The tokens a flag's value is written as: a list flag's values one a token (`--cuda-graph-bs 1 2 4`), else the
+    value."""
+    return str(value).split() if flag in list_valued else [str(value)]
+
+
 class SglangFlags:
     load_casts: LoadCasts = LOAD_CASTS
     spellings: Mapping[str, str] = SPELLINGS
@@ -150,6 +162,9 @@ class SglangFlags:
     memory_neutral: frozenset[str] = NEUTRAL_SPELLINGS
     # SGLang's flags kvtop does not model (flags_unmodelled.py): refused typed, named as ignored on a --cmd line
     unmodelled: frozenset[str] = UNMODELLED_SPELLINGS
+    # read off a launch line for the automatic fraction's VLM factor (vlm_fraction_skip.py) and for whether SGLang's
+    # encoder-under-attention-DP check fires (vision_tp_reduce.py); what else they do to memory is not modelled
+    partly_read: Mapping[str, str] = dict.fromkeys(("--language-only", "--language-model-only"), ENCODER_ELSEWHERE_READ)
     value_placeholders: Mapping[str, str] = {OVERRIDE_FLAG: "JSON"}  # model_override.py: a JSON object
     list_valued: frozenset[str] = frozenset({GRAPH_BS_FLAG, GRAPH_BS_DECODE_FLAG})  # `type=int, nargs="+"` (cuda_graph_bs.py)
     # one key each: srt/arg_groups/fields/serving.py:160 `api_key`, :164 `admin_api_key` (v0.5.23; flags_neutral.py)
@@ -182,7 +197,17 @@ class SglangFlags:
             )
 
     def to_flags(self, settings: LaunchSettings) -> list[str]:
-        return written_flags(settings, PREFERRED)
+        """The modelled settings, then the pass-through flags a rule reads (`read_by_rules`: `--enable-multimodal`
+        sets Gemma-3's VLM factor and reserve, a backend or graph flag the reserve, `--disaggregation-mode` the VLM
+        factor at 0.5.17+ …), as typed: a line without them plans another launch (Gemma-3-27B at TP 2 on H100s,
+        134,450 tokens with `--enable-multimodal`, 157,700 from the line that dropped it). A node's own flags are
+        said per node (span.per_node), the deployment flags `LaunchSettings.to_flags` keeps in their order. A flag of
+        `partly_read` from an engine's line comes back too: the figure read it (`--language-only` at 0.5.12 drops the
+        VLM factor: Qwen3-VL-235B-A22B-FP8 at TP 4 on H200s, 3,058,294 tokens with it, 2,640,897 without)."""
+        extra = sorted((self.read_by_rules | self.partly_read.keys()) - DEPLOYMENT_FLAGS - NODE_FLAGS)
+        read = [token for flag in extra if (value := settings.flags.get(flag[2:])) is not None and value is not False
+                for token in ((flag,) if value is True else (flag, *_values(flag, value, self.list_valued)))]  # fmt: skip
+        return [*written_flags(settings, PREFERRED), *read]
 
     def read_int(self, field: str, raw: str, flag: str, engine_version: str | None) -> int | None:
         return None  # no suffixed counts read: every count is a plain whole number (int())

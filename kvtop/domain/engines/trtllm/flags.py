@@ -201,6 +201,7 @@ class TrtllmFlags:
     memory_neutral_groups: Mapping[str, NeutralGroup] = {}
     memory_neutral: frozenset[str] = frozenset()
     unmodelled: frozenset[str] = frozenset()
+    partly_read: Mapping[str, str] = {}  # no unmodelled flag a rule reads in part
     value_placeholders: Mapping[str, str] = {}  # no pass-through flag listed with a placeholder
     list_valued: frozenset[str] = frozenset()  # no flag kvtop reads takes several values
     # no flag of TensorRT-LLM's CLIs takes a secret: trtllm-serve's `serve`, `grpc`, `mm_embedding_serve` and

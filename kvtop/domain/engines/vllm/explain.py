@@ -21,13 +21,19 @@ from kvtop.domain.engines.vllm.backends import block_size
 from kvtop.domain.engines.vllm.budget import ESTIMATED_NON_KV_BYTES, ESTIMATED_NON_KV_RANGE
 from kvtop.domain.engines.vllm.compile_cache import compile_cache_note
 from kvtop.domain.engines.vllm.eras import per_worker_stages, token_print_rule
-from kvtop.domain.engines.vllm.hybrid import NOT_HOPPER_STAND_IN, gpu_sets_gdn_block
+from kvtop.domain.engines.vllm.hybrid import (
+    NOT_HOPPER_STAND_IN,
+    PREFIX_CACHING,
+    gpu_sets_gdn_block,
+    mamba_prefix_caching,
+)
 from kvtop.domain.engines.vllm.load_line import LOGGED_WEIGHTS_STAGE
 from kvtop.domain.engines.vllm.log_hardware import log_block, log_gpu_name, table_total_said, with_log_gpu
 from kvtop.domain.engines.vllm.log_launch import device_said, launch_fraction, logged_device
 from kvtop.domain.engines.vllm.log_records import Concurrency, VllmRankLog
 from kvtop.domain.engines.vllm.ray_logs import hidden_tighter_worker
 from kvtop.domain.engines.vllm.worker_figures import is_worker, least_available, least_by_stage
+from kvtop.domain.errors import KvtopError
 from kvtop.domain.explain_estimate import EstimateRun, engine_total, rebuild_with_estimate, runtime_estimate
 from kvtop.domain.explain_request import ExplainRequest
 from kvtop.domain.explanation import (
@@ -450,4 +456,28 @@ def cause_candidates(
         flip = not settings.disable_hybrid_kv_cache_manager
         what = f"hybrid KV cache manager {'off' if flip else 'on'}"
         found.append((what, changed(settings, disable_hybrid_kv_cache_manager=flip)))
+    found += _prefix_caching_flip(log, model, settings, version)
     return [(what, candidate) for what, candidate in found if candidate is not None]
+
+
+def _prefix_caching_flip(
+    log: EngineLog, model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion
+) -> list[tuple[str, LaunchSettings | None]]:
+    """A Mamba / GDN hybrid with prefix caching the other way (hybrid.mamba_prefix_caching): its mamba_cache_mode
+    ('align' with it, 'none' without) sets the block and the state blocks a request, which vLLM's printed KV memory
+    does not show; a log prints no --enable-prefix-caching, and the hybrid's default flips at v0.28.0 (opt-in before).
+    club-3090 #652's v0.24.0 log (Qwen3.6-35B-A3B-NVFP4, launched with it) rebuilds only with it. Not tried where the
+    log's own args state it (`non-default args: {… 'enable_prefix_caching': False …}`): the flip would contradict the
+    log."""
+    if isinstance(log.server_args.get("enable_prefix_caching"), bool):
+        return []
+    if model.attention_free or not any(model.has_state(layer) for layer in range(len(model.layer_attention))):
+        return []
+    try:
+        on = mamba_prefix_caching(model, settings, version)
+    except KvtopError:
+        return []
+    flags = {key: value for key, value in settings.flags.items() if key not in (PREFIX_CACHING, f"no-{PREFIX_CACHING}")}
+    flags[PREFIX_CACHING if not on else f"no-{PREFIX_CACHING}"] = True
+    what = f"prefix caching {'off' if on else 'on'} (mamba_cache_mode {'none' if on else 'align'})"
+    return [(what, settings.model_copy(update={"flags": flags}))]

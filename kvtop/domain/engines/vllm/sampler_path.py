@@ -178,6 +178,20 @@ def dynamo_image(image: str | None) -> bool:
     return DYNAMO_SAMPLER_ENV_ERAS.at(ResolvedVersion(text=image_release(image, repositories)))
 
 
+def dynamo_release_not_read(image: str | None, version: ResolvedVersion) -> str | None:
+    """The line a plan gives where the launch runs Dynamo's vllm-runtime image and no vLLM release is known (not stated,
+    not logged): the image's tag names Dynamo's release, not vLLM's (DYNAMO_SAMPLER_ENV_ERAS), so it is not read as one
+    (vLLM's own image is: flags.release_images), and the plan takes vLLM's latest rules, which may be another runner
+    (V2 from v0.29.0) than the release the image ships; None otherwise."""
+    repositories = frozenset({DYNAMO_RUNTIME_IMAGE})
+    if version.text is not None or not image or not image_of(image, repositories):
+        return None
+    tag = image_release(image, repositories)
+    said = f"tag {tag}" if tag else "tag"
+    return (f"the vLLM release NVIDIA Dynamo's image ships ({image}: its {said} is Dynamo's release, not vLLM's): "
+            "not read; the plan takes vLLM's latest rules; give --engine-version with the image's vLLM release")
+
+
 def stated_path(flags: Mapping[str, object] | None) -> bool | None:
     """Whether the launch's own VLLM_USE_FLASHINFER_SAMPLER asks for FlashInfer's path (1: True) or the native one
     (0: False); None where it states neither."""
