@@ -75,6 +75,16 @@ _ROWS: tuple[tuple[str, Callable[[Ledger], str]], ...] = (
 )
 
 
+#: What the after column says in place of a figure the engine would never reach: a launch it refuses at start
+#: (`launch_refusals`, the domain's; the ✗ line under the fields says why) serves no tokens, requests or concurrency.
+REFUSED = "refused"
+#: The rows that are what the launch serves (its capacity), not what it asks for (its settings): refused, each says so.
+_SERVED_ROWS = frozenset({"tokens per rank", "state requests", "max running reqs", "concurrency @ctx", "host KV tokens",
+                          "fits"})  # fmt: skip
+#: The per-rank rows that are what the start sizes for KV: refused, it sizes none.
+_SERVED_RANK_ROWS = frozenset({"  KV pool", "  tokens"})
+
+
 def _cell(ledger: Ledger) -> str:
     """The ledger's KV bytes per token per rank, '≥' it where a term of the cell is not modelled (an EAGLE-3 draft
     named by no config: its layers unknown), as `plan` lists it beside the model."""
@@ -297,7 +307,9 @@ def outcome_table(
     """The before → after table; `live` what the engine states (None: no engine), its token capacity said
     by `live_source` (`capacity_said`: 'engine logged', 'demo simulates', 'engine reports'); `host` the edit's host KV
     tier against the node's host memory, where it has one; `refused`: the engine refuses the edit at start
-    (`launch_refusals`, the ✗ line under the fields says why), so it fits nothing, at risk or not."""
+    (`launch_refusals`, the ✗ line under the fields says why), so it fits nothing, at risk or not, and the after
+    column says 'refused' for what it would serve (tokens, requests, concurrency, its KV pool), as `kvtop plan`
+    refuses it outright, in place of figures it never reaches."""
     before, after = outcome.before, outcome.after
     lines = [
         Content.styled(
@@ -310,14 +322,14 @@ def outcome_table(
             continue
         shown_before = value(before) if before else "—"
         shown_after = value(after) if after else "invalid"
-        if label == "fits" and after is not None and refused:
-            shown_after = "refused"  # the engine stops before serving: the ✗ line says why
+        if label in _SERVED_ROWS and after is not None and refused and shown_after != "—":
+            shown_after = REFUSED  # the engine stops before serving: the ✗ line says why ('—', none asked, stays)
         elif label == "fits" and outcome.after_plan is not None and outcome.after_plan.refused_at_centre:
             shown_after = "refused"  # at the assumed host share: the line under the table says why
         if label == "fits" and host is not None and host.refused and after is not None:
             shown_after = "no: host"  # the host KV line under the table says why
         lines.append(_line(_row_label(label, before, after), shown_before, shown_after, shown_before != shown_after))
-        if label == "tokens per rank" and before is not None and after is not None:
+        if label == "tokens per rank" and before is not None and after is not None and not refused:
             delta = token_delta(after.token_change_from(before))
             lines.extend([delta] if delta is not None else [])
     lines.extend(version_lines(before, after))
@@ -327,7 +339,10 @@ def outcome_table(
     lines.extend(unpriced_lines(after) if after is not None else [])
     if host is not None:
         lines.append(host_tier_line(host))
-    if outcome.after_plan is not None:
+    if outcome.after_plan is not None and refused:  # no fresh start to bound: the engine refuses the launch
+        lines.append(Content.assemble((f"{'fresh start':<{LABEL_WIDTH}}", "$text-muted"),
+                                      ("refused: the engine does not start this launch (the ✗ line says why)", "$error")))  # fmt: skip
+    elif outcome.after_plan is not None:
         if (start_refused := start_line(outcome.after_plan)) is not None:
             lines.append(start_refused)
         lines.append(interval_line(outcome.after_plan))
@@ -349,6 +364,7 @@ def outcome_table(
             lines.append(Content.styled(label, "$text-muted"))
             for name, pick in _RANK_ROWS:
                 shown_old, shown_new = (pick(old) if old else "—"), pick(rank)
+                shown_new = REFUSED if refused and name in _SERVED_RANK_ROWS else shown_new
                 lines.append(_line(name, shown_old, shown_new, shown_old != shown_new))
     if after is not None and (warning := reserve_warning(after)) is not None:
         lines.append(warning)
