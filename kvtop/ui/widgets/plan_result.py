@@ -265,6 +265,13 @@ def interval_line(plan: CapacityPlan) -> Content:
     )  # fmt: skip
 
 
+def start_note_lines(plan: CapacityPlan) -> list[Content]:
+    """The plan's start notes (`CapacityPlan.start_notes`: torch.compile's cache), each under its own 'start note'
+    label: a blank label read as a stray indent under 'fresh start' once the note wrapped (session 70's operator)."""
+    return [Content.assemble((f"{'start note':<{LABEL_WIDTH}}", "$text-muted"), (note, "$warning"))
+            for note in plan.start_notes]  # fmt: skip
+
+
 def start_line(plan: CapacityPlan) -> Content | None:
     """The start verdict on a unified-memory host, stated once: '✗ refused at the assumed host share: …;
     --gpu-memory-utilization 0.7 starts there: 546,528 tokens per rank' where refused at the assumed share (the
@@ -346,7 +353,7 @@ def outcome_table(
         if (start_refused := start_line(outcome.after_plan)) is not None:
             lines.append(start_refused)
         lines.append(interval_line(outcome.after_plan))
-        lines.extend(Content.styled(f"{'':<{LABEL_WIDTH}}{note}", "$warning") for note in outcome.after_plan.start_notes)
+        lines.extend(start_note_lines(outcome.after_plan))
     if live is not None and live.token_capacity is not None:  # the engine's own figure: its model at its settings
         lines.append(
             Content.assemble(
