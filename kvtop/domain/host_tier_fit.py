@@ -69,14 +69,21 @@ class HostTierFit(BaseModel):
                     "host memory was read, so whether the node holds it is not checked")  # fmt: skip
         asked = f"{self.connector}: {gib(self.bytes_per_rank)} per rank × {ranks} on this node = {gib(self.on_node_bytes)}"
         reserve = f", less the {gib(self.reserve_bytes)} the engine keeps free" if self.reserve_bytes else ""
-        total = f"the host's {gib(self.host_total_bytes)} ({self.host_origin}){reserve}"
+        origin = f" ({self.host_origin})" if self.host_origin else ""  # no '()' where no origin is named
+        total = f"the host's {gib(self.host_total_bytes)}{origin}{reserve}"
         if self.state is HostTierState.OVER_HOST:
             return f"{asked}, more than {total}: it cannot be pinned"
         if self.state is HostTierState.OVER_AVAILABLE and self.host_available_bytes is not None:
             back = f" and the {gib(self.freed_bytes)} the live tier gives back" if self.freed_bytes else ""
             return (f"{asked}, within {total} but more than the {gib(self.host_available_bytes)} available now{back}: "
                     "the start competes with what else holds host memory")  # fmt: skip
-        return f"{asked}, within {total}"
+        if self.host_available_bytes is None:
+            return f"{asked}, within {total}"
+        # both figures, named: the pane's header shows the host's free memory beside this line (2,048.00 GiB in all
+        # against 1,711.53 GiB free read as two figures of one thing, session 70's operator)
+        back = f" (with the {gib(self.freed_bytes)} the live tier gives back)" if self.freed_bytes else ""
+        return (f"{asked}, within the {gib(self.host_available_bytes)} available now{back}, of the host's "
+                f"{gib(self.host_total_bytes)} in all{origin}{reserve}")  # fmt: skip
 
 
 def host_tier_fit(

@@ -67,12 +67,15 @@ class StartCacheCharge(BaseModel):
         """'torch.compile's cache: not known before a start (not modelled); a first (cold) start on a node charged
         0.46–2.60 GiB a GPU more than a warm one on 9 pairs of kvtop's corpus (median 0.98 GiB, ≈ 36,688 tokens of this
         plan), …'; `median_tokens` the median read as the plan's tokens (`Ledger.tokens_in`; None or 0: no tokens to
-        say); where said, its `state`'s words in place of 'not known before a start (not modelled)'."""
+        say). Where said, its `state`'s words (what the plan charges for that state) in place of 'not known before a
+        start (not modelled)', and the measured spread without the hedge an unsaid plan needs ('or nothing where its
+        kernels were cached; the plan sits between the two'): the operator has said which start it is."""
         cost = f", ≈ {median_tokens:,} tokens of this plan" if median_tokens else ""
+        measured = (f"a first (cold) start on a node charged {self.spread()} more than a warm one on {self.pairs} pairs "
+                    f"of kvtop's corpus (median {self.median()}{cost})")  # fmt: skip
+        if self.state is not None:
+            return f"{self.cache}: {self.said()}; {measured}; {self.source}"
         return (
-            f"{self.cache}: {self.said()}; a first (cold) start on a node charged "
-            f"{self.spread()} more than a warm one on "
-            f"{self.pairs} pairs of kvtop's corpus (median {self.median()}{cost}), or nothing where "
-            f"its kernels were cached; the plan sits between the two, a cold start towards the interval's low end "
-            f"({self.source})"
+            f"{self.cache}: {self.said()}; {measured}, or nothing where its kernels were cached; the plan sits between "
+            f"the two, a cold start towards the interval's low end ({self.source})"
         )

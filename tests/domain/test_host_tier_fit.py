@@ -55,6 +55,21 @@ def test_the_live_tier_a_restart_gives_back_counts_as_available() -> None:
     assert host_tier_fit(tier, HOST_2_TIB).state is HostTierState.OVER_AVAILABLE  # type: ignore[union-attr]
     fit = host_tier_fit(tier, HOST_2_TIB, live_tier=live)
     assert fit is not None and fit.state is HostTierState.FITS and fit.freed_bytes == 800 * GIB
+    assert fit.reason == ("secondary (host) pool: 200.00 GiB per rank × 8 ranks on this node = 1,600.00 GiB, within the "
+                          "1,500.00 GiB available now (with the 800.00 GiB the live tier gives back), of the host's "
+                          "2,048.00 GiB in all")  # fmt: skip
+
+
+def test_a_tier_that_fits_names_the_available_figure_and_the_total() -> None:
+    """The operator's review (session 70): the planner's host KV line said 'within the host's 2,048.00 GiB' (the
+    total) beside a header of 1,711.53 GiB free, two figures read as one. A fitting tier names both: --kv-offloading-size
+    800 (GiB over TP 4's workers) is 200 GiB a rank × 4 = 800 GiB ≤ the 1,500 GiB available of the 2,048 in all."""
+    tier = _tier("vllm", HostKvRequest(connector="OffloadingConnector", size_bytes=800 * GIB, split_over=4), ranks=4, world=4)
+    fit = host_tier_fit(tier, HOST_2_TIB, host_origin="the demo host's stated total")
+    assert fit is not None and fit.state is HostTierState.FITS
+    assert fit.reason == ("OffloadingConnector: 200.00 GiB per rank × 4 ranks on this node = 800.00 GiB, within the "
+                          "1,500.00 GiB available now, of the host's 2,048.00 GiB in all (the demo host's stated "
+                          "total)")  # fmt: skip
 
 
 def test_no_tier_no_verdict_and_no_host_not_checked() -> None:

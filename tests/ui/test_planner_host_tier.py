@@ -47,7 +47,8 @@ async def test_a_host_tier_larger_than_the_host_is_refused_with_both_figures(mak
 
         await retype(pilot, "#plan-host_kv_gib", "100")
         assert shown(screen, "#plan-error").startswith("✓ valid: edit any field")
-        assert "800.00 GiB, within the host's 2,048.00 GiB" in shown(screen, "#plan-result")
+        assert ("800.00 GiB, within the 1,500.00 GiB available now, of the host's 2,048.00 GiB in all (psutil's total "
+                "of this host), less the 10.00 GiB the engine keeps free") in " ".join(shown(screen, "#plan-result").split())
 
 
 async def test_a_host_tier_on_a_node_whose_host_is_not_read_is_said_not_checked(planner_on):

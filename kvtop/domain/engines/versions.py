@@ -144,10 +144,16 @@ class ReleaseNames:
     examples: tuple[str, ...]  # written in a refusal: 'write e.g. 0.5.9, v0.10.2 … or latest'
     noun: str = "release"  # what one is called: 'release', 'build'
     why: str = ""  # said before the examples where the names are not PEP 440's ('llama.cpp names …')
+    # whether a typed text is a release as a whole, not one inside other words ('9.9.9x' holds '9.9.9'); None:
+    # `order` reads whole texts only already
+    whole: Callable[[str], bool] | None = None
 
     def names_one(self, text: str) -> bool:
         """Whether `text` names one of the engine's releases, or `latest`."""
-        return text.strip().lower() == LATEST or self.order(text.strip()) is not None
+        typed = text.strip()
+        if typed.lower() == LATEST:
+            return True
+        return self.order(typed) is not None and (self.whole is None or self.whole(typed))
 
     def refusal(self, text: str) -> str:
         """The one line that refuses `text`: "not a build: '0.5.9' (llama.cpp names its releases by build
@@ -156,7 +162,21 @@ class ReleaseNames:
         return f"not a {self.noun}: {text[:40]!r} ({why}write e.g. {', '.join(self.examples)} or {LATEST})"
 
 
-PEP440_NAMES = ReleaseNames(order=parse_release, examples=("0.5.9", "v0.10.2", "0.4.3.post2"))
+def typed_release(text: str) -> bool:
+    """Whether a typed text (`--engine-version`, the planner's field, an image's tag) starts with a release that
+    no letter, digit or dot runs on from: '0.10.2', 'v0.4.3.post2', '0.5.4-cu129' (an image's build suffix) are
+    releases; '9.9.9x' and '0.10.2abc' are not, though `parse_release`, which finds a release inside a log's
+    words, reads 9.9.9 in the first (packaging's `Version` refuses both)."""
+    match = _RELEASE.match(text)
+    if match is None:
+        return False
+    after = text[match.end():match.end() + 1]
+    return not (after.isalnum() or after == ".")
+
+
+PEP440_NAMES = ReleaseNames(
+    order=parse_release, examples=("0.5.9", "v0.10.2", "0.4.3.post2"), whole=typed_release
+)
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,16 @@ _ROWS: tuple[tuple[str, Callable[[Ledger], str]], ...] = (
 )
 
 
+#: What the after column says in place of a figure the engine would never reach: a launch it refuses at start
+#: (`launch_refusals`, the domain's; the ✗ line under the fields says why) serves no tokens, requests or concurrency.
+REFUSED = "refused"
+#: The rows that are what the launch serves (its capacity), not what it asks for (its settings): refused, each says so.
+_SERVED_ROWS = frozenset({"tokens per rank", "state requests", "max running reqs", "concurrency @ctx", "host KV tokens",
+                          "fits"})  # fmt: skip
+#: The per-rank rows that are what the start sizes for KV: refused, it sizes none.
+_SERVED_RANK_ROWS = frozenset({"  KV pool", "  tokens"})
+
+
 def _cell(ledger: Ledger) -> str:
     """The ledger's KV bytes per token per rank, '≥' it where a term of the cell is not modelled (an EAGLE-3 draft
     named by no config: its layers unknown), as `plan` lists it beside the model."""
@@ -255,6 +265,13 @@ def interval_line(plan: CapacityPlan) -> Content:
     )  # fmt: skip
 
 
+def start_note_lines(plan: CapacityPlan) -> list[Content]:
+    """The plan's start notes (`CapacityPlan.start_notes`: torch.compile's cache), each under its own 'start note'
+    label: a blank label read as a stray indent under 'fresh start' once the note wrapped (session 70's operator)."""
+    return [Content.assemble((f"{'start note':<{LABEL_WIDTH}}", "$text-muted"), (note, "$warning"))
+            for note in plan.start_notes]  # fmt: skip
+
+
 def start_line(plan: CapacityPlan) -> Content | None:
     """The start verdict on a unified-memory host, stated once: '✗ refused at the assumed host share: …;
     --gpu-memory-utilization 0.7 starts there: 546,528 tokens per rank' where refused at the assumed share (the
@@ -297,7 +314,9 @@ def outcome_table(
     """The before → after table; `live` what the engine states (None: no engine), its token capacity said
     by `live_source` (`capacity_said`: 'engine logged', 'demo simulates', 'engine reports'); `host` the edit's host KV
     tier against the node's host memory, where it has one; `refused`: the engine refuses the edit at start
-    (`launch_refusals`, the ✗ line under the fields says why), so it fits nothing, at risk or not."""
+    (`launch_refusals`, the ✗ line under the fields says why), so it fits nothing, at risk or not, and the after
+    column says 'refused' for what it would serve (tokens, requests, concurrency, its KV pool), as `kvtop plan`
+    refuses it outright, in place of figures it never reaches."""
     before, after = outcome.before, outcome.after
     lines = [
         Content.styled(
@@ -310,14 +329,14 @@ def outcome_table(
             continue
         shown_before = value(before) if before else "—"
         shown_after = value(after) if after else "invalid"
-        if label == "fits" and after is not None and refused:
-            shown_after = "refused"  # the engine stops before serving: the ✗ line says why
+        if label in _SERVED_ROWS and after is not None and refused and shown_after != "—":
+            shown_after = REFUSED  # the engine stops before serving: the ✗ line says why ('—', none asked, stays)
         elif label == "fits" and outcome.after_plan is not None and outcome.after_plan.refused_at_centre:
             shown_after = "refused"  # at the assumed host share: the line under the table says why
         if label == "fits" and host is not None and host.refused and after is not None:
             shown_after = "no: host"  # the host KV line under the table says why
         lines.append(_line(_row_label(label, before, after), shown_before, shown_after, shown_before != shown_after))
-        if label == "tokens per rank" and before is not None and after is not None:
+        if label == "tokens per rank" and before is not None and after is not None and not refused:
             delta = token_delta(after.token_change_from(before))
             lines.extend([delta] if delta is not None else [])
     lines.extend(version_lines(before, after))
@@ -327,11 +346,14 @@ def outcome_table(
     lines.extend(unpriced_lines(after) if after is not None else [])
     if host is not None:
         lines.append(host_tier_line(host))
-    if outcome.after_plan is not None:
+    if outcome.after_plan is not None and refused:  # no fresh start to bound: the engine refuses the launch
+        lines.append(Content.assemble((f"{'fresh start':<{LABEL_WIDTH}}", "$text-muted"),
+                                      ("refused: the engine does not start this launch (the ✗ line says why)", "$error")))  # fmt: skip
+    elif outcome.after_plan is not None:
         if (start_refused := start_line(outcome.after_plan)) is not None:
             lines.append(start_refused)
         lines.append(interval_line(outcome.after_plan))
-        lines.extend(Content.styled(f"{'':<{LABEL_WIDTH}}{note}", "$warning") for note in outcome.after_plan.start_notes)
+        lines.extend(start_note_lines(outcome.after_plan))
     if live is not None and live.token_capacity is not None:  # the engine's own figure: its model at its settings
         lines.append(
             Content.assemble(
@@ -349,6 +371,7 @@ def outcome_table(
             lines.append(Content.styled(label, "$text-muted"))
             for name, pick in _RANK_ROWS:
                 shown_old, shown_new = (pick(old) if old else "—"), pick(rank)
+                shown_new = REFUSED if refused and name in _SERVED_RANK_ROWS else shown_new
                 lines.append(_line(name, shown_old, shown_new, shown_old != shown_new))
     if after is not None and (warning := reserve_warning(after)) is not None:
         lines.append(warning)

@@ -16,6 +16,7 @@ widens the interval where it was seen (v0.24.0 – v0.27.x, a hybrid with prefix
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -103,7 +104,7 @@ def test_the_v2_runner_says_no_long_context_sample(capsys: pytest.CaptureFixture
 # The transient's measured size (session 70; hybrid_graph_sample.HYBRID_SAMPLE_BYTES), by hand from fentz26's log:
 # 'Estimated CUDA graph memory: 3.51 GiB' against the 1.30 GiB kvtop's graph term charges: 2.21 GiB at its 256 × 32 =
 # 8,192 sample tokens; its 'GPU KV cache size: 629,145 tokens' (tests/data/calibration/vllm.jsonl)
-WIDENED = "widens the interval by ± "
+WIDENED = "adds ± "
 FENTZ_LOGGED_TOKENS = 629_145
 
 
@@ -117,9 +118,24 @@ def test_the_seen_release_carries_the_measured_transient_in_the_interval(capsys:
     tokens (+24.8 % planned: the centre is not moved, the op is not found)."""
     out = plan_json(capsys, FENTZ, "--cmd", "vllm serve x --enable-prefix-caching")
     term = _graph_term(out)
-    assert f"{WIDENED}2.21 GiB" in term["basis"] and "this launch's 8,192" in term["basis"]
+    assert f"{WIDENED}2.21 GiB to the term's other error as independent errors add" in term["basis"]
+    assert "the term's ± is the root of their squares" in term["basis"] and "this launch's 8,192" in term["basis"]
     assert term["error_bytes"] >= round(2.21 * 2**30)  # 2,372,969,431 B, the root of squares with the fit's error
     assert int(out["token_capacity_min"]) <= FENTZ_LOGGED_TOKENS <= int(out["token_capacity_max"])
+
+
+def test_the_words_say_the_shown_error_is_the_root_of_squares_not_the_widening(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The operator saw '± 2.41 GiB' beside words saying the interval widens 'by ± 2.21 GiB' (session 70): 2.41 is
+    the root of squares of the fit's 0.97 GiB and the 2.21 added. The same launch without prefix caching has no
+    widening (mamba_cache_mode 'none'): its graph term's error is the fit's alone, and the widened one is
+    √(fit² + 2.21²) of it."""
+    plain = _graph_term(plan_json(capsys, FENTZ, "--cmd", "vllm serve x"))
+    widened = _graph_term(plan_json(capsys, FENTZ, "--cmd", "vllm serve x --enable-prefix-caching"))
+    assert "widens the interval by ± 2.21" not in widened["basis"]
+    fit = plain["error_bytes"]
+    assert abs(widened["error_bytes"] - math.hypot(fit, round(2.21 * 2**30))) <= 1
 
 
 def test_the_widening_scales_with_the_sample_tokens(capsys: pytest.CaptureFixture[str]) -> None:

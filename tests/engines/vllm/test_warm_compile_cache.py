@@ -163,3 +163,25 @@ def test_every_said_state_has_vllm_s_words_and_an_unworded_one_is_refused() -> N
     assert COLD_COMPILE_CHARGE.words(None).startswith(CACHE_LINE)
     with pytest.raises(ValidationError, match="no words for the said state 'cold'"):
         StartCacheCharge.model_validate({**COLD_COMPILE_CHARGE.model_dump(), "state_words": (), "state": "cold"})
+
+
+HEDGE = "or nothing where its kernels were cached; the plan sits between the two"
+
+
+@pytest.mark.parametrize("said", ["cold", "warm"])
+def test_a_said_state_s_note_says_what_the_plan_charges_without_the_unsaid_hedge(
+    capsys: pytest.CaptureFixture[str], said: str
+) -> None:
+    """The operator's review (session 70): said cold, the note still hedged 'or nothing where its kernels were cached;
+    the plan sits between the two', and said warm on the V1 runner (v0.20.1: Qwen3 joins V2 later) called its plan
+    'the unsaid plan's centre'. Said, the note says what the plan charges for that state and the measured spread
+    (0.46–2.60 GiB on the 9 pairs, compile_cache.py COLD_EXCESS_GIB) without the unsaid one's hedge, which the unsaid
+    note keeps."""
+    v1 = ("--engine-version", "0.20.1", *RTX4090[2:])
+    (note,) = _plan(capsys, v1, "--compile-cache", said)["start_notes"]  # type: ignore[misc]
+    assert HEDGE not in note and "unsaid" not in note
+    assert "0.46–2.60 GiB a GPU more than a warm one on 9 pairs" in note
+    assert ("the plan charges a cold compile as far as kvtop reads one" if said == "cold"
+            else "the plan charges nothing for the compile") in note  # fmt: skip
+    (unsaid,) = _plan(capsys, v1)["start_notes"]  # type: ignore[misc]
+    assert unsaid.startswith(CACHE_LINE) and HEDGE in unsaid

@@ -85,13 +85,14 @@ DISABLED_LINE_SOURCES = (
 DISABLED_SOURCES = (f"{DISABLED_LINE_SOURCES}; the AOT load skipped, decorators.py:499 at v0.19.0, :566 at v0.30.0, "
                     ":595 at v0.34.0")  # fmt: skip
 # the start note's state where said (`StartCacheCharge.state`, `said_state`), in vLLM's words
-COLD_SAID = ("cold, as said (--compile-cache cold): the compile's copy of the embedding table charged where read "
-             "(compile_benchmark.py), the rest not modelled")  # fmt: skip
+COLD_SAID = ("cold, as said (--compile-cache cold): the plan charges a cold compile as far as kvtop reads one (the "
+             "compile's copy of the embedding table, compile_benchmark.py; where vLLM's V2 runner runs, the figure kept "
+             "beside its profile, v2_graphs.py); the rest of the compile not modelled")  # fmt: skip
 DISABLED_STATE = (f"cold: the launch's {DISABLE_ENV}=1 turns vLLM's cache off, which overrides the said warm (its "
-                  "note), not modelled")  # fmt: skip
-WARM_SAID_V1 = ("warm, as said (--compile-cache warm), on vLLM's V1 runner the unsaid plan's centre, which charges "
-                "nothing apart for the compile, without the interval an unsaid plan keeps for its copy of the "
-                "embedding table")  # fmt: skip
+                  "note); the plan is the one made where the cache's state is not said")  # fmt: skip
+WARM_SAID_V1 = ("warm, as said (--compile-cache warm): the profile compiles nothing, so on vLLM's V1 runner the plan "
+                "charges nothing for the compile, and its interval leaves out the copy of the embedding table a cold "
+                "compile would hold")  # fmt: skip
 STATE_WORDS = (
     (SaidCacheState.COLD, COLD_SAID),
     (SaidCacheState.OVERRIDDEN_COLD, DISABLED_STATE),

@@ -108,7 +108,8 @@ def hybrid_sample_widening(inputs: CalibrationInputs) -> tuple[int, str] | None:
     tokens = sample[0] * sample[1] if sample is not None else batch_limits(inputs)[0]
     widening = round(HYBRID_SAMPLE_BYTES * tokens / HYBRID_SAMPLE_TOKENS)
     return widening, (f"the first FULL capture's transient on a hybrid with prefix caching (vllm#50780; op not found, "
-                      f"not modelled) widens the interval by ± {gib(widening)}: 2.21 GiB measured at 8,192 sample tokens "
+                      f"not modelled) adds ± {gib(widening)} to the term's other error as independent errors add (the "
+                      f"term's ± is the root of their squares): 2.21 GiB measured at 8,192 sample tokens "
                       f"(fentz26's v0.27.1 start; 1.75 – 1.78 GiB on club-3090's v0.24.0 ones, all fp8 KV), scaled to "
                       f"this launch's {tokens:,}")  # fmt: skip
 
