@@ -1,4 +1,4 @@
-"""TensorRT-LLM's `cuda_graph_config: null` read off the launch (trtllm/cuda_graphs.py, docs/engines/trtllm.md §33).
+"""TensorRT-LLM's `cuda_graph_config: null` read off the launch (trtllm/cuda_graphs.py, docs/engines/trtllm.md §37).
 
 Real launches: ddps-lab/disaggregation-TensorRT-LLM's T1 ctx worker YAML (tests/data/calibration/trtllm.jsonl,
 ddpslab-disagg-t1-qwen3-4b-l4-trtllm-121: `cuda_graph_config: null`, Qwen3-4B, 1.2.1, L4) and zufayu/ClaudeSkillsE2EPerf's

@@ -1,5 +1,5 @@
 """Whether TensorRT-LLM's PyTorch backend captures its decode CUDA graphs (`cuda_graph_config`), read off the launch
-(docs/engines/trtllm.md §33).
+(docs/engines/trtllm.md §37).
 
 What the code does, read in stored copies of TensorRT-LLM's LLM API and model engine (search-index copies of 2025;
 no release tree was readable, so the release each holds is not pinned):
@@ -65,5 +65,5 @@ def graphs_note(settings: LaunchSettings) -> str | None:
         "cuda_graph_config: null (CUDA graphs off): no decode graphs are captured before the KV sizing, so an MLA "
         "model's graph attention workspace is not charged; the graphs' pools inside the profiled rest read off a "
         f"start that captured them are not subtracted (not modelled, at most {READ_REST_EXECUTOR_GIB} GiB there, "
-        "inside that term's error; docs/engines/trtllm.md §33)"
+        "inside that term's error; docs/engines/trtllm.md §37)"
     )

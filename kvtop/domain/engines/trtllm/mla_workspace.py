@@ -34,7 +34,7 @@ at the logged starts), cached KV reuse (`total_kv_len` above the dummy requests'
 batches above 1, a dense model's workspaces (the same layout gives the three dense starts' logged figures to the
 byte, §32, but the read rest holds one of them, within 26 MB of the others). The rest of the profiled peak (§20, §22) is read off a dense start
 that held its own workspace (faradawn's 41,960,448 B), so an MLA plan adds what its workspaces hold beyond it.
-A launch with CUDA graphs off (`cuda_graph_config: null`, cuda_graphs.py, §33) runs no generation-only graph warm-up and
+A launch with CUDA graphs off (`cuda_graph_config: null`, cuda_graphs.py, §37) runs no generation-only graph warm-up and
 no generation forward before the baseline (the autotuner's pass and the profiling requests are context only): its graph
 workspace is not charged.
 """
@@ -137,7 +137,7 @@ def held_in_torch(inputs: CalibrationInputs) -> tuple[int, str] | None:
     beyond = context + graphs - READ_REST_WORKSPACE_BYTES
     if beyond <= 0:
         return None
-    said_graphs = ("no CUDA graphs' (cuda_graph_config: null, §33)" if off else
+    said_graphs = ("no CUDA graphs' (cuda_graph_config: null, §37)" if off else
                    f"the CUDA graphs' {gib(graphs)} (max_batch_size {requests:,} × {heads} heads × "
                    f"{mla.latent_width}, "
                    f"{sms} SMs)" if sms else "the CUDA graphs' not counted (the GPU's SM count unknown)")
