@@ -21,6 +21,7 @@ import math
 
 from kvtop.domain.engines.base import EngineInputs, EngineResult
 from kvtop.domain.engines.budget_step import BudgetStep
+from kvtop.domain.engines.trtllm.cuda_graphs import graphs_note
 from kvtop.domain.engines.trtllm.eras import (
     DEFAULT_FRACTION,
     ESTIMATOR_HEAD_ERAS,
@@ -226,6 +227,9 @@ class TrtllmBudget:
             # a disaggregated worker's transfer buffers: named with their size, not charged (transceiver_buffers.py)
             if (buffers := transceiver_note(s, inputs.context_length, tpb, manager, fraction)) is not None:
                 notes.append(buffers)
+            # CUDA graphs off: what it changes and what it does not (cuda_graphs.py)
+            if (graphs := graphs_note(s)) is not None:
+                notes.append(graphs)
             rounding = rounding_rule(version)
             if rounding == "either":
                 notes.append(f"final blocks rounded down: TensorRT-LLM {version.label} may round up (§12)")

@@ -113,10 +113,11 @@ PASSTHROUGH = frozenset(
 # the flags a rule reads (the LLM API's keys, as the YAML writes them): moe_weights.py the MXFP4 experts' padding;
 # allreduce_workspace.py the fusion workspace (strategy, the node's GPUs); deepseek_weights.py MLA's BF16 dequantized
 # copies; engine_build.py which builder made a v0.8 engine, a tied head shared; transceiver_buffers.py a disaggregated
-# worker's transfer buffers (named, not charged)
+# worker's transfer buffers (named, not charged); cuda_graphs.py whether the decode CUDA graphs are captured
+# (`cuda_graph_config: null`, written `--cuda_graph_config null`)
 READ_BY_RULES = frozenset({"--moe_config.backend", "--allreduce_strategy", "--gpus_per_node",
                            "--use_cute_dsl_blockscaling_bmm", "--cache_transceiver_config.backend",
-                           "--cache_transceiver_config.max_tokens_in_buffer"}) | BUILD_FLAGS  # fmt: skip
+                           "--cache_transceiver_config.max_tokens_in_buffer", "--cuda_graph_config"}) | BUILD_FLAGS  # fmt: skip
 PASSTHROUGH = PASSTHROUGH | READ_BY_RULES | DEPLOYMENT_FLAGS  # deployment.py reads DEPLOYMENT_FLAGS
 PREFERRED: Mapping[str, str] = {
     "tp": "--tp_size",

@@ -31,16 +31,19 @@ release kvtop plans an MLA model for is taken so; the two it was checked on boun
 read, so it is not applied (32 MiB, inside the weights term's error).
 Not modelled, named: the XQA and FlashMLA (SM 90, 64-token blocks) generation buffers (smaller than the partial output
 at the logged starts), cached KV reuse (`total_kv_len` above the dummy requests' tokens) and chunked-prefill buffer
-batches above 1, a launch without CUDA graphs (taken on, the default: the graphs' workspace is charged), a dense
-model's workspaces (the same layout gives the three dense starts' logged figures to the byte, §32, but the read rest
-holds one of them, within 26 MB of the others). The rest of the profiled peak (§20, §22) is read off a dense start
+batches above 1, a dense model's workspaces (the same layout gives the three dense starts' logged figures to the
+byte, §32, but the read rest holds one of them, within 26 MB of the others). The rest of the profiled peak (§20, §22) is read off a dense start
 that held its own workspace (faradawn's 41,960,448 B), so an MLA plan adds what its workspaces hold beyond it.
+A launch with CUDA graphs off (`cuda_graph_config: null`, cuda_graphs.py, §37) runs no generation-only graph warm-up and
+no generation forward before the baseline (the autotuner's pass and the profiling requests are context only): its graph
+workspace is not charged.
 """
 
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.trtllm.budget import executor_max_num_tokens, launch_max_batch_size
+from kvtop.domain.engines.trtllm.cuda_graphs import graphs_off
 from kvtop.domain.engines.trtllm.kv_storage import TRTLLM_KV_STORAGE
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import compute_capability, sm_count
@@ -129,11 +132,13 @@ def held_in_torch(inputs: CalibrationInputs) -> tuple[int, str] | None:
     fp8 = compute_capability(inputs.gpu_name) in FP8_CONTEXT_MLA_CAPABILITIES and _fp8_kv(model, inputs)
     context = context_bytes(mla, heads, tokens, requests, fp8_context_mla=fp8)
     sms = sm_count(inputs.gpu_name)
-    graphs = generation_bytes(mla, heads, requests, inputs.context_length, sms) if sms else 0
+    off = graphs_off(inputs.settings)
+    graphs = generation_bytes(mla, heads, requests, inputs.context_length, sms) if sms and not off else 0
     beyond = context + graphs - READ_REST_WORKSPACE_BYTES
     if beyond <= 0:
         return None
-    said_graphs = (f"the CUDA graphs' {gib(graphs)} (max_batch_size {requests:,} × {heads} heads × "
+    said_graphs = ("no CUDA graphs' (cuda_graph_config: null, §37)" if off else
+                   f"the CUDA graphs' {gib(graphs)} (max_batch_size {requests:,} × {heads} heads × "
                    f"{mla.latent_width}, "
                    f"{sms} SMs)" if sms else "the CUDA graphs' not counted (the GPU's SM count unknown)")
     return beyond, (f"{gib(beyond)} of MLA attention workspaces in torch: the eager one's {gib(context)} "
