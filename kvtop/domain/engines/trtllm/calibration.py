@@ -154,10 +154,10 @@ START_MEASURES = StartMeasures(source=(
 FITS: dict[str, LinearTerm] = {
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='trtllm', factor=1.0, records=25, sources=21,
+    engine='trtllm', factor=1.0, records=26, sources=22,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='trtllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'B200', 'B300', 'GB10', 'GB200', 'H100', 'H200', 'L40S', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090', 'RTX6000-ADA', 'RTXA4000'), band_depth=2, newest_band=(1, 3), classes=('MLA with MoE', 'MoE', 'dense'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=74, sources=21,
+    engine='trtllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'B200', 'B300', 'GB10', 'GB200', 'H100', 'H200', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090', 'RTX6000-ADA', 'RTXA4000'), band_depth=2, newest_band=(1, 3), classes=('MLA with MoE', 'MoE', 'dense'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=77, sources=22,
 )  # fmt: skip
 # END FITTED
 

@@ -163,24 +163,24 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.activation.v17': LinearTerm(
         key='vllm.activation.v17', features=('hidden states of max_num_batched_tokens', 'max_num_seqs × vocab × 4 B', 'dense MLP transient of max_num_batched_tokens', 'MoE transient of max_num_batched_tokens'),
-        coefficients=(3.049574, 2.932195, 0.317024, 0.972193), error_bytes=1947637263, records=29,
-        sources=7, gpus=('A100-40GB', 'H100', 'H100-PCIE', 'H200', 'RTX3090'),
-        novel_error_bytes=1947637263, feature_sources=(7, 7, 6, 2),
-        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 1499093173),),
+        coefficients=(3.078443, 2.924282, 0.318669, 0.976489), error_bytes=1889920950, records=31,
+        sources=9, gpus=('A100-40GB', 'H100', 'H100-PCIE', 'H200', 'RTX3090', 'RTX5060-TI'),
+        novel_error_bytes=1889920950, feature_sources=(9, 9, 8, 2),
+        group_errors=(('hidden states of max_num_batched_tokens + max_num_seqs × vocab × 4 B + dense MLP transient of max_num_batched_tokens', 1467630784),),
     ),
     'vllm.context': LinearTerm(
         key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
-        coefficients=(0.525946, 0.875165, 0.361389), error_bytes=1148903752, records=78,
-        sources=16, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'H100-PCIE', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5090', 'RTXPRO6000'),
-        novel_error_bytes=1148903752, feature_sources=(16, 4, 2),
-        group_errors=(('1 GiB', 366355610), ('1 GiB + 1 GiB when TP × PP > 1', 677799526)),
+        coefficients=(0.551272, 0.849839, 0.361389), error_bytes=1148903752, records=81,
+        sources=18, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'H100-PCIE', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090', 'RTXPRO6000'),
+        novel_error_bytes=1148903752, feature_sources=(18, 4, 2),
+        group_errors=(('1 GiB', 597986118), ('1 GiB + 1 GiB when TP × PP > 1', 677799526)),
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000",),
-        coefficients=(0.239585,), error_bytes=1045076381, records=119,
-        sources=35, gpus=('A100-40GB', 'A100-80GB', 'A40', 'GB300', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L40S', 'RTX3090', 'RTX4090', 'RTX5090-LAPTOP', 'RTXA6000', 'RTXPRO6000', 'T4'),
-        novel_error_bytes=1045076381, feature_sources=(35,),
-        group_errors=(("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000", 1045076381),),
+        coefficients=(0.239685,), error_bytes=1044712560, records=121,
+        sources=37, gpus=('A100-40GB', 'A100-80GB', 'A40', 'GB300', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L40S', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090-LAPTOP', 'RTXA6000', 'RTXPRO6000', 'T4'),
+        novel_error_bytes=1044712560, feature_sources=(37,),
+        group_errors=(("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000", 1044712560),),
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -205,17 +205,17 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.non_torch.v18': LinearTerm(
         key='vllm.non_torch.v18', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
-        coefficients=(0.238651, 0.380758), error_bytes=507163950, records=59,
-        sources=8, gpus=('A100-40GB', 'A100-80GB', 'GB200', 'H100', 'H100-PCIE', 'RTX3090', 'RTXPRO6000'),
-        novel_error_bytes=507163950, feature_sources=(8, 2),
-        group_errors=(('1 GiB', 507163950),),
+        coefficients=(0.259786, 0.359623), error_bytes=584896289, records=62,
+        sources=10, gpus=('A100-40GB', 'A100-80GB', 'GB200', 'H100', 'H100-PCIE', 'RTX3090', 'RTX5060-TI', 'RTXPRO6000'),
+        novel_error_bytes=584896289, feature_sources=(10, 2),
+        group_errors=(('1 GiB', 588601244),),
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0, records=668, sources=329,
+    engine='vllm', factor=1.0, records=681, sources=335,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A10G', 'A30', 'A40', 'A800', 'B200', 'GB10', 'GB200', 'GB300', 'GH200', 'GTX1080', 'GTX1650', 'GTX1660-SUPER', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H20-3E', 'H200', 'JETSON-AGX-THOR', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3050-LAPTOP', 'RTX3060', 'RTX3060-LAPTOP', 'RTX3060-TI', 'RTX3090', 'RTX4060', 'RTX4070-LAPTOP', 'RTX4070-TI-SUPER', 'RTX4080-LAPTOP', 'RTX4090', 'RTX4090-D', 'RTX5060-TI', 'RTX5070-TI', 'RTX5080', 'RTX5090', 'RTX5090-LAPTOP', 'RTX6000-ADA', 'RTX6000D', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO4000', 'RTXPRO6000', 'T4', 'TITAN-RTX', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 33), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=1990, sources=330,
+    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A10G', 'A30', 'A40', 'A800', 'B200', 'GB10', 'GB200', 'GB300', 'GH200', 'GTX1080', 'GTX1650', 'GTX1660-SUPER', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H20-3E', 'H200', 'JETSON-AGX-THOR', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3050-LAPTOP', 'RTX3060', 'RTX3060-LAPTOP', 'RTX3060-TI', 'RTX3090', 'RTX4060', 'RTX4070-LAPTOP', 'RTX4070-TI-SUPER', 'RTX4080-LAPTOP', 'RTX4090', 'RTX4090-D', 'RTX5060-TI', 'RTX5070-TI', 'RTX5080', 'RTX5090', 'RTX5090-LAPTOP', 'RTX6000-ADA', 'RTX6000D', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO4000', 'RTXPRO6000', 'T4', 'TITAN-RTX', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 33), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=2029, sources=336,
 )  # fmt: skip
 # END FITTED
 
