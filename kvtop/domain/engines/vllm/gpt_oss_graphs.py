@@ -30,6 +30,7 @@ from kvtop.domain.engines.vllm.compilation import graph_config
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import GIB, gib, gib_figure
 
 GPT_OSS = "GptOssForCausalLM"
 # The cudagraph modes that capture PIECEWISE graphs, which V2's profile measures in full (None: the launch states no
@@ -51,6 +52,6 @@ def gpt_oss_v2_graphs_not_modelled(model: ModelSpec, settings: LaunchSettings | 
         return None
     return (f"gpt-oss's CUDA graphs on vLLM {version.label}'s V2 model runner, which measures every PIECEWISE graph "
             "in full (v1/worker/gpu/cudagraph_utils.py:718-801 at v0.29.0) where kvtop counts them as one capture: on "
-            f"the V1 runner gpt-oss's graphs captured {V1_CAPTURED:.2f} GiB against vLLM's two-sample estimate of "
-            f"{V1_ESTIMATED:.2f} (an H100 PCIe at v0.26.0), an excess V2 takes off the KV budget where it lies in the "
+            f"the V1 runner gpt-oss's graphs captured {gib(V1_CAPTURED * GIB)} against vLLM's two-sample estimate of "
+            f"{gib_figure(V1_ESTIMATED * GIB)} (an H100 PCIe at v0.26.0), an excess V2 takes off the KV budget where it lies in the "
             "PIECEWISE graphs; its size there is not known (no gpt-oss start at v0.29.0 or later prints V2's estimate)")  # fmt: skip
