@@ -21,10 +21,12 @@ carved out of it (best fit). One such request that lives past the profile pins t
   `total_consumed` (mem_utils.py:311), v0.27.0 has it (:317); v0.30.0's profile has no split limit (gpu_worker.py:568),
   v0.31.0's has (:612-626).
 
-Where kvtop applies it: only where `with_v2_beside` reads the copy (`compile_benchmark.embedding_copy_bytes`), the V2
-runner from v0.29.0 (`v2_beside_kept`), so v0.29.0 – v0.30.x. **Not modelled**: V2 starts at v0.27.0 – v0.28.x (the
-placeholder branch, whose figure is the V1 runner's, not the copy) and V1-runner starts at v0.27.0 – v0.30.x, although
-the same budget and the same combo-kernel benchmark (config/compilation.py:977-987 at v0.28.0) can pin there too.
+Where kvtop applies it: the V2 runner from v0.29.0 (`with_v2_beside` where `v2_beside_kept`, the copy read:
+`compile_benchmark.embedding_copy_bytes`), so v0.29.0 – v0.30.x, the releases it was measured at (v0.29.0). **Not
+modelled**: the pin of V2 starts at v0.27.0 – v0.28.x, although the placeholder branch of `with_v2_beside` charges the
+same copy there (session 70, helper F) and the same budget can pin it (no start of those releases measured it), and
+of V1-runner starts at v0.27.0 – v0.30.x, although the same budget and the same combo-kernel benchmark
+(config/compilation.py:977-987 at v0.28.0) can pin there too.
 
 Measured (wrbooth's RTX 5090 at v0.29.0, one host, one image; their logs' 'Actual usage is … GiB for consumed memory
 (weights + non-torch)'): Qwen2.5-7B cold printed 15.65 consumed beside 14.29 of weights, warm 14.67 (prefix caching off,
