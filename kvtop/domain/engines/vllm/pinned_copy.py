@@ -50,39 +50,18 @@ and after), so the corpus itself asks nothing of it: it is there for held-out st
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
-from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.vllm.profile_run import PROFILE_SPLIT_UNLIMITED
 from kvtop.domain.engines.vllm.weights_held import allocator_block
 from kvtop.domain.wording import gib
-
-# Whether a freed segment pinned past the profile's empty_cache() is charged as consumed memory
-PINNED_CHARGED: Eras[bool] = Eras(
-    (
-        Era(
-            "",
-            False,
-            "utils/mem_utils.py:134-163, :302-314 at v0.24.0: non-torch is (total - free) less torch's "
-            "reserve, which holds the pinned segment",
-        ),  # fmt: skip
-        Era(
-            "0.27.0",
-            True,
-            "utils/mem_utils.py:317-319 at v0.29.0: total_consumed, the drop in free memory; the "
-            "profile without a split limit, v1/worker/gpu_worker.py:553-557 at v0.29.0",
-        ),  # fmt: skip
-        Era(
-            "0.31.0",
-            False,
-            "v1/worker/gpu_worker.py:612-626 at v0.31.0, :717-732 at v0.34.0: the profile under "
-            "max_split_size_mb 20, so the freed block is never split and is released",
-        ),  # fmt: skip
-    )
-)
 
 
 def pinned_copy(copy_bytes: int, inputs: CalibrationInputs) -> tuple[int, str]:
     """(bytes, why) of the cold compile's freed copy (`copy_bytes`, `compile_benchmark.embedding_copy_bytes`) that
-    the release charges again as consumed memory: its whole segment where `PINNED_CHARGED` holds, else (0, '')."""
-    if copy_bytes <= 0 or not PINNED_CHARGED.at(inputs.version):
+    the release charges again as consumed memory: its whole segment where the profile runs without the split limit
+    while the budget counts the free memory taken (`profile_run.PROFILE_SPLIT_UNLIMITED`, v0.27.0 – v0.30.x: the one
+    table of that window, by which `profile_run.with_pinned_segments` names the pinned segments in the graph term's
+    basis), else (0, '')."""
+    if copy_bytes <= 0 or not PROFILE_SPLIT_UNLIMITED.at(inputs.version):
         return 0, ""
     segment = allocator_block(copy_bytes)
     return segment, (

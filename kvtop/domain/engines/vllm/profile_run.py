@@ -72,8 +72,9 @@ GRAPHS_CHARGED: tuple[Era[bool], ...] = (
 PROFILE_SPLIT_UNLIMITED: Eras[bool] = Eras((
     Era("", False, "before v0.27.0 the budget charges the torch peak's increase, not the reserved segments "
                    "(utils/mem_utils.py:311 at v0.26.0)"),
-    Era("0.27.0", True, "profile_run outside `_scoped_allocator_max_split` (gpu_worker.py:568-572 at v0.30.0, which "
-                        "applies it to load_model only, :499-507)"),
+    Era("0.27.0", True, "total_consumed, the drop in free memory (utils/mem_utils.py:317-319 at v0.29.0); "
+                        "profile_run outside `_scoped_allocator_max_split` (gpu_worker.py:553-557 at v0.29.0, "
+                        ":568-572 at v0.30.0, which applies it to load_model only, :499-507)"),
     Era("0.31.0", False, "gpu_worker.py:612-626 at v0.31.0: profile_run under `_scoped_allocator_max_split("
                          "max_split_size_mb=20)`, so a freed block above 20 MiB is never split and stays releasable"),
 ))  # fmt: skip
