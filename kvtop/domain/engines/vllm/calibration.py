@@ -313,7 +313,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
             Term.CUDA_GRAPHS, label, 2 * GIB, 5 * GIB // 2,
             "charged since v0.20.0; the model's layers are not known (0.36 GiB on a small TP 2 model, 4.99 GiB on "
             "GLM-5.2 TP 4): 2 GiB assumed"), inputs, figure, beside_grid), inputs.version)  # fmt: skip
-        widening = hybrid_sample_widening(inputs)  # a hybrid's first FULL capture, measured (hybrid_graph_sample.py)
+        widening = hybrid_sample_widening(inputs)  # a hybrid's first FULL capture, as seen (hybrid_graph_sample.py)
         found.append(estimate.plus(error_bytes=widening[0], why=widening[1], beside=True) if widening else estimate)
     if extensible(inputs.settings, inputs.version):  # v0.34.0: sized from the free memory at the worker's start
         found.append(context(inputs, fits))

@@ -8,9 +8,11 @@ attention workspace that scales with context length"), and what that step leaves
 as graph memory. kvtop's graph fit counts graphs × layers (`calibration.py`), not that step: on a Mamba / GDN hybrid
 with prefix caching (mamba_cache_mode 'align') the step's transient is the largest part of the estimate kvtop
 leaves out (vllm#50780). The op that holds it is not found (session 69 and 70), so it is not modelled in the centre;
-where it was seen (a hybrid with prefix caching at v0.24.0 – v0.27.x) the plan's interval carries its measured size
-(`hybrid_sample_widening`), scaled by the capture's tokens: vllm#50780 calls it "mnbt-linear" (max_num_batched_tokens),
-and the capture's tokens are max_num_batched_tokens on every start seen.
+where it was seen (a hybrid with prefix caching at v0.24.0 – v0.27.x) the plan's interval carries the size it was seen
+at (`hybrid_sample_widening`): not the transient measured alone but what vLLM's estimate took off the KV budget beyond
+kvtop's graph term on the start that prints both (`HYBRID_SAMPLE_BYTES`, part of it the estimate's excess over the
+pool it measured), scaled by the capture's tokens: vllm#50780 calls it "mnbt-linear" (max_num_batched_tokens), and the
+capture's tokens are max_num_batched_tokens on every start seen.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ HYBRID_SAMPLE_SEEN = (
 # 3.51 GiB' where kvtop's graph term, which counts the graphs and not the sample, charges 1.30 GiB: 2.21 GiB, the
 # largest of the starts seen (the club-3090 v0.24.0 starts leave 1.75 / 1.78 GiB less KV than planned). It is what the
 # estimate charged beyond kvtop's graph term, not the transient alone: the same log prints 'CUDA graph pool memory:
-# 2.99 GiB (actual), 3.51 GiB (estimated)'. Each start sampled 8,192 tokens (N requests × min(max_model_len,
+# 2.99 GiB (actual), 3.51 GiB (estimated)', so about 0.52 GiB of the 2.21 is the estimate's excess over the actual pool
+# (its two-sample extrapolation), which vLLM took off the budget all the same. Each start sampled 8,192 tokens (N requests × min(max_model_len,
 # max_num_batched_tokens // N): 1 × 8,192, 8 × 1,024, 256 × 32, each its max_num_batched_tokens); vllm#50780's title
 # calls the transient "mnbt-linear", so the widening scales with the launch's sample tokens, which are
 # max_num_batched_tokens unless max_model_len caps the context (a case no start or the issue measures)
@@ -99,9 +102,10 @@ def hybrid_sampled(inputs: CalibrationInputs) -> bool:
 
 def hybrid_sample_widening(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """(bytes the CUDA-graph term's interval widens by, why) for a hybrid with prefix caching whose release showed the
-    first FULL capture's transient (HYBRID_SAMPLE_ERAS): its measured size, HYBRID_SAMPLE_BYTES at 8,192 sample
-    tokens, scaled to the launch's (`full_capture_sample`: N × context); None elsewhere. The centre stays the graphs'
-    fit: the op is not found, so the size is an error the plan admits, not a term."""
+    first FULL capture's transient (HYBRID_SAMPLE_ERAS): the size it was seen at, HYBRID_SAMPLE_BYTES at 8,192
+    sample tokens (what fentz26's estimate took off beyond kvtop's graph term, about 0.52 GiB of it the estimate's
+    excess over the pool it measured), scaled to the launch's (`full_capture_sample`: N × context); None elsewhere.
+    The centre stays the graphs' fit: the op is not found, so the size is an error the plan admits, not a term."""
     if not hybrid_sampled(inputs) or not HYBRID_SAMPLE_ERAS.at(inputs.version):
         return None
     sample = full_capture_sample(inputs)
@@ -109,9 +113,11 @@ def hybrid_sample_widening(inputs: CalibrationInputs) -> tuple[int, str] | None:
     widening = round(HYBRID_SAMPLE_BYTES * tokens / HYBRID_SAMPLE_TOKENS)
     return widening, (f"the first FULL capture's transient on a hybrid with prefix caching (vllm#50780; op not found, "
                       f"not modelled) adds ± {gib(widening)} to the term's other error as independent errors add (the "
-                      f"term's ± is the root of their squares): 2.21 GiB measured at 8,192 sample tokens "
-                      f"(fentz26's v0.27.1 start; 1.75 – 1.78 GiB on club-3090's v0.24.0 ones, all fp8 KV), scaled to "
-                      f"this launch's {tokens:,}")  # fmt: skip
+                      f"term's ± is the root of their squares): 2.21 GiB at 8,192 sample tokens, what vLLM's "
+                      f"estimate took off the KV budget beyond kvtop's graph term on fentz26's v0.27.1 start (3.51 GiB "
+                      f"estimated against 1.30; its log's pool measured 2.99 GiB, so about 0.52 of the 2.21 is the "
+                      f"estimate's excess over the actual pool; club-3090's v0.24.0 starts lacked 1.75 – 1.78 GiB of "
+                      f"KV against the plan, all fp8 KV), scaled to this launch's {tokens:,}")  # fmt: skip
 
 
 def full_sample_words(inputs: CalibrationInputs) -> str:
@@ -126,5 +132,6 @@ def full_sample_words(inputs: CalibrationInputs) -> str:
     if hybrid_sampled(inputs):
         words += ("; on a Mamba / GDN hybrid with prefix caching (mamba_cache_mode 'align') that transient is charged "
                   f"as graph memory (vllm#50780) and the plan's KV may be high by it ({HYBRID_SAMPLE_SEEN}); "
-                  "where it was seen the interval carries its measured size")  # fmt: skip
+                  "where it was seen the interval carries what the estimate then took off beyond kvtop's graph "
+                  "term")  # fmt: skip
     return words
