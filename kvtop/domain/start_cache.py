@@ -42,6 +42,9 @@ class StartCacheCharge(BaseModel):
     state: SaidCacheState | None = None
     # each state's words, the engine's ('cold, as said (--compile-cache cold): …, the rest not modelled')
     state_words: tuple[tuple[SaidCacheState, str], ...] = ()
+    # what the plan charges where the state is not said, the engine's words for the launch ('on vLLM's V1 runner the
+    # plan charges nothing apart for the compile, …'); '' where the engine gives none: its fits sit between the two
+    unsaid_words: str = ""
 
     @model_validator(mode="after")
     def _state_worded(self) -> StartCacheCharge:
@@ -67,15 +70,14 @@ class StartCacheCharge(BaseModel):
         """'torch.compile's cache: not known before a start (not modelled); a first (cold) start on a node charged
         0.46–2.60 GiB a GPU more than a warm one on 9 pairs of kvtop's corpus (median 0.98 GiB, ≈ 36,688 tokens of this
         plan), …'; `median_tokens` the median read as the plan's tokens (`Ledger.tokens_in`; None or 0: no tokens to
-        say). Where said, its `state`'s words (what the plan charges for that state) in place of 'not known before a
-        start (not modelled)', and the measured spread without the hedge an unsaid plan needs ('or nothing where its
-        kernels were cached; the plan sits between the two'): the operator has said which start it is."""
+        say). Unsaid, the hedge 'or nothing where its kernels were cached' and what the plan then charges
+        (`unsaid_words`: the engine's, for the launch's runner). Where said, its `state`'s words (what the plan charges
+        for that state) in place of 'not known before a start (not modelled)', and the measured spread without the
+        hedge: the operator has said which start it is."""
         cost = f", ≈ {median_tokens:,} tokens of this plan" if median_tokens else ""
         measured = (f"a first (cold) start on a node charged {self.spread()} more than a warm one on {self.pairs} pairs "
                     f"of kvtop's corpus (median {self.median()}{cost})")  # fmt: skip
         if self.state is not None:
             return f"{self.cache}: {self.said()}; {measured}; {self.source}"
-        return (
-            f"{self.cache}: {self.said()}; {measured}, or nothing where its kernels were cached; the plan sits between "
-            f"the two, a cold start towards the interval's low end ({self.source})"
-        )
+        charged = self.unsaid_words or "the plan's fitted figures sit between the two"
+        return f"{self.cache}: {self.said()}; {measured}, or nothing where its kernels were cached; {charged} ({self.source})"
