@@ -52,8 +52,11 @@ class SamplerForm(NamedTuple):
 SCATTER_COPIES = 8  # `_apply_top_k_top_p` at its scatter: the model-dtype logits (½), the float32 copy, the sorted values,
 # their int64 indices (2), the sorted probabilities, their cumulative sum, two bool masks (¼ each), the scattered result
 # V0's `logits.sort` on 128 rows or more: the model-dtype logits, the float32 copy, torch's sorted values and int64
-# indices (3), its int64 reverse indices (2) and cub's alternate key and value buffers (3); not V1's torch top-k/top-p
-# (sampler_peak.TORCH_TOPK_TOPP_COPIES, another count)
+# indices (3), its int64 reverse indices (2) and cub's alternate key and value buffers (3). V1's sort-based
+# `apply_top_k_top_p` before v0.17.0 sorts the float32 logits as V0's did (v1/sample/ops/topk_topp_sampler.py:126-166 at
+# v0.10.2), so the V1 count reads it too, as the most its sampler holds (`sort_sampler_copies` in
+# calibration_activation.forward_bound). Not the torch fallback of v0.17.0 – v0.29.x below 8 rows
+# (sampler_peak.TORCH_TOPK_TOPP_COPIES, 4.5: its held tensors, torch's sort scratch not counted)
 V0_SEGMENTED_SORT_COPIES = 9.5
 SEGMENTED_SORT_ROWS = 128  # SortStable.cu: from 128 rows torch sorts by cub's segmented radix sort
 HELD_HIDDEN = 2  # the decoder layer's residual and normed input, held across its MLP
