@@ -37,7 +37,6 @@ from kvtop.domain.engines.sglang.eras import (
     dsa_cell_counts_index,
     dsa_cell_is_latent,
     full_pool_reason,
-    mamba_ratio,
     runner_multiplier,
 )
 from kvtop.domain.engines.sglang.flag_releases import check_neutral_flag_releases
@@ -45,6 +44,7 @@ from kvtop.domain.engines.sglang.graph_phase_flags import check_phase_flags
 from kvtop.domain.engines.sglang.long_context import long_context_note
 from kvtop.domain.engines.sglang.mamba_slots import mamba_slots, spec_allocated_bytes, too_small_note
 from kvtop.domain.engines.sglang.mamba_spec_radix import check_spec_radix, radix_forced_off
+from kvtop.domain.engines.sglang.mamba_strategy import mamba_ratio
 from kvtop.domain.engines.sglang.moe_groups import moe_groups_note
 from kvtop.domain.engines.sglang.moe_runner_note import runner_default_not_modelled
 from kvtop.domain.engines.sglang.multimodal import (

@@ -17,13 +17,13 @@ from kvtop.domain.engines.sglang.cuda_graph_bs import FLAG as GRAPH_BS_FLAG
 from kvtop.domain.engines.sglang.cuda_graph_bs import MAX_DECODE_FLAG as GRAPH_MAX_BS_DECODE_FLAG
 from kvtop.domain.engines.sglang.decode_graphs_off import DECODE
 from kvtop.domain.engines.sglang.deployment import FLAGS as DEPLOYMENT_FLAGS
-from kvtop.domain.engines.sglang.eras import OVERLAP_OFF_FLAG
 from kvtop.domain.engines.sglang.flags_neutral import NEUTRAL_GROUPS
 from kvtop.domain.engines.sglang.flags_table import merged, spellings
 from kvtop.domain.engines.sglang.flags_unmodelled import UNMODELLED
 from kvtop.domain.engines.sglang.long_context import OVERWRITE_ENV
 from kvtop.domain.engines.sglang.mamba_slots import RATIO_FLAG as MAMBA_RATIO_FLAG
 from kvtop.domain.engines.sglang.mamba_slots import SIZE_FLAG as MAMBA_SIZE_FLAG
+from kvtop.domain.engines.sglang.mamba_strategy import OVERLAP_OFF_FLAG
 from kvtop.domain.engines.sglang.model_override import FLAG as OVERRIDE_FLAG
 from kvtop.domain.engines.sglang.multimodal import TOWERS
 from kvtop.domain.engines.sglang.prefill_graphs_off import PREFILL
