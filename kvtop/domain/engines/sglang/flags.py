@@ -203,7 +203,8 @@ class SglangFlags:
         134,450 tokens with `--enable-multimodal`, 157,700 from the line that dropped it). A node's own flags are
         said per node (span.per_node), the deployment flags `LaunchSettings.to_flags` keeps in their order. A flag of
         `partly_read` from an engine's line comes back too: the figure read it (`--language-only` at 0.5.12 drops the
-        VLM factor: Qwen3-VL-235B-A22B-FP8 at TP 4 on H200s, 3,058,294 tokens with it, 2,640,897 without)."""
+        VLM factor: Qwen3-VL-235B-A22B-FP8 at TP 4 on H200s with `--kv-cache-dtype fp8_e4m3`, 3,058,294 tokens with
+        it, 2,640,897 without)."""
         extra = sorted((self.read_by_rules | self.partly_read.keys()) - DEPLOYMENT_FLAGS - NODE_FLAGS)
         read = [token for flag in extra if (value := settings.flags.get(flag[2:])) is not None and value is not False
                 for token in ((flag,) if value is True else (flag, *_values(flag, value, self.list_valued)))]  # fmt: skip
