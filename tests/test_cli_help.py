@@ -237,6 +237,7 @@ ERROR_SCOPES: list[tuple[str, tuple[str, ...]]] = [
     ("kvtop/commands/deployment_args.py", ("plan",)),  # read with getattr: only plan has the flags
     ("kvtop/commands/*", ("plan", "explain", "probe")),  # common.py, probe_gpu.py, render_*.py
     ("kvtop/sources/hub.py", ("plan", "explain", "probe")),
+    ("kvtop/sources/hub_download.py", ("plan", "explain", "probe")),
     ("kvtop/sources/engines/*/gguf_file.py", ("plan", "explain", "probe")),  # a model file, read for --model
     ("kvtop/domain/*", ("plan", "explain", "probe")),  # the ledger's rules: reached through the model flags
 ]

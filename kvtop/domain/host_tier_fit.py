@@ -73,17 +73,20 @@ class HostTierFit(BaseModel):
         total = f"the host's {gib(self.host_total_bytes)}{origin}{reserve}"
         if self.state is HostTierState.OVER_HOST:
             return f"{asked}, more than {total}: it cannot be pinned"
-        if self.state is HostTierState.OVER_AVAILABLE and self.host_available_bytes is not None:
-            back = f" and the {gib(self.freed_bytes)} the live tier gives back" if self.freed_bytes else ""
-            return (f"{asked}, within {total} but more than the {gib(self.host_available_bytes)} available now{back}: "
-                    "the start competes with what else holds host memory")  # fmt: skip
         if self.host_available_bytes is None:
             return f"{asked}, within {total}"
-        # both figures, named: the pane's header shows the host's free memory beside this line (2,048.00 GiB in all
-        # against 1,711.53 GiB free read as two figures of one thing, session 70's operator)
-        back = f" (with the {gib(self.freed_bytes)} the live tier gives back)" if self.freed_bytes else ""
-        return (f"{asked}, within the {gib(self.host_available_bytes)} available now{back}, of the host's "
-                f"{gib(self.host_total_bytes)} in all{origin}{reserve}")  # fmt: skip
+        # the available side in the check's own figures (`host_tier_fit`: on node + reserve against available now +
+        # what the live tier gives back); both figures named: the pane's header shows the host's free memory beside
+        # this line (2,048.00 GiB in all against 1,711.53 GiB free read as two figures of one thing, session 70's operator)
+        kept = (f" + the {gib(self.reserve_bytes)} the engine keeps free = {gib(self.on_node_bytes + self.reserve_bytes)}"
+                if self.reserve_bytes else "")  # fmt: skip
+        room = (f"the {gib(self.host_available_bytes + self.freed_bytes)} available to it ({gib(self.host_available_bytes)}"
+                f" available now + {gib(self.freed_bytes)} the live tier gives back)" if self.freed_bytes
+                else f"the {gib(self.host_available_bytes)} available now")  # fmt: skip
+        if self.state is HostTierState.OVER_AVAILABLE:
+            return (f"{asked}{kept}, within the host's {gib(self.host_total_bytes)}{origin} but more than {room}: the "
+                    "start competes with what else holds host memory")  # fmt: skip
+        return f"{asked}{kept}, within {room}, of the host's {gib(self.host_total_bytes)} in all{origin}"
 
 
 def host_tier_fit(

@@ -1,8 +1,8 @@
 """Model configs from a path, a checkpoint folder, a built-in preset, or the Hugging Face cache/hub.
 
-The only importer of huggingface_hub. Offline first: the local cache is tried before the
-network, and `HF_HUB_OFFLINE=1` is honoured. A hub that cannot be reached is known within
-`HUB_REACH_DEADLINE_S` (one HEAD request, on a daemon thread so that not even a DNS lookup can
+With hub_download.py (the files fetched once the hub has answered), the only importer of huggingface_hub.
+Offline first: the local cache is tried before the network, and `HF_HUB_OFFLINE=1` is honoured. A hub that cannot
+be reached is known within `HUB_REACH_DEADLINE_S` (one HEAD request, on a daemon thread so that not even a DNS lookup can
 hold the answer, and no retries), and the error names the preset of that model (same family and
 size, if one is bundled), a local config path and HF_HUB_OFFLINE=1. With the hub reachable, the checkpoint's exact bytes come from its
 safetensors headers over HTTP range requests (huggingface_hub's `get_safetensors_metadata`),
@@ -34,13 +34,13 @@ from kvtop.domain.processor_config import image_pixels
 from kvtop.domain.safetensors_header import MAX_HEADER_BYTES, header_bytes
 from kvtop.domain.terminal import cut
 from kvtop.sources.engines.registry import model_file_reader
+from kvtop.sources.hub_download import MISTRAL_PARAMS, download_config, hub_safetensors_bytes
 from kvtop.sources.json_file import parse_json_object, read_json_object
 
 T = TypeVar("T")
 
 PRESET_DIR_ENV = "KVTOP_PRESETS"
 HUB_REACH_DEADLINE_S = 2.0  # a hub that has not answered one HEAD by then is "unreachable"
-HUB_READ_TIMEOUT_S = 10.0  # per request once the hub has answered
 HUB_DEADLINE_S = 30.0  # the whole read of one model from the hub (`--timeout` of plan and explain)
 
 
@@ -144,7 +144,6 @@ def _model_name(path: Path) -> str:
     return path.stem
 
 
-MISTRAL_PARAMS = "params.json"  # a Mistral-format checkpoint's config (vLLM --config-format mistral)
 NO_FOLDER_CONFIG = "has no config.json (nor Mistral's params.json)"
 NO_CONFIG = f"{NO_FOLDER_CONFIG} on the hub"
 CONFIG_NOT_FOUND = "config file not found"
@@ -340,7 +339,7 @@ def _from_hub(repo_id: str, family: str | None, ends_at: float, override: Config
         if unreachable is not None:
             raise unreachable
         try:
-            config_path, quant_file = _within(ends_at, lambda: _download_config(repo_id))
+            config_path, quant_file = _within(ends_at, lambda: download_config(repo_id))
         except _Late:
             raise InputError(
                 f"the Hugging Face hub did not hand over {repo_id}'s config.json within --timeout; "
@@ -423,80 +422,3 @@ def _reach_error(repo_id: str, file: str = "config.json") -> InputError | None:
             field="--model",
         )
     return InputError(f"{repo_id} {why}", field="--model")
-
-
-def _download_config(repo_id: str) -> tuple[Path, Path | None]:
-    """config.json (and hf_quant_config.json where the repo has one) into the cache."""
-    from huggingface_hub import hf_hub_download
-    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
-
-    try:
-        config = Path(hf_hub_download(repo_id, "config.json", etag_timeout=HUB_READ_TIMEOUT_S))
-    except EntryNotFoundError:  # a Mistral-format repo (its probe found params.json)
-        return _download_params(repo_id), None
-    except (HfHubHTTPError, OSError) as err:
-        raise InputError(
-            f"cannot fetch config.json from the hub ({err.__class__.__name__})",
-            field="--model",
-            source=repo_id,
-            value_is_file=True,
-        ) from None
-    try:
-        quant: Path | None = Path(
-            hf_hub_download(repo_id, "hf_quant_config.json", etag_timeout=HUB_READ_TIMEOUT_S)
-        )
-    except (HfHubHTTPError, EntryNotFoundError, OSError):
-        quant = None
-    return config, quant
-
-
-def _download_params(repo_id: str) -> Path:
-    """A Mistral-format repo's params.json into the cache."""
-    from huggingface_hub import hf_hub_download
-    from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError
-
-    try:
-        return Path(hf_hub_download(repo_id, MISTRAL_PARAMS, etag_timeout=HUB_READ_TIMEOUT_S))
-    except (HfHubHTTPError, EntryNotFoundError, OSError) as err:
-        raise InputError(
-            f"cannot fetch config.json or params.json from the hub ({err.__class__.__name__})",
-            field="--model",
-            source=repo_id,
-            value_is_file=True,
-        ) from None
-
-
-def hub_safetensors_bytes(repo_id: str) -> int | None:
-    """The repo's tensor bytes from its safetensors headers (HTTP range requests); None if it has none.
-
-    A network failure here leaves the bytes unknown (the config was read); a malformed header is
-    an InputError naming the shard and the tensor.
-    """
-    from huggingface_hub import HfApi
-    from huggingface_hub.errors import HfHubHTTPError, NotASafetensorsRepoError, SafetensorsParsingError
-    from huggingface_hub.utils.tqdm import disable_progress_bars
-
-    disable_progress_bars()  # its per-shard progress bar would land on kvtop's stderr
-    try:
-        metadata = HfApi().get_safetensors_metadata(repo_id)
-    except NotASafetensorsRepoError:
-        return None
-    except SafetensorsParsingError as err:
-        raise InputError(f"unreadable safetensors header: {cut(str(err), 160)}", source=repo_id) from None
-    except Exception as err:
-        if isinstance(err, (HfHubHTTPError, OSError, TimeoutError)) or _is_transport_error(err):
-            return None
-        raise
-    total = 0
-    for filename, file_metadata in sorted(metadata.files_metadata.items()):
-        header = {
-            name: {"dtype": info.dtype, "shape": list(info.shape), "data_offsets": list(info.data_offsets)}
-            for name, info in file_metadata.tensors.items()
-        }
-        total += header_bytes(header, source=f"{repo_id}/{filename}")
-    return total
-
-
-def _is_transport_error(err: BaseException) -> bool:
-    """A connection or timeout error of the HTTP client huggingface_hub uses (httpx or requests)."""
-    return any(cls.__name__ in ("TransportError", "RequestException") for cls in type(err).__mro__)

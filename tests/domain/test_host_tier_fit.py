@@ -55,9 +55,11 @@ def test_the_live_tier_a_restart_gives_back_counts_as_available() -> None:
     assert host_tier_fit(tier, HOST_2_TIB).state is HostTierState.OVER_AVAILABLE  # type: ignore[union-attr]
     fit = host_tier_fit(tier, HOST_2_TIB, live_tier=live)
     assert fit is not None and fit.state is HostTierState.FITS and fit.freed_bytes == 800 * GIB
+    # the words state the check's own figures: 1,600 ≤ 1,500 available now + 800 given back = 2,300 (TensorRT-LLM
+    # keeps no reserve)
     assert fit.reason == ("secondary (host) pool: 200.00 GiB per rank × 8 ranks on this node = 1,600.00 GiB, within the "
-                          "1,500.00 GiB available now (with the 800.00 GiB the live tier gives back), of the host's "
-                          "2,048.00 GiB in all")  # fmt: skip
+                          "2,300.00 GiB available to it (1,500.00 GiB available now + 800.00 GiB the live tier gives "
+                          "back), of the host's 2,048.00 GiB in all")  # fmt: skip
 
 
 def test_a_tier_that_fits_names_the_available_figure_and_the_total() -> None:

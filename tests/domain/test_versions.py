@@ -35,14 +35,15 @@ def test_a_word_that_is_no_release_is_refused_naming_the_flag(engine: str) -> No
         parse_flags(engine, ["--engine-version", "garbage"])
 
 
-@pytest.mark.parametrize("typed", ["9.9.9x", "0.10.2abc", "0.9.2."])
+@pytest.mark.parametrize("typed", ["9.9.9x", "0.10.2abc", "0.9.2.", "0.10.2/x", "0.10.2_1"])
 def test_a_release_with_more_written_onto_it_is_refused_naming_the_flag(typed: str) -> None:
-    # packaging's Version refuses each ('InvalidVersion: Invalid version: '9.9.9x''); the search that finds a release
+    # packaging's Version refuses each ('InvalidVersion: Invalid version: '9.9.9x'', likewise '0.10.2/x' and
+    # '0.10.2_1', packaging 24's VERSION_PATTERN); the search that finds a release
     # inside a log's words read 9.9.9 in the first, and the plan went on as "newer than 0.34.0"
     with pytest.raises(InputError, match=rf"^--engine-version: not a release: '{typed}'"):
         parse_flags("vllm", ["--engine-version", typed])
 
 
-@pytest.mark.parametrize("typed", ["0.10.2", "v0.10.2", "0.4.3.post2", "0.5.3rc2", "0.9.0.1", "0.5.4-cu129"])
+@pytest.mark.parametrize("typed", ["0.10.2", "v0.10.2", "0.4.3.post2", "0.5.3rc2", "0.9.0.1", "0.5.4-cu129", "0.10.2+cu128"])
 def test_a_release_as_typed_is_taken(typed: str) -> None:
     assert parse_flags("sglang", ["--engine-version", typed]).engine_version == typed

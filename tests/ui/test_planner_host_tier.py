@@ -6,7 +6,7 @@ The fake node is SGLang 0.5.9 serving Llama-3-70B at TP 8 on eight H100s (tests/
 rank, pinned on each of the engine's 8 ranks on the node (SGLang's HostKVCache per TP rank, docs/engines/sglang.md
 §19.4), and SGLang keeps 10 GiB of the host free beside it (HICACHE_HOST_RESERVE_BYTES). By hand:
 9,999 GiB × 8 = 79,992 GiB > 2,048 − 10 = 2,038 GiB: refused; 200 GiB × 8 = 1,600 GiB ≤ 2,038 but 1,600 + 10 > 1,500
-available: at risk; 100 GiB × 8 = 800 GiB + 10 ≤ 1,500: fits.
+available: at risk; 100 GiB × 8 = 800 GiB + 10 = 810 ≤ 1,500: fits (each line says the check's own figures).
 """
 
 from __future__ import annotations
@@ -42,13 +42,14 @@ async def test_a_host_tier_larger_than_the_host_is_refused_with_both_figures(mak
         await retype(pilot, "#plan-host_kv_gib", "200")
         said = shown(screen, "#plan-error")
         assert said.startswith("✓ valid input, but at risk: HiCache: 200.00 GiB per rank × 8 ranks on this node = "
-                               "1,600.00 GiB, within the host's 2,048.00 GiB")  # fmt: skip
+                               "1,600.00 GiB + the 10.00 GiB the engine keeps free = 1,610.00 GiB, within the host's "
+                               "2,048.00 GiB")  # fmt: skip
         assert "more than the 1,500.00 GiB available now" in said
 
         await retype(pilot, "#plan-host_kv_gib", "100")
         assert shown(screen, "#plan-error").startswith("✓ valid: edit any field")
-        assert ("800.00 GiB, within the 1,500.00 GiB available now, of the host's 2,048.00 GiB in all (psutil's total "
-                "of this host), less the 10.00 GiB the engine keeps free") in " ".join(shown(screen, "#plan-result").split())
+        assert ("800.00 GiB + the 10.00 GiB the engine keeps free = 810.00 GiB, within the 1,500.00 GiB available now, "
+                "of the host's 2,048.00 GiB in all (psutil's total of this host)") in " ".join(shown(screen, "#plan-result").split())
 
 
 async def test_a_host_tier_on_a_node_whose_host_is_not_read_is_said_not_checked(planner_on):

@@ -166,12 +166,13 @@ def typed_release(text: str) -> bool:
     """Whether a typed text (`--engine-version`, the planner's field, an image's tag) starts with a release that
     no letter, digit or dot runs on from: '0.10.2', 'v0.4.3.post2', '0.5.4-cu129' (an image's build suffix) are
     releases; '9.9.9x' and '0.10.2abc' are not, though `parse_release`, which finds a release inside a log's
-    words, reads 9.9.9 in the first (packaging's `Version` refuses both)."""
+    words, reads 9.9.9 in the first (packaging's `Version` refuses both). What may follow the release: nothing, an
+    image's build suffix after '-', or a local label after '+' ('0.10.2+cu128', which packaging takes); any other
+    character ('0.10.2/x', '0.10.2_1': packaging refuses both) is more written onto it."""
     match = _RELEASE.match(text)
     if match is None:
         return False
-    after = text[match.end():match.end() + 1]
-    return not (after.isalnum() or after == ".")
+    return text[match.end():match.end() + 1] in ("", "-", "+")
 
 
 PEP440_NAMES = ReleaseNames(

@@ -171,7 +171,7 @@ def test_flags_read_and_kept_refused_are_refused_by_name(capsys: pytest.CaptureF
 
 
 def test_the_overlap_schedule_off_plans_a_dense_model_as_typed(capsys: pytest.CaptureFixture[str]) -> None:
-    """`--disable-overlap-schedule` is read only for a hybrid Mamba model's slots (eras.mamba_ratio): Extious's
+    """`--disable-overlap-schedule` is read only for a hybrid Mamba model's slots (mamba_strategy.mamba_ratio): Extious's
     launch as typed (its three runtime flags with it) plans as without them and holds the logged 30,882."""
     typed = ["--disable-overlap-schedule", "--sampling-backend", "pytorch", "--load-balance-method", "round_robin"]
     with_flags, bare = _typed_and_bare(capsys, RTX4090_LAUNCH, typed, RTX4090_LOGGED)

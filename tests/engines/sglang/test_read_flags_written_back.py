@@ -44,9 +44,12 @@ def test_a_partly_read_flag_from_the_engine_s_line_comes_back(capsys: pytest.Cap
     vl = str(DATA / "calibration" / "configs" / "Qwen--Qwen3-VL-235B-A22B-Instruct-FP8.RECONSTRUCTED.json")
     base = ("--model", vl, "--engine", "sglang", "--engine-version", "0.5.12", "--gpu", "H200")
     server = "python3 -m sglang.launch_server --model-path x"
-    typed = plan_json(capsys, base, "--cmd", f"{server} --tp 4 --kv-cache-dtype fp8_e4m3 --language-only")
+    # with its encoder servers' URLs (SGLang refuses --language-only without them: 0.5.12 server_args.py:4115-4118),
+    # which come back as given, each a token (`nargs="+"`, 0.5.12 :6939-6940)
+    urls = "--encoder-urls http://10.0.0.1:30002 http://10.0.0.2:30002"
+    typed = plan_json(capsys, base, "--cmd", f"{server} --tp 4 --kv-cache-dtype fp8_e4m3 --language-only {urls}")
     without = plan_json(capsys, base, "--cmd", f"{server} --tp 4 --kv-cache-dtype fp8_e4m3")
     assert typed["token_capacity"] != without["token_capacity"]  # the flag moves the figure
-    assert shlex.join(typed["engine_flags"]) == "--tp-size 4 --kv-cache-dtype fp8_e4m3 --language-only"
+    assert shlex.join(typed["engine_flags"]) == f"--tp-size 4 --kv-cache-dtype fp8_e4m3 {urls} --language-only"
     again = plan_json(capsys, base, "--cmd", f"{server} {shlex.join(typed['engine_flags'])}")
     assert again["token_capacity"] == typed["token_capacity"]

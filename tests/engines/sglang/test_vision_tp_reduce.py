@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pytest
 
+from kvtop.domain.errors import InputError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.launch_check import launch_refusals
 from kvtop.domain.ledger import predict
@@ -54,7 +55,6 @@ def test_qwen25_vl_under_attention_dp_2_of_tp_4_is_refused_with_sglangs_words() 
         ),  # encoder not run
         # encoder not run (multimodal_encoder_runs_here); refused typed to kvtop, kept from an engine's line (`--cmd`)
         ("0.5.23", ("--dp", "2", "--enable-dp-attention", "--language-only")),
-        ("0.5.23", ("--dp", "2", "--enable-dp-attention", "--language-model-only")),
     ],
 )
 def test_qwen25_vl_runs(version: str, flags: tuple[str, ...]) -> None:
@@ -91,7 +91,11 @@ def test_the_plan_says_what_an_engine_line_flag_was_read_for() -> None:
     note = _note(str(GEMMA3), "--dp", "2", "--enable-dp-attention", "--language-only")
     assert note is not None and note.startswith("--language-only (from the engine's line")
     assert "Gemma3ForConditionalGeneration's encoder under attention DP (attention TP 2 of TP 4)" in note
-    assert _note(str(GEMMA3), "--dp", "2", "--enable-dp-attention", "--language-model-only") is not None
+    # --language-model-only: SGLang 0.5.23 takes it for its LANGUAGE_MODEL_ONLY_ARCHITECTURES alone (server_args.py
+    # :335-340), Gemma-3 not among them: refused before any note (encoder_disagg.py, tests/engines/sglang/
+    # test_encoder_disagg.py)
+    with pytest.raises(InputError, match="--language-model-only does not support"):
+        _note(str(GEMMA3), "--dp", "2", "--enable-dp-attention", "--language-model-only")
     assert _note(str(GEMMA3), "--dp", "4", "--enable-dp-attention", "--language-only") is None  # attention TP 1: no check
     decode = ("--dp", "2", "--enable-dp-attention", "--language-only", "--disaggregation-mode", "decode")
     assert _note(str(GEMMA3), *decode) is None  # a decode instance runs no encoder whatever the flag

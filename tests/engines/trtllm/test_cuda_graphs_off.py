@@ -74,3 +74,26 @@ def test_an_mla_start_without_graphs_holds_only_the_eager_workspace() -> None:
     assert off[0] == 470_115_328 - READ_REST_WORKSPACE_BYTES == 428_154_880
     assert on[0] - off[0] == 380_108_800
     assert "cuda_graph_config: null" in off[1]
+
+
+def test_the_interval_claims_no_graphs_when_they_are_off(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """The profiled rest's term said 'CUDA graphs, workspaces, NCCL' beside the note 'CUDA graphs off': with graphs
+    off its label names none; the figure and the interval do not move (words only)."""
+    options = tmp_path / "ctx.yaml"
+    options.write_text("cuda_graph_config: null\n")
+    on, off = _plan(capsys), _plan(capsys, "--extra_llm_api_options", str(options))
+    said_on, said_off = json.dumps(on), json.dumps(off)
+    assert "the profiling run's CUDA graphs, workspaces, NCCL" in said_on
+    assert "the profiling run's CUDA graphs" not in said_off and "the profiling run's workspaces, NCCL (no CUDA graphs)" in said_off
+    assert (on["token_capacity_min"], on["token_capacity_max"]) == (off["token_capacity_min"], off["token_capacity_max"])
+
+
+def test_a_bad_value_in_the_yaml_names_the_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """As the YAML's other keys are (flags.settings_with_options): 'cuda_graph_config: … (in FILE)'."""
+    options = tmp_path / "ctx.yaml"
+    options.write_text("cuda_graph_config: sometimes\n")
+    assert main(["plan", "--no-calibration-store", "--model", str(QWEN3_4B), "--engine", "trtllm", "--engine-version",
+                 "1.2.1", "--gpu", "L4", "--", *FLAGS, "--extra_llm_api_options", str(options)]) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert "cuda_graph_config: expected null (CUDA graphs off) or {} (the default graphs), got 'sometimes'" in err
+    assert f"(in {options})" in err

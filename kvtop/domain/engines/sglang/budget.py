@@ -32,12 +32,12 @@ from kvtop.domain.engines.sglang.dsa import (
     page_size_of,
 )
 from kvtop.domain.engines.sglang.dsv4 import DEFAULT_MAX_REQUESTS, dsv4_pool_bytes, dsv4_pools
+from kvtop.domain.engines.sglang.encoder_disagg import check_language_model_only, encoder_urls_note
 from kvtop.domain.engines.sglang.eras import (
     auto_mem_fraction_static,
     dsa_cell_counts_index,
     dsa_cell_is_latent,
     full_pool_reason,
-    mamba_ratio,
     runner_multiplier,
 )
 from kvtop.domain.engines.sglang.flag_releases import check_neutral_flag_releases
@@ -45,6 +45,7 @@ from kvtop.domain.engines.sglang.graph_phase_flags import check_phase_flags
 from kvtop.domain.engines.sglang.long_context import long_context_note
 from kvtop.domain.engines.sglang.mamba_slots import mamba_slots, spec_allocated_bytes, too_small_note
 from kvtop.domain.engines.sglang.mamba_spec_radix import check_spec_radix, radix_forced_off
+from kvtop.domain.engines.sglang.mamba_strategy import mamba_ratio
 from kvtop.domain.engines.sglang.moe_groups import moe_groups_note
 from kvtop.domain.engines.sglang.moe_runner_note import runner_default_not_modelled
 from kvtop.domain.engines.sglang.multimodal import (
@@ -90,6 +91,7 @@ class SglangBudget:
     def solve_budget(self, inputs: EngineInputs) -> EngineResult:
         m, s, lay, kv, meas = inputs.model, inputs.settings, inputs.layout, inputs.kv, inputs.measured
         check_launch(inputs)
+        check_language_model_only(m, s, inputs.version)  # where SGLang refuses it (encoder_disagg.py)
         check_spec_radix(inputs)  # 0.5.10 … 0.5.13: a hybrid under speculation with the radix cache on (mamba_spec_radix.py)
         steps: list[BudgetStep] = []
         notes: list[str] = []
@@ -117,6 +119,7 @@ class SglangBudget:
             moe_groups_note(m, s, inputs.version),
             long_context_note(inputs),  # a --context-length above the positions the launch allows (long_context.py)
             vision_tp_reduce_note(m, s, lay, inputs.version),  # an engine-line flag read for SGLang's encoder check
+            encoder_urls_note(s, inputs.version),  # --language-only without --encoder-urls: a start SGLang refuses
         ):
             if note:
                 notes.append(note)

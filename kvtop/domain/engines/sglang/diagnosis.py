@@ -24,7 +24,7 @@ from kvtop.domain.engines.least_free import restart_capacity as restart_capacity
 from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
 from kvtop.domain.engines.restart import restart_without_kv
 from kvtop.domain.engines.sglang.budget import resolve_max_num_reqs
-from kvtop.domain.engines.sglang.eras import mamba_ratio
+from kvtop.domain.engines.sglang.mamba_strategy import mamba_ratio
 from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.wording import gib
 

@@ -17,13 +17,14 @@ from kvtop.domain.engines.sglang.cuda_graph_bs import FLAG as GRAPH_BS_FLAG
 from kvtop.domain.engines.sglang.cuda_graph_bs import MAX_DECODE_FLAG as GRAPH_MAX_BS_DECODE_FLAG
 from kvtop.domain.engines.sglang.decode_graphs_off import DECODE
 from kvtop.domain.engines.sglang.deployment import FLAGS as DEPLOYMENT_FLAGS
-from kvtop.domain.engines.sglang.eras import OVERLAP_OFF_FLAG
+from kvtop.domain.engines.sglang.encoder_disagg import ENCODER_URLS_FLAG
 from kvtop.domain.engines.sglang.flags_neutral import NEUTRAL_GROUPS
 from kvtop.domain.engines.sglang.flags_table import merged, spellings
 from kvtop.domain.engines.sglang.flags_unmodelled import UNMODELLED
 from kvtop.domain.engines.sglang.long_context import OVERWRITE_ENV
 from kvtop.domain.engines.sglang.mamba_slots import RATIO_FLAG as MAMBA_RATIO_FLAG
 from kvtop.domain.engines.sglang.mamba_slots import SIZE_FLAG as MAMBA_SIZE_FLAG
+from kvtop.domain.engines.sglang.mamba_strategy import OVERLAP_OFF_FLAG
 from kvtop.domain.engines.sglang.model_override import FLAG as OVERRIDE_FLAG
 from kvtop.domain.engines.sglang.multimodal import TOWERS
 from kvtop.domain.engines.sglang.prefill_graphs_off import PREFILL
@@ -166,7 +167,8 @@ class SglangFlags:
     # encoder-under-attention-DP check fires (vision_tp_reduce.py); what else they do to memory is not modelled
     partly_read: Mapping[str, str] = dict.fromkeys(("--language-only", "--language-model-only"), ENCODER_ELSEWHERE_READ)
     value_placeholders: Mapping[str, str] = {OVERRIDE_FLAG: "JSON"}  # model_override.py: a JSON object
-    list_valued: frozenset[str] = frozenset({GRAPH_BS_FLAG, GRAPH_BS_DECODE_FLAG})  # `type=int, nargs="+"` (cuda_graph_bs.py)
+    # `type=int, nargs="+"` (cuda_graph_bs.py); --encoder-urls `nargs="+"` (encoder_disagg.py)
+    list_valued: frozenset[str] = frozenset({GRAPH_BS_FLAG, GRAPH_BS_DECODE_FLAG, ENCODER_URLS_FLAG})
     # one key each: srt/arg_groups/fields/serving.py:160 `api_key`, :164 `admin_api_key` (v0.5.23; flags_neutral.py)
     secret_flags: frozenset[str] = frozenset({"--api-key", "--admin-api-key"})  # refuse(): each takes a key
     # docs/engines/sglang.md §5: "chunked_prefill_size > 0 … else max_prefill_tokens"
@@ -203,8 +205,10 @@ class SglangFlags:
         134,450 tokens with `--enable-multimodal`, 157,700 from the line that dropped it). A node's own flags are
         said per node (span.per_node), the deployment flags `LaunchSettings.to_flags` keeps in their order. A flag of
         `partly_read` from an engine's line comes back too: the figure read it (`--language-only` at 0.5.12 drops the
-        VLM factor: Qwen3-VL-235B-A22B-FP8 at TP 4 on H200s, 3,058,294 tokens with it, 2,640,897 without)."""
-        extra = sorted((self.read_by_rules | self.partly_read.keys()) - DEPLOYMENT_FLAGS - NODE_FLAGS)
+        VLM factor: Qwen3-VL-235B-A22B-FP8 at TP 4 on H200s with `--kv-cache-dtype fp8_e4m3`, 3,058,294 tokens with
+        it, 2,640,897 without), and `--encoder-urls` as given beside it: SGLang refuses `--language-only` without
+        them (encoder_disagg.py), so a line that dropped them would not start."""
+        extra = sorted((self.read_by_rules | self.partly_read.keys() | {ENCODER_URLS_FLAG}) - DEPLOYMENT_FLAGS - NODE_FLAGS)
         read = [token for flag in extra if (value := settings.flags.get(flag[2:])) is not None and value is not False
                 for token in ((flag,) if value is True else (flag, *_values(flag, value, self.list_valued)))]  # fmt: skip
         return [*written_flags(settings, PREFERRED), *read]

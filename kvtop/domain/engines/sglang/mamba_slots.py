@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from kvtop.domain.deployment import SpecKind
 from kvtop.domain.deployment_flags import flag_float, flag_int
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
-from kvtop.domain.engines.sglang.eras import MAMBA_SLOT_ERAS
 from kvtop.domain.engines.sglang.flag_releases import check_flag_release
+from kvtop.domain.engines.sglang.mamba_strategy import MAMBA_SLOT_ERAS
 from kvtop.domain.engines.sglang.spec_requests import spec_default_requests
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.errors import UnsupportedModelError

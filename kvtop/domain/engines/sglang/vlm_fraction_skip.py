@@ -13,7 +13,7 @@ not on an instance that runs no encoder: read in the wheels,
   0.5.23 arg_groups/memory_hook.py:283-288 `is_vlm`, all three tests). SGLang takes the flag only for the
   architectures of `ServerArgs.LANGUAGE_MODEL_ONLY_ARCHITECTURES` (0.5.18 server_args.py:7657-7685: MuseGlimmer alone;
   0.5.23 :335-340: DeepseekV4, MuseGlimmer, Cosmos3, Cosmos3Edge) and refuses it with --disaggregation-mode, raising
-  ValueError otherwise: a plan of another model with it is of a start SGLang refuses (not refused here). Its other
+  ValueError otherwise: refused (encoder_disagg.py), as is --language-only without --encoder-urls said. Its other
   effect, the tower neither built nor loaded, is not a term: the flag stays in flags_unmodelled_late.py's table.
 
 --language-only and --language-model-only stay in flags_unmodelled*.py's tables (typed to kvtop they are refused;

@@ -45,6 +45,7 @@ from kvtop.domain.calibration.weights import weights_estimate
 from kvtop.domain.engines.trtllm.allreduce_workspace import fusion_workspace_bytes, with_fusion_workspace
 from kvtop.domain.engines.trtllm.budget import executor_max_num_tokens, launch_max_batch_size, runtime
 from kvtop.domain.engines.trtllm.build_tokens import engine_max_num_tokens
+from kvtop.domain.engines.trtllm.cuda_graphs import graphs_off
 from kvtop.domain.engines.trtllm.deepseek_weights import held_beside as deepseek_held
 from kvtop.domain.engines.trtllm.engine_build import (
     old_builder_flag,
@@ -78,6 +79,10 @@ ACTIVATION_FEATURES = ("1 GiB", "max_batch_size × vocab × 4 B", "MLP transient
 # buffer (runtime buffers, decoder); fitted once 4 logs of the era print all three allocations (3 do)
 RUNTIME_FEATURES = ("1 GiB", "max_batch_size × beam × vocab × 4 B")
 RUNTIME_LABEL = "TensorRT engine's execution context, buffers, decoder"
+# the PyTorch backend's profiled rest besides context, weights and activation (§19, §20); with `cuda_graph_config: null`
+# no graphs are captured, so its label names none (the figure is the same: the pools in the read rest not subtracted)
+NON_TORCH_LABEL = "the profiling run's CUDA graphs, workspaces, NCCL"
+NON_TORCH_GRAPHS_OFF_LABEL = "the profiling run's workspaces, NCCL (no CUDA graphs)"
 # v0.9+ (§18): the execution context is TensorRT's activation memory for the build's largest profile, which grows
 # with max_num_tokens: 0.76–1.11 GiB logged at 8,192 tokens (memory docs, trtllm-bench, issue 1188), 43.26 MiB at
 # 512 (issue 1188's second build)
@@ -254,8 +259,10 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
                                      fit_features("trtllm.runtime", inputs), "the engine's build limits")
                      or executor_estimate(inputs))  # fmt: skip
         return tuple(found)
+    # with CUDA graphs off (cuda_graphs.py) the term's label claims none: words only, its figure as it is
+    rest_label = NON_TORCH_GRAPHS_OFF_LABEL if graphs_off(inputs.settings) else NON_TORCH_LABEL
     for key, label, assumed in (("trtllm.activation", "TensorRT-LLM's profiled activation peak", _assumed_activation),
-                                ("trtllm.non_torch", "the profiling run's CUDA graphs, workspaces, NCCL", _assumed_non_torch)):  # fmt: skip
+                                ("trtllm.non_torch", rest_label, _assumed_non_torch)):  # fmt: skip
         term = FIT_TERMS[key][0]
         value, error, basis = assumed(inputs, fits)
         estimate = (fitted_estimate(term, label, fits.get(key), fit_features(key, inputs), "the profiling run")

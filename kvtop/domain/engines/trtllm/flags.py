@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from kvtop.domain.engines.trtllm.build_quant import BUILD_QUANT
 from kvtop.domain.engines.trtllm.build_quant import SOURCE as BUILD_SOURCE
+from kvtop.domain.engines.trtllm.cuda_graphs import GRAPHS_KEY, graphs_off
 from kvtop.domain.engines.trtllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.trtllm.engine_build import EMBEDDING_SHARING_FLAG, OLD_BUILDER_FLAGS
 from kvtop.domain.engines.trtllm.max_seq_len import ALLOW_LONG_ENV
@@ -339,6 +340,12 @@ def settings_with_options(
         update["dp"] = update.get("tp", settings.tp)
     merged = {**settings.model_dump(), **update, "flags": {**settings.flags, **extra}}
     try:
-        return LaunchSettings.model_validate(merged)
+        result = LaunchSettings.model_validate(merged)
     except InputError as error:  # a value out of range: name the file it came from
         raise InputError(str(error), source=source) from None
+    if GRAPHS_KEY in extra:  # `cuda_graph_config` other than null or {}: named in the file it came from, as above
+        try:
+            graphs_off(result)
+        except InputError as error:
+            raise InputError(error.detail, field=GRAPHS_KEY, source=source) from None
+    return result

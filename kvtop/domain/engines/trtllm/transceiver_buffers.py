@@ -22,7 +22,7 @@ in the disaggregated-serving docs' copies ids 1199309999 and 9018995822) and whe
 construction at a given release was not read at its tag. The only start in kvtop's corpus that runs the transceiver
 (ddpslab-disagg-t1-qwen3-4b-l4-trtllm-121, 1.2.1, L4, NIXL, 8,192 tokens) kept 9,024 tokens (1.24 GiB) fewer than the
 plan: 1.46 GiB before the fraction, between one buffer (1.13 GiB) and two (2.26), on a card and with CUDA graphs off
-(cuda_graph_config: null, not read) that no other TensorRT-LLM record shares. The plan names the buffers and their
+(cuda_graph_config: null, read since: cuda_graphs.py, §37) that no other TensorRT-LLM record shares. The plan names the buffers and their
 size per buffer; it charges none.
 """
 
