@@ -68,7 +68,7 @@ def test_the_field_plans_the_logged_pair_as_plan_does(capsys: pytest.CaptureFixt
     assert warm is not None and cold is not None
     assert abs(warm.ledger.token_capacity / WARM_LOGGED - 1) < 0.02
     assert warm.token_capacity_min <= COLD_LOGGED <= warm.token_capacity_max
-    assert COLD_LOGGED < cold.ledger.token_capacity < WARM_LOGGED
+    assert abs(cold.ledger.token_capacity / COLD_LOGGED - 1) < 0.02  # a cold start's plan: near the cold log
 
 
 async def test_the_field_moves_the_planners_interval(make_app) -> None:
