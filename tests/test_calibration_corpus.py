@@ -104,11 +104,14 @@ def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: boo
     session by session: docs/calibration_history.md."""
     judged = _judged(corpus_judgement, "vllm", weights_logged)
     errors = sorted(abs(j.error) for j in judged)
-    assert len(judged) == (487 if weights_logged else 669)
-    assert len({j.record.source for j in judged}) == (234 if weights_logged else 330)
+    assert len(judged) == (496 if weights_logged else 682)
+    assert len({j.record.source for j in judged}) == (239 if weights_logged else 336)
     assert statistics.median(errors) <= 0.02 and not any(math.isnan(e) for e in errors)
     assert sum(j.covered for j in judged) / len(judged) >= 0.9
-    # within 5 %: NOT met with the weights logged (434 of 487, 89.1 %, session 69 after its 32 held-out vLLM starts and its
+    # within 5 %: met with the weights logged in session 70 (447 of 496, 90.1 %, after its held-out vLLM starts and its
+    # rules: the cold compile's embedding-table copy before v0.29.0 (combo kernels on from v0.11.1; inside V1's peak where
+    # said cold, in place of the V1 figure beside V2's profile), the Dynamo image's FlashInfer sampler, Ray Serve's
+    # FlashInfer sampler read from its logs); NOT met before (434 of 487, 89.1 %, session 69 after its 32 held-out vLLM starts and its
     # rules: a cold compile's embedding-table copy at V2's profile, a multimodal V2 compile's peak, extract_hidden_states;
     # 407 of 465, 87.5 %, session 68 after its 33 held-out starts, most
     # within, and its rules: vLLM's counted sampler peak from v0.17.0, Qwen3.5's encoder profile; 392 of 456, 86.0 %, session 67 after its 37 held-out
@@ -119,7 +122,8 @@ def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: boo
     # warm-compile T4 starts; 331 of 367 met it mid-session with the Qwen3-VL-Embedding T4 start given its
     # checkpoint's processor; 330 of 367, 89.9 %, session 64; 326 of 363 in session 63: the laptop sweeps
     # under WSL2, an RTX 4070 Laptop's six AWQ starts and an RTX 4080 Laptop's nine, a constant 0.18-0.2 GiB
-    # the host holds beside the weights); fully blind NOT met since session 59 (552 of 669, 82.5 %, session 69: host XY's RTX 4090, a card holding 1.0-1.4 GiB
+    # the host holds beside the weights); fully blind NOT met since session 59 (572 of 682, 83.9 %, session 70, whose
+    # held-out GB10 NVFP4 and RTX 5060 Ti WSL2 starts miss; 552 of 669, 82.5 %, session 69: host XY's RTX 4090, a card holding 1.0-1.4 GiB
     # for another process in six of its nine starts; 521 of 637, 81.8 %, session 68; 495 of 613, 80.8 %, session 67;
     # 480 of 584, 82.2 %, session 66; 458 of 553, 82.8 %, session 65; 400 of 471, session 64; 383 of 451 in session 63): the held-out
     # starts added since include cold torch.compile starts at v0.29.0 (akamas L4, wrbooth RTX 5090) whose
@@ -127,8 +131,8 @@ def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: boo
     # session 61's kuotunyu RTX 4090 desktop: ten starts of one card, seven beyond 5 %), and session 62's
     # warm-cache T4 restarts and desktop RTX 3060 / GTX 1650 / RTX 5070 Ti starts, all invisible at launch
     # (docs/calibration_history.md, docs/engines/vllm.md §2.6)
-    assert sum(e <= 0.05 for e in errors) == (434 if weights_logged else 552)
-    assert sum(e <= 0.05 for e in errors) / len(errors) >= (0.89 if weights_logged else 0.82)
+    assert sum(e <= 0.05 for e in errors) == (447 if weights_logged else 572)
+    assert sum(e <= 0.05 for e in errors) / len(errors) >= (0.90 if weights_logged else 0.83)
 
 
 def test_a_derived_figure_is_the_engines_own_definition_of_the_printed_ones() -> None:
@@ -167,8 +171,8 @@ def test_sglang_held_out_capacity(corpus_judgement: Judgement, weights_logged: b
     Grok-2 FP8 on 8 × H100 (+2.3 %), whose interval narrowed with the new sources. History: docs/calibration_history.md."""
     judged = _judged(corpus_judgement, "sglang", weights_logged)
     errors = sorted(abs(j.error) for j in judged)
-    assert len(judged) == (113 if weights_logged else 160)
-    assert len({j.record.source for j in judged}) == (50 if weights_logged else 79)
+    assert len(judged) == (113 if weights_logged else 166)
+    assert len({j.record.source for j in judged}) == (50 if weights_logged else 80)
     assert statistics.median(errors) <= 0.02
     missed = {j.record.id: j.truth for j in judged if abs(j.error) > 0.05}
     uncovered = [j.record.id for j in judged if not j.covered]
@@ -200,7 +204,13 @@ def test_sglang_held_out_capacity(corpus_judgement: Judgement, weights_logged: b
                              # 18.46 GiB, printed 'GB', against kvtop's 17.85 GiB) and a reconstructed AWQ config (+1.6 %), outside
                              # their narrow intervals (SOURCES.md, session 69 helpers B and B2)
                              "lawjarp-sglang-gemma-4-31b-it-fp8online-h100-tp2-nightly0412-m085-len8192",
-                             "lawjarp-sglang-gemma-4-31b-it-awq-h100-tp2-nightly0412-m085-len8192"]  # fmt: skip
+                             "lawjarp-sglang-gemma-4-31b-it-awq-h100-tp2-nightly0412-m085-len8192",
+                             # session 70: three language-only E/PD servers of one H200 notebook (Qwen3-VL-235B-FP8,
+                             # +1.5 - 1.6 % judged held out): their zmq starts kept 0.88-0.99 GiB a rank less KV than the plan,
+                             # not modelled (docs/engines/sglang.md §5; SOURCES.md, session 70 helpers B and H)
+                             "hzheng-epd-qwen3-vl-235b-fp8-h200-sglang0512dev-pd-tp4-m090",
+                             "hzheng-epd-qwen3-vl-235b-fp8-h200-sglang0512dev-pd-tp4-m086",
+                             "hzheng-epd-qwen3-vl-235b-fp8-h200-sglang0512dev-pd-tp4-m080-131k"]  # fmt: skip
 
 
 def test_sglang_context_features_are_the_sms_the_link_and_the_tp_group() -> None:
