@@ -316,6 +316,11 @@ def test_the_corpus_judges_its_desktop_starts_as_plan_desktop_plans_them() -> No
         "file61758073700-medgemma-4b-it-rtx5070ti-desktop-v0110-u080",
         # session 68: an RTX 3060 Laptop in Docker Desktop under WSL2 (its report says so: SOURCES.md, session 68 C2)
         "kare0638-vgate-qwen2.5-1.5b-awq-rtx3060laptop-wsl2-v015-llmclass-eager",
+        # session 70: an RTX 5060 Ti on a Windows desktop under Docker Desktop / WSL2, three starts (its repository says
+        # so: SOURCES.md, session 70 helper A)
+        "freshair129-prp-typhoon25-qwen3-4b-rtx5060ti-wsl2-v0290-u070",
+        "freshair129-prp-typhoon25-qwen3-4b-rtx5060ti-wsl2-v0300-xinference-u090",
+        "freshair129-prp-typhoon25-qwen3-4b-rtx5060ti-wsl2-v0300-xinference-u070-warm",
     }
     record = RECORDS["case-lmdeploy-1703-internlm-20b-w4-3090"]
     judged = blind(record, corpus_fits(record.source), weights_logged=False)

@@ -75,8 +75,9 @@ def test_every_record_whose_source_says_wsl_is_planned_as_wsl2() -> None:
     # six) and the RTX 3050 Laptop project (damnkuldeep-*), the RTX 4080 Laptop study's nine (file69415599131-*); + 3 in
     # session 66: an RTX 3050 Laptop's AWQ start (file70369044151-*) and a GTX 1660 Ti's two (fillipeml-*); + 1 in
     # session 67: TQ101's RTX 5080 start under WSL2 (file70436763134-*); + 1 in session 68: V-Gate's RTX 3060 Laptop
-    # start in Docker Desktop under WSL2 (kare0638-*)
-    assert len(said) == 7 + 9 + 11 + 5 + 16 + 3 + 1 + 1
+    # start in Docker Desktop under WSL2 (kare0638-*); + 3 in session 70: an RTX 5060 Ti's three starts under Docker
+    # Desktop / WSL2 (freshair129-*)
+    assert len(said) == 7 + 9 + 11 + 5 + 16 + 3 + 1 + 1 + 3
 
 
 # records whose source names WSL2 only to say the start left it: Vote-App's compose header, 'live-verified on native
