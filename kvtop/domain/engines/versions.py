@@ -168,11 +168,13 @@ def typed_release(text: str) -> bool:
     releases; '9.9.9x' and '0.10.2abc' are not, though `parse_release`, which finds a release inside a log's
     words, reads 9.9.9 in the first (packaging's `Version` refuses both). What may follow the release: nothing, an
     image's build suffix after '-', or a local label after '+' ('0.10.2+cu128', which packaging takes); any other
-    character ('0.10.2/x', '0.10.2_1': packaging refuses both) is more written onto it."""
+    character ('0.10.2/x', '0.10.2_1': packaging refuses both) is more written onto it. A word after a space ends
+    the release (an engine's endpoint may report '0.5.9 build …', read as 0.5.9 as before; the secrets test plants one)."""
     match = _RELEASE.match(text)
     if match is None:
         return False
-    return text[match.end():match.end() + 1] in ("", "-", "+")
+    follows = text[match.end():match.end() + 1]
+    return follows in ("", "-", "+") or follows.isspace()
 
 
 PEP440_NAMES = ReleaseNames(

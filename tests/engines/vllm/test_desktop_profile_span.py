@@ -55,7 +55,8 @@ def test_the_span_is_what_the_closed_loop_session_left_beyond_its_plan() -> None
     term is the cold compile's copy of the table above V2's counted peak (151,936 × 4,096 × 2 − 201,326,592 =
     1,043,333,120 B, compile_benchmark.py), so the span is 3,080,078,868 − 201,326,592 − 283,032,163 − 1,043,333,120 =
     1,552,386,993 B, 1.45 GiB (1,481 MiB; the committed figure set to the span the whole corpus gives, 1,552,941,056 B,
-    as run.py --write sets it)."""
+    as run.py --write sets it). After session 70's refit the plan's runtime terms moved with the fits: the span is
+    1,530,646,943 B, 1.43 GiB (the committed figure 1,529,872,384 B, 1,459 MiB)."""
     record = RECORDS[MOST]
     assert record.tokens == 11_168 and record.util == 0.82 and record.gpu_total_bytes == TOTAL
     plan = _plan(record)
@@ -64,7 +65,7 @@ def test_the_span_is_what_the_closed_loop_session_left_beyond_its_plan() -> None
     runtime = sum(term.bytes for term in plan.estimate.terms if term.term in RUNTIME_TERMS)
     beside = 0.82 * TOTAL - weights.bytes - 11_168 * TOKEN_BYTES
     expected = beside - runtime
-    assert 1.44 < expected / 2**30 < 1.45
+    assert 1.42 < expected / 2**30 < 1.43
     assert abs(DESKTOP_PROFILE_BYTES - math.ceil(expected / MIB) * MIB) <= BLOCK_BYTES
     assert abs((profile_excess(record, committed_fits(FITS)) or 0) - expected) <= BLOCK_BYTES
 
@@ -107,12 +108,13 @@ def test_a_fold_without_the_most_takes_the_next_source() -> None:
     """Left out, kuotunyu's launch's span is the next source's most (file61510271682's Qwen2.5-7B at 0.92: 0.94 GiB with
     the cold compile's copy of the table beside V2's profile before v0.29.0, session 70; 1.39 with the V1 runner's
     figure; 1.12 before the graphs term lost V2's cold compile figure (7cd8a084, 1.37) and session 66's refit (e4167382)),
-    as the corpus's judgement refits it; and the committed figure is the fit `DESKTOP_PROFILE_KEY` names."""
+    as the corpus's judgement refits it; 0.915 GiB (982,515,712 B) after session 70's refit; and the committed figure
+    is the fit `DESKTOP_PROFILE_KEY` names."""
     fits = committed_fits(FITS)
     assert fits[DESKTOP_PROFILE_KEY].coefficients[0] == DESKTOP_PROFILE_BYTES
     most, found = profile_span({"vllm": list(RECORDS.values())}, fits, RECORDS[MOST].source)
     assert all(not key.startswith("kuotunyu") for key, _ in found)
-    assert 0.92 < most / 2**30 < 0.95
+    assert 0.91 < most / 2**30 < 0.95
 
 
 def test_the_interval_names_the_desktop_only_where_its_span_is_the_widest() -> None:
