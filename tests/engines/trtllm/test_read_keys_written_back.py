@@ -16,6 +16,7 @@ import json
 
 import pytest
 
+from kvtop.cli import main
 from tests.data_paths import CONFIGS, DATA
 from tests.engines.measured_flags import plan_json
 
@@ -91,3 +92,10 @@ def test_overlap_off_typed_false_is_not_set(capsys: pytest.CaptureFixture[str]) 
     pools = [(step["note"], step["bytes"]) for step in (on, off, typed_false)]  # type: ignore[index]
     assert pools == [("28,448 tokens", 28_448 * 131_072), ("23,712 tokens", 23_712 * 131_072),
                      ("28,448 tokens", 28_448 * 131_072)]  # fmt: skip
+
+
+def test_overlap_off_not_a_boolean_is_refused_by_name(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ("plan", "--no-calibration-store", "--model", str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"),
+            "--engine", "trtllm", "--gpu", "H100", "--backend", "pytorch", "--disable_overlap_scheduler", "maybe")  # fmt: skip
+    assert main(list(args)) != 0
+    assert "--disable_overlap_scheduler: expected true or false, got 'maybe'" in capsys.readouterr().err
