@@ -38,6 +38,7 @@ from kvtop.domain.engines.trtllm.eras import (
     rounding_rule,
 )
 from kvtop.domain.engines.trtllm.max_seq_len import max_seq_len_note
+from kvtop.domain.engines.trtllm.overlap_scheduler import overlap_off
 from kvtop.domain.engines.trtllm.transceiver_buffers import transceiver_note
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError, UnsupportedModelError
@@ -149,7 +150,7 @@ def estimation_tokens(
     first `Allocated` line and the spring-2025 budget depend on it.
     """
     budget_tokens = executor_max_num_tokens(settings, context_length)
-    overlap = not settings.flags.get("disable_overlap_scheduler")
+    overlap = not overlap_off(settings)
     rule = estimation_rule(version)
     extra = 1 + (1 if overlap and rule == "dummy_requests" else 0)
     length = min(budget_tokens, max(1, context_length - 1))

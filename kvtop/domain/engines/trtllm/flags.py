@@ -14,10 +14,11 @@ from collections.abc import Mapping, Sequence
 
 from kvtop.domain.engines.trtllm.build_quant import BUILD_QUANT
 from kvtop.domain.engines.trtllm.build_quant import SOURCE as BUILD_SOURCE
-from kvtop.domain.engines.trtllm.cuda_graphs import GRAPHS_KEY, graphs_off
+from kvtop.domain.engines.trtllm.cuda_graphs import GRAPHS_KEY, NULL_WORDS, graphs_off
 from kvtop.domain.engines.trtllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.trtllm.engine_build import EMBEDDING_SHARING_FLAG, OLD_BUILDER_FLAGS
 from kvtop.domain.engines.trtllm.max_seq_len import ALLOW_LONG_ENV
+from kvtop.domain.engines.trtllm.overlap_scheduler import OVERLAP_OFF_KEY
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.launch_tokens import positional_model
@@ -115,10 +116,12 @@ PASSTHROUGH = frozenset(
 # allreduce_workspace.py the fusion workspace (strategy, the node's GPUs); deepseek_weights.py MLA's BF16 dequantized
 # copies; engine_build.py which builder made a v0.8 engine, a tied head shared; transceiver_buffers.py a disaggregated
 # worker's transfer buffers (named, not charged); cuda_graphs.py whether the decode CUDA graphs are captured
-# (`cuda_graph_config: null`, written `--cuda_graph_config null`)
+# (`cuda_graph_config: null`, written `--cuda_graph_config null`); budget.py the profiling run's temporary pool
+# (`disable_overlap_scheduler`: one generated token a dummy request instead of two, §3 step 1)
 READ_BY_RULES = frozenset({"--moe_config.backend", "--allreduce_strategy", "--gpus_per_node",
                            "--use_cute_dsl_blockscaling_bmm", "--cache_transceiver_config.backend",
-                           "--cache_transceiver_config.max_tokens_in_buffer", "--cuda_graph_config"}) | BUILD_FLAGS  # fmt: skip
+                           "--cache_transceiver_config.max_tokens_in_buffer", "--cuda_graph_config",
+                           f"--{OVERLAP_OFF_KEY}"}) | BUILD_FLAGS  # fmt: skip
 PASSTHROUGH = PASSTHROUGH | READ_BY_RULES | DEPLOYMENT_FLAGS  # deployment.py reads DEPLOYMENT_FLAGS
 PREFERRED: Mapping[str, str] = {
     "tp": "--tp_size",
@@ -136,6 +139,7 @@ PREFERRED: Mapping[str, str] = {
     "kv_cache_max_tokens": "--kv_cache_config.max_tokens",
     "max_gpu_total_bytes": "--kv_cache_config.max_gpu_total_bytes",
     "enable_dp_attention": "--enable_attention_dp",
+    "cuda_graph_max_bs": "--cuda_graph_config.max_batch_size",
     "dp": "--dp",
     "quantization": "--qformat",
 }
@@ -246,7 +250,15 @@ class TrtllmFlags:
             )
 
     def to_flags(self, settings: LaunchSettings) -> list[str]:
-        return written_flags(settings, PREFERRED)
+        """The modelled settings, then every key a rule reads that the launch (or its --extra_llm_api_options YAML)
+        set, as kvtop spells the YAML's keys (`--moe_config.backend TRTLLM`, `--cuda_graph_config null`): a line
+        without them plans another launch (gpt-oss-120b on a B200 at 1.3.0rc10 with `moe_config.backend: TRTLLM` pads
+        its MXFP4 experts' hidden to 3,072, 4.35 GiB beyond the book: 2,559,648 tokens; the default CUTLASS pads it to
+        2,944, 2.55 GiB and a 0.54 GiB workspace: 2,588,800). The deployment keys come after (`LaunchSettings.to_flags`)."""
+        read = [token for flag in sorted(self.read_by_rules - DEPLOYMENT_FLAGS)
+                if (value := settings.flags.get(flag[2:])) is not None and value is not False
+                for token in ((flag,) if value is True else (flag, _written(flag, value)))]  # fmt: skip
+        return [*written_flags(settings, PREFERRED), *read]
 
     def read_int(self, field: str, raw: str, flag: str, engine_version: str | None) -> int | None:
         return None  # no suffixed counts read: every count is a plain whole number (int())
@@ -275,6 +287,12 @@ class TrtllmFlags:
                     return index + 1, None
                 return index + 1, positional_model(argv[index + 1 :])
         return None
+
+
+def _written(flag: str, value: object) -> str:
+    """A read key's value as the line writes it: the YAML's null (kept as 'None') as `null`, the word kvtop reads."""
+    text = str(value)
+    return "null" if flag == f"--{GRAPHS_KEY}" and text.strip().lower() in NULL_WORDS else text
 
 
 def _flatten(options: Mapping[str, object], prefix: str = "") -> dict[str, object]:
