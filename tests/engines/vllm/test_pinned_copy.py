@@ -88,14 +88,43 @@ def test_said_warm_widens_nothing_for_it() -> None:
     )
 
 
-def test_the_v2_placeholder_releases_are_not_widened() -> None:
-    # vLLM charges a pinned segment from v0.27.0; before v0.29.0 V2's term (the placeholder branch of with_v2_beside)
-    # charges the same copy, but the pin is widened from v0.29.0 only, where it was measured (wrbooth's RTX 5090):
-    # v0.27.0 and v0.28.0 widen nothing, as v0.26.0 (the pin not modelled there)
+def test_the_v2_placeholder_releases_are_widened_too() -> None:
+    # session 71, read in the v0.27.0 and v0.28.0 wheels: utils/mem_utils.py the same file at both (total_consumed,
+    # :317-326), and the worker profiles outside the split limit (gpu_worker.py:500-504 / :515-519; only load_model
+    # under max_split_size_mb 20, :439-440 / :454-455), so V2's placeholder branch widens by the segment there, as at
+    # v0.29.0, and v0.26.0 does not; the centre stays
     at_0260 = _graph_term(COLD_7B, version="0.26.0")
     for version in ("0.27.0", "0.28.0"):
-        assert _graph_term(COLD_7B, version=version)[:2] == at_0260[:2]
-        assert "stays pinned" not in _graph_term(COLD_7B, version=version)[2]
+        charged, error, basis = _graph_term(COLD_7B, version=version)
+        assert charged == at_0260[0]
+        assert error - at_0260[1] == QWEN25_7B_SEGMENT
+        assert "stays pinned past the profile's empty_cache()" in basis
+    assert "stays pinned" not in at_0260[2]
+
+
+# Qwen3-8B: 151,936 × 4,096 × 2 B = 1,244,659,712 B = 593.5 × 2 MiB: 594 × 2,097,152 B
+QWEN3_8B_SEGMENT = 594 * 2_097_152
+NGRAM_V1 = "kuotunyu-slolab-qwen3-8b-fp8-ngram3-rtx4090-wsl2-w4-u082-s256-v0280"
+
+
+def _activation_error(version: str, warm: bool = False) -> tuple[int, int, str]:
+    inputs = RECORDS[NGRAM_V1].inputs().model_copy(
+        update={"version": ResolvedVersion(text=version), "compile_cache_warm": warm})
+    term = next(term for term in terms(inputs) if term.term == Term.ACTIVATION)
+    return term.bytes, term.error_bytes, term.basis
+
+
+def test_the_v1_runner_is_widened_in_the_same_releases() -> None:
+    # an n-gram launch keeps the V1 runner, whose profile_run the same worker runs in the same memory_profiling
+    # (gpu_worker.py:500-504 at v0.27.0): its peak's error holds the segment from v0.27.0 to v0.30.x, not before or
+    # after, and not said warm (no compile, no copy); the centre stays
+    base, base_error, _ = _activation_error("0.26.1")
+    for version in ("0.27.0", "0.28.0", "0.30.0"):
+        charged, error, basis = _activation_error(version)
+        assert (charged, error - base_error) == (base, QWEN3_8B_SEGMENT)
+        assert "stays pinned past the profile's empty_cache()" in basis
+    assert _activation_error("0.31.0")[1] == base_error
+    assert _activation_error("0.28.0", warm=True)[1] == base_error
 
 
 def test_the_cold_7b_starts_interval_holds_its_logged_tokens() -> None:

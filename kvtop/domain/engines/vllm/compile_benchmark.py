@@ -65,6 +65,7 @@ from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.compilation import config_fields
 from kvtop.domain.engines.vllm.compile_cache import compiles, warm_unread
+from kvtop.domain.engines.vllm.pinned_copy import pinned_copy
 from kvtop.domain.engines.vllm.profile_run import lora
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.text_only import profiles_encoder
@@ -174,11 +175,14 @@ def with_v1_compile_copy(activation: TermEstimate, inputs: CalibrationInputs) ->
     starts, plan within 0.6 % without it). Unsaid, what it would lift joins the error (a cold start stays in the
     interval); said warm (and read by the launch), nothing compiles, nothing is added."""
     copy = v1_copy_bytes(inputs)
-    if copy is None or copy <= activation.bytes:
+    if copy is None:
         return activation
-    lift = copy - activation.bytes
     if inputs.compile_cache_warm and warm_unread(inputs.version, inputs.gpu_name, inputs.settings) is None:
         return activation
+    activation = _with_pinned(activation, copy, inputs)
+    if copy <= activation.bytes:
+        return activation
+    lift = copy - activation.bytes
     if inputs.compile_cache_cold:
         return activation.model_copy(update={
             "bytes": copy, "basis": f"{activation.basis}; {V1_COPY} ({gib(copy)}, above the counted {gib(activation.bytes)})",
@@ -186,6 +190,19 @@ def with_v1_compile_copy(activation: TermEstimate, inputs: CalibrationInputs) ->
     return activation.model_copy(update={
         "error_bytes": activation.error_bytes + lift,
         "basis": f"{activation.basis}; {V1_COPY_UNSAID} ({gib(lift)} above the count, added to the error)",
+    })  # fmt: skip
+
+
+def _with_pinned(activation: TermEstimate, copy: int, inputs: CalibrationInputs) -> TermEstimate:
+    """`activation` with the freed copy's segment in its error where the release may pin it past the profile and
+    charge it again as consumed memory (v0.27.0 - v0.30.x, `pinned_copy`; session 71: V1's profile runs in the same
+    worker, outside the split limit, gpu_worker.py:500-504 at v0.27.0, :515-519 at v0.28.0); whether it is pinned
+    follows the start's allocation order, so not its centre."""
+    pinned, why = pinned_copy(copy, inputs)
+    if not pinned:
+        return activation
+    return activation.model_copy(update={
+        "error_bytes": activation.error_bytes + pinned, "basis": f"{activation.basis}; {why} (added to the error)",
     })  # fmt: skip
 
 

@@ -21,12 +21,18 @@ carved out of it (best fit). One such request that lives past the profile pins t
   `total_consumed` (mem_utils.py:311), v0.27.0 has it (:317); v0.30.0's profile has no split limit (gpu_worker.py:568),
   v0.31.0's has (:612-626).
 
-Where kvtop applies it: the V2 runner from v0.29.0 (`with_v2_beside` where `v2_beside_kept`, the copy read:
-`compile_benchmark.embedding_copy_bytes`), so v0.29.0 – v0.30.x, the releases it was measured at (v0.29.0). **Not
-modelled**: the pin of V2 starts at v0.27.0 – v0.28.x, although the placeholder branch of `with_v2_beside` charges the
-same copy there (session 70, helper F) and the same budget can pin it (no start of those releases measured it), and
-of V1-runner starts at v0.27.0 – v0.30.x, although the same budget and the same combo-kernel benchmark
-(config/compilation.py:977-987 at v0.28.0) can pin there too.
+Where kvtop applies it: wherever the copy is read in v0.27.0 – v0.30.x, as an error, not a centre (below): V2 from
+v0.29.0 (`with_v2_beside` where `v2_beside_kept`, the copy: `compile_benchmark.embedding_copy_bytes`), the releases it
+was measured at (v0.29.0); from session 71 also V2's placeholder branch of `with_v2_beside` at v0.27.0 – v0.28.x, and
+the V1 runner's profiled peak at v0.27.0 – v0.30.x (`compile_benchmark.with_v1_compile_copy`, the copy
+`v1_copy_bytes`). Read in the v0.27.0 and v0.28.0 wheels: utils/mem_utils.py is the same file at both (the budget's
+`total_consumed`, :317-319, and the transient headroom, :323-326), and the worker runs either runner's `profile_run`
+inside `memory_profiling` without the split limit (v1/worker/gpu_worker.py:500-504 at v0.27.0, :515-519 at v0.28.0;
+`_scoped_allocator_max_split(max_split_size_mb=20)` wraps `load_model` only, :439-440 / :454-455), while the
+combo-kernel benchmark that makes the copy is on (config/compilation.py:977-987 at v0.28.0). No start of v0.27.0 –
+v0.28.x in the corpus says its pool lost the segment; none of the corpus's judgements moved in or out of 5 % or of its
+interval by the widening (session 71, `record_check.py`: 573 of 682 fully blind and 447 of 496 with the logs' weights
+within 5 %, 666 and 486 holding, before and after; 60 intervals of 43 records widened, 49 at their low end only).
 
 Measured (wrbooth's RTX 5090 at v0.29.0, one host, one image; their logs' 'Actual usage is … GiB for consumed memory
 (weights + non-torch)'): Qwen2.5-7B cold printed 15.65 consumed beside 14.29 of weights, warm 14.67 (prefix caching off,
