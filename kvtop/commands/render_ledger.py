@@ -420,7 +420,7 @@ def plan_text(plan: CapacityPlan) -> str:
     terms = [f"Before the start ({plan.estimate.node_note or 'docs/calibration.md'}): what the plan assumes, per rank"]
     for term in plan.estimate.terms:
         basis = f"{term.basis}; held in {term.within}" if term.within else term.basis
-        terms += column_rows(term.label, f"{fmt_gib(term.bytes):>12}  {term_error(term):<14}{term.source:<11} {basis}")
+        terms += column_rows(term.label, f"{fmt_gib(term.bytes):>12}  {term_error(term):<13} {term.source:<11} {basis}")
     if plan.estimate.scale_basis:
         terms.append(prose("  ", f"the interval: the errors together {plan.estimate.scale_basis}", hang=4))
     terms.extend(prose("  ", f"the interval is {words}", hang=4)
