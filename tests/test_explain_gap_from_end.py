@@ -18,7 +18,8 @@ from pydantic import ValidationError
 
 from kvtop.cli import main
 from kvtop.commands.explain import verdict_line
-from kvtop.domain.capacity_gap import CapacityGap, capacity_gap_of
+from kvtop.domain.capacity_gap import CapacityGap, ReversedInterval, capacity_gap_of
+from kvtop.domain.errors import KvtopError
 from kvtop.domain.explanation import Explanation, Logged, capacity_gap
 from tests.conftest import CASES, CONFIGS
 
@@ -62,6 +63,24 @@ def test_explain_text_and_json_say_the_same_gap(capsys: pytest.CaptureFixture[st
     assert gap["words"].startswith("−20,160 tokens from the interval's low end (log 20,192, interval 40,352–")
 
 
+def test_a_reversed_interval_is_refused_by_name() -> None:
+    # low 40,384 above high 40,352: no end is 'nearer', so no gap; refused as kvtop's named error (one line naming the
+    # field, which the CLI prints without a traceback), not pydantic's raw ValidationError, however it is reached
+    said = r"low_tokens: the interval's low end 40,384 tokens lies above its high end 40,352"
+    with pytest.raises(ReversedInterval, match=said) as refused:
+        CapacityGap(logged_tokens=LOGGED, plan_tokens=40_368, low_tokens=40_384, high_tokens=LOW_END)
+    assert isinstance(refused.value, KvtopError) and not isinstance(refused.value, ValidationError)
+    assert "\n" not in str(refused.value)
+    with pytest.raises(ReversedInterval, match=said):
+        capacity_gap_of(LOGGED, 40_368, 40_384, LOW_END)
+    with pytest.raises(ReversedInterval, match=said):  # an explanation's derived gap is the same refusal
+        Explanation(engine="trtllm", logged=Logged(token_capacity=LOGGED), token_capacity=40_368,
+                    token_capacity_min=40_384, token_capacity_max=LOW_END, verdict="mismatch", gap_tokens=-20_160)
+    # equal ends are an interval of one figure, not reversed: the log's 20,192 is −20,160 from it
+    assert CapacityGap(logged_tokens=LOGGED, plan_tokens=LOW_END, low_tokens=LOW_END,
+                       high_tokens=LOW_END).beyond_end_tokens == -20_160  # fmt: skip
+
+
 def test_a_log_within_the_interval_has_no_gap() -> None:
     # 40,360 lies within 40,352–40,384: a gap of zero is "within", refused as a gap (session 70)
     with pytest.raises(ValidationError, match="no capacity gap"):
@@ -77,7 +96,7 @@ def test_the_gap_is_derived_from_the_interval_and_the_log_so_cannot_disagree() -
     # gap of its own fields is refused
     result = Explanation(engine="trtllm", logged=Logged(token_capacity=LOGGED), token_capacity=40_368,
                          token_capacity_min=LOW_END, token_capacity_max=40_384, kv_bytes_per_token=524_288,
-                         verdict="mismatch", gap_tokens=-20_160, gap_bytes=-20_160 * 524_288, cause="c")  # fmt: skip
+                         verdict="mismatch", gap_tokens=-20_160, cause="c")  # fmt: skip
     gap = capacity_gap(result)
     assert gap is not None and (gap.end, gap.end_tokens, gap.beyond_end_tokens) == ("low", 40_352, -20_160)
     line = verdict_line(result)
@@ -85,6 +104,11 @@ def test_the_gap_is_derived_from_the_interval_and_the_log_so_cannot_disagree() -
                            "40,352–40,384;") and "0 B larger" not in line  # fmt: skip
     widened = result.model_copy(update={"token_capacity_min": 30_000, "gap_tokens": -9_808})
     assert widened.gap is not None and widened.gap.beyond_end_tokens == -9_808
+    # its bytes are the tokens at the result's own cell, derived (session 71), under --json's old key
+    assert (result.gap_bytes, widened.gap_bytes) == (-20_160 * 524_288, -9_808 * 524_288)
+    assert widened.model_dump()["gap_bytes"] == -9_808 * 524_288
+    with pytest.raises(ValueError, match="gap_bytes is gap_tokens × kv_bytes_per_token"):
+        result.model_copy(update={"gap_bytes": 0})
     # a copy is checked as a built result is (pydantic's model_copy runs no validator): one that moves the low end but
     # keeps −20,160 would say −9,808 in its verdict line and −20,160 in --json's gap_tokens
     with pytest.raises(ValueError, match=r"gap_tokens -20,160 is not the log's gap to the interval \(-9,808\)"):

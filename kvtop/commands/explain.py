@@ -344,7 +344,7 @@ def explanation_text(result: Explanation, findings: Sequence[Any], source: str) 
         lines += _steps_text(result.ledger.engine.steps)
         source = (
             f"from the estimated {result.estimated.label}'s {result.estimated.source} range"
-            + "".join(f" and the error of {with_the(other.label)} (± {fmt_gib(other.error_bytes)} {other.source})"
+            + "".join(f" and the error of {with_the(other.label)} ({other.error_said} {other.source})"
                       for other in result.estimated.others)
             if result.estimated is not None
             else "from the log's 2-decimal rounding"

@@ -296,14 +296,15 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
 
 def estimate_term_json(term: TermEstimate) -> dict[str, Any]:
     return {"term": term.term.value, "label": term.label, "bytes": term.bytes, "error_bytes": term.error_bytes,
-            "source": term.source, "basis": term.basis, "beyond": term.beyond, "fit_key": term.fit_key,
+            "error_below_bytes": term.error_below_bytes, "source": term.source, "basis": term.basis, "beyond": term.beyond, "fit_key": term.fit_key,
             "within": term.within}  # fmt: skip
 
 
 def term_error(term: TermEstimate) -> str:
-    """A term's error in the plan's table: '± 0.66 GiB', 'in measured' (held in a measured input), or 'exact'."""
+    """A term's error in the plan's table: '± 0.66 GiB' ('+ 2.41 / − 0.97 GiB' where a part only raises the term),
+    'in measured' (held in a measured input), or 'exact'."""
     if term.error_bytes:
-        return f"± {fmt_gib(term.error_bytes)}"
+        return term.error_said
     return "in measured" if term.within is not None else "exact"
 
 
@@ -419,9 +420,11 @@ def plan_text(plan: CapacityPlan) -> str:
     terms = [f"Before the start ({plan.estimate.node_note or 'docs/calibration.md'}): what the plan assumes, per rank"]
     for term in plan.estimate.terms:
         basis = f"{term.basis}; held in {term.within}" if term.within else term.basis
-        terms += column_rows(term.label, f"{fmt_gib(term.bytes):>12}  {term_error(term):<14}{term.source:<11} {basis}")
+        terms += column_rows(term.label, f"{fmt_gib(term.bytes):>12}  {term_error(term):<13} {term.source:<11} {basis}")
     if plan.estimate.scale_basis:
         terms.append(prose("  ", f"the interval: the errors together {plan.estimate.scale_basis}", hang=4))
+    terms.extend(prose("  ", f"the interval is {words}", hang=4)
+                 for words in (term.one_sided_words for term in plan.estimate.one_sided) if words)  # fmt: skip
     outside = plan.extrapolation_term
     if outside is not None:
         # the basis may open with its source ('calibrated: the 90th percentile …'): said once, not 'calibrated: calibrated:'

@@ -12,7 +12,18 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
+from kvtop.domain.errors import InputError
 from kvtop.domain.wording import signed
+
+
+class ReversedInterval(InputError):
+    """A capacity gap asked of an interval whose low end lies above its high end: refused by name (never pydantic's
+    raw ValidationError), one line naming the field, which the CLI prints without a traceback. No figure of such an
+    interval is a gap: its 'nearer end' is not defined."""
+
+    def __init__(self, low: int, high: int) -> None:
+        super().__init__(f"the interval's low end {low:,} tokens lies above its high end {high:,}: no capacity gap is "
+                         "counted from a reversed interval", field="low_tokens")  # fmt: skip
 
 
 def tokens_beyond(logged: int, low: int, high: int) -> int:
@@ -24,7 +35,8 @@ class CapacityGap(BaseModel):
     """A logged capacity outside [low, high]: the distance to the end it passed, and to the plan's centre.
 
     Only a log outside the interval has one: a log inside it (a gap of zero) is "within", never a gap, so building
-    one there is refused by validation (`capacity_gap_of` answers None for it)."""
+    one there is refused by validation (`capacity_gap_of` answers None for it); an interval whose ends are reversed is
+    refused by name (`ReversedInterval`, not a ValueError, so pydantic passes it through unwrapped)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -36,7 +48,7 @@ class CapacityGap(BaseModel):
     @model_validator(mode="after")
     def _outside(self) -> CapacityGap:
         if self.low_tokens > self.high_tokens:
-            raise ValueError(f"an interval {self.low_tokens:,}–{self.high_tokens:,} whose low end is above its high")
+            raise ReversedInterval(self.low_tokens, self.high_tokens)
         if self.low_tokens <= self.logged_tokens <= self.high_tokens:
             raise ValueError(f"the log's {self.logged_tokens:,} tokens lie within {self.low_tokens:,}–"
                              f"{self.high_tokens:,}: no capacity gap")  # fmt: skip
@@ -79,7 +91,7 @@ class CapacityGap(BaseModel):
 
 def capacity_gap_of(logged: int | None, plan: int | None, low: int | None, high: int | None) -> CapacityGap | None:
     """The capacity gap of a logged figure against an interval about a plan's centre; None where a figure is missing
-    or the log lies within [low, high] (no gap)."""
+    or the log lies within [low, high] (no gap). A reversed interval (low > high) is refused (`ReversedInterval`)."""
     if logged is None or plan is None or low is None or high is None or low <= logged <= high:
         return None
     return CapacityGap(logged_tokens=logged, plan_tokens=plan, low_tokens=low, high_tokens=high)

@@ -113,7 +113,6 @@ def _geometry_mismatch(
         "verdict": "mismatch",
         "cause": cause,
         "gap_tokens": gap_tokens,
-        "gap_bytes": result.gap_bytes if result.verdict == "mismatch" else (0 if gap_tokens == 0 else None),
         "pool_gap_bytes": logged - predicted,
     }
     return result.model_copy(update=update)

@@ -186,9 +186,10 @@ def other_estimates(central: Ledger, planned: PreloadEstimate | None = None) -> 
 
 
 def _moved(measured: MeasuredInputs, term: TermEstimate, towards_kv: int, scale: float) -> MeasuredInputs:
-    """`measured` with one other term moved by its error × the interval scale towards more KV (+1) or less (−1)."""
+    """`measured` with one other term moved by its error × the interval scale towards more KV (+1) or less (−1): its
+    error towards that end (`TermEstimate.error_towards`: a part that only raises the term moves it towards less KV)."""
     figures = measured.calibrated or CalibratedFigures()
-    move = round(towards_kv * term.error_bytes * scale)
+    move = round(towards_kv * term.error_towards("high" if towards_kv > 0 else "low") * scale)
     if term.term is Term.WEIGHTS:
         update = {"weights_extra_bytes": figures.weights_extra_bytes - move}
     elif term.term in RUNTIME_TERMS:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from enum import Enum
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, computed_field, model_validator
 
 from kvtop.domain.calibration.terms import TermEstimate, TermSource
 from kvtop.domain.capacity_assumption import CapacityAssumption
@@ -192,7 +192,6 @@ class Explanation(BaseModel):
     kv_bytes_per_token: int | None = None
     verdict: Verdict
     gap_tokens: int | None = None  # logged − the interval's nearer end, never its centre (`gap.beyond_end_tokens`)
-    gap_bytes: int | None = None  # gap_tokens × the predicted bytes per token (the capacity gap in bytes)
     pool_gap_bytes: int | None = None  # logged − predicted size of the printed pools (or block) that disagree
     cause: str | None = None
     # the cause is read from the log's own figures (its printed pool sizes hold kvtop's cell: a token cap), not guessed
@@ -223,6 +222,18 @@ class Explanation(BaseModel):
         return capacity_gap_of(self.logged.token_capacity, self.token_capacity, self.token_capacity_min,
                                self.token_capacity_max)  # fmt: skip
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def gap_bytes(self) -> int | None:
+        """The capacity gap in bytes: `gap_tokens` × the predicted bytes per token (`kv_bytes_per_token`), derived so the
+        two can never disagree; 0 where the tokens agree (only printed pools differ), None where no gap is said or
+        no cell was predicted. `explain --json` writes it under its old key."""
+        if self.gap_tokens is None:
+            return None
+        if self.gap_tokens == 0:
+            return 0
+        return self.gap_tokens * self.kv_bytes_per_token if self.kv_bytes_per_token is not None else None
+
     @model_validator(mode="after")
     def _gap_tokens_are_the_gap(self) -> Explanation:
         """A capacity mismatch says its gap's figure in `gap_tokens` (0 where only printed pool sizes disagree), checked
@@ -234,7 +245,9 @@ class Explanation(BaseModel):
         """A copy checked as construction checks it: pydantic's `model_copy(update=…)` runs no validator, and `judge`,
         the engines' explainers and the readers all copy; a copy that moved the log or the interval but kept
         `gap_tokens` (or set another) would print one gap in the verdict line (`gap`, derived) and another in
-        `--json` (`gap_tokens`), so it is refused as a built one is."""
+        `--json` (`gap_tokens`), so it is refused as a built one is; so is a copy that sets `gap_bytes` (derived)."""
+        if update is not None and "gap_bytes" in update:
+            raise ValueError("gap_bytes is gap_tokens × kv_bytes_per_token (derived): set gap_tokens")
         copied = super().model_copy(update=update, deep=deep)
         _check_gap_tokens(copied)
         return copied
@@ -306,7 +319,7 @@ def judge(
         token_caps=token_caps_of(engine),
     )
     capped = token_cap(facts)
-    update = {"verdict": "mismatch", "gap_tokens": gap_tokens, "gap_bytes": gap_tokens * cell}
+    update = {"verdict": "mismatch", "gap_tokens": gap_tokens}  # its bytes at `cell` derived (`gap_bytes`)
     return base.model_copy(update={**update, "cause": capped or likely_cause(facts), "cause_from_log": bool(capped)})
 
 

@@ -12,6 +12,7 @@ plan's figure all the same: the range is made of it and says so (source "assumed
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -44,12 +45,19 @@ class InputRange(BaseModel):
 
 def _said(estimate: TermEstimate) -> str:
     said = estimate.basis if estimate.basis.startswith(estimate.source) else f"{estimate.source}: {estimate.basis}"
-    return f"{estimate.label} {gib_about(estimate.bytes, estimate.error_bytes)} ({said})"
+    about = f"{gib(estimate.bytes)} {estimate.error_said}" if estimate.one_sided else gib_about(estimate.bytes, estimate.error_bytes)
+    return f"{estimate.label} {about} ({said})"
 
 
-def _combined(terms: list[TermEstimate], scale: float) -> int:
-    """The terms' errors together (the root of their squares) × the engine's interval scale (`coverage.py`)."""
-    return round(scale * math.sqrt(sum(term.error_bytes**2 for term in terms)))
+def _combined(terms: list[TermEstimate], scale: float, side: Literal["low", "high"]) -> int:
+    """The terms' errors towards the capacity's `side` end (`TermEstimate.error_towards`: a part that only raises a
+    term is the low end's) together (the root of their squares) × the engine's interval scale (`coverage.py`)."""
+    return round(scale * math.sqrt(sum(term.error_towards(side) ** 2 for term in terms)))
+
+
+def _one_sided(terms: list[TermEstimate]) -> str:
+    """'; one-sided: …' for each term whose error only one end takes in part, '' where none."""
+    return "".join(f"; {words}" for term in terms if (words := term.one_sided_words))
 
 
 def free_before_load_range(estimate: PreloadEstimate) -> InputRange | None:
@@ -63,15 +71,16 @@ def free_before_load_range(estimate: PreloadEstimate) -> InputRange | None:
         return None
     terms = [total, context, *([host] if host is not None else [])]
     central = max(estimate.figures("central").free_before_load_bytes or 0, 0)  # the plan's own figure
-    error = _combined(terms, estimate.interval_scale)
+    # the free memory is the capacity's way round: its low end is the capacity's low end's
+    low, high = (_combined(terms, estimate.interval_scale, side) for side in ("low", "high"))
     desktop = f"; the low end less what a desktop held ({gib(estimate.unmodelled_host_bytes)})"
     return InputRange(
-        low_bytes=max(central - error - estimate.unmodelled_host_bytes, 0),
+        low_bytes=max(central - low - estimate.unmodelled_host_bytes, 0),
         value_bytes=central,
-        high_bytes=max(central + error, 0),
+        high_bytes=max(central + high, 0),
         source=weakest([term.source for term in terms]),
         basis=" − ".join(_said(term) for term in terms) + "; the interval is their held-out errors together"
-        + (desktop if estimate.unmodelled_host_bytes else ""),
+        + _one_sided(terms) + (desktop if estimate.unmodelled_host_bytes else ""),
     )
 
 
@@ -82,15 +91,17 @@ def runtime_range(estimate: PreloadEstimate) -> InputRange | None:
     if not any(term.source != "assumed" for term in terms):
         return None
     central = sum(term.bytes for term in terms)
-    error = _combined(terms, estimate.interval_scale)
+    # the runtime memory is against the capacity: its high end is the capacity's low end's
+    most, least = (_combined(terms, estimate.interval_scale, side) for side in ("low", "high"))
     desktop = estimate.unmodelled_runtime_bytes  # the capacity's low end: the most runtime memory
     back = estimate.unmodelled_given_back_bytes  # the capacity's high end: the least
     return InputRange(
-        low_bytes=max(central - error - back, 0),
+        low_bytes=max(central - least - back, 0),
         value_bytes=central,
-        high_bytes=central + error + desktop,
+        high_bytes=central + most + desktop,
         source=weakest([term.source for term in terms]),
         basis=" + ".join(_said(term) for term in terms) + "; the interval is their held-out errors together"
+        + _one_sided(terms)
         + (f"; the high end more what a desktop left beside them during the profile ({gib(desktop)})" if desktop else "")
         + (f"; the low end less what a desktop gave back during the profile ({gib(back)})" if back else ""),
     )
@@ -102,11 +113,11 @@ def weights_range(estimate: PreloadEstimate) -> InputRange | None:
     weights = estimate.term(Term.WEIGHTS)
     if weights is None:
         return None
-    error = _combined([weights], estimate.interval_scale)
+    most, least = (_combined([weights], estimate.interval_scale, side) for side in ("low", "high"))
     return InputRange(
-        low_bytes=max(weights.bytes - error, 0),
+        low_bytes=max(weights.bytes - least, 0),
         value_bytes=weights.bytes,
-        high_bytes=weights.bytes + error,
+        high_bytes=weights.bytes + most,
         source=weights.source,
-        basis=f"{_said(weights)}; the interval is its held-out error",
+        basis=f"{_said(weights)}; the interval is its held-out error{_one_sided([weights])}",
     )

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.extrapolation import ExtrapolationWidening
 from kvtop.domain.calibration.host_estimate import DesktopHost, UnifiedHost
+from kvtop.domain.wording import gib, gib_figure
 
 TermSource = Literal["measured", "calibrated", "assumed"]
 # where a term's figure was put: the engine's calibration (a fit or an assumption), this node's store of an earlier
@@ -58,7 +59,9 @@ class TermEstimate(BaseModel):
     term: Term
     label: str  # the engine's own name for it, e.g. "vLLM's profiled activation peak"
     bytes: int
-    error_bytes: int  # half-width of its interval: the held-out error the corpus measured (0: exact)
+    # half-width of its interval: the held-out error the corpus measured (0: exact); the side above the figure where a
+    # part only raises the term (`raise_only_bytes`)
+    error_bytes: int
     source: TermSource
     basis: str  # the fit, the measurement or the assumption, in words
     more_is_more_kv: bool = False  # CUDA's total: more of it is more KV; every other term takes from KV
@@ -73,14 +76,61 @@ class TermEstimate(BaseModel):
     # so the term's error moves nothing (`--free-after-load` holds the predicted weights); None: the budget reads it
     within: str | None = None
     origin: TermOrigin = "estimate"
+    # the part of `error_bytes` only the side above the figure carries: what a mechanism that can only raise the term
+    # adds (vLLM's pinned copy segment, pinned_copy.py; a hybrid's first FULL capture, hybrid_graph_sample.py), so the
+    # end of the interval with less KV takes it and the other does not; 0: symmetric (`error_below_bytes`)
+    raise_only_bytes: int = 0
 
-    def plus(self, added_bytes: int = 0, error_bytes: int = 0, *, why: str | None, beside: bool = False) -> TermEstimate:
+    @property
+    def error_below_bytes(self) -> int:
+        """How far the term may lie below its figure: `error_bytes` less what only raises it (`raise_only_bytes`)."""
+        return max(self.error_bytes - self.raise_only_bytes, 0)
+
+    @property
+    def one_sided(self) -> bool:
+        """Whether the term's error is wider above its figure than below it (a part only raises the term)."""
+        return self.error_below_bytes != self.error_bytes
+
+    @property
+    def error_said(self) -> str:
+        """The term's error as every view writes it: '± 0.97 GiB', '+ 2.41 / − 0.97 GiB' where a part only raises the
+        term (above its figure / below it), '' where it carries none."""
+        if not self.one_sided:
+            return f"± {gib(self.error_bytes)}" if self.error_bytes else ""
+        return f"+ {gib_figure(self.error_bytes)} / − {gib(self.error_below_bytes)}"
+
+    @property
+    def one_sided_words(self) -> str | None:
+        """What the one-sided part does to the interval, in the words every view says it; None: symmetric."""
+        if not self.one_sided:
+            return None
+        wider, narrower = ("high", "low") if self.more_is_more_kv else ("low", "high")
+        return (f"one-sided: the error of {self.label} is {gib(self.error_bytes)} above its figure and "
+                f"{gib(self.error_below_bytes)} below it (a part only ever raises that term, so it only "
+                f"{'gives' if self.more_is_more_kv else 'takes'} KV): the interval's {wider} end takes the wider side, "
+                f"its {narrower} end the narrower")
+
+    def error_towards(self, side: Literal["low", "high"]) -> int:
+        """The term's error towards the capacity's `side` end: the low end (less KV) takes a term that takes from KV
+        at its figure + its error above, CUDA's total (`more_is_more_kv`) at its figure − its error below; the high
+        end the other sides."""
+        above = (side == "low") != self.more_is_more_kv
+        return self.error_bytes if above else self.error_below_bytes
+
+    def plus(
+        self, added_bytes: int = 0, error_bytes: int = 0, *, why: str | None, beside: bool = False,
+        raise_only: bool = False,
+    ) -> TermEstimate:  # fmt: skip
         """This term with `added_bytes` more and `error_bytes` in its error, as independent errors add (the root of
         squares), its basis saying `why` after a '; ' (None: its basis says it already). `beside`: an error the
         engine's rules add beside the fitted one, also kept in `beside_error_bytes` (the root of squares) so that a plan
-        re-reading the fitted error keeps it (`with_fitted_error`, which drops an error added without it)."""
+        re-reading the fitted error keeps it (`with_fitted_error`, which drops an error added without it).
+        `raise_only`: the error only raises the term (the side below keeps its error: `raise_only_bytes`)."""
         error = round(math.hypot(self.error_bytes, error_bytes)) if error_bytes else self.error_bytes
-        update: dict[str, object] = {"bytes": self.bytes + added_bytes, "error_bytes": error}
+        below = self.error_below_bytes
+        below = round(math.hypot(below, error_bytes)) if error_bytes and not raise_only else below
+        update: dict[str, object] = {"bytes": self.bytes + added_bytes, "error_bytes": error,
+                                     "raise_only_bytes": error - below}  # fmt: skip
         if beside:
             update["beside_error_bytes"] = round(math.hypot(self.beside_error_bytes, error_bytes))
         if why is not None:
@@ -213,8 +263,20 @@ class PreloadEstimate(BaseModel):
     @property
     def combined_error_bytes(self) -> int:
         """The terms' errors together, as independent errors add (the root of their squares), × the engine's
-        interval scale: what blind plans of logs from sources left out needed to hold (`coverage.py`)."""
-        return round(self.interval_scale * math.sqrt(sum(estimate.error_bytes**2 for estimate in self.terms)))
+        interval scale: what blind plans of logs from sources left out needed to hold (`coverage.py`); the wider
+        side's where a term's error is one-sided (`combined_error_at`)."""
+        return max(self.combined_error_at("low"), self.combined_error_at("high"))
+
+    def combined_error_at(self, side: Literal["low", "high"]) -> int:
+        """The terms' errors towards the capacity's `side` end together (`TermEstimate.error_towards`), as
+        `combined_error_bytes` adds them: the same at both ends unless a term's error only raises it."""
+        errors = (estimate.error_towards(side) for estimate in self.terms)
+        return round(self.interval_scale * math.sqrt(sum(error**2 for error in errors)))
+
+    @property
+    def one_sided(self) -> tuple[TermEstimate, ...]:
+        """The terms whose error only one end of the interval takes in part (`TermEstimate.raise_only_bytes`)."""
+        return tuple(estimate for estimate in self.terms if estimate.one_sided)
 
     def _runtime_at(self, side: Literal["central", "low", "high"], runtime: int, weights: int) -> int:
         """An end's runtime memory beside the weights with what a desktop moves it by during the profile: more at the
@@ -235,7 +297,7 @@ class PreloadEstimate(BaseModel):
         moves below 0 bytes (`_end_moves`).
         """
         sign = {"central": 0, "low": -1, "high": 1}[side]
-        moves = _end_moves(self.terms, self.combined_error_bytes, sign)
+        moves = _end_moves(self.terms, self.combined_error_at("high" if sign > 0 else "low"), sign)
         by_term = {estimate.term: estimate.bytes + move for estimate, move in zip(self.terms, moves, strict=True)}
         source = {estimate.term: estimate.source for estimate in self.terms}
         cuda_total = by_term.get(Term.CUDA_TOTAL)
@@ -275,23 +337,25 @@ def _end_moves(terms: tuple[TermEstimate, ...], combined_bytes: int, sign: int) 
     the scale asks more of every term). A term a share would
     take below 0 (vLLM's activation peak of 1.04 GiB ± 3.52 GiB on gpt-oss-120b at TP 8: −0.35 GiB of non-KV memory
     at the high end, the trial's) stops at 0 and its remainder is shared among the others, so the end still moves
-    by the combined error the interval scale was measured for as far as the terms' own errors carry it."""
+    by the combined error the interval scale was measured for as far as the terms' own errors carry it. Each term's
+    error is its error towards that end (`TermEstimate.error_towards`: a part that only raises it, at the low end)."""
     if not sign:
         return [0] * len(terms)
     directions = [sign * (1 if estimate.more_is_more_kv else -1) for estimate in terms]
-    total_error = sum(estimate.error_bytes for estimate in terms)
+    errors = [estimate.error_towards("high" if sign > 0 else "low") for estimate in terms]
+    total_error = sum(errors)
     unit = max(combined_bytes / total_error, 1.0) if total_error else 0.0  # a scale above 1 moves each further
-    limits = [estimate.error_bytes * unit for estimate in terms]
+    limits = [error * unit for error in errors]
     caps = [min(limit, max(e.bytes, 0)) if d < 0 else limit for e, limit, d in zip(terms, limits, directions, strict=True)]
     moves: list[float] = [0.0] * len(terms)
-    free = [i for i, estimate in enumerate(terms) if estimate.error_bytes > 0]
+    free = [i for i, error in enumerate(errors) if error > 0]
     left = float(combined_bytes)
     while free and left > 0:
-        share = left / sum(terms[i].error_bytes for i in free)
-        capped = [i for i in free if terms[i].error_bytes * share > caps[i]]
+        share = left / sum(errors[i] for i in free)
+        capped = [i for i in free if errors[i] * share > caps[i]]
         if not capped:
             for i in free:
-                moves[i] = terms[i].error_bytes * share
+                moves[i] = errors[i] * share
             break
         for i in capped:  # at its floor or its own error: fixed there, the rest shared again
             moves[i] = caps[i]

@@ -105,7 +105,7 @@ def test_the_v2_runner_says_no_long_context_sample(capsys: pytest.CaptureFixture
 # The transient's measured size (session 70; hybrid_graph_sample.HYBRID_SAMPLE_BYTES), by hand from fentz26's log:
 # 'Estimated CUDA graph memory: 3.51 GiB' against the 1.30 GiB kvtop's graph term charges: 2.21 GiB at its 256 × 32 =
 # 8,192 sample tokens; its 'GPU KV cache size: 629,145 tokens' (tests/data/calibration/vllm.jsonl)
-WIDENED = "adds ± "
+WIDENED = "(vllm#50780; op not found, not modelled) adds "
 FENTZ_LOGGED_TOKENS = 629_145
 
 
@@ -119,8 +119,9 @@ def test_the_seen_release_carries_the_seen_transient_in_the_interval(capsys: pyt
     tokens (+24.8 % planned: the centre is not moved, the op is not found)."""
     out = plan_json(capsys, FENTZ, "--cmd", "vllm serve x --enable-prefix-caching")
     term = _graph_term(out)
-    assert f"{WIDENED}2.21 GiB to the term's other error as independent errors add" in term["basis"]
-    assert "the term's ± is the root of their squares" in term["basis"] and "this launch's 8,192" in term["basis"]
+    assert f"{WIDENED}2.21 GiB to the term's other error above its figure only" in term["basis"]
+    assert "the interval's low end takes it, its high end does not" in term["basis"]
+    assert "the term's error above is the root of their squares" in term["basis"] and "this launch's 8,192" in term["basis"]
     # the 2.21 said as what it is: 3.51 estimated − 1.30 charged, 3.51 − 2.99 (the log's actual pool) = 0.52 the excess
     assert "beyond kvtop's graph term" in term["basis"] and "about 0.52 of the 2.21" in term["basis"]
     assert "measured at 8,192" not in term["basis"]
@@ -140,6 +141,8 @@ def test_the_words_say_the_shown_error_is_the_root_of_squares_not_the_widening(
     assert "widens the interval by ± 2.21" not in widened["basis"]
     fit = plain["error_bytes"]
     assert abs(widened["error_bytes"] - math.hypot(fit, round(2.21 * 2**30))) <= 1
+    # the transient only takes from KV: below its figure the term errs by the fit's error alone (session 71)
+    assert plain["error_below_bytes"] == fit and widened["error_below_bytes"] == fit
 
 
 def test_the_widening_scales_with_the_sample_tokens(capsys: pytest.CaptureFixture[str]) -> None:

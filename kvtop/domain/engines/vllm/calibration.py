@@ -314,7 +314,9 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
             "charged since v0.20.0; the model's layers are not known (0.36 GiB on a small TP 2 model, 4.99 GiB on "
             "GLM-5.2 TP 4): 2 GiB assumed"), inputs, figure, beside_grid), inputs.version)  # fmt: skip
         widening = hybrid_sample_widening(inputs)  # a hybrid's first FULL capture, as seen (hybrid_graph_sample.py)
-        found.append(estimate.plus(error_bytes=widening[0], why=widening[1], beside=True) if widening else estimate)
+        # it only ever takes from the KV budget: the low end takes it, the high end does not (raise_only)
+        found.append(estimate.plus(error_bytes=widening[0], why=widening[1], beside=True, raise_only=True)
+                     if widening else estimate)  # fmt: skip
     if extensible(inputs.settings, inputs.version):  # v0.34.0: sized from the free memory at the worker's start
         found.append(context(inputs, fits))
     return tuple(found)

@@ -12,7 +12,9 @@ where it was seen (a hybrid with prefix caching at v0.24.0 – v0.27.x) the plan
 at (`hybrid_sample_widening`): not the transient measured alone but what vLLM's estimate took off the KV budget beyond
 kvtop's graph term on the start that prints both (`HYBRID_SAMPLE_BYTES`, part of it the estimate's excess over the
 pool it measured), scaled by the capture's tokens: vllm#50780 calls it "mnbt-linear" (max_num_batched_tokens), and the
-capture's tokens are max_num_batched_tokens on every start seen.
+capture's tokens are max_num_batched_tokens on every start seen. It only ever takes from KV, so from session 71 only the
+interval's low end carries it (the term's error above its figure, `TermEstimate.raise_only_bytes`): the high end is
+the plan's without it.
 """
 
 from __future__ import annotations
@@ -101,7 +103,8 @@ def hybrid_sampled(inputs: CalibrationInputs) -> bool:
 
 
 def hybrid_sample_widening(inputs: CalibrationInputs) -> tuple[int, str] | None:
-    """(bytes the CUDA-graph term's interval widens by, why) for a hybrid with prefix caching whose release showed the
+    """(bytes the CUDA-graph term's error above its figure widens by, why: it only takes from KV, so only the
+    interval's low end takes it) for a hybrid with prefix caching whose release showed the
     first FULL capture's transient (HYBRID_SAMPLE_ERAS): the size it was seen at, HYBRID_SAMPLE_BYTES at 8,192
     sample tokens (what fentz26's estimate took off beyond kvtop's graph term, about 0.52 GiB of it the estimate's
     excess over the pool it measured), scaled to the launch's (`full_capture_sample`: N × context); None elsewhere.
@@ -112,8 +115,9 @@ def hybrid_sample_widening(inputs: CalibrationInputs) -> tuple[int, str] | None:
     tokens = sample[0] * sample[1] if sample is not None else batch_limits(inputs)[0]
     widening = round(HYBRID_SAMPLE_BYTES * tokens / HYBRID_SAMPLE_TOKENS)
     return widening, (f"the first FULL capture's transient on a hybrid with prefix caching (vllm#50780; op not found, "
-                      f"not modelled) adds ± {gib(widening)} to the term's other error as independent errors add (the "
-                      f"term's ± is the root of their squares): 2.21 GiB at 8,192 sample tokens, what vLLM's "
+                      f"not modelled) adds {gib(widening)} to the term's other error above its figure only (it only "
+                      f"takes from KV: the interval's low end takes it, its high end does not), as independent errors "
+                      f"add (the term's error above is the root of their squares): 2.21 GiB at 8,192 sample tokens, what vLLM's "
                       f"estimate took off the KV budget beyond kvtop's graph term on fentz26's v0.27.1 start (3.51 GiB "
                       f"estimated against 1.30; its log's pool measured 2.99 GiB, so about 0.52 of the 2.21 is the "
                       f"estimate's excess over the actual pool; club-3090's v0.24.0 starts lacked 1.75 – 1.78 GiB of "
@@ -132,6 +136,6 @@ def full_sample_words(inputs: CalibrationInputs) -> str:
     if hybrid_sampled(inputs):
         words += ("; on a Mamba / GDN hybrid with prefix caching (mamba_cache_mode 'align') that transient is charged "
                   f"as graph memory (vllm#50780) and the plan's KV may be high by it ({HYBRID_SAMPLE_SEEN}); "
-                  "where it was seen the interval carries what the estimate then took off beyond kvtop's graph "
-                  "term")  # fmt: skip
+                  "where it was seen the interval's low end carries what the estimate then took off beyond kvtop's "
+                  "graph term")  # fmt: skip
     return words

@@ -48,10 +48,12 @@ gpt-oss-20b L4 TP 2 and inferstack's T4 at 256 seqs) in. xiyiji's one host shows
 16 seqs held 86,064 tokens, at 32 seqs 104,352, 0.98 GiB apart (18,288 × 57,344 B) where the launches differ by a few
 MiB (its idle nvidia-smi telemetry, in the records' notes: 16,267 – 16,566 MiB beside the pool on the low starts,
 15,181 – 15,495 on the high ones). So it is **not modelled** at the centre: `pinned_copy` gives the segment, which the
-V2 term's error takes (`v2_graphs.with_v2_beside`), so the interval's low end holds a start that pinned it. The error is
-a half-width, so it may also raise the high end where the term's floor does not stop it (2 of the 76 intervals it
-widened, the haitang89 H200 pair: +15,019 and +10,240 tokens); no judgement's holding changed (1,127 of 1,156 before
-and after), so the corpus itself asks nothing of it: it is there for held-out starts that pin."""
+V2 term's error takes (`v2_graphs.with_v2_beside`), so the interval's low end holds a start that pinned it. Until
+session 71 that error was a half-width, so it also raised the high end where the term's floor did not stop it (2 of the
+76 intervals it widened, the haitang89 H200 pair: +15,019 and +10,240 tokens) though a pin only ever takes from KV; no
+judgement's holding changed (1,127 of 1,156 before and after), so the corpus itself asks nothing of it: it is there for
+held-out starts that pin. From session 71 it is the term's error above its figure only (`TermEstimate.raise_only_bytes`):
+the low end takes it, the high end does not move."""
 
 from __future__ import annotations
 

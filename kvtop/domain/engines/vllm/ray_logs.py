@@ -83,6 +83,6 @@ def _insufficient(result: Explanation, folded: int, logged: int, least: int) -> 
         f"({least:,}–{result.token_capacity_max or least:,})"
     )
     return result.model_copy(
-        update={"verdict": "insufficient", "missing": (missing,), "gap_tokens": None, "gap_bytes": None,
+        update={"verdict": "insufficient", "missing": (missing,), "gap_tokens": None,
                 "cause": None}
     )

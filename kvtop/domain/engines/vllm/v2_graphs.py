@@ -336,7 +336,8 @@ def with_v2_beside(
     side = NO_LOOKUP if copy == 0 else f"{EMBEDDING_COPY}; {side}" if copy is not None else side
     # the freed copy's segment, pinned past the profile in some cold starts and counted again as consumed (vLLM
     # v0.27.0 - v0.30.x; read here where the copy is, v0.29.0 - v0.30.x): whether it is follows the start's allocation
-    # order, so it widens the term's error only (pinned_copy.py)
+    # order, so it widens the term's error only, above its figure (`raise_only_bytes`: it only takes from KV, so the
+    # interval's low end takes it and its high end does not; pinned_copy.py)
     pinned, pinned_why = said_warm(*pinned_copy(copy or 0, inputs), inputs)[:2]
     side = f"{side}; {pinned_why}" if pinned else side
     widened += pinned
@@ -348,6 +349,7 @@ def with_v2_beside(
         "label": "vLLM V2's CUDA-graph estimate and the memory beside its profile",
         "bytes": graphs.bytes + charged + (workspace[0] if workspace else 0),
         "error_bytes": graphs.error_bytes + figure.error_bytes + widened,
+        "raise_only_bytes": graphs.raise_only_bytes + pinned,
         "basis": f"{graphs.basis}; V2's estimate extrapolates its FULL graphs only (cudagraph_utils.py:823-831 at "
                  f"v0.29.0); {V2_PIECEWISE_UNCOUNTED}{inside}; {why}{'; ' + grid if grid else ''}{'; ' + side if side else ''}",
     })  # fmt: skip

@@ -1,0 +1,154 @@
+"""A term's error that only raises it (`TermEstimate.raise_only_bytes`; #27, session 71): the capacity's low end takes
+it, its high end does not move.
+
+Two of vLLM's widenings are such errors: a pinned copy segment (pinned_copy.py, v0.29.0 – v0.30.x V2) and a hybrid's
+first FULL capture with prefix caching (hybrid_graph_sample.py, v0.24.0 – v0.27.x). Each can only lower the KV budget,
+so until session 71 their symmetric half-width raised the high end for nothing. Expected values from independent
+sources: the committed graph fit's held-out error (`vllm.cuda_graphs`, 1,044,712,560 B, docs/calibration.md), the
+widening's own stated figure (2.21 GiB at 8,192 sample tokens: fentz26's log, 3.51 GiB estimated against kvtop's
+1.30), a model config's embedding table by hand, and synthetic terms whose ends are worked out by hand below.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import kvtop.domain.engines.vllm.calibration as vllm_calibration
+import kvtop.domain.engines.vllm.v2_graphs as v2_graphs
+from benchmarks.calibration.corpus import Record, by_id
+from kvtop.commands.render_ledger import estimate_term_json, plan_text, term_error
+from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
+from kvtop.domain.calibration.ranges import runtime_range
+from kvtop.domain.calibration.terms import PreloadEstimate, Term, TermEstimate
+from kvtop.domain.gpus import gpu_key
+from kvtop.domain.wording import GIB
+
+RECORDS = by_id()
+FENTZ = "fentz26-qwen3.8-27b-uncensored-fp8-2xrtx5090-v0271-tp2-fp8kv-pc-len131072"  # hybrid, prefix caching, v0.27.1
+HAITANG = "haitang89-semianalysis-qwen3.8-27b-fp8-h200-v0290-len32768-lmonly"  # V2 at v0.29.0, the copy pinned
+GRAPH_FIT_ERROR = 1_044_712_560  # vllm.cuda_graphs' held-out error (calibration.py's committed block)
+HYBRID_SAMPLE = round(2.21 * GIB)  # what fentz26's estimate took off beyond kvtop's graph term, at 8,192 tokens
+# Qwen3.6-27B's table, 248,320 × 5,120 × 2 B = 2,542,796,800 B = 1,212.5 × 2 MiB: a segment of 1,213 × 2,097,152 B
+QWEN36_27B_SEGMENT = 1_213 * 2_097_152
+
+
+def _term(error: float, below: float | None = None, term: Term = Term.CUDA_GRAPHS, value: float = 1.0) -> TermEstimate:
+    estimate = TermEstimate(term=term, label=term.value, bytes=round(value * GIB), error_bytes=round(error * GIB),
+                            source="calibrated", basis="by hand")  # fmt: skip
+    return estimate if below is None else estimate.model_copy(update={"raise_only_bytes": round((error - below) * GIB)})
+
+
+def test_a_term_is_symmetric_unless_told() -> None:
+    term = _term(1.0).plus(error_bytes=round(3 * GIB), why="x")
+    assert not term.one_sided and term.raise_only_bytes == 0
+    assert term.error_below_bytes == term.error_bytes == round(math.hypot(1, 3) * GIB)
+    assert term.error_towards("low") == term.error_towards("high") == term.error_bytes
+    assert term_error(term) == "± 3.16 GiB" and term.one_sided_words is None
+
+
+def test_a_raise_only_error_widens_the_side_above_alone() -> None:
+    # 1 GiB fitted, + 3 GiB that only raises the term: above √(1² + 3²) = 3.16 GiB, below 1 GiB; a symmetric 2 GiB
+    # after it adds to both sides as independent errors (above √(1 + 9 + 4) = 3.74, below √(1 + 4) = 2.24 GiB)
+    term = _term(1.0).plus(error_bytes=3 * GIB, why=None, raise_only=True)
+    assert (term.error_bytes, term.error_below_bytes) == (round(math.sqrt(10) * GIB), GIB)
+    assert term.error_towards("low") == term.error_bytes and term.error_towards("high") == GIB  # takes from KV
+    assert term_error(term) == "+ 3.16 / − 1.00 GiB"
+    assert "3.16 GiB above its figure and 1.00 GiB below it" in (term.one_sided_words or "")
+    assert "the interval's low end takes the wider side, its high end the narrower" in (term.one_sided_words or "")
+    both = term.plus(error_bytes=2 * GIB, why=None)
+    assert abs(both.error_bytes - math.sqrt(14) * GIB) <= 1 and abs(both.error_below_bytes - math.sqrt(5) * GIB) <= 1
+    # CUDA's total gives KV: a part that only raises it is the high end's
+    total = _term(1.0, term=Term.CUDA_TOTAL, value=80).model_copy(update={"more_is_more_kv": True})
+    total = total.plus(error_bytes=3 * GIB, why=None, raise_only=True)
+    assert total.error_towards("high") == total.error_bytes and total.error_towards("low") == GIB
+
+
+def test_each_end_combines_its_own_side() -> None:
+    """An activation peak of 4 GiB ± 1 and graphs of 1 GiB + 3 / − 1: the low end's errors together √(1 + 9) GiB, the
+    high end's √(1 + 1); each end shares its combined error in proportion to the terms' errors on its side (at the
+    high end 1 : 1, each moving √2 ÷ 2 GiB, under their own 1 GiB and their bytes)."""
+    estimate = PreloadEstimate(engine="vllm", terms=(_term(1.0, term=Term.ACTIVATION, value=4), _term(3.0, below=1.0)))
+    assert estimate.combined_error_at("low") == round(math.sqrt(10) * GIB)
+    assert estimate.combined_error_at("high") == round(math.sqrt(2) * GIB)
+    assert estimate.combined_error_bytes == round(math.sqrt(10) * GIB)  # the wider side
+    assert abs((estimate.figures("low").non_kv_bytes or 0) - (5 + math.sqrt(10)) * GIB) <= 2
+    assert abs((estimate.figures("high").non_kv_bytes or 0) - (5 - math.sqrt(2)) * GIB) <= 2
+    assert [term.term for term in estimate.one_sided] == [Term.CUDA_GRAPHS]
+    # `explain --gpu`'s runtime range reads the same sides: its high end is the capacity's low end's
+    ranged = runtime_range(estimate)
+    assert ranged is not None and ranged.value_bytes == 5 * GIB
+    assert abs(ranged.high_bytes - (5 + math.sqrt(10)) * GIB) <= 1 and abs(ranged.low_bytes - (5 - math.sqrt(2)) * GIB) <= 1
+    assert "graphs 1.00 GiB + 3.00 / − 1.00 GiB" in ranged.basis and "one-sided: the error of cuda_graphs" in ranged.basis
+
+
+def _plan(record: Record) -> CapacityPlan:
+    assert record.model is not None and record.gpu_total_bytes is not None and record.tokens is not None
+    return planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
+                            gpu_name=gpu_key(record.gpu))  # fmt: skip
+
+
+def _plan_without(record: Record, monkeypatch: pytest.MonkeyPatch) -> CapacityPlan:
+    """The record's plan without either widening (what each end was before it)."""
+    with monkeypatch.context() as patched:
+        patched.setattr(vllm_calibration, "hybrid_sample_widening", lambda inputs: None)
+        patched.setattr(v2_graphs, "pinned_copy", lambda copy, inputs: (0, ""))
+        return _plan(record)
+
+
+def _as_symmetric(plan: CapacityPlan) -> PreloadEstimate:
+    """The plan's estimate with its graph term's error a half-width both ways (as session 70 carried it)."""
+    terms = tuple(term.model_copy(update={"raise_only_bytes": 0}) for term in plan.estimate.terms)
+    return plan.estimate.model_copy(update={"terms": terms})
+
+
+def test_the_hybrids_transient_lowers_the_low_end_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """fentz26's start (v0.27.1, 8,192 sample tokens): the graph term errs √(fit² + 2.21²) above its figure and the fit's
+    error below; the high end is the plan without the widening, the low end the one the widening gives."""
+    record = RECORDS[FENTZ]
+    plan, without = _plan(record), _plan_without(record, monkeypatch)
+    graphs = plan.estimate.term(Term.CUDA_GRAPHS)
+    assert graphs is not None
+    assert abs(graphs.error_bytes - math.hypot(GRAPH_FIT_ERROR, HYBRID_SAMPLE)) <= 1
+    assert graphs.error_below_bytes == GRAPH_FIT_ERROR
+    others = [term.error_bytes for term in plan.estimate.terms if term.term is not Term.CUDA_GRAPHS]
+    scale = plan.estimate.interval_scale
+    assert abs(plan.estimate.combined_error_at("low") - scale * math.sqrt(sum(e**2 for e in others) + graphs.error_bytes**2)) <= 1
+    assert abs(plan.estimate.combined_error_at("high") - scale * math.sqrt(sum(e**2 for e in others) + GRAPH_FIT_ERROR**2)) <= 1
+    assert plan.ledger.token_capacity == without.ledger.token_capacity  # the centre is the fit's (op not found)
+    assert plan.token_capacity_max == without.token_capacity_max
+    assert plan.token_capacity_min < without.token_capacity_min
+    assert plan.estimate.figures("low") == _as_symmetric(plan).figures("low")  # the low end as session 70's
+    assert plan.estimate.figures("high") != _as_symmetric(plan).figures("high")
+    assert plan.token_capacity_min <= (record.tokens or 0) <= plan.token_capacity_max  # its log: 629,145 tokens
+
+
+def test_the_pinned_segment_lowers_the_low_end_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """haitang89's H200 start at v0.29.0 (V2, cold): the graph term's error holds the table's pinned segment above its
+    figure only; the high end is the plan without it (session 70's widening raised it, the term's floor not
+    stopping it there), the low end falls by it."""
+    record = RECORDS[HAITANG]
+    plan, without = _plan(record), _plan_without(record, monkeypatch)
+    graphs, plain = plan.estimate.term(Term.CUDA_GRAPHS), without.estimate.term(Term.CUDA_GRAPHS)
+    assert graphs is not None and plain is not None
+    assert graphs.raise_only_bytes == QWEN36_27B_SEGMENT
+    assert graphs.error_bytes - plain.error_bytes == QWEN36_27B_SEGMENT  # as it stands, one figure (v2_graphs.py)
+    assert graphs.error_below_bytes == plain.error_bytes
+    assert plan.ledger.token_capacity == without.ledger.token_capacity
+    assert plan.token_capacity_max == without.token_capacity_max
+    assert plan.token_capacity_min < without.token_capacity_min
+    assert plan.token_capacity_min <= (record.tokens or 0) <= plan.token_capacity_max  # its log: 1,358,506 tokens
+
+
+def test_the_views_say_it_is_one_sided() -> None:
+    plan = _plan(RECORDS[FENTZ])
+    graphs = plan.estimate.term(Term.CUDA_GRAPHS)
+    assert graphs is not None
+    above, below = math.hypot(GRAPH_FIT_ERROR, HYBRID_SAMPLE) / GIB, GRAPH_FIT_ERROR / GIB  # 2.42 and 0.97 GiB
+    said = f"+ {above:.2f} / − {below:.2f} GiB"
+    text = plan_text(plan)
+    assert said in text
+    assert "the interval is one-sided: the error of vLLM's CUDA-graph estimate is" in " ".join(text.split())
+    as_json = estimate_term_json(graphs)
+    assert as_json["error_below_bytes"] == GRAPH_FIT_ERROR and as_json["error_bytes"] == graphs.error_bytes
