@@ -102,6 +102,18 @@ def test_the_v2_placeholder_releases_are_widened_too() -> None:
     assert "stays pinned" not in at_0260[2]
 
 
+def test_the_pinned_widening_lowers_only_the_low_end() -> None:
+    # the segment only takes from KV (pinned or not, never less consumed): the term's error below its figure is the one
+    # without it, at the V2 placeholder releases and on the V1 runner alike
+    inputs = RECORDS[COLD_7B].inputs().model_copy(update={"version": ResolvedVersion(text="0.28.0")})
+    graphs = next(term for term in terms(inputs) if term.term == Term.CUDA_GRAPHS)
+    assert graphs.raise_only_bytes == QWEN25_7B_SEGMENT
+    assert graphs.error_bytes - graphs.error_below_bytes == QWEN25_7B_SEGMENT
+    inputs = RECORDS[NGRAM_V1].inputs().model_copy(update={"version": ResolvedVersion(text="0.28.0")})
+    activation = next(term for term in terms(inputs) if term.term == Term.ACTIVATION)
+    assert activation.raise_only_bytes == QWEN3_8B_SEGMENT
+
+
 # Qwen3-8B: 151,936 × 4,096 × 2 B = 1,244,659,712 B = 593.5 × 2 MiB: 594 × 2,097,152 B
 QWEN3_8B_SEGMENT = 594 * 2_097_152
 NGRAM_V1 = "kuotunyu-slolab-qwen3-8b-fp8-ngram3-rtx4090-wsl2-w4-u082-s256-v0280"

@@ -202,7 +202,8 @@ def _with_pinned(activation: TermEstimate, copy: int, inputs: CalibrationInputs)
     if not pinned:
         return activation
     return activation.model_copy(update={
-        "error_bytes": activation.error_bytes + pinned, "basis": f"{activation.basis}; {why} (added to the error)",
+        "error_bytes": activation.error_bytes + pinned, "raise_only_bytes": activation.raise_only_bytes + pinned,
+        "basis": f"{activation.basis}; {why} (added to the error above the figure: it only takes from KV)",
     })  # fmt: skip
 
 

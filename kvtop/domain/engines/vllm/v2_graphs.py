@@ -322,11 +322,12 @@ def with_v2_beside(
         charged, side, widened = said_warm(*compile_above_peak(graphs.bytes if copy is None else copy, inputs), inputs)
         side = NO_LOOKUP if copy == 0 else f"{EMBEDDING_COPY_BEFORE_V0_29}; {side}" if copy is not None else side
         # v0.27.0 - v0.28.x pin the freed copy's segment as v0.29.0 does (session 71: the same budget and profile,
-        # pinned_copy.py): its error, not its centre
+        # pinned_copy.py): its error above the figure (`raise_only_bytes`), not its centre
         pinned, pinned_why = said_warm(*pinned_copy(copy or 0, inputs), inputs)[:2]
         side = f"{side}; {pinned_why}" if pinned else side
         widened += pinned
         return graphs.model_copy(update={"bytes": charged, "error_bytes": graphs.error_bytes + widened,
+                                         "raise_only_bytes": graphs.raise_only_bytes + pinned,
                                          "basis": f"{graphs.basis}{'; ' + side if side else ''}"})  # fmt: skip
     why = v2_beside_kept(inputs)
     if why is None or figure is None:
