@@ -223,13 +223,9 @@ class LaunchSettings(BaseModel):
     @field_validator("engine_version")
     @classmethod
     def _latest_is_not_stated(cls, value: str | None) -> str | None:
-        """'latest' (what every header prints for no stated version) asks for the latest rules: unset. Surrounding
-        whitespace is dropped, as PEP 440 has it ignored ('0.10.2 ' typed in quotes is 0.10.2, and a heading shows
-        no trailing space); a space inside ('0.10.2 x') is refused by `check_values`, naming `--engine-version`."""
-        if value is None:
-            return None
-        typed = value.strip()
-        return None if typed.lower() == LATEST else typed
+        """'latest' (what every header prints for no stated version) asks for the latest rules: unset; whitespace
+        around a release is dropped, as PEP 440 ignores it (a typed '0.10.2 ' is 0.10.2: no space reaches a heading)."""
+        return None if value is None or value.strip().lower() == LATEST else value.strip()
 
     @model_validator(mode="after")
     def _values_in_range(self) -> LaunchSettings:
