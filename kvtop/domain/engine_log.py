@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, SerializeAsAny
 
 from kvtop.domain.engine_log_records import Measured, RankKey, RankLog, Rounded, StartupFailure
 from kvtop.domain.engines.catalogue import EngineId, display_name, display_names
-from kvtop.domain.engines.versions import names_no_release
+from kvtop.domain.engines.versions import names_no_release, reported_release
 from kvtop.domain.errors import InputError
 
 ArgValue = str | int | float | bool | None
@@ -128,8 +128,9 @@ class EngineLog(_Frozen):
 
     @property
     def release_version(self) -> str | None:
-        """The stated version when it names a release (None for a source build's `0.1.dev7548+g…`)."""
-        return None if names_no_release(self.engine_version) else self.engine_version
+        """The release the stated version names (`reported_release`); None for a source build's `0.1.dev7548+g…`
+        or a text that starts with no release."""
+        return None if names_no_release(self.engine_version) else reported_release(self.engine_version)
 
     def recognised_lines(self, engine: EngineId) -> int:
         """How many lines were recognised as `engine`'s."""

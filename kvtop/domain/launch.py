@@ -223,8 +223,9 @@ class LaunchSettings(BaseModel):
     @field_validator("engine_version")
     @classmethod
     def _latest_is_not_stated(cls, value: str | None) -> str | None:
-        """'latest' (what every header prints for no stated version) asks for the latest rules: unset."""
-        return None if value is not None and value.strip().lower() == LATEST else value
+        """'latest' (what every header prints for no stated version) asks for the latest rules: unset; whitespace
+        around a release is dropped, as PEP 440 ignores it (a typed '0.10.2 ' is 0.10.2: no space reaches a heading)."""
+        return None if value is None or value.strip().lower() == LATEST else value.strip()
 
     @model_validator(mode="after")
     def _values_in_range(self) -> LaunchSettings:

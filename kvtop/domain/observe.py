@@ -14,9 +14,10 @@ from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any
 
-from pydantic import field_validator
+from pydantic import computed_field, field_validator
 
 from kvtop.domain.engines.catalogue import EngineId
+from kvtop.domain.engines.versions import names_no_release, reported_release
 from kvtop.domain.host_desktop import HostDesktop
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.process_identity import PidNamespace, ProcessIdentity
@@ -246,6 +247,23 @@ class EngineCounters(_Frozen):
     spec_drafted: int | None = None
 
 
+class ReportedVersion(_Frozen):
+    """A version as a running engine's endpoint reported it: its own words, redacted (`said`: SGLang's server info
+    may carry more than the release, '0.5.9 api_key=…'), and the release kvtop reads in them (`release`, by
+    `versions.reported_release`; None where they name none, 'dev', '', a source build's: a named state). Only `release` sets the
+    engine's rules; `said` is shown as the endpoint's, never as an `--engine-version` nobody typed."""
+
+    said: RedactedStr
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def release(self) -> str | None:
+        """The release the words start with, read from the redacted words (a release is never redacted); None for
+        a source build's version, which names none (`0.1.dev7548+gbaba038`, `versions.names_no_release`)."""
+        found = reported_release(self.said)
+        return None if names_no_release(found) else found
+
+
 class EngineLive(_Frozen):
     """What an engine's endpoints said. Engine-wide figures: capacity and pages of the tightest rank, usage the
     highest rank's, tokens and requests summed over ranks. `*_bytes` come from GiB figures the
@@ -254,7 +272,7 @@ class EngineLive(_Frozen):
     state: EndpointState = EndpointState.NOT_QUERIED
     message: RedactedStr | None = None
     base_url: RedactedStr | None = None
-    version: RedactedStr | None = None
+    version: ReportedVersion | None = None  # what the endpoint says it is (/version, server info)
     token_capacity: int | None = None  # SGLang max_total_num_tokens; vLLM kv_cache_size_tokens
     token_capacity_logged: bool = False  # the figure came from the engine's startup log, not its endpoint
     num_gpu_blocks: int | None = None  # vLLM, includes the null block

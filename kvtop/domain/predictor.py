@@ -78,16 +78,19 @@ class EnginePredictor:
     ) -> Ledger | str:
         """The ledger of `engine`, whose ranks run on `gpus` (the smallest GPU sizes the prediction), on a node where
         `desktop` shows a desktop shares the GPUs (None: none shown), at the release its launch names, else its
-        endpoint's, else `release` (its startup log's), else the latest."""
+        endpoint's, else `release` (its startup log's), else the latest (an endpoint's words that name no release
+        kvtop reads: the latest, said so as the endpoint's)."""
         settings = engine.settings
         if settings is None:
             return engine.settings_message or "no prediction: the launch command could not be read"
         version: ResolvedVersion | None = None
-        if settings.engine_version is None and engine.live.version:  # the endpoint's version sets the era
-            version = endpoint_release(settings.engine, engine.live.version)
-            settings = settings.model_copy(update={"engine_version": engine.live.version})
-        elif settings.engine_version is None and release is not None and release.text is not None:
-            settings, version = settings.model_copy(update={"engine_version": release.text}), release
+        if settings.engine_version is None and engine.live.version is not None:  # the endpoint's release sets the era
+            version = endpoint_release(settings.engine, engine.live.version)  # words naming none: a named state
+        if settings.engine_version is None and (version is None or version.text is None) and release is not None \
+                and release.text is not None:  # the log's, where the endpoint names no release kvtop reads
+            version = release
+        if version is not None and version.text is not None:
+            settings = settings.model_copy(update={"engine_version": version.text})
         ref = engine.model or settings.model
         if not ref:
             return "no prediction: the launch command names no model"

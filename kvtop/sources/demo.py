@@ -33,6 +33,7 @@ from kvtop.domain.observe import (
     MemoryApi,
     NodeObservation,
     NvmlState,
+    ReportedVersion,
 )
 from kvtop.domain.placement import span_of
 from kvtop.domain.pressure import RATE_WINDOW_S
@@ -235,7 +236,8 @@ class DemoObservations:
             taken_at=taken_at, previous=earlier.model_copy(update={"taken_at": taken_at - back * self._period_s}).counters,
             preemptions_total=summary.preemptions_total, retractions_total=summary.retractions_total,
             spec_acceptance=summary.spec_acceptance,
-            state=EndpointState.OK, base_url=engine.base_url, version=spec.version,
+            state=EndpointState.OK, base_url=engine.base_url,
+            version=None if spec.version is None else ReportedVersion(said=spec.version),
             token_capacity=truth.token_capacity if reports_capacity else None,
             num_gpu_blocks=truth.engine.num_blocks if reports_capacity else None,
             block_size=truth.engine.page_size if reports_capacity else None,

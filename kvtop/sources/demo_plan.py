@@ -20,6 +20,7 @@ from kvtop.domain.calibration.gpu_totals import CUDA_TOTAL_FITS, cuda_total_esti
 from kvtop.domain.calibration.start_overhead import start_overhead
 from kvtop.domain.engine_simulation import StartFigures
 from kvtop.domain.engines.registry import simulation
+from kvtop.domain.engines.stated_release import endpoint_release
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.gpus import gpu_total_bytes
 from kvtop.domain.launch import LaunchSettings
@@ -28,6 +29,7 @@ from kvtop.domain.ledger import Ledger, RankLedger, layout_from_settings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import (
     EndpointState,
+    ReportedVersion,
 )
 from kvtop.domain.placement import place, span_of
 from kvtop.domain.predictor import draft_model
@@ -154,8 +156,10 @@ class NodePlan:
             raise self._error(str(error), f"{where}.command") from None
         if settings is None:
             raise self._error("not a launch command of an engine kvtop models", f"{where}.command")
-        if spec.version and settings.engine_version is None:  # the endpoint's version sets the era's defaults
-            settings = settings.model_copy(update={"engine_version": spec.version})
+        if spec.version is not None and settings.engine_version is None:  # the endpoint's release sets the era
+            # read as the predictor reads the simulated endpoint: words naming no release leave the latest rules
+            release = endpoint_release(settings.engine, ReportedVersion(said=spec.version)).text
+            settings = settings.model_copy(update={"engine_version": release}) if release else settings
         try:
             model = load_model(spec.model)
         except InputError as error:

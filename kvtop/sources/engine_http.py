@@ -23,7 +23,7 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 from kvtop.domain.engines.registry import EngineId
-from kvtop.domain.observe import EndpointState, EngineLive, EngineLiveRank, NodeObservation
+from kvtop.domain.observe import EndpointState, EngineLive, EngineLiveRank, NodeObservation, ReportedVersion
 from kvtop.domain.placement import span_of
 from kvtop.domain.terminal import cut, safe_line
 from kvtop.domain.wording import mib
@@ -256,8 +256,10 @@ def float_label(value: Any) -> float | None:
     return number if 0 <= number <= MAX_FIGURE else None
 
 
-def label_text(value: Any, limit: int = 40) -> str | None:
-    """A short text from a label or JSON value (a version): one line, at most `limit` characters."""
+def reported_version(value: Any, limit: int = 40) -> ReportedVersion | None:
+    """An endpoint's `version` as the typed value the rest reads: its words as one line of at most `limit`
+    characters (redacted when built) and the release read in them, where they name one ('0.5.9 api_key=…' →
+    0.5.9; 'dev' or '' → none, a named state). None where the answer holds no text there (absent, an object)."""
     if value is None or isinstance(value, bool) or not isinstance(value, (str, int, float)):
         return None
-    return one_line(str(value), limit) or None
+    return ReportedVersion(said=one_line(str(value), limit))

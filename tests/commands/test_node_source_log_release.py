@@ -125,3 +125,23 @@ def test_an_engine_the_log_is_not_offered_to_is_predicted_once(tmp_path: Path) -
     (view,) = source.collect_at(0).engines
     assert not view.engine.live.token_capacity_logged
     assert releases == [None]  # one prediction, at the latest release's rules (the engine states none)
+
+
+def test_an_endpoint_whose_version_names_no_release_leaves_the_log_s(tmp_path: Path) -> None:
+    """An endpoint that reports 'dev' states no release: its words are the named state, said as its own, and a log of
+    the engine's start that states one (line 1: 'vLLM API server version 0.4.1') is the evidence taken."""
+    scenario = json.loads(_node(tmp_path, version="dev").read_text())
+    scenario["engines"][0]["endpoint"] = "ok"
+    path = tmp_path / "answering.json"
+    path.write_text(json.dumps(scenario))
+    source = DemoSource.open(str(path), engine_log=LOG)
+    snapshot = source.collect_at(0)
+    (view,) = snapshot.engines
+    assert isinstance(view.ledger, Ledger)  # the prediction is kept: the latest rules, said as the endpoint's words
+    assert view.ledger.version.source is VersionSource.ENDPOINT_UNREAD
+    assert view.ledger.version.detail == "the engine's endpoint reports 'dev', not a release kvtop reads: the latest release's rules"
+    _, _, logged = _cli_settings(LOG, "--max-model-len", "8192")  # the log's release, as `kvtop explain` reads it
+    assert (logged.text, logged.source) == ("0.4.1", VersionSource.LOG)
+    ledger = source._predictor.ledger(view.engine, list(snapshot.observation.gpus), release=logged)
+    assert isinstance(ledger, Ledger)
+    assert (ledger.version, ledger.settings.engine_version) == (logged, "0.4.1")

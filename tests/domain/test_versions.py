@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kvtop.domain.engines.registry import engine_rules
-from kvtop.domain.engines.versions import from_flag
+from kvtop.domain.engines.versions import from_flag, reported_release
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import parse_flags
 
@@ -35,10 +35,11 @@ def test_a_word_that_is_no_release_is_refused_naming_the_flag(engine: str) -> No
         parse_flags(engine, ["--engine-version", "garbage"])
 
 
-@pytest.mark.parametrize("typed", ["9.9.9x", "0.10.2abc", "0.9.2.", "0.10.2/x", "0.10.2_1"])
+@pytest.mark.parametrize("typed", ["9.9.9x", "0.10.2abc", "0.9.2.", "0.10.2/x", "0.10.2_1", "0.10.2 x", "0.5.9 api_key=k"])
 def test_a_release_with_more_written_onto_it_is_refused_naming_the_flag(typed: str) -> None:
-    # packaging's Version refuses each ('InvalidVersion: Invalid version: '9.9.9x'', likewise '0.10.2/x' and
-    # '0.10.2_1', packaging 24's VERSION_PATTERN); the search that finds a release
+    # packaging's Version refuses each ('InvalidVersion: Invalid version: '9.9.9x'', likewise '0.10.2/x',
+    # '0.10.2_1' and '0.10.2 x', packaging 24's VERSION_PATTERN; session 70 let a word after a space through for an
+    # endpoint's '0.5.9 …', which the endpoint's reader now reads itself: typed, it is more written on); the search that finds a release
     # inside a log's words read 9.9.9 in the first, and the plan went on as "newer than 0.34.0"
     with pytest.raises(InputError, match=rf"^--engine-version: not a release: '{typed}'"):
         parse_flags("vllm", ["--engine-version", typed])
@@ -47,3 +48,31 @@ def test_a_release_with_more_written_onto_it_is_refused_naming_the_flag(typed: s
 @pytest.mark.parametrize("typed", ["0.10.2", "v0.10.2", "0.4.3.post2", "0.5.3rc2", "0.9.0.1", "0.5.4-cu129", "0.10.2+cu128"])
 def test_a_release_as_typed_is_taken(typed: str) -> None:
     assert parse_flags("sglang", ["--engine-version", typed]).engine_version == typed
+
+
+@pytest.mark.parametrize("typed", ["0.10.2 ", " 0.10.2", "\t0.10.2\n"])
+def test_whitespace_around_a_typed_release_is_dropped(typed: str) -> None:
+    """PEP 440 ("Leading and trailing whitespace must be silently ignored"; packaging 26's `Version(' 0.10.2 ')` is
+    0.10.2): a release typed in quotes with a stray space is that release, and no space is kept for a heading."""
+    assert parse_flags("vllm", ["--engine-version", typed]).engine_version == "0.10.2"
+
+
+@pytest.mark.parametrize(
+    ("said", "release"),
+    [
+        ("0.5.9", "0.5.9"),  # tests/data/samples/sglang_server_info: SGLang 0.5.9's `version`
+        ("1.3.0rc4", "1.3.0rc4"),  # trtllm-serve's /version: {"version": "1.3.0rc4"}
+        ("0.5.9 api_key=***", "0.5.9"),  # more words after a space (the secrets test's planted answer, redacted)
+        ("v0.10.2", "0.10.2"),
+        ("0.5.4-cu129", "0.5.4"),  # an image's build suffix
+        ("0.29.1rc1.dev17+g1234abc", "0.29.1rc1.dev17+g1234abc"),  # a local label is part of the version (PEP 440)
+    ],
+)
+def test_a_reported_release_is_read_from_the_start_of_the_words(said: str, release: str) -> None:
+    assert reported_release(said) == release
+
+
+@pytest.mark.parametrize("said", ["dev", "", " ", "nightly", "9.9.9x", "0.10.2_1", "latest 0.5.9", None])
+def test_words_that_do_not_start_with_a_whole_release_report_none(said: str | None) -> None:
+    """Not a number read out of words ('latest 0.5.9' is no statement that it is 0.5.9): the caller names it."""
+    assert reported_release(said) is None

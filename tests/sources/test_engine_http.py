@@ -91,7 +91,8 @@ def test_sglang_server_info_with_the_old_route_and_metrics_disabled() -> None:
     info = sample("sglang_server_info/sglang-0.5.9-deepseek-r1-tp16-2node-pd-prefill-trimmed.json")
     live = fetch_engine_live("sglang", "10.99.91.39", 30000, client=serving({"/server_info": (200, info)}))
     assert live.state is EndpointState.OK
-    assert (live.token_capacity, live.block_size, live.memory_fraction, live.version) == (
+    assert live.version is not None
+    assert (live.token_capacity, live.block_size, live.memory_fraction, live.version.release) == (
         326223,
         1,
         0.8,

@@ -104,7 +104,7 @@ def _live(pages: dict[str, tuple[int, str]]):  # type: ignore[no-untyped-def]
 
 def test_prometheus_kv_gauges_give_capacity_usage_and_requests() -> None:
     live = _live({"/prometheus/metrics": (200, PROMETHEUS), "/version": (200, '{"version": "1.3.0rc4"}')})
-    assert live.state is EndpointState.OK and live.version == "1.3.0rc4"
+    assert live.state is EndpointState.OK and live.version is not None and live.version.release == "1.3.0rc4"
     assert (live.num_gpu_blocks, live.block_size, live.token_capacity) == (101_256, 32, 101_256 * 32)
     assert live.used_tokens == 25_314 * 32 and live.kv_usage_fraction == pytest.approx(25_314 / 101_256)
     assert (live.running_requests, live.waiting_requests) == (12, 3)

@@ -27,6 +27,7 @@ from kvtop.domain.observe import (
     MemoryApi,
     NodeObservation,
     ProcessRole,
+    ReportedVersion,
 )
 from kvtop.domain.process_identity import ProcessIdentity
 from kvtop.domain.wording import GIB
@@ -150,7 +151,7 @@ def llama_snapshot(
             )
         gpus.append(_gpu(index, _worker_bytes(ledger, index, kv_pool_bytes, unclaimed_bytes), others))
     live = EngineLive(
-        state=EndpointState.OK, base_url="http://127.0.0.1:30000", version="0.4.9", token_capacity=live_capacity,
+        state=EndpointState.OK, base_url="http://127.0.0.1:30000", version=ReportedVersion(said="0.4.9"), token_capacity=live_capacity,
         kv_usage_fraction=kv_usage, used_tokens=int(live_capacity * kv_usage), running_requests=37, waiting_requests=0,
         memory_fraction=ledger.engine.memory_fraction,
     )  # fmt: skip

@@ -96,6 +96,9 @@ class VersionSource(str, Enum):
     FLAG = "flag"  # --engine-version
     LOG = "log"  # a version line in the log (banner, `server version`, `LLM engine (vX)`)
     ENDPOINT = "endpoint"  # the running server said it (/version, server info)
+    # the running server reported a version that names no release kvtop reads ('dev', ''; a source build's
+    # '0.1.dev7548+g…'): a named state, the latest rules apply, never read as an `--engine-version`
+    ENDPOINT_UNREAD = "endpoint_unread"
     SERVER_ARGS = "server_args"  # the printed arguments hold fields only some releases have
     LOG_DATES = "log_dates"  # the log's dates, mapped to the release out then
     NOT_STATED = "not_stated"  # nothing said it: the latest rules apply
@@ -162,19 +165,36 @@ class ReleaseNames:
         return f"not a {self.noun}: {text[:40]!r} ({why}write e.g. {', '.join(self.examples)} or {LATEST})"
 
 
+def _whole_release(text: str, *, words_follow: bool) -> re.Match[str] | None:
+    """The release `text` starts with, where no letter, digit or dot runs on from it: what may follow is nothing, an
+    image's build suffix after '-', a local label after '+', and where `words_follow`, a space and other words."""
+    match = _RELEASE.match(text)
+    if match is None:
+        return None
+    follows = text[match.end():match.end() + 1]
+    return match if follows in ("", "-", "+") or (words_follow and follows.isspace()) else None
+
+
 def typed_release(text: str) -> bool:
     """Whether a typed text (`--engine-version`, the planner's field, an image's tag) starts with a release that
     no letter, digit or dot runs on from: '0.10.2', 'v0.4.3.post2', '0.5.4-cu129' (an image's build suffix) are
     releases; '9.9.9x' and '0.10.2abc' are not, though `parse_release`, which finds a release inside a log's
     words, reads 9.9.9 in the first (packaging's `Version` refuses both). What may follow the release: nothing, an
     image's build suffix after '-', or a local label after '+' ('0.10.2+cu128', which packaging takes); any other
-    character ('0.10.2/x', '0.10.2_1': packaging refuses both) is more written onto it. A word after a space ends
-    the release (an engine's endpoint may report '0.5.9 build …', read as 0.5.9 as before; the secrets test plants one)."""
-    match = _RELEASE.match(text)
-    if match is None:
-        return False
-    follows = text[match.end():match.end() + 1]
-    return follows in ("", "-", "+") or follows.isspace()
+    character ('0.10.2/x', '0.10.2_1', '0.10.2 x': packaging refuses them) is more written onto it. Surrounding
+    whitespace is the caller's to strip (`ReleaseNames.names_one`, `LaunchSettings`), as PEP 440 ignores it."""
+    return _whole_release(text, words_follow=False) is not None
+
+
+def reported_release(text: str | None) -> str | None:
+    """The release an engine reports in its own words (an endpoint's `version`, a log banner's): '0.5.9' of
+    '0.5.9', 'v0.5.9', '0.5.9 build 1a2b' (a word after a space ends it: SGLang's server info may carry more),
+    '0.5.4-cu129' (a build suffix); a local label stays ('0.29.1rc1.dev17+g1234abc'). None where the text does not
+    start with a whole release ('dev', '', 'nightly', '9.9.9x', '0.10.2_1'): the caller names that state, and never
+    hands the words on as if an operator had typed them as `--engine-version`."""
+    typed = (text or "").strip()
+    match = _whole_release(typed, words_follow=True)
+    return match.group(0).lstrip("vV") if match is not None else None
 
 
 PEP440_NAMES = ReleaseNames(
@@ -304,8 +324,9 @@ def resolve(
     """The version a log's rules come from, best evidence first: a line that states it, what the
     log's own lines imply (`hint`), the log's first date, else not stated (the latest rules).
 
-    A stated version that names no release (a source build without tags, `0.1.dev7548+gbaba038`) is
-    no evidence: the rest decides, and the detail says why the stated number was not used."""
+    A stated version that names no release (a source build without tags, `0.1.dev7548+gbaba038`), or words that do
+    not start with one (`reported_release`), is no evidence: the rest decides, and the detail says why the stated
+    text was not used."""
     if stated and names_no_release(stated):
         built = None if first_date or hint else build_date(stated)
         found = resolve(
@@ -318,10 +339,18 @@ def resolve(
         if built and found.text:
             detail = f"built {built} (the date in its version) → {engine_name} {found.text} or older"
         return found.model_copy(update={"detail": f"{why}; {detail}"})
-    if stated:
-        where = f"log line {stated_line}" if stated_line else "the log"
+    where = f"log line {stated_line}" if stated_line else "the log"
+    release = reported_release(stated)
+    if stated and release is None:  # words a version line holds that name no release: no evidence either
+        found = resolve(
+            engine_name=engine_name, stated=None, stated_line=None, hint=hint, first_date=first_date, calendar=calendar
+        )
+        return found.model_copy(
+            update={"detail": f"{engine_name} {stated!r} ({where}) is not a release kvtop reads; {found.detail}"}
+        )
+    if release:
         return ResolvedVersion(
-            text=stated, source=VersionSource.LOG, detail=f"from {where}: {engine_name} {stated}"
+            text=release, source=VersionSource.LOG, detail=f"from {where}: {engine_name} {release}"
         )
     if hint is not None:
         return hint

@@ -16,10 +16,10 @@ from kvtop.sources.engine_http import (
     float_label,
     get,
     int_label,
-    label_text,
     metric_families,
     own_sample,
     rank_labels,
+    reported_version,
     set_fact,
     summarise,
 )
@@ -116,7 +116,7 @@ def _server_info_facts(info: dict[str, Any], live: EngineLive) -> dict[str, Any]
     states = _states(info)
     usage = _mapping(states[0].get("memory_usage")) if states else {}
     facts: dict[str, Any] = {
-        "version": label_text(info.get("version")),
+        "version": reported_version(info.get("version")),
         "memory_fraction": float_label(info.get("mem_fraction_static")),
         "token_capacity": live.token_capacity or int_label(info.get("max_total_num_tokens")),
         "block_size": live.block_size or int_label(info.get("page_size")),

@@ -19,14 +19,14 @@ from typing import Any
 
 import httpx
 
-from kvtop.domain.observe import EndpointState, EngineLive
+from kvtop.domain.observe import EndpointState, EngineLive, ReportedVersion
 from kvtop.sources.engine_http import (
     EndpointFailure,
     figure,
     get,
     int_label,
-    label_text,
     metric_families,
+    reported_version,
     set_fact,
     summarise,
 )
@@ -66,12 +66,12 @@ def read_live(http: httpx.Client, base_url: str, timeout_s: float) -> EngineLive
     return live.model_copy(update={"version": version, "notes": tuple(notes)})
 
 
-def _version(http: httpx.Client, base_url: str, timeout_s: float) -> tuple[str | None, list[str]]:
+def _version(http: httpx.Client, base_url: str, timeout_s: float) -> tuple[ReportedVersion | None, list[str]]:
     try:
         payload = get(http, f"{base_url}/version", timeout_s).json()
     except EndpointFailure as failure:
         return None, [failure.message]
-    return label_text(payload.get("version") if isinstance(payload, dict) else None), []
+    return reported_version(payload.get("version") if isinstance(payload, dict) else None), []
 
 
 def _prometheus(http: httpx.Client, base_url: str, timeout_s: float) -> EngineLive:

@@ -1,0 +1,132 @@
+"""A running engine's reported version is read where it is read: the release in its words sets the rules, words that
+name none are a named state, and neither is ever handed on as an `--engine-version` the operator did not type.
+
+The endpoint is SGLang 0.5.9's recorded `/get_server_info` answer (tests/data/samples/sglang_server_info, trimmed:
+`"version": "0.5.9"`, `max_total_num_tokens` 326,223) with its `version` replaced. Session 70's secrets test planted
+'0.5.9 api_key=…' there: the whole text went on as the launch's `--engine-version`, its typed check refused it, and the
+snapshot lost the prediction ("no prediction …: --engine-version: not a release: '0.5.9 api_key=***'").
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from kvtop.cli import main
+from kvtop.commands.node_source import LiveSource
+from kvtop.domain.config_override import ConfigOverride
+from kvtop.domain.engines.versions import VersionSource
+from kvtop.domain.ledger import Ledger
+from kvtop.domain.model import ModelSpec
+from kvtop.sources.engine_http import fetch_engine_live
+from kvtop.sources.hub import load_model
+from kvtop.sources.nvml import NvmlSource
+from tests.fakes.fake_process_table import FakeProcessTable, launched, titled
+from tests.fakes.fake_pynvml import FakePynvml, gpu_from_mib
+from tests.test_secrets_server_info import INFO, MODEL, SERVER, TP0
+
+SECRET = "sk-c71SECRETc71key"
+CAPACITY = 326_223  # the recorded answer's max_total_num_tokens
+
+
+def _source(version: object) -> LiveSource:
+    """One A100-80GB running SGLang TP1 whose server-info answer reports `version`."""
+    answer: dict[str, Any] = {**json.loads(INFO.read_text()), "version": version}
+
+    def respond(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/get_server_info":
+            return httpx.Response(200, json=answer)
+        return httpx.Response(404, text="Not Found")  # started without --enable-metrics
+
+    table = FakeProcessTable.of([
+        launched(SERVER, ["python3", "-m", "sglang.launch_server", "--model-path", MODEL, "--port", "30000"]),
+        titled(TP0, "sglang::scheduler_TP0", SERVER),
+    ])  # fmt: skip
+    gpu = gpu_from_mib("NVIDIA A100-SXM4-80GB", 0, total_mib=81_920, reserved_mib=557, used_mib=70_000,
+                       bus_id="00000000:07:00.0", compute=[(TP0, 70_000 << 20)])  # fmt: skip
+
+    def loader(ref: str, *, override: ConfigOverride | None = None) -> ModelSpec:
+        return load_model("llama-3.1-8b", override=override)
+
+    nvml = NvmlSource(nvml_module=FakePynvml([gpu]), clock=lambda: 1_700_000_100.0)
+    http = httpx.Client(transport=httpx.MockTransport(respond))
+    return LiveSource(nvml=nvml, table=table, model_loader=loader, http_client=http)
+
+
+def _ledger(version: object) -> Ledger:
+    (view,) = _source(version).collect().engines
+    assert view.engine.live.token_capacity == CAPACITY  # the answer was read
+    assert isinstance(view.ledger, Ledger), view.ledger_error
+    return view.ledger
+
+
+def test_the_release_before_more_words_sets_the_rules_as_the_endpoint_s() -> None:
+    ledger = _ledger(f"0.5.9 api_key={SECRET}")
+    assert ledger.settings.engine_version == "0.5.9"  # the recorded answer's own version
+    assert ledger.version.source is VersionSource.ENDPOINT
+    assert ledger.version.detail == "the engine's endpoint reports 0.5.9"
+
+
+@pytest.mark.parametrize(
+    ("said", "what"),
+    [
+        ("dev", "not a release kvtop reads"),
+        ("", "not a release kvtop reads"),
+        ("nightly 0.5.9", "not a release kvtop reads"),
+        # setuptools-scm's version of a checkout without tags: its number names no release (versions.names_no_release)
+        ("0.1.dev7548+gbaba038", "a source build whose version names no release"),
+    ],
+)
+def test_words_that_name_no_release_are_a_named_state_with_the_latest_rules(said: str, what: str) -> None:
+    ledger = _ledger(said)
+    assert ledger.settings.engine_version is None  # nothing handed on as if typed
+    assert ledger.version.source is VersionSource.ENDPOINT_UNREAD
+    assert (ledger.version.text, ledger.version.label) == (None, "latest")
+    assert ledger.version.detail == f"the engine's endpoint reports {said!r}, {what}: the latest release's rules"
+
+
+def test_an_answer_whose_version_is_no_text_reports_none() -> None:
+    """An object where the version should be (the fuzzer's shape) is no report at all: the latest rules, unsaid."""
+    ledger = _ledger({"v": 1})
+    assert ledger.version.source is VersionSource.NOT_STATED
+
+
+def test_trtllm_s_version_route_is_read_the_same_way() -> None:
+    """trtllm-serve's `/version` ({"version": "1.1.0rc3"}, docs/engines/trtllm.md): its words, and the release."""
+
+    def live(body: str) -> Any:
+        def respond(request: httpx.Request) -> httpx.Response:
+            if request.url.path == "/version":
+                return httpx.Response(200, text=body)
+            return httpx.Response(404, text="Not Found")
+
+        client = httpx.Client(transport=httpx.MockTransport(respond))
+        return fetch_engine_live("trtllm", "127.0.0.1", 8000, client=client).version
+
+    assert live('{"version": "1.1.0rc3 (build 42)"}').model_dump() == {"said": "1.1.0rc3 (build 42)", "release": "1.1.0rc3"}
+    assert live('{"version": "dev"}').model_dump() == {"said": "dev", "release": None}
+
+
+@pytest.mark.parametrize("argv", [["snapshot"], ["snapshot", "--json"], ["diagnose"], ["diagnose", "--json"]])
+def test_a_snapshot_and_a_diagnosis_keep_the_prediction_and_show_no_secret(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    monkeypatch.setattr(
+        "kvtop.commands.node_source.open_node_source", lambda *args, **kwargs: _source(f"0.5.9 api_key={SECRET}")
+    )
+    assert main(argv) in (0, 1)
+    out, err = capsys.readouterr()
+    leaked = "SECRET" in out + err
+    assert not leaked
+    assert "no prediction" not in out and "--engine-version" not in out  # the ledger was solved, at no typed flag
+    if argv == ["snapshot"]:
+        assert "326,223" in out and "tokens per rank" in out  # the answer's capacity, and a clean prediction beside it
+    if argv == ["snapshot", "--json"]:
+        (engine,) = json.loads(out)["engines"]
+        assert engine["endpoint"]["version"] == {"said": "0.5.9 api_key=***", "release": "0.5.9"}
+        assert (engine["plan"]["engine_version"], engine["plan"]["version_source"]) == ("0.5.9", "endpoint")
+    if argv[0] == "diagnose":  # a finding that needs the prediction: the answer's 40.62 GiB of weights beside it
+        assert "weights take 40.62 GiB per rank" in out
