@@ -47,3 +47,21 @@ def test_prefix_caching_on_the_hybrid_is_the_line_s_figure(capsys: pytest.Captur
 def test_help_says_the_switches_are_read() -> None:
     flags = engine_flags("vllm")
     assert {"--enable-prefix-caching", "--no-enable-chunked-prefill", "--async-scheduling"} <= flags.read_by_rules
+
+
+LLAMA = str(DATA / "configs" / "meta-llama--Llama-3.1-8B-Instruct.json")
+
+
+def test_the_typed_settings_are_written_back(capsys: pytest.CaptureFixture[str]) -> None:
+    """Session 71: the line dropped --quantization, --dtype, --enforce-eager, --num-gpu-blocks-override and
+    --disable-hybrid-kv-cache-manager. Llama-3.1-8B on an H100 at v0.11.0 plans more tokens with online fp8 weights
+    (8 GB less weights: bf16 16.1 GB, fp8 about half) than without, so a copied line without `--quantization fp8`
+    plans (and launches) the other figure; copied with it, planned again, the same."""
+    base = ("--model", LLAMA, "--engine", "vllm", "--engine-version", "0.11.0", "--gpu", "H100")
+    typed = ("--quantization", "fp8", "--dtype", "bfloat16", "--enforce-eager")
+    fp8 = plan_json(capsys, base, *typed)
+    assert fp8["engine_flags"] == ["--quantization", "fp8", "--dtype", "bfloat16", "--enforce-eager"]
+    assert plan_json(capsys, base, *fp8["engine_flags"])["token_capacity"] == fp8["token_capacity"]
+    assert plan_json(capsys, base)["token_capacity"] < fp8["token_capacity"]  # the figure the dropped line planned
+    blocks = plan_json(capsys, base, "--num-gpu-blocks-override", "1000", "--disable-hybrid-kv-cache-manager")
+    assert blocks["engine_flags"] == ["--num-gpu-blocks-override", "1000", "--disable-hybrid-kv-cache-manager"]

@@ -25,7 +25,8 @@ import pytest
 from benchmarks.calibration.corpus import load_all
 from kvtop.cli import main
 from kvtop.domain.engines.vllm.compile_cache import (
-    COLD_SAID,
+    COLD_SAID_V1,
+    COLD_SAID_V2,
     DISABLE_ENV,
     DISABLED_STATE,
     UNREAD_WARM,
@@ -110,7 +111,7 @@ def test_said_cold_says_so(capsys: pytest.CaptureFixture[str]) -> None:
     said = _plan(capsys, L4, "--compile-cache", "cold")
     notes = said["start_notes"]
     assert isinstance(notes, list) and len(notes) == 1
-    assert notes[0].startswith(f"torch.compile's cache: {COLD_SAID}; ") and CACHE_LINE not in notes[0]
+    assert notes[0].startswith(f"torch.compile's cache: {COLD_SAID_V2}; ") and CACHE_LINE not in notes[0]
     assert abs(int(str(said["token_capacity"])) / 19_760 - 1) < 0.02
 
 
@@ -156,7 +157,7 @@ def test_every_said_state_has_vllm_s_words_and_an_unworded_one_is_refused() -> N
     from kvtop.domain.engines.vllm.compile_cache import COLD_COMPILE_CHARGE
     from kvtop.domain.start_cache import SaidCacheState, StartCacheCharge
 
-    worded = {SaidCacheState.COLD: COLD_SAID, SaidCacheState.OVERRIDDEN_COLD: DISABLED_STATE,
+    worded = {SaidCacheState.COLD: COLD_SAID_V1, SaidCacheState.OVERRIDDEN_COLD: DISABLED_STATE,
               SaidCacheState.WARM_UNCHARGED: WARM_SAID_V1}  # fmt: skip
     for state, words in worded.items():
         charge = StartCacheCharge.model_validate({**COLD_COMPILE_CHARGE.model_dump(), "state": state})

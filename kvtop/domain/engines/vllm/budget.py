@@ -27,7 +27,8 @@ from kvtop.domain.engines.vllm.batching import (
     default_batch_limits,
 )
 from kvtop.domain.engines.vllm.batching_async import refuse_explicit_async
-from kvtop.domain.engines.vllm.compile_cache import cold_compile_charge, unread_warm_note
+from kvtop.domain.engines.vllm.compile_cache import unread_warm_note
+from kvtop.domain.engines.vllm.compile_charge import cold_compile_charge
 from kvtop.domain.engines.vllm.deployment import setup as vllm_setup
 from kvtop.domain.engines.vllm.dp_flags import refuse_unread_backend
 from kvtop.domain.engines.vllm.dsv4 import MLA_BLOCK, dsv4_rank

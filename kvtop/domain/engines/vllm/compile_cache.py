@@ -19,13 +19,15 @@ vLLM's per-model one). Neither the size nor whether it is paid at all follows fr
 the plan's figure stays the fits' (between the two: the corpus's cold starts plan +1.4 % median, its warm ones
 -0.5 to -2 %) and this is **not modelled**: a log's lines name which a start was, measured (`compile_cache_state`).
 
-A plan cannot know it, so a compiled plan says it (`cold_compile_charge`, the budget's `EngineResult.start_cache`,
+A plan cannot know it, so a compiled plan says it (`compile_charge.cold_compile_charge`, the budget's `EngineResult.start_cache`,
 said by `CapacityPlan.start_notes`): the pairs' spread and median, in the plan's tokens. Compiled: V1 (v0.8.0 on, `batching.engine_era`), not `--enforce-eager` (mode
 NONE: config/vllm.py:440-444 at v0.11.1, the 'Enforce eager set, disabling torch.compile' branch :1193-1199 at v0.27.1;
 `-O0` from v0.12.0, :601 at v0.12.0), no `-O0` (compile level 0 before v0.12.0; optimization level 0 sets mode NONE
 where no mode is stated, :1272-1276 at v0.27.1), no compilation-config mode/level 0 or NONE, no backend 'eager'
 (:1243-1251 at v0.27.1: 'Inductor compilation was disabled'). Where a log names the state, `explain` says it measured
-and its ledger, solved from the log's KV memory, carries no such line.
+and its ledger, solved from the log's KV memory, carries no such line; its note goes on to say what kvtop's plan of
+the log's launch charges said as the log shows it and not said, in the plan's words (session 71,
+`compile_charge.compile_cache_note`: it had said the plan 'sits between a warm and a cold start').
 
 Said warm (`plan --compile-cache warm`, `MeasuredInputs.compile_cache`; session 63): where V2 runs, the figure kvtop
 keeps beside V2's profile stands for the cold compile (v2_graphs.py), so a warm start is charged none of it
@@ -35,7 +37,9 @@ where it is above the count, `compile_benchmark.with_v1_compile_copy`; unsaid, i
 neither), and the note stays, saying the state as said. Said cold, or not said where V2 runs: a cold start's plan;
 said cold, the note says so ('cold, as said') rather than 'not known before a start'. Unsaid, the note says what the
 plan then charges, by the runner (`UNSAID_V1`: the said warm centre; `UNSAID_V2`: the said cold one), no longer that
-it sits between the two (session 70's final reader).
+it sits between the two (session 70's final reader). Session 71: each state's words follow the runner and the release
+(`compile_charge.launch_charge`): said cold `COLD_SAID_V1` / `COLD_SAID_V2`, and on the V1 runner before v0.11.1, where
+vLLM sets no combo-kernel benchmark and nothing of the compile is charged in any state, `NO_COPY_V1`.
 
 A said warm that the start cannot find (session 63, `warm_unread`): the launch line's `VLLM_DISABLE_COMPILE_CACHE=1`
 (read as `bool(int(os.getenv(...)))`: envs.py:601-602 at v0.8.5, :854-855 at v0.10.2, :363-364 at v0.30.0) turns
@@ -56,7 +60,6 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.batching import ENGINE_ERAS, engine_era
 from kvtop.domain.engines.vllm.compilation import compilation_level, config_fields, level
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
-from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.start_cache import SaidCacheState, StartCacheCharge
@@ -86,15 +89,24 @@ DISABLED_LINE_SOURCES = (
 )
 DISABLED_SOURCES = (f"{DISABLED_LINE_SOURCES}; the AOT load skipped, decorators.py:499 at v0.19.0, :566 at v0.30.0, "
                     ":595 at v0.34.0")  # fmt: skip
-# the start note's state where said (`StartCacheCharge.state`, `said_state`), in vLLM's words
-COLD_SAID = ("cold, as said (--compile-cache cold): the plan charges a cold compile as far as kvtop reads one (the "
-             "compile's copy of the embedding table, compile_benchmark.py; where vLLM's V2 runner runs, the figure kept "
-             "beside its profile, v2_graphs.py); the rest of the compile not modelled")  # fmt: skip
+# the start note's state where said (`StartCacheCharge.state`, `said_state`), in vLLM's words, by what the launch's
+# runner and release charge for the compile (`compile_charge.launch_charge`)
+COLD_SAID_V1 = ("cold, as said (--compile-cache cold): on vLLM's V1 runner the plan charges a cold compile as far as "
+                "kvtop reads one, the compile's copy of the embedding table as the profile's peak where it is above "
+                "kvtop's count (compile_benchmark.py); the rest of the compile not modelled")  # fmt: skip
+COLD_SAID_V2 = ("cold, as said (--compile-cache cold): where vLLM's V2 runner runs the plan charges a cold compile as "
+                "far as kvtop reads one (the figure kept beside its profile, v2_graphs.py); the rest of the compile not "
+                "modelled")  # fmt: skip
 DISABLED_STATE = (f"cold: the launch's {DISABLE_ENV}=1 turns vLLM's cache off, which overrides the said warm (its "
                   "note); the plan is the one made where the cache's state is not said")  # fmt: skip
 WARM_SAID_V1 = ("warm, as said (--compile-cache warm): the profile compiles nothing, so on vLLM's V1 runner the plan "
                 "charges nothing for the compile, and its interval leaves out the copy of the embedding table a cold "
                 "compile would hold")  # fmt: skip
+# said warm where V2 runs the plan makes no start note (`compile_charge.cold_compile_charge`: nothing charged, the
+# figure in its term's error, v2_graphs.WARM_CACHE_UNCHARGED); `explain` says it of a log whose start was warm
+WARM_SAID_V2 = ("warm, as said (--compile-cache warm): where vLLM's V2 runner runs the profile loads the compiled "
+                "graphs, so the plan charges none of the figure kept beside its profile for a cold compile (v2_graphs.py "
+                "WARM_CACHE_UNCHARGED), which joins that term's error")  # fmt: skip
 # what the plan charges where the cache's state is not said (`StartCacheCharge.unsaid_words`), by the runner: on the V1
 # runner nothing apart for the compile, so its centre is a warm start's (Qwen2.5-7B on an RTX 3090 at v0.19.0, 2,048
 # tokens × 256 seqs: 115,200 tokens unsaid and said warm, 106,864 said cold), the compile's copy of the embedding table
@@ -107,14 +119,20 @@ UNSAID_V1 = ("on vLLM's V1 runner the plan charges nothing apart for the compile
 UNSAID_V2 = ("where vLLM's V2 runner runs the plan charges a cold compile as far as kvtop reads one (the figure kept "
              "beside its profile, v2_graphs.py), so a warm start holds more KV than its centre; the rest of a cold "
              "start's excess is not modelled")  # fmt: skip
+# the V1 runner before v0.11.1: vLLM sets no combo-kernel benchmark there (compile_benchmark.COMBO_DEFAULT), so no
+# copy of the table is read and nothing is charged for the compile in any state (`with_v1_compile_copy` adds nothing)
+NO_COPY_V1 = ("on vLLM's V1 runner before v0.11.1 the plan charges nothing for the compile, said or not: the release "
+              "sets no combo-kernel benchmark (compile_benchmark.py COMBO_DEFAULT), so kvtop reads no part of a cold "
+              "compile, whose excess is not modelled")  # fmt: skip
 STATE_WORDS = (
-    (SaidCacheState.COLD, COLD_SAID),
+    (SaidCacheState.COLD, COLD_SAID_V1),
     (SaidCacheState.OVERRIDDEN_COLD, DISABLED_STATE),
     (SaidCacheState.WARM_UNCHARGED, WARM_SAID_V1),
 )
 COLD_COMPILE_CHARGE = StartCacheCharge(
     cache="torch.compile's cache", least_bytes=min(_EXCESS), median_bytes=round(median(_EXCESS)),
     most_bytes=max(_EXCESS), pairs=len(_EXCESS), source="docs/engines/vllm.md §2.6", state_words=STATE_WORDS,
+    unsaid_words=UNSAID_V1,
 )  # fmt: skip
 
 
@@ -143,22 +161,6 @@ DISABLED_LOGGED = (
     "or v0.33.0); every start of this launch compiles cold"
 )
 
-# what a log's compile lines earn in `explain`, their figures the plan's (`COLD_COMPILE_CHARGE`: all the pairs)
-_PAIRS = (f"{COLD_COMPILE_CHARGE.spread()} on {COLD_COMPILE_CHARGE.pairs} pairs of one launch in kvtop's corpus, "
-          f"median {COLD_COMPILE_CHARGE.median()}; {COLD_COMPILE_CHARGE.source}")
-WARM_COMPILE_CACHE = (
-    "torch.compile's cache: measured warm (the log's 'Directly load …' line): the profile ran no Inductor compile or "
-    f"autotuning, so this start charged less than a cold one ({_PAIRS}); kvtop's plan sits between a warm and a cold "
-    "start: not modelled"
-)
-COLD_COMPILE = (
-    "torch.compile's cache: measured cold, this start compiled (the log's 'Compiling a graph for …' line): Inductor's "
-    "compile and Triton's autotuning ran inside the profile, which can charge more than a warm start of the same "
-    f"launch ({_PAIRS}), or nothing where Inductor's own cache already held the kernels; kvtop's plan sits between a "
-    "warm and a cold start: not modelled"
-)
-
-
 def compile_cache_state(log: EngineLog) -> CompileCacheState | None:
     """What a log's lines say of torch.compile's cache (its ranks' first load and compile lines, `VllmRankLog`): 'cold'
     where any graph was compiled (even beside a load: Inductor ran inside the profile), 'warm' where graphs were only
@@ -166,16 +168,6 @@ def compile_cache_state(log: EngineLog) -> CompileCacheState | None:
     if log.first(VllmRankLog, lambda r: r.compile_cache_misses or None):
         return "cold"
     return "warm" if log.first(VllmRankLog, lambda r: r.compile_cache_loads or None) else None
-
-
-def compile_cache_note(log: EngineLog) -> str | None:
-    """The note a log's compile lines earn (`WARM_COMPILE_CACHE`, `COLD_COMPILE`), with `DISABLED_LOGGED` where its
-    line says the cache is off; None where no line says."""
-    state = compile_cache_state(log)
-    said = None if state is None else WARM_COMPILE_CACHE if state == "warm" else COLD_COMPILE
-    if not log.first(VllmRankLog, lambda r: r.compile_cache_disabled or None):
-        return said
-    return DISABLED_LOGGED if said is None else f"{said}; {DISABLED_LOGGED}"
 
 
 def compiles(version: ResolvedVersion, gpu_name: str | None, settings: LaunchSettings) -> bool:
@@ -231,25 +223,3 @@ def unread_warm_note(inputs: EngineInputs) -> str | None:
     if inputs.measured.compile_cache != "warm":
         return None
     return warm_unread(inputs.version, inputs.gpu_name, inputs.settings)
-
-
-def cold_compile_charge(inputs: EngineInputs) -> StartCacheCharge | None:
-    """What a cold compile may charge beyond a compiled plan whose budget rests on the profile's estimate
-    (`COLD_COMPILE_CHARGE`, its state as said: `said_state`); None where the launch does not compile, or the KV
-    memory, the non-KV figure or the pool is given (the log's or the operator's figure holds whatever the start paid),
-    or the operator says the cache is warm where V2 runs and the launch reads it (`plan --compile-cache warm`: its plan
-    charges no compile)."""
-    s, meas = inputs.settings, inputs.measured
-    given = s.kv_cache_memory_bytes is not None or s.num_gpu_blocks_override is not None
-    given = given or meas.available_kv_bytes is not None or meas.non_kv_bytes is not None
-    # said warm where V2 runs: the figure kept beside its profile, the compile's, is not charged (v2_graphs.py
-    # WARM_CACHE_UNCHARGED), so the plan is a warm start's, not one between the two
-    said_warm_read = meas.compile_cache == "warm" and unread_warm_note(inputs) is None
-    warm = said_warm_read and runs_v2(inputs.version, inputs.model, s)
-    if given or warm or not compiles(inputs.version, inputs.gpu_name, s):
-        return None
-    state = said_state(inputs)
-    if state is not None:
-        return COLD_COMPILE_CHARGE.model_copy(update={"state": state})
-    unsaid = UNSAID_V2 if runs_v2(inputs.version, inputs.model, s) else UNSAID_V1
-    return COLD_COMPILE_CHARGE.model_copy(update={"unsaid_words": unsaid})

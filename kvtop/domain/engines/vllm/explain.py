@@ -19,7 +19,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.admission import pinned_memory, printed_estimate
 from kvtop.domain.engines.vllm.backends import block_size
 from kvtop.domain.engines.vllm.budget import ESTIMATED_NON_KV_BYTES, ESTIMATED_NON_KV_RANGE
-from kvtop.domain.engines.vllm.compile_cache import compile_cache_note
+from kvtop.domain.engines.vllm.compile_charge import compile_cache_note
 from kvtop.domain.engines.vllm.eras import per_worker_stages, token_print_rule
 from kvtop.domain.engines.vllm.hybrid import (
     NOT_HOPPER_STAND_IN,
@@ -274,7 +274,7 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
     available = ranked.value if ranked else None
     from_flags, notes = _given(available, logged.weights_bytes, given, gpu_total_bytes)
     notes = [*hardware_notes, *notes]
-    compiled = compile_cache_note(log)
+    compiled = compile_cache_note(log, version, model, gpu_name, settings)
     if compiled is not None:
         notes.append(compiled)
     missing = []

@@ -56,6 +56,7 @@ from kvtop.domain.engines.vllm.skip_mm_profiling import SPAN as SKIP_MM_SPAN
 from kvtop.domain.engines.vllm.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.engines.vllm.span import NODE_FLAGS, NODE_SPANS, check_node_rank
 from kvtop.domain.engines.vllm.spec_methods import SPLIT_FIELDS
+from kvtop.domain.engines.vllm.switch_spelling import SWITCHES, written_switch
 from kvtop.domain.engines.vllm.text_only import FLAG as TEXT_ONLY_FLAG
 from kvtop.domain.engines.vllm.text_only import FLAGS as TEXT_ONLY_FLAGS
 from kvtop.domain.engines.vllm.text_only import SPAN as TEXT_ONLY_SPAN
@@ -95,6 +96,10 @@ PREFERRED: Mapping[str, str] = {
     "kv_cache_dtype": "--kv-cache-dtype", "gpu_memory_utilization": "--gpu-memory-utilization",
     "page_size": "--block-size", "context_length": "--max-model-len", "max_running_requests": "--max-num-seqs",
     "max_num_batched_tokens": "--max-num-batched-tokens", "kv_cache_memory_bytes": "--kv-cache-memory-bytes",
+    # session 71: the line had dropped these, so `--quantization fp8` (Llama-3.1-8B, H100, v0.11.0: 474,768 tokens)
+    # copied a line that plans 421,520 and launches unquantized; each is written only where set (a bool where on)
+    "num_gpu_blocks_override": "--num-gpu-blocks-override", "quantization": "--quantization", "dtype": "--dtype",
+    "enforce_eager": "--enforce-eager", "disable_hybrid_kv_cache_manager": "--disable-hybrid-kv-cache-manager",
 }  # fmt: skip
 # Scheduler switches kvtop reads from `flags` (batching.chunked_prefill, batching_async.async_scheduling, hybrid._cache_mode); argparse's
 # BooleanOptionalAction spells each with and without `--no-`.
@@ -228,6 +233,18 @@ def _values(flag: str, value: object) -> list[str]:
     return str(value).split() if flag in VllmFlags.list_valued else [str(value)]
 
 
+def _written(settings: LaunchSettings, flag: str, version: ResolvedVersion) -> tuple[str, ...]:
+    """One read flag's tokens in the copied line: a switch (`switch_spelling.SWITCHES`) once, at `--x`, in the form
+    `version` parses; a bare flag alone; else the flag and its value as typed."""
+    name = flag.removeprefix("--")
+    if name.removeprefix("no-") in SWITCHES:
+        return written_switch(settings.flags, name, version) if name in SWITCHES else ()
+    value = settings.flags.get(flag.lstrip("-"))
+    if value is None or value is False:
+        return ()
+    return (flag,) if value is True else (flag, *_values(flag, value))
+
+
 class VllmFlags:
     load_casts: LoadCasts = LOAD_CASTS
     spellings: Mapping[str, str] = SPELLINGS
@@ -344,8 +361,10 @@ class VllmFlags:
         # a list flag (`--cuda-graph-sizes 1 2 4`) one token a value, as argparse's nargs="+" takes it
         # a node's own flags (its rank, the head's address, --headless) are said per node (span.per_node), not
         # written: the line is the one every node's launch shares; `LaunchSettings.to_flags` adds --nnodes
-        read = [token for flag in sorted(self.read_by_rules - NODE_FLAGS) if (value := settings.flags.get(flag.lstrip("-")))
-                is not None and value is not False for token in ((flag,) if value is True else (flag, *_values(flag, value)))]  # fmt: skip
+        # an on/off switch in the form the planned release parses, not as typed (`--enable-chunked-prefill False` is
+        # `--no-enable-chunked-prefill` from v0.8.5: switch_spelling.py), at its `--x` spelling's place
+        version = ResolvedVersion(text=settings.engine_version)
+        read = [token for flag in sorted(self.read_by_rules - NODE_FLAGS) for token in _written(settings, flag, version)]
         return [*written_flags(settings, PREFERRED), *read]
 
     def read_int(self, field: str, raw: str, flag: str, engine_version: str | None) -> int | None:

@@ -1,0 +1,100 @@
+"""`explain`'s torch.compile note says what kvtop's plan of the log's own launch charges, by its runner and release
+(compile_charge.py; session 71): it had said 'kvtop's plan sits between a warm and a cold start' after session 70 made
+each state's plan a stated one.
+
+What each launch's plan charges follows from vLLM's code, not from the function under test: the runner
+(runner_eras.py: VLLM_USE_V2_MODEL_RUNNER defaults to 0 through v0.21.0, so v0.19.0 runs V1; from v0.29.0
+config/vllm.py:645 runs V2 wherever Triton imports), the combo-kernel benchmark whose copy of the embedding table the V1
+runner charges said cold (vLLM's default from v0.11.1, config/compilation.py:659-667 at v0.11.1; none at v0.11.0), and
+the V0 engine before v0.8.0 (vllm/worker/worker.py: no V1 compile). The logs: the served H100 start at v0.19.0
+(tests/data/served_model/, Llama-3.1-8B, 'Compiling a graph for compile range (1, 8192) takes 5.10 s'), and the T4
+start's lines at v0.30.0 (test_compile_cache.py) with its load, or with v0.8.4's 'Compiling a graph for general shape'
+line (the corpus's file60295104134 record's), read at the releases those lines come from.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvtop.cli import main
+from kvtop.domain.engines.vllm.compile_cache import (
+    COLD_SAID_V1,
+    NO_COPY_V1,
+    UNSAID_V1,
+    UNSAID_V2,
+    WARM_SAID_V2,
+)
+from kvtop.domain.engines.vllm.compile_charge import COLD_COMPILE, V0_PLAN, WARM_COMPILE_CACHE
+from kvtop.domain.explain import explain
+from kvtop.domain.explain_request import ExplainRequest
+from kvtop.domain.launch import parse_flags
+from kvtop.sources.engine_logs import parse_engine_log
+from kvtop.sources.hub import load_model
+from tests.conftest import DATA
+from tests.engines.vllm.test_compile_cache import CONFIG, GENERAL_LINE, T4_START
+
+H100_LOG = DATA / "served_model" / "vllm-0.19.0-llama-3.1-8b-float32-h100.log"
+LLAMA = DATA / "configs" / "meta-llama--Llama-3.1-8B-Instruct.json"
+# the T4 start's lines with v0.8.4's cold line in place of its load
+COLD_GENERAL = "\n".join(line for line in T4_START.splitlines() if "Directly load" not in line) + f"\n{GENERAL_LINE}"
+
+
+def _compile_note(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """The compile note of `kvtop explain ARGV --json`."""
+    assert main(["explain", "--no-calibration-store", "--json", *argv]) == 0
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    (note,) = [note for note in notes if note.startswith("torch.compile's cache: measured")]
+    return str(note)
+
+
+def _start_note(capsys: pytest.CaptureFixture[str], *said: str) -> str:
+    """The H100 launch's `plan` start note (Llama-3.1-8B, v0.19.0, its flags), said as `said`."""
+    args = ["plan", "--no-calibration-store", "--json", "--model", str(LLAMA), "--engine", "vllm", "--gpu", "H100",
+            "--engine-version", "0.19.0", *said, "--", "--dtype", "float32", "--max-model-len", "8192",
+            "--gpu-memory-utilization", "0.95"]  # fmt: skip
+    assert main(args) == 0
+    (note,) = json.loads(capsys.readouterr().out)["start_notes"]
+    return str(note)
+
+
+def test_a_v1_cold_start_s_note_says_the_v1_plans_words(capsys: pytest.CaptureFixture[str]) -> None:
+    """v0.19.0 runs the V1 runner: said cold, the compile's copy of the table is the profile's peak; not said, nothing
+    apart. The note says both in the plan's own words: those `plan` prints for the same launch said cold and unsaid."""
+    note = _compile_note([str(H100_LOG), "--engine", "vllm", "--model", str(LLAMA), "--gpu", "H100"], capsys)
+    assert note == (f"{COLD_COMPILE}; kvtop's plan of this launch at vLLM 0.19.0, said as this start was: "
+                    f"{COLD_SAID_V1}; not said: {UNSAID_V1}")  # fmt: skip
+    assert "sits between" not in note
+    assert _start_note(capsys, "--compile-cache", "cold").startswith(f"torch.compile's cache: {COLD_SAID_V1}; ")
+    assert _start_note(capsys).endswith(f"; {UNSAID_V1} (docs/engines/vllm.md §2.6)")
+
+
+def _explain_note(text: str, release: str) -> str:
+    settings = parse_flags("vllm", ["--dtype", "float16", "--max-model-len", "4096", "--gpu-memory-utilization", "0.85",
+                                    "--engine-version", release])  # fmt: skip
+    request = ExplainRequest(log=parse_engine_log(text), model=load_model(str(CONFIG)), settings=settings)
+    (note,) = [note for note in explain(request).notes if note.startswith("torch.compile's cache: measured")]
+    return note
+
+
+def test_a_v2_warm_start_s_note_says_the_v2_plans_words() -> None:
+    """v0.30.0 runs V2 for every model: said warm, none of the figure beside its profile; not said, that figure,
+    charged as a cold compile's."""
+    assert _explain_note(T4_START, "0.30.0") == (
+        f"{WARM_COMPILE_CACHE}; kvtop's plan of this launch at vLLM 0.30.0, said as this start was: {WARM_SAID_V2}; "
+        f"not said: {UNSAID_V2}")  # fmt: skip
+
+
+def test_before_v0_11_1_the_v1_plan_charges_nothing_for_the_compile() -> None:
+    """v0.8.4 (V1 from v0.8.0, no combo-kernel default before v0.11.1): nothing charged said cold or not, and the
+    note says so rather than the copy of the table a later release's plan charges."""
+    note = _explain_note(COLD_GENERAL, "0.8.4")
+    assert note.startswith(f"{COLD_COMPILE}; kvtop's plan of this launch at vLLM 0.8.4, said as this start was: ")
+    assert note.endswith(f"cold, as said (--compile-cache cold): {NO_COPY_V1}; not said: {NO_COPY_V1}")
+    assert "embedding table as the profile's peak" not in note
+
+
+def test_a_v0_start_is_planned_uncompiled() -> None:
+    """v0.7.3 runs the V0 engine, which kvtop plans uncompiled: the note says no compile is charged."""
+    assert _explain_note(COLD_GENERAL, "0.7.3") == f"{COLD_COMPILE}; {V0_PLAN}"
