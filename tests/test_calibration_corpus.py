@@ -206,8 +206,9 @@ def test_sglang_held_out_capacity(corpus_judgement: Judgement, weights_logged: b
                              "lawjarp-sglang-gemma-4-31b-it-fp8online-h100-tp2-nightly0412-m085-len8192",
                              "lawjarp-sglang-gemma-4-31b-it-awq-h100-tp2-nightly0412-m085-len8192",
                              # session 70: three language-only E/PD servers of one H200 notebook (Qwen3-VL-235B-FP8,
-                             # +1.5 - 1.6 % judged held out): their zmq starts kept 0.88-0.99 GiB a rank less KV than the plan,
-                             # not modelled (docs/engines/sglang.md §5; SOURCES.md, session 70 helpers B and H)
+                             # +1.5 - 1.6 % judged held out): their machine had 1.05 GiB less free before the load than the
+                             # plan's estimate on 2026-06-18 (0.90 less than on 06-23), not a language-only term (docs/engines/
+                             # sglang.md §5; test_language_only_memory.py; SOURCES.md, session 70 helpers B and H)
                              "hzheng-epd-qwen3-vl-235b-fp8-h200-sglang0512dev-pd-tp4-m090",
                              "hzheng-epd-qwen3-vl-235b-fp8-h200-sglang0512dev-pd-tp4-m086",
                              "hzheng-epd-qwen3-vl-235b-fp8-h200-sglang0512dev-pd-tp4-m080-131k"]  # fmt: skip

@@ -24,7 +24,8 @@ moves a launch that sets it. What else --language-only does to memory at 0.5.12 
 and loads its vision tower (qwen3_vl.py:1099-1107 builds `self.visual` whatever the flag; qwen3_vl_moe.py:354-357 and
 qwen3_vl.py:1366 skip only weights absent from the built parameters), and the scheduler makes its zmq_to_scheduler
 receiver in `init_disaggregation` (scheduler.py:468, :1308-1318), after the model worker and the KV pool
-(:437, :444).
+(:437, :444). The logs agree: an E/PD notebook's language-only and aggregated Qwen3-VL-235B-FP8 starts load the same
+55.84 GiB a rank (tests/engines/sglang/test_language_only_memory.py; their miss was the machine's free memory).
 """
 
 from __future__ import annotations
