@@ -6,15 +6,13 @@ memory before and after each; the first FULL capture runs its warmups and its ca
 profile_seq_lens = min(max_model_len, max_num_batched_tokens // its token count) tokens of context ("used to profile
 attention workspace that scales with context length"), and what that step leaves in the caching allocator is charged
 as graph memory. kvtop's graph fit counts graphs × layers (`calibration.py`), not that step: on a Mamba / GDN hybrid
-with prefix caching (mamba_cache_mode 'align') the step's transient is the largest part of the estimate kvtop
-leaves out (vllm#50780). The op that holds it is not found (session 69 and 70), so it is not modelled in the centre;
-where it was seen (a hybrid with prefix caching at v0.24.0 – v0.27.x) the plan's interval carries the size it was seen
-at (`hybrid_sample_widening`): not the transient measured alone but what vLLM's estimate took off the KV budget beyond
-kvtop's graph term on the start that prints both (`HYBRID_SAMPLE_BYTES`, part of it the estimate's excess over the
-pool it measured), scaled by the capture's tokens: vllm#50780 calls it "mnbt-linear" (max_num_batched_tokens), and the
-capture's tokens are max_num_batched_tokens on every start seen. It only ever takes from KV, so from session 71 only the
-interval's low end carries it (the term's error above its figure, `TermEstimate.raise_only_bytes`): the high end is
-the plan's without it.
+with prefix caching (mamba_cache_mode 'align') the estimate is above kvtop's graph term on every start that prints
+it, by an amount no input kvtop reads predicts (vllm#50780; the op is not found, sessions 69 – 71), so it is not
+modelled in the centre; where the V1 runner charges it (v0.20.0 – v0.27.x) the plan's interval carries the largest
+amount seen (`hybrid_sample_widening`), not scaled: the corpus's starts show no growth with the sample's tokens
+(session 71: 0.85 GiB beyond kvtop's term at 32,768 sample tokens against 2.21 at 8,192). It only ever takes from KV,
+so only the interval's low end carries it (the term's error above its figure, `TermEstimate.raise_only_bytes`): the
+high end is the plan's without it.
 """
 
 from __future__ import annotations
@@ -35,36 +33,44 @@ from kvtop.domain.wording import GIB, gib
 # desc.num_tokens) if mode == CUDAGraphMode.FULL and i == 0`), read in every wheel from the first release that
 # charges the estimate: gpu_model_runner.py:5995-6001 at v0.20.0 and v0.20.1, :6095 at v0.21.0, :6314 at v0.22.0,
 # :6446 at v0.23.0, :6517-6523 at v0.24.0, :6666 at v0.26.0, :6735 at v0.27.1, :6870 at v0.28.0, :6823 at v0.29.0;
-# so the sample stands wherever the estimate is charged (`profile_run.GRAPHS_CHARGED`, from v0.20.0)
+# so the sample stands wherever the estimate is charged (`profile_run.GRAPHS_CHARGED`, from v0.20.0); the v0.18.0
+# wheel holds the same sample (:5635-5649), printed there and not charged
 # What the corpus shows of the hybrid's step (docs/engines/vllm.md §4.4.1): vLLM's code does not say its size
 HYBRID_SAMPLE_SEEN = (
-    "kvtop's corpus: 1.75–2.2 GiB less KV than planned on four such starts at v0.24.0–v0.27.1, each with an fp8 KV "
-    "cache, one printing a 3.51 GiB estimate (docs/engines/vllm.md §4.4.1); the same 27B hybrid without prefix caching "
-    "(bf16 KV) printed 1.06 GiB"
+    "kvtop's corpus: the estimate above kvtop's graph term on every such start that prints it (0.85 – 2.21 GiB: "
+    "v0.18.0, v0.24.0, v0.27.1), 0.4 – 2.0 GiB less KV than planned on the others at v0.24.0, with no growth in the "
+    "sample's tokens (docs/engines/vllm.md §4.4.1); the same 27B hybrid without prefix caching (bf16 KV) printed 1.06 "
+    "GiB against 1.55 planned"
 )
 
-# The transient's size as measured: fentz26's v0.27.1 start (2 × RTX 5090, TP 2, fp8 KV, prefix caching, Qwen3.8-27B-FP8,
+# The largest amount seen: fentz26's v0.27.1 start (2 × RTX 5090, TP 2, fp8 KV, prefix caching, Qwen3.8-27B-FP8,
 # `fentz26-qwen3.8-27b-uncensored-fp8-2xrtx5090-v0271-tp2-fp8kv-pc-len131072`) prints 'Estimated CUDA graph memory:
-# 3.51 GiB' where kvtop's graph term, which counts the graphs and not the sample, charges 1.30 GiB: 2.21 GiB, the
-# largest of the starts seen (the club-3090 v0.24.0 starts leave 1.75 / 1.78 GiB less KV than planned). It is what the
-# estimate charged beyond kvtop's graph term, not the transient alone: the same log prints 'CUDA graph pool memory:
-# 2.99 GiB (actual), 3.51 GiB (estimated)', so about 0.52 GiB of the 2.21 is the estimate's excess over the actual pool
-# (its two-sample extrapolation), which vLLM took off the budget all the same. Each start sampled 8,192 tokens (N requests × min(max_model_len,
-# max_num_batched_tokens // N): 1 × 8,192, 8 × 1,024, 256 × 32, each its max_num_batched_tokens); vllm#50780's title
-# calls the transient "mnbt-linear", so the widening scales with the launch's sample tokens, which are
-# max_num_batched_tokens unless max_model_len caps the context (a case no start or the issue measures)
+# 3.51 GiB' where kvtop's graph term, which counts the graphs and not the sample, charges 1.30 GiB: 2.21 GiB. It is
+# what the estimate charged beyond kvtop's graph term, not the transient alone: the same log prints 'CUDA graph pool
+# memory: 2.99 GiB (actual), 3.51 GiB (estimated)', so about 0.52 GiB of the 2.21 is the estimate's excess over the
+# actual pool (its two-sample extrapolation), which vLLM took off the budget all the same. Not scaled (session 71): the
+# other starts that print the estimate lie below it at the same or more sample tokens (N requests × min(max_model_len,
+# max_num_batched_tokens // N)): file57489989625's v0.18.0 Qwen3.5-9B (L40S, fp8 KV, 256 × 32 = 8,192) 1.58 GiB
+# against kvtop's 0.65, 0.93 beyond; anud18's v0.24.0 GB10 persist start (Qwen3.6-35B-A3B-NVFP4, bf16 KV, 32 × 1,024
+# = 32,768) 1.01 against 0.16, 0.85 beyond, where the "mnbt-linear" reading of vllm#50780's title (session 70) widened
+# by 2.21 × 4 = 8.84 GiB. The KV the plan over-states on the starts without a printed estimate agrees: club-3090's
+# 1 × 8,192 1.74 / 1.76 GiB, the L40S 8 × 1,024 1.97, anud18's RTX 5090 32 × 256 0.38 and H100 PCIe 32 × 1,024 1.93
+# (kvtop's blind plan, record_check.py, session 71)
 HYBRID_SAMPLE_BYTES = round(2.21 * GIB)
-HYBRID_SAMPLE_TOKENS = 8_192
-# The releases whose starts show it (kvtop's corpus): v0.24.0 (club-3090 #612 / #652 on an RTX 5090, the L40S
-# Qwen3.6-27B-FP8 start) and v0.27.1 (fentz26), all with an fp8 KV cache; vllm#50780 places the regression between
-# 0.23.1 (a dev714 build reports 0.5 GiB) and 0.26.x. v0.28.x (the last release that runs a hybrid on the V1 runner,
-# runner_eras.py) is not seen: the corpus's only starts there are dibaotian's three PP 4 ones at 0.28.1rc1 (fp8 KV), one
-# --enforce-eager (no capture), the two with graphs at 4,096 and 2,048 sample tokens lacking 0.27 / 0.28 GiB a rank
-# more than the eager sibling (+5.7 against +3.3 %): less than the 1.1 / 0.55 GiB the widening would carry, at a
-# quarter of the layers a rank, so they neither show the transient nor rule it out. Not carried there (not seen)
+# The releases that charge the sample and show it (kvtop's corpus, V1 runner): from v0.20.0, the first that charges the
+# estimate (`profile_run.GRAPHS_CHARGED`); the sample is the same code at v0.18.0 (gpu_model_runner.py:5635-5649, the
+# v0.18.0 wheel), whose hybrid start above printed 0.93 GiB beyond kvtop's term, so v0.20.0 – v0.23.x (no start of the
+# corpus has a hybrid with prefix caching there; vllm#50780 reports 0.5 GiB at a 0.23.1 build) carry it too (session
+# 71; session 70 began at v0.24.0, the first release a start showed it at). Seen at v0.24.0 (club-3090 #612 / #652 on
+# an RTX 5090, the L40S Qwen3.6-27B-FP8 start, anud18's three) and v0.27.1 (fentz26). v0.28.x (the last release that
+# runs a hybrid on the V1 runner, runner_eras.py) is not seen: the corpus's only starts there are dibaotian's three
+# PP 4 ones at 0.28.1rc1 (fp8 KV), one --enforce-eager (no capture), the two with graphs at 4,096 and 2,048 sample
+# tokens lacking 0.27 / 0.28 GiB a rank more than the eager sibling (+5.7 against +3.3 %), at a quarter of the layers
+# a rank, so they neither show the transient nor rule it out. Not carried there (not seen)
 HYBRID_SAMPLE_ERAS: Eras[bool] = Eras((
-    Era("", False, "no start of kvtop's corpus shows the transient before v0.24.0 (vllm#50780: 0.5 GiB at 0.23.1)"),
-    Era("0.24.0", True, "seen at v0.24.0 and v0.27.1 (kvtop's corpus, docs/engines/vllm.md §4.4.1)"),
+    Era("", False, "not charged before v0.20.0 (profile_run.GRAPHS_CHARGED)"),
+    Era("0.20.0", True, "the v0.18.0 sample's code and start (0.93 GiB beyond kvtop's term), seen charged at v0.24.0 "
+        "and v0.27.1 (kvtop's corpus, docs/engines/vllm.md §4.4.1)"),
     Era("0.28.0", False, "not seen from v0.28.0: the corpus's only V1 hybrid prefix-caching starts there, dibaotian's "
         "PP 4 ones at 0.28.1rc1, neither show it nor rule it out; the V2 runner takes no such sample from v0.29.0"),
 ))  # fmt: skip
@@ -104,24 +110,22 @@ def hybrid_sampled(inputs: CalibrationInputs) -> bool:
 
 def hybrid_sample_widening(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """(bytes the CUDA-graph term's error above its figure widens by, why: it only takes from KV, so only the
-    interval's low end takes it) for a hybrid with prefix caching whose release showed the
-    first FULL capture's transient (HYBRID_SAMPLE_ERAS): the size it was seen at, HYBRID_SAMPLE_BYTES at 8,192
-    sample tokens (what fentz26's estimate took off beyond kvtop's graph term, about 0.52 GiB of it the estimate's
-    excess over the pool it measured), scaled to the launch's (`full_capture_sample`: N × context); None elsewhere.
-    The centre stays the graphs' fit: the op is not found, so the size is an error the plan admits, not a term."""
+    interval's low end takes it) for a hybrid with prefix caching whose release charges the first FULL capture's sample
+    (HYBRID_SAMPLE_ERAS): the largest amount seen, HYBRID_SAMPLE_BYTES (what fentz26's estimate took off beyond kvtop's
+    graph term, about 0.52 GiB of it the estimate's excess over the pool it measured), whatever the launch's sample
+    tokens; None elsewhere. The centre stays the graphs' fit: the op is not found and no input predicts the amount, so
+    it is an error the plan admits, not a term."""
     if not hybrid_sampled(inputs) or not HYBRID_SAMPLE_ERAS.at(inputs.version):
         return None
-    sample = full_capture_sample(inputs)
-    tokens = sample[0] * sample[1] if sample is not None else batch_limits(inputs)[0]
-    widening = round(HYBRID_SAMPLE_BYTES * tokens / HYBRID_SAMPLE_TOKENS)
-    return widening, (f"the first FULL capture's transient on a hybrid with prefix caching (vllm#50780; op not found, "
-                      f"not modelled) adds {gib(widening)} to the term's other error above its figure only (it only "
-                      f"takes from KV: the interval's low end takes it, its high end does not), as independent errors "
-                      f"add (the term's error above is the root of their squares): 2.21 GiB at 8,192 sample tokens, what vLLM's "
-                      f"estimate took off the KV budget beyond kvtop's graph term on fentz26's v0.27.1 start (3.51 GiB "
-                      f"estimated against 1.30; its log's pool measured 2.99 GiB, so about 0.52 of the 2.21 is the "
-                      f"estimate's excess over the actual pool; club-3090's v0.24.0 starts lacked 1.75 – 1.78 GiB of "
-                      f"KV against the plan, all fp8 KV), scaled to this launch's {tokens:,}")  # fmt: skip
+    return HYBRID_SAMPLE_BYTES, (
+        f"the first FULL capture's transient on a hybrid with prefix caching (vllm#50780; op not found, not "
+        f"modelled) adds {gib(HYBRID_SAMPLE_BYTES)} to the term's other error above its figure only (it only takes "
+        f"from KV: the interval's low end takes it, its high end does not), as independent errors add (the term's error "
+        f"above is the root of their squares): the largest amount seen, what vLLM's estimate took off the KV budget "
+        f"beyond kvtop's graph term on fentz26's v0.27.1 start (3.51 GiB estimated against 1.30; its log's pool measured "
+        f"2.99 GiB, so about 0.52 of the 2.21 is the estimate's excess over the actual pool); not scaled with the "
+        f"sample's tokens, which the starts do not show (0.85 GiB beyond at 32,768 on anud18's v0.24.0 start, 0.93 "
+        f"at 8,192 on a v0.18.0 one; club-3090's v0.24.0 starts lacked 1.74 – 1.76 GiB of KV against the plan)")
 
 
 def full_sample_words(inputs: CalibrationInputs) -> str:
@@ -136,6 +140,6 @@ def full_sample_words(inputs: CalibrationInputs) -> str:
     if hybrid_sampled(inputs):
         words += ("; on a Mamba / GDN hybrid with prefix caching (mamba_cache_mode 'align') that transient is charged "
                   f"as graph memory (vllm#50780) and the plan's KV may be high by it ({HYBRID_SAMPLE_SEEN}); "
-                  "where it was seen the interval's low end carries what the estimate then took off beyond kvtop's "
-                  "graph term")  # fmt: skip
+                  "where the V1 runner charges it (v0.20.0 – v0.27.x) the interval's low end carries the largest "
+                  "amount seen beyond kvtop's graph term")  # fmt: skip
     return words
