@@ -139,11 +139,18 @@ def v1_copy_bytes(inputs: CalibrationInputs) -> int | None:
     V2 runs (`embedding_copy_bytes`, `v2_graphs.with_v2_beside`), the launch compiles nothing or benchmarks no combo
     kernels (`benchmarks_combo_kernels`: before v0.11.1 vLLM sets no combo-kernel default), the model is multimodal
     (the V1 runner hands it `inputs_embeds` in the dummy run too: `_dummy_run`, v1/worker/gpu_model_runner.py
-    :3770-3779 at v0.11.1, :5415-5424 at v0.19.0, :6205-6214 at v0.28.0, so its graph holds no lookup), on pipeline
-    stages (a later stage holds no table, and kvtop plans one figure for all) or with LoRA (its embedding wrapper not
-    read)."""
+    :3770-3779 at v0.11.1, :5415-5424 at v0.19.0, :6205-6214 at v0.28.0, so its graph holds no lookup) or with LoRA
+    (its embedding wrapper not read).
+
+    On pipeline stages (session 71, F2) the first stage's copy: only its compiled forward embeds the ids (a later
+    stage takes the intermediate tensors: `if get_pp_group().is_first_rank`, gemma4.py:1293 at v0.21.0, the same in
+    llama.py:403 / qwen2.py:396), each stage compiles in its own `profile_run` inside `memory_profiling`
+    (v1/worker/gpu_worker.py:388-392 at v0.21.0), and vLLM gives every worker the least stage's blocks
+    (kv_cache_utils.py:2035-2048 at v0.21.0), so stage 0's peak, the larger of the copy and its count, is the one
+    that binds where the copy is the larger. kvtop plans one activation figure for every stage (the last stage's
+    sampler in it), so the copy stands as the launch's: the figure of the stage that binds."""
     model = inputs.model
-    if model is None or runs_v2(inputs.version, model, inputs.settings) or inputs.layout.pp > 1 or lora(inputs):
+    if model is None or runs_v2(inputs.version, model, inputs.settings) or lora(inputs):
         return None
     if not compiles(inputs.version, inputs.gpu_name, inputs.settings) or not benchmarks_combo_kernels(inputs):
         return None
@@ -184,8 +191,10 @@ def with_v1_compile_copy(activation: TermEstimate, inputs: CalibrationInputs) ->
         return activation
     lift = copy - activation.bytes
     if inputs.compile_cache_cold:
+        staged = f"; {V1_COPY_STAGED}" if inputs.layout.pp > 1 else ""
         return activation.model_copy(update={
-            "bytes": copy, "basis": f"{activation.basis}; {V1_COPY} ({gib(copy)}, above the counted {gib(activation.bytes)})",
+            "bytes": copy,
+            "basis": f"{activation.basis}; {V1_COPY} ({gib(copy)}, above the counted {gib(activation.bytes)}){staged}",
         })  # fmt: skip
     return activation.model_copy(update={
         "error_bytes": activation.error_bytes + lift,
@@ -211,6 +220,11 @@ V1_COPY = (
     "torch.compile's cache said cold: the compile's combo-kernel benchmark holds one random copy of the rank's "
     "embedding table inside the profile's torch peak (compile_benchmark.py; combo kernels and their benchmark vLLM's "
     "default from v0.11.1, config/compilation.py:659-667 at v0.11.1), the larger of it and the count taken"
+)
+
+V1_COPY_STAGED = (
+    "on pipeline stages the first stage's copy: only its compiled forward embeds the ids (gemma4.py:1293, "
+    "llama.py:403 at v0.21.0) and vLLM gives every stage the least stage's blocks (kv_cache_utils.py:2035-2048)"
 )
 
 V1_COPY_UNSAID = (
