@@ -70,7 +70,7 @@ class KvStorage(BaseModel):
     fp4_dequant_workspace: bool = False  # one shared FP8 dequant row per token (MHA/GQA only)
     ds_mla_on_fp8_dsa: bool = False  # FP8 KV on a DSA model stores the 656 B `fp8_ds_mla` latent
     raw_fp8_dsa_family: CapabilityFamily = NO_GPU  # … except on these GPUs: the raw 576 B latent (trtllm)
-    # classes whose KV-shared layers the pool still sizes, as full layers (SGLang's Gemma-3n)
+    # classes whose KV-shared layers the pool still sizes, each in its own kind's pool (SGLang's Gemma-3n and Gemma-4)
     shared_layers_keep_kv: frozenset[str] = frozenset()
     # … only on these GPUs (by compute-capability major), where it is the `fp8_ds_mla` format (vLLM: Hopper, SM90)
     fp8_dsa_ds_mla_family: CapabilityFamily = NO_GPU
@@ -397,10 +397,10 @@ def kv_book(
     # where the model says so (IQuest-LoopCoder: ModelSpec.later_passes_slide)
     passes = range(1 if model.later_passes_slide else model.kv_passes)
     later = range(model.kv_passes - 1 if model.later_passes_slide else 0)
-    full_kinds = (LayerKind.FULL, LayerKind.SHARED) if model.architecture in storage.shared_layers_keep_kv else (LayerKind.FULL,)
-    full_layers = [i for _ in passes for i in layers if model.layer_attention[i] in full_kinds]
-    sliding_layers = [i for _ in passes for i in layers if model.layer_attention[i] is LayerKind.SLIDING]
-    sliding_layers += [i for _ in later for i in layers if model.layer_attention[i] in full_kinds]
+    kinds = pooled_kinds(model, storage)
+    full_layers = [i for _ in passes for i in layers if kinds[i] is LayerKind.FULL]
+    sliding_layers = [i for _ in passes for i in layers if kinds[i] is LayerKind.SLIDING]
+    sliding_layers += [i for _ in later for i in layers if kinds[i] is LayerKind.FULL]
     no_op = [i for i in layers if model.layer_attention[i] is LayerKind.NONE and not model.has_state(i)]
     plain = not any(model.layer_attention[i] is LayerKind.SLIDING or model.has_state(i) for i in layers)
     held_no_op = len(no_op) if storage.pool_holds_no_op_layers and plain and full_layers else 0
@@ -445,6 +445,16 @@ def kv_book(
         kv_format=fmt, kv_heads_per_rank=heads, pools=tuple(pools), workspace_bytes_per_token=workspace,
         draft_layers=draft_layers if full and not as_layers else 0, target_layers=full,
     )  # fmt: skip
+
+
+def pooled_kinds(model: ModelSpec, storage: KvStorage) -> tuple[LayerKind, ...]:
+    """Each layer's kind as the engine pools it: a KV-shared layer holds no KV, unless the engine pools it anyway
+    (`KvStorage.shared_layers_keep_kv`), in the pool of the kind the config's pattern gives it (`kv_shared_kinds`;
+    full where the model does not say)."""
+    if model.architecture not in storage.shared_layers_keep_kv:
+        return model.layer_attention
+    own = model.kv_shared_kinds or tuple(LayerKind.FULL for _ in model.layer_attention)
+    return tuple(own[i] if kind is LayerKind.SHARED else kind for i, kind in enumerate(model.layer_attention))
 
 
 CROSS_NOT_MODELLED = (

@@ -70,6 +70,10 @@ class ModelSpec(FreshCopyModel):
     mlp_gated: bool = True
     moe: MoeSpec | None = None
     layer_attention: tuple[LayerKind, ...]
+    # per layer, the kind the config's pattern gives it before the KV-shared layers are marked (Gemma-3n/4's
+    # layer_types; empty where no layer shares): an engine that pools the shared layers anyway puts each in its own
+    # kind's pool (`KvStorage.shared_layers_keep_kv`: SGLang's get_hybrid_layer_ids reads layer_types)
+    kv_shared_kinds: tuple[LayerKind, ...] = ()
     layer_mlp: tuple[MlpKind, ...]
     # passes over the weight-tied layers, each keeping KV of its own (Nanbeige num_loops; SGLang 0.5.23
     # num_attention_layers = layers × passes): the KV book counts each attention layer this many times

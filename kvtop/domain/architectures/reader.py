@@ -234,7 +234,9 @@ def read_architecture(
         facts["encoder_layers"] = f.opt(arch.encoder_layers_field)
     facts["mtp_layers"] = next((f.opt(name) for name in arch.mtp_fields if f.get(name) is not None), 0)
     if arch.kv_shared_field is not None:
-        facts["layer_attention"] = _kv_shared(f, arch.kv_shared_field, facts["layer_attention"])
+        own_kinds = facts["layer_attention"]
+        facts["layer_attention"] = _kv_shared(f, arch.kv_shared_field, own_kinds)
+        facts["kv_shared_kinds"] = own_kinds if facts["layer_attention"] != own_kinds else ()
     if arch.kv_shared_field and arch.kv_shared_wide_field and f.flag(arch.kv_shared_wide_field):
         facts["layer_intermediate"] = layer_rules.kv_shared_widths(facts.get("layer_intermediate", ()),
             facts["intermediate_size"], f.opt(arch.kv_shared_field), facts["num_layers"])  # fmt: skip

@@ -78,7 +78,7 @@ class GatedDeltaNetState(StateRule):
     value_heads_field: str = "linear_num_value_heads"
     value_dim_field: str = "linear_value_head_dim"
     kernel_field: str = "linear_conv_kernel_dim"
-    ssm_dtype_field: str | None = None  # Qwen3.5's mamba_ssm_dtype (both engines honour it)
+    ssm_dtype_field: str | None = None  # Qwen3.5's mamba_ssm_dtype (both engines honour it; SGLang from 0.5.9)
     a_log_fp32: bool = True  # False: A_log in the model dtype (vLLM 0.33.0 olmo_gdn_linear_attn.py)
 
     def spec(self, f: Fields) -> StateSpec:

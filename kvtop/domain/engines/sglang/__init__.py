@@ -27,6 +27,7 @@ from kvtop.domain.engines.sglang.pp_layers import kv_layers_of_stage
 from kvtop.domain.engines.sglang.pp_parts import stage_parts
 from kvtop.domain.engines.sglang.pp_split import PP_SPLIT_ERAS
 from kvtop.domain.engines.sglang.releases import CALENDAR, resolve_version
+from kvtop.domain.engines.sglang.ssm_dtype import launch_ssm_dtype_bytes
 from kvtop.domain.engines.sglang.weights_built import built_rows, released_rows
 from kvtop.domain.engines.sglang.weights_classes import class_rows
 from kvtop.domain.engines.sglang.weights_words import WEIGHT_ROW_WORDS
@@ -42,6 +43,10 @@ if TYPE_CHECKING:
     from kvtop.domain.config_override import ConfigOverride
     from kvtop.domain.ledger import Ledger
     from kvtop.domain.refusals import Refusal
+
+
+# Gemma-4's classes (class_releases.py: 0.5.11, Unified 0.5.13), whose KV-shared layers SGLang pools
+GEMMA4_CLASSES = ("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration")
 
 
 class SglangRules(SglangBudget, EngineBase):
@@ -62,8 +67,12 @@ class SglangRules(SglangBudget, EngineBase):
         # (0.5.23 configs/model_config.py num_attention_layers = encoder_layers + 2 × decoder_layers)
         encoder_decoder="one_pool",
         # Gemma-3n's KV-shared layers: 0.5.23's pool sizes every num_hidden_layers layer (no kv-sharing read in
-        # model_config.py; meta-built cell 71,680 B for the class default's 35 layers, not 20)
-        shared_layers_keep_kv=frozenset({"Gemma3nForCausalLM", "Gemma3nForConditionalGeneration"}),
+        # model_config.py; meta-built cell 71,680 B for the class default's 35 layers, not 20). Gemma-4's too, from
+        # its first release: get_hybrid_layer_ids splits the SWA and full pools over every layer of layer_types
+        # (configs/model_config.py:1608-1617 at 0.5.11, :1725-1733 at 0.5.12, :2142-2157 at 0.5.18, :2754-2770 at
+        # 0.5.23; no release read skips a shared layer), each shared layer in its own kind's pool (§6.1: the DGX
+        # Spark's gemma-4-E4B-it, 'swa size: 798276, full size: 997846' in 79.94 GB, 7 full and 35 sliding layers)
+        shared_layers_keep_kv=frozenset({"Gemma3nForCausalLM", "Gemma3nForConditionalGeneration", *GEMMA4_CLASSES}),
     )
     pools_draft_kv = True  # §4.3: the draft reuses the target's max_total_num_tokens
     dcp_splits_kv_heads = True
@@ -96,7 +105,8 @@ class SglangRules(SglangBudget, EngineBase):
     ) -> KvStorage:
         """§6.1.1: from v0.5.10rc0 the trtllm DSA backends (FP8's default on Blackwell) keep the raw latent;
         §10: from v0.5.3 a DSA model's `auto` KV is SGLang's DSA default, never the checkpoint's (dsa.py); a
-        MIXED_PRECISION checkpoint's KV algorithm may come from hf_quant_config.json (kv_checkpoint.py)."""
+        MIXED_PRECISION checkpoint's KV algorithm may come from hf_quant_config.json (kv_checkpoint.py); §4.2: the
+        SSM state's dtype the launch or release names (ssm_dtype.py)."""
         storage = self.kv_storage
         if reads_mixed_quant_file_kv(version):  # §10: a MIXED_PRECISION block without KV → hf_quant_config.json's
             storage = storage.model_copy(update={"reads_mixed_quant_file_kv": True})
@@ -105,6 +115,9 @@ class SglangRules(SglangBudget, EngineBase):
             storage = storage.model_copy(update={"raw_fp8_dsa_family": family})
         if dsa_kv_default_before_checkpoint(version):
             storage = storage.model_copy(update={"dsa_default_before_checkpoint": True})
+        ssm = launch_ssm_dtype_bytes(settings, version)  # §4.2: --mamba-ssm-dtype / SGLANG_MAMBA_SSM_DTYPE (ssm_dtype.py)
+        if ssm is not None:
+            storage = storage.model_copy(update={"launch_ssm_dtype_bytes": ssm})
         return storage
 
     def default_page_size(self, model: ModelSpec, gpu_name: str | None, version: ResolvedVersion) -> int:

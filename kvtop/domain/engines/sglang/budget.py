@@ -68,7 +68,7 @@ from kvtop.domain.engines.sglang.torch_compile import check_torch_compile
 from kvtop.domain.engines.sglang.vision_tp_reduce import vision_tp_reduce_note
 from kvtop.domain.engines.sglang.whole_fraction import WHOLE, whole_fraction_note
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.kv import FP8_KV_FORMATS, KvBook
+from kvtop.domain.kv import FP8_KV_FORMATS, KvBook, KvStorage, pooled_kinds
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import AttentionKind, LayerKind, ModelSpec
@@ -87,6 +87,8 @@ def resolve_max_num_reqs(tokens: int, context: int, requested: int | None, attn_
 
 class SglangBudget:
     """`solve_budget`: the budget of one rank set, from the tightest rank's memory (docs/engines/sglang.md §4, §6, §7)."""
+
+    kv_storage: KvStorage  # the engine's (SglangRules): which layers its pools count
 
     def solve_budget(self, inputs: EngineInputs) -> EngineResult:
         m, s, lay, kv, meas = inputs.model, inputs.settings, inputs.layout, inputs.kv, inputs.measured
@@ -307,8 +309,9 @@ class SglangBudget:
             if whole:
                 full_pool = kv.pool("full")
                 stage_full = full_pool.layers if full_pool is not None else 0
-                full_part += swa_pool.bytes_per_layer_token * (len(m.layers_of(LayerKind.FULL)) - stage_full)
-                swa_part += swa_pool.bytes_per_layer_token * (len(m.layers_of(LayerKind.SLIDING)) - swa_pool.layers)
+                kinds = pooled_kinds(m, self.kv_storage)  # Gemma-4's KV-shared layers are pooled (kv.py)
+                full_part += swa_pool.bytes_per_layer_token * (kinds.count(LayerKind.FULL) - stage_full)
+                swa_part += swa_pool.bytes_per_layer_token * (kinds.count(LayerKind.SLIDING) - swa_pool.layers)
             cell_f = full_part + ratio * swa_part
             full = round_down(int(budget // cell_f), page) if budget > 0 else 0
             swa = round_down(int(full * ratio), page)

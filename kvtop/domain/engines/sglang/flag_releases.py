@@ -43,6 +43,9 @@ READ: Mapping[str, FlagRow] = {
     # mamba_slots.py reads both (moved from flags_unmodelled_late.py, their rows as generated from the wheels)
     "--mamba-full-memory-ratio": FlagRow("0.5.4", None, "srt/arg_groups/fields/schedule.py:220 (v0.5.23)"),
     "--max-mamba-cache-size": FlagRow("0.5.2", None, "srt/arg_groups/fields/schedule.py:216 (v0.5.23)"),
+    # ssm_dtype.py reads it (moved from flags_unmodelled_late.py; none at 0.5.1.post3)
+    "--mamba-ssm-dtype": FlagRow("0.5.2", None, "srt/server_args.py:1732-1737 (v0.5.2); "
+                                 f"{_EXEC}:490 (v0.5.23)"),
     "--enable-piecewise-cuda-graph": FlagRow("0.5.4", "0.5.13", "srt/server_args.py:2976 (v0.5.4) … :6665 (v0.5.13); "
                                              "none at v0.5.3.post1 or v0.5.14"),
 }  # fmt: skip

@@ -31,6 +31,8 @@ from kvtop.domain.engines.sglang.prefill_graphs_off import PREFILL
 from kvtop.domain.engines.sglang.prefill_graphs_optin import ENABLE_FLAG as PCG_ENABLE_FLAG
 from kvtop.domain.engines.sglang.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.engines.sglang.span import NODE_FLAGS
+from kvtop.domain.engines.sglang.ssm_dtype import ENV as SSM_DTYPE_ENV
+from kvtop.domain.engines.sglang.ssm_dtype import FLAG as SSM_DTYPE_FLAG
 from kvtop.domain.engines.sglang.torch_compile import FLAG as TORCH_COMPILE_FLAG
 from kvtop.domain.engines.sglang.vocab_launch import DP_HEAD_FLAG, EMBED_ENV
 from kvtop.domain.engines.versions import ResolvedVersion
@@ -140,6 +142,7 @@ class SglangFlags:
     # and `--disable-chunked-prefix-cache` (chunked_prefix.py: what SGLang sets itself without MLA; refused with MLA)
     # and `--disable-overlap-schedule` (eras.mamba_ratio: a hybrid Mamba model's slots per request; nothing else sized)
     # and `--mamba-full-memory-ratio`, `--max-mamba-cache-size` (mamba_slots.py: a hybrid's state share and slots)
+    # and `--mamba-ssm-dtype` (ssm_dtype.py: the SSM state's bytes)
     # and `--json-model-override-args` (model_override.py: merged into the config before kvtop reads it)
     # and `--cuda-graph-backend-prefill disabled` / `--disable-prefill-cuda-graph` (prefill_graphs_off.py: no prefill
     # graphs in the reserve; the other backends refused by name)
@@ -150,12 +153,13 @@ class SglangFlags:
                                                 OVERLAP_OFF_FLAG, OVERRIDE_FLAG, *PREFILL.flags,
                                                 TORCH_COMPILE_FLAG, GRAPH_BS_FLAG, GRAPH_BS_DECODE_FLAG,
                                                 GRAPH_MAX_BS_DECODE_FLAG, *DECODE.flags, DP_HEAD_FLAG,
-                                                MAMBA_RATIO_FLAG, MAMBA_SIZE_FLAG})
+                                                MAMBA_RATIO_FLAG, MAMBA_SIZE_FLAG, SSM_DTYPE_FLAG})
                                      | SPAN_FLAGS | DEPLOYMENT_FLAGS)  # fmt: skip
     # and `--trust-remote-code` (server_args.py, store_true): it lets the config's own code load, no memory of its own
     passthrough: frozenset[str] = read_by_rules | {"--trust-remote-code"} | NEUTRAL_SPELLINGS
-    # vocab_launch.py: the embedding whole on every rank; long_context.py: a --context-length above the positions starts
-    env_read: frozenset[str] = frozenset({EMBED_ENV, OVERWRITE_ENV})
+    # vocab_launch.py: the embedding whole on every rank; long_context.py: a --context-length above the positions starts;
+    # ssm_dtype.py: the SSM state's dtype (from 0.5.9)
+    env_read: frozenset[str] = frozenset({EMBED_ENV, OVERWRITE_ENV, SSM_DTYPE_ENV})
     release_images: frozenset[str] = frozenset()  # no container image whose tag kvtop reads as the release
     # of the pass-through flags, those that change nothing kvtop sizes, by kind (flags_neutral.NEUTRAL_GROUPS; read by
     # kvtop.domain.neutral_flags, listed by `--list-neutral-flags sglang`)

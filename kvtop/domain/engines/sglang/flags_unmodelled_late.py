@@ -82,7 +82,6 @@ LATE: Mapping[str, FlagRow] = {
     "--mamba-max-states-per-path": FlagRow("0.5.17", None, "srt/arg_groups/fields/exec_.py:497 (v0.5.23)"),
     "--mamba-radix-cache-strategy": FlagRow("0.5.14", None, "srt/arg_groups/fields/exec_.py:512 (v0.5.23)"),
     "--mamba-scheduler-strategy": FlagRow("0.5.7", "0.5.19", "srt/server_args.py:3919 (v0.5.19)"),
-    "--mamba-ssm-dtype": FlagRow("0.5.2", None, "srt/arg_groups/fields/exec_.py:490 (v0.5.23)"),
     "--mamba-track-interval": FlagRow("0.5.7", None, "srt/arg_groups/fields/exec_.py:530 (v0.5.23)"),
     "--max-ep-size": FlagRow("0.5.16", None, "srt/arg_groups/fields/parallel.py:311 (v0.5.23)"),
     "--max-loaded-loras": FlagRow("0.4.10.post2", None, "srt/arg_groups/fields/lora.py:62 (v0.5.23)"),
