@@ -12,6 +12,7 @@ from kvtop.commands.render_notes import plan_notes
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.doc_refs import qualified
+from kvtop.domain.engine_launch import yaml_lines
 from kvtop.domain.engines.budget_step import BudgetStep
 from kvtop.domain.engines.measured_reads import MeasuredNotRead
 from kvtop.domain.engines.registry import display_name
@@ -90,13 +91,39 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "config_nominal_defaults": [d.said for d in ledger.model.nominal_defaults],
         "config_format": ledger.model.config_format or None, "read_from": list(ledger.model.read_from),
         "unchecked_class": unchecked_json(ledger.model.unchecked_class),
-        "engine_flags": ledger.settings.to_flags(),
+        # the launch as the engine takes it: its own options (TensorRT-LLM: trtllm-serve's), and where those are not the
+        # whole of it the config file the line names and the build's flags (`engine_config`, null for the others)
+        "engine_flags": list(ledger.settings.engine_launch().line),
+        "engine_config": engine_config_json(ledger.settings),
         # the launch's flags kvtop did not read (a script sees what the stderr note says)
         "flags_not_read": flags_not_read_json(ledger.settings, e.inputs_not_read),
         "deployment": deployment_json(ledger),
         "request_capacity": _request_json(ledger.request_capacity),
         "ranks": [rank_json(rank) for rank in ledger.ranks],
     }  # fmt: skip
+
+
+def engine_config_json(settings: LaunchSettings) -> dict[str, Any] | None:
+    """`{option, file, yaml, build_flags, build}`: the file the line names (its body as nested JSON) and the build step's
+    flags, where the engine's line is not the whole launch (TensorRT-LLM); None where it is."""
+    launch = settings.engine_launch()
+    if not launch.config and not launch.build:
+        return None
+    return {"option": launch.config_option, "file": launch.config_file, "yaml": dict(launch.config),
+            "build_flags": list(launch.build), "build": launch.build_said or None}  # fmt: skip
+
+
+def engine_launch_lines(settings: LaunchSettings) -> list[str]:
+    """'engine flags: …' (the engine's own options, as a shell pastes them), then the config file the line names,
+    written out, and the build's flags apart (TensorRT-LLM's YAML and trtllm-build; none for the other engines)."""
+    launch = settings.engine_launch()  # pasted into a shell: a JSON value quoted whole, broken only between flags
+    lines = [shell_prose("engine flags: ", launch.line)] if launch.line else []
+    if launch.config:
+        lines.append(f"  {launch.config_file} (the file {launch.config_option} names; write it beside the line):")
+        lines += [f"    {line}" for line in yaml_lines(launch.config)]
+    if launch.build:
+        lines.append(shell_prose(f"  build flags ({launch.build_said}): ", launch.build))
+    return lines
 
 
 def flags_not_read_json(settings: LaunchSettings, unread: tuple[MeasuredNotRead, ...] = ()) -> list[dict[str, Any]]:
@@ -285,9 +312,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
     lines += capacity if capacity is not None else capacity_lines(ledger)
     for note in plan_notes(ledger):
         lines.append(prose("note: ", note))
-    flags = ledger.settings.to_flags()  # pasted into a shell: a JSON value quoted whole, broken only between flags
-    if flags:
-        lines.append(shell_prose("engine flags: ", flags))
+    lines += engine_launch_lines(ledger.settings)
     neutral = memory_neutral_flags(ledger.settings)  # seen and ignored: named, never their values (an API key)
     if neutral:
         lines.append(f"  no effect on memory (accepted, not modelled): {' '.join(neutral)}")
