@@ -96,19 +96,20 @@ def test_ddps_lab_yaml_comes_back_as_its_yaml(capsys, tmp_path) -> None:
     assert again["notes"] == typed["notes"]  # graphs off and the transceiver named alike
 
 
-def test_the_text_plan_prints_the_yaml_and_the_build_flags_apart(capsys) -> None:
-    """A TensorRT engine (0.8.0, before trtllm-serve): --qformat and --max_input_len are quantize.py's and
-    trtllm-build's, --use_gpt_attention_plugin build.py's; none is on serve's line."""
+def test_a_tensorrt_engine_s_build_flags_are_said_apart(capsys) -> None:
+    """A TensorRT engine (0.8.0): --qformat is quantize.py's, --tokens_per_block and --max_input_len trtllm-build's,
+    --use_gpt_attention_plugin build.py's; none is serve's, and the engine holds its block size (no YAML to write)."""
     args = ["plan", "--no-calibration-store", "--model", LLAMA, "--engine", "trtllm", "--engine-version", "0.8.0",
             "--gpu", "H100", "--backend", "tensorrt", "--max_batch_size", "8", "--max_input_len", "2048",
-            "--kv_cache_config.tokens_per_block", "128", "--use_gpt_attention_plugin", "--dp", "1"]  # fmt: skip
+            "--kv_cache_config.tokens_per_block", "128", "--use_gpt_attention_plugin", "--qformat", "fp8"]  # fmt: skip
     assert main(args) == 0
-    out = capsys.readouterr().out
-    line = next(text for text in out.splitlines() if text.startswith("engine flags:"))
-    assert line == "engine flags: --backend tensorrt --max_batch_size 8 --extra_llm_api_options extra_llm_api_options.yaml"
-    assert "    kv_cache_config:\n      tokens_per_block: 128\n" in out
-    assert "build flags (the TensorRT engine's build (quantize.py --qformat; trtllm-build the rest), not " in out
-    assert "--max_input_len 2048 --use_gpt_attention_plugin" in out
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, text in enumerate(lines) if text.startswith("engine flags:"))
+    assert lines[at] == "engine flags: --backend tensorrt --max_batch_size 8"
+    build = " ".join(text.strip().rstrip("\\") for text in lines[at + 1 :])
+    assert build.startswith("build flags (the TensorRT engine's build: quantize.py --qformat / --kv_cache_dtype, ")
+    assert build.split("not serve's): ")[1].split() == ["--qformat", "fp8", "--max_input_len", "2048",
+                                                        "--tokens_per_block", "128", "--use_gpt_attention_plugin"]  # fmt: skip
 
 
 def test_attention_dp_is_the_yaml_s_switch_not_kvtop_s_dp(capsys) -> None:
@@ -146,3 +147,20 @@ def test_a_bad_overlap_word_in_the_yaml_names_the_file(capsys, tmp_path) -> None
     assert main(args) != 0
     err = capsys.readouterr().err
     assert "--disable_overlap_scheduler" in err and "bad.yaml" in err and "'maybe'" in err
+
+
+def test_the_planner_copies_serve_s_line_and_says_the_yaml_beside_it() -> None:
+    """`c` copies `engine_flag_list`: serve's options only; the status writes the YAML it names on one line."""
+    from kvtop.domain.launch import LaunchSettings
+    from kvtop.ui.planning import engine_flag_list, launch_beside
+
+    settings = LaunchSettings(engine="trtllm", model="openai/gpt-oss-120b", backend="pytorch", kv_cache_dtype="fp8",
+                              free_gpu_memory_fraction=0.8, flags={"moe_config.backend": "TRTLLM"})  # fmt: skip
+    copied = engine_flag_list(settings, with_model=True, launch=None)
+    assert copied == ["openai/gpt-oss-120b", "--backend", "pytorch", "--extra_llm_api_options",
+                      "extra_llm_api_options.yaml"]  # fmt: skip
+    assert launch_beside(settings) == (
+        "extra_llm_api_options.yaml (not copied; write it before the line runs): "
+        "{kv_cache_config: {dtype: fp8, free_gpu_memory_fraction: 0.8}, moe_config: {backend: TRTLLM}}"
+    )
+    assert launch_beside(settings.model_copy(update={"engine": "vllm", "flags": {}})) == ""

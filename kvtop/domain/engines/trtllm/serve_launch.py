@@ -18,6 +18,7 @@ from kvtop.domain.engines.trtllm.cuda_graphs import GRAPHS_KEY, NULL_WORDS
 from kvtop.domain.engines.trtllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.trtllm.engine_build import EMBEDDING_SHARING_FLAG, OLD_BUILDER_FLAGS
 from kvtop.domain.engines.trtllm.overlap_scheduler import OLD_OVERLAP_ON_KEY, OVERLAP_OFF_KEY, flag_bool
+from kvtop.domain.engines.versions import parse_release
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.launch_vocabulary import written_flags
 
@@ -43,7 +44,7 @@ SERVE_OPTIONS_2026 = frozenset({
 })  # fmt: skip
 CONFIG_OPTION = "--extra_llm_api_options"
 CONFIG_FILE = "extra_llm_api_options.yaml"
-BUILD_SAID = "the TensorRT engine's build (quantize.py --qformat; trtllm-build the rest), not trtllm-serve's"
+BUILD_SAID = "the TensorRT engine's build: quantize.py --qformat / --kv_cache_dtype, trtllm-build the rest; not serve's"
 
 # the modelled fields serve's options set (field -> option), in the order the line writes them
 _LINE: Mapping[str, str] = {
@@ -59,6 +60,10 @@ _YAML_FIELDS: Mapping[str, str] = {
     "enable_dp_attention": "enable_attention_dp", "cuda_graph_max_bs": "cuda_graph_config.max_batch_size",
 }  # fmt: skip
 _BUILD_FIELDS: Mapping[str, str] = {"quantization": "--qformat", "max_input_len": "--max_input_len"}
+# a TensorRT engine's KV dtype and block size are built in (quantize.py `--kv_cache_dtype`, trtllm-build
+# `--tokens_per_block`; eras.ENGINE_TOKENS_PER_BLOCK_ERAS): said with the build where the backend is TensorRT
+_ENGINE_BUILT: Mapping[str, str] = {"kv_cache_dtype": "--kv_cache_dtype", "page_size": "--tokens_per_block"}
+_PYTORCH_DEFAULT_SINCE = "1.0.0rc0"  # eras.DEFAULT_BACKEND_ERAS: `--backend` unset serves a TensorRT engine before 1.0
 BUILD_FLAGS = frozenset(f"--{name}" for name in (*OLD_BUILDER_FLAGS, EMBEDDING_SHARING_FLAG))
 # the read keys (kept in `flags` by their dotted path) that go in the YAML, and how each value is typed there
 YAML_KEYS = frozenset({
@@ -96,12 +101,24 @@ def _yaml_value(key: str, raw: object) -> object:
     return text
 
 
+def tensorrt_engine(settings: LaunchSettings) -> bool:
+    """Whether the launch serves a built TensorRT engine: `--backend tensorrt` / `trt`, or unset before 1.0 (at a stated
+    release; unstated is the latest, whose default is the PyTorch backend)."""
+    if settings.backend is not None:
+        return settings.backend in ("tensorrt", "trt")
+    release, since = parse_release(settings.engine_version), parse_release(_PYTORCH_DEFAULT_SINCE)
+    return release is not None and since is not None and release < since
+
+
 def yaml_body(settings: LaunchSettings) -> dict[str, object]:
     """The --extra_llm_api_options body: the modelled fields only the YAML sets, the read keys the launch set (a
     switch written true, or left out where false), and the fraction beside any kv_cache_config key (before PR #9262 a
     YAML kv_cache_config replaced the line's whole KvCacheConfig, its fraction back at 0.9)."""
     body: dict[str, object] = {}
+    built = tensorrt_engine(settings)
     for field, key in _YAML_FIELDS.items():
+        if built and field in _ENGINE_BUILT:
+            continue
         value = getattr(settings, field)
         if value is None or value is False or (field == "kv_cache_dtype" and value == "auto"):
             continue
@@ -133,7 +150,7 @@ def serve_launch(settings: LaunchSettings) -> EngineLaunch:
             line += [f"--{key}"] if raw is True else [f"--{key}", str(raw)]
     if body:
         line += [CONFIG_OPTION, CONFIG_FILE]
-    build = written_flags(settings, _BUILD_FIELDS)
+    build = written_flags(settings, {**_BUILD_FIELDS, **(_ENGINE_BUILT if tensorrt_engine(settings) else {})})
     for flag in sorted(BUILD_FLAGS):
         raw = settings.flags.get(flag[2:])
         if raw is not None and raw is not False:
