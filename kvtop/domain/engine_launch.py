@@ -14,6 +14,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from kvtop.domain.secret_text import redact_text
+
 # a YAML scalar written bare (no quotes): a name, a path, a dotted word; quoted where YAML would read it as another type
 _PLAIN = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./-]*$")
 _YAML_WORDS = frozenset({"true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"})
@@ -75,3 +77,10 @@ def flat_paths(body: Mapping[str, object], prefix: str = "") -> frozenset[str]:
         else:
             paths.add(f"{prefix}{key}")
     return frozenset(paths)
+
+
+def redacted_body(body: Mapping[str, object]) -> dict[str, object]:
+    """The body with each text value redacted as free text (a path's `user:pass@`, a key of a known shape): every
+    surface prints or copies it, as it does the line."""
+    return {key: redacted_body(value) if isinstance(value, Mapping) else redact_text(value) if isinstance(value, str)
+            else value for key, value in body.items()}  # fmt: skip

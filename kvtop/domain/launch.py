@@ -18,7 +18,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from kvtop.domain.engine_launch import EngineLaunch
+from kvtop.domain.engine_launch import EngineLaunch, redacted_body
 from kvtop.domain.engines.catalogue import ENGINE_IDS, EngineId, display_name, engine_module
 from kvtop.domain.engines.versions import LATEST, ReleaseNames
 from kvtop.domain.errors import InputError, UnknownFlagError
@@ -260,11 +260,11 @@ class LaunchSettings(BaseModel):
     def engine_launch(self) -> EngineLaunch:
         """The launch to copy and paste as the engine takes it: `to_flags()` where that line is the engine's own
         (vLLM, SGLang, LMDeploy, llama.cpp), else the engine's parts (TensorRT-LLM: trtllm-serve's options, the
-        --extra_llm_api_options YAML beside them, a TensorRT engine's build flags apart). The line is redacted."""
+        --extra_llm_api_options YAML beside them, a TensorRT engine's build flags apart), each redacted."""
         parts = engine_flags(self.engine).launch_parts(self)
         if parts is None:
             return EngineLaunch(line=tuple(self.to_flags()))
-        return EngineLaunch(line=tuple(redact_argv(list(parts.line))), config=parts.config,
+        return EngineLaunch(line=tuple(redact_argv(list(parts.line))), config=redacted_body(parts.config),
                             config_option=parts.config_option, config_file=parts.config_file,
                             build=tuple(redact_argv(list(parts.build))), build_said=parts.build_said)  # fmt: skip
 

@@ -164,3 +164,13 @@ def test_the_planner_copies_serve_s_line_and_says_the_yaml_beside_it() -> None:
         "{kv_cache_config: {dtype: fp8, free_gpu_memory_fraction: 0.8}, moe_config: {backend: TRTLLM}}"
     )
     assert launch_beside(settings.model_copy(update={"engine": "vllm", "flags": {}})) == ""
+
+
+def test_the_yaml_s_text_values_are_redacted_as_the_line_is() -> None:
+    """A speculative model's `s3://user:pass@` path is written to the YAML body masked, as the line masks it."""
+    from kvtop.domain.launch import LaunchSettings
+
+    settings = LaunchSettings(engine="trtllm", flags={"speculative_config.decoding_type": "Eagle",
+                                                      "speculative_config.speculative_model_dir": "s3://bob:hunter2@b/m"})  # fmt: skip
+    config = settings.engine_launch().config
+    assert config == {"speculative_config": {"decoding_type": "Eagle", "speculative_model_dir": "s3://***@b/m"}}
