@@ -6,13 +6,13 @@ import shlex
 from typing import Any
 
 from kvtop.commands.columns import column_rows
-from kvtop.commands.output import prose, shell_prose
+from kvtop.commands.output import prose
 from kvtop.commands.render_deployment import deployment_json, deployment_lines, term_json
+from kvtop.commands.render_launch import engine_config_json, engine_launch_lines
 from kvtop.commands.render_notes import plan_notes
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.doc_refs import qualified
-from kvtop.domain.engine_launch import yaml_lines
 from kvtop.domain.engines.budget_step import BudgetStep
 from kvtop.domain.engines.measured_reads import MeasuredNotRead
 from kvtop.domain.engines.registry import display_name
@@ -101,29 +101,6 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "request_capacity": _request_json(ledger.request_capacity),
         "ranks": [rank_json(rank) for rank in ledger.ranks],
     }  # fmt: skip
-
-
-def engine_config_json(settings: LaunchSettings) -> dict[str, Any] | None:
-    """`{option, file, yaml, build_flags, build}`: the file the line names (its body as nested JSON) and the build step's
-    flags, where the engine's line is not the whole launch (TensorRT-LLM); None where it is."""
-    launch = settings.engine_launch()
-    if not launch.config and not launch.build:
-        return None
-    return {"option": launch.config_option, "file": launch.config_file, "yaml": dict(launch.config),
-            "build_flags": list(launch.build), "build": launch.build_said or None}  # fmt: skip
-
-
-def engine_launch_lines(settings: LaunchSettings) -> list[str]:
-    """'engine flags: …' (the engine's own options, as a shell pastes them), then the config file the line names,
-    written out, and the build's flags apart (TensorRT-LLM's YAML and trtllm-build; none for the other engines)."""
-    launch = settings.engine_launch()  # pasted into a shell: a JSON value quoted whole, broken only between flags
-    lines = [shell_prose("engine flags: ", launch.line)] if launch.line else []
-    if launch.config:
-        lines.append(f"  {launch.config_file} (the file {launch.config_option} names; write it beside the line):")
-        lines += [f"    {line}" for line in yaml_lines(launch.config)]
-    if launch.build:
-        lines.append(shell_prose(f"  build flags ({launch.build_said}): ", launch.build))
-    return lines
 
 
 def flags_not_read_json(settings: LaunchSettings, unread: tuple[MeasuredNotRead, ...] = ()) -> list[dict[str, Any]]:
