@@ -81,7 +81,11 @@ def _wrapped(title: str, items: list[str], width: int = 104) -> list[str]:
 
 def engine_flags_help() -> str:
     """The engine flags of every engine kvtop models, as each engine's package spells them."""
-    lines = ["engine flags (each engine's own spelling; kvtop's apply to every engine):"]
+    # TensorRT-LLM's dotted names (`--kv_cache_config.dtype`) are its --extra_llm_api_options YAML's keys as kvtop
+    # reads them, not trtllm-serve options: the plan's copied launch puts them back in a YAML (serve_launch.py)
+    lines = ["engine flags (each engine's spelling as kvtop reads it; TensorRT-LLM's --<section>.<key> are its",
+             "YAML's keys, which the plan's copied launch writes in an --extra_llm_api_options file; kvtop's apply",
+             "to every engine):"]  # fmt: skip
     lines += _wrapped("kvtop", _listing(KVTOP_SPELLINGS, (), {}))
     for engine in ENGINE_IDS:
         flags = engine_flags(engine)

@@ -6,8 +6,9 @@ import shlex
 from typing import Any
 
 from kvtop.commands.columns import column_rows
-from kvtop.commands.output import prose, shell_prose
+from kvtop.commands.output import prose
 from kvtop.commands.render_deployment import deployment_json, deployment_lines, term_json
+from kvtop.commands.render_launch import engine_config_json, engine_launch_lines
 from kvtop.commands.render_notes import plan_notes
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
 from kvtop.domain.calibration.terms import TermEstimate
@@ -90,7 +91,10 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "config_nominal_defaults": [d.said for d in ledger.model.nominal_defaults],
         "config_format": ledger.model.config_format or None, "read_from": list(ledger.model.read_from),
         "unchecked_class": unchecked_json(ledger.model.unchecked_class),
-        "engine_flags": ledger.settings.to_flags(),
+        # the launch as the engine takes it: its own options (TensorRT-LLM: trtllm-serve's), and where those are not the
+        # whole of it the config file the line names and the build's flags (`engine_config`, null for the others)
+        "engine_flags": list(ledger.settings.engine_launch().line),
+        "engine_config": engine_config_json(ledger.settings),
         # the launch's flags kvtop did not read (a script sees what the stderr note says)
         "flags_not_read": flags_not_read_json(ledger.settings, e.inputs_not_read),
         "deployment": deployment_json(ledger),
@@ -285,9 +289,7 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
     lines += capacity if capacity is not None else capacity_lines(ledger)
     for note in plan_notes(ledger):
         lines.append(prose("note: ", note))
-    flags = ledger.settings.to_flags()  # pasted into a shell: a JSON value quoted whole, broken only between flags
-    if flags:
-        lines.append(shell_prose("engine flags: ", flags))
+    lines += engine_launch_lines(ledger.settings)
     neutral = memory_neutral_flags(ledger.settings)  # seen and ignored: named, never their values (an API key)
     if neutral:
         lines.append(f"  no effect on memory (accepted, not modelled): {' '.join(neutral)}")

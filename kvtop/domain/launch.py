@@ -18,6 +18,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
+from kvtop.domain.engine_launch import EngineLaunch, redacted_body
 from kvtop.domain.engines.catalogue import ENGINE_IDS, EngineId, display_name, engine_module
 from kvtop.domain.engines.versions import LATEST, ReleaseNames
 from kvtop.domain.errors import InputError, UnknownFlagError
@@ -105,7 +106,11 @@ class EngineFlags(Protocol):
         """Raise InputError when EP/DCP do not fit the ranks the way this engine lays them out."""
 
     def to_flags(self, settings: LaunchSettings) -> list[str]:
-        """The settings as this engine's flags, for copy and paste."""
+        """The settings as kvtop spells them for this engine (what `kvtop plan … --` reads back)."""
+
+    def launch_parts(self, settings: LaunchSettings) -> EngineLaunch | None:
+        """The launch as the engine takes it where its command line is not the whole of it (TensorRT-LLM: serve's
+        options, the --extra_llm_api_options YAML, the TensorRT engine's build flags); None where `to_flags` is."""
 
     def find_launch(self, argv: Sequence[str]) -> tuple[int, str | None] | None:
         """(index after the entry point, positional model) when argv launches this engine's server."""
@@ -252,8 +257,20 @@ class LaunchSettings(BaseModel):
         `--enable-expert-parallel`), at 1 × 1 too."""
         return self.effective_ep > 1 or self.enable_expert_parallel
 
+    def engine_launch(self) -> EngineLaunch:
+        """The launch to copy and paste as the engine takes it: `to_flags()` where that line is the engine's own
+        (vLLM, SGLang, LMDeploy, llama.cpp), else the engine's parts (TensorRT-LLM: trtllm-serve's options, the
+        --extra_llm_api_options YAML beside them, a TensorRT engine's build flags apart), each redacted."""
+        parts = engine_flags(self.engine).launch_parts(self)
+        if parts is None:
+            return EngineLaunch(line=tuple(self.to_flags()))
+        return EngineLaunch(line=tuple(redact_argv(list(parts.line))), config=redacted_body(parts.config),
+                            config_option=parts.config_option, config_file=parts.config_file,
+                            build=tuple(redact_argv(list(parts.build))), build_said=parts.build_said)  # fmt: skip
+
     def to_flags(self) -> list[str]:
-        """The settings as the engine's own flags, for copy and paste: its modelled settings, then the
+        """The settings as kvtop spells them for the engine, which `kvtop plan … --` reads back (for every engine but
+        TensorRT-LLM the engine's own flags too; `engine_launch` is what the engine takes): its modelled settings, then the
         deployment flags it keeps verbatim (a draft, LoRA, host KV: kvtop.domain.deployment) and its node count.
         Redacted (`redact_argv`): every surface prints or copies these, and a value kept verbatim may hold a key (a
         `--kv-transfer-config` JSON's `api_key`, an `s3://user:pass@` path); a JSON value stays JSON (`"***"`)."""

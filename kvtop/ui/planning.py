@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from kvtop.domain.calibration.estimate import CapacityPlan, calibrated_ledger, planned_capacity
 from kvtop.domain.calibration.node import NodeMeasure
 from kvtop.domain.deployment import DeploymentSetup, HostKvRequest
+from kvtop.domain.engine_launch import yaml_flow
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import EngineId, display_name, engine_rules
 from kvtop.domain.engines.registry import engine_flags as engine_flags_of
@@ -318,10 +319,22 @@ def engine_flag_list(settings: LaunchSettings, *, with_model: bool, launch: Node
     if launch is not None and launch.unread_flags:
         kept = {key: value for key, value in settings.flags.items() if f"--{key}" not in launch.unread_flags}
         settings = settings.model_copy(update={"flags": kept})
-    flags = settings.to_flags()
+    flags = list(settings.engine_launch().line)  # the engine's own options (TensorRT-LLM: trtllm-serve's alone)
     if with_model and settings.model:
         flags = [*model_args(settings.engine, settings.model), *flags]
     return flags
+
+
+def launch_beside(settings: LaunchSettings) -> str:
+    """What the copied line needs beside it and `c` does not copy: the config file it names, on one line
+    (TensorRT-LLM's `extra_llm_api_options.yaml: {kv_cache_config: {dtype: fp8}}`), and the build step's flags; ''
+    where the line is the whole launch (vLLM, SGLang, LMDeploy, llama.cpp)."""
+    launch = settings.engine_launch()
+    said = [f"{launch.config_file} (not copied; write it before the line runs): {yaml_flow(launch.config)}"]
+    said = said if launch.config else []
+    if launch.build:
+        said.append(f"build flags ({launch.build_said}): {shlex.join(launch.build)}")
+    return " · ".join(said)
 
 
 def engine_flags(settings: LaunchSettings, *, with_model: bool, launch: NodeLaunch | None) -> str:

@@ -16,7 +16,7 @@ from kvtop.domain.refusals import Refusal
 from kvtop.domain.wording import flags_said
 from kvtop.ui.plan_errors import field_of_flag
 from kvtop.ui.plan_nodes import copied_words
-from kvtop.ui.planning import PlanOutcome, engine_flags
+from kvtop.ui.planning import PlanOutcome, engine_flags, launch_beside
 from kvtop.ui.screens.planner_lines import edit_notes, errors_text
 from kvtop.ui.widgets.plan_result import reserve_short, shortfall
 
@@ -93,9 +93,11 @@ def flags_line(outcome: PlanOutcome, problems: EditProblems, live: LaunchSetting
         why = problems.too_large or (f"{display_name(live.engine)} refuses them" if problems.refused
                                      else "the host cannot hold its KV tier")  # fmt: skip
         return Content.styled(f"engine flags (not copyable, {why}): {shown}", "$error")
+    beside = launch_beside(settings)
     return Content.assemble(
         ("engine flags: ", "bold"),
         flags_said(shown),
+        (f"\n{beside}" if beside else "", "$text-muted"),
         (f"\n{node.said}" if node else "", "$text-muted"),
         (f" · c copies {words}" if node is not None and (words := copied_words(node)) else "", "$text-muted"),
     )

@@ -1,80 +1,20 @@
-"""TensorRT-LLM's launch keys that kvtop's rules read are written back on the plan's "engine flags:" line (#27, session
-71), as vLLM's scheduler switches and SGLang's read flags are.
-
-The line wrote only the settings it models as fields, so a key a rule reads from the flags or the
---extra_llm_api_options YAML (`moe_config.backend`, `cuda_graph_config`, `disable_overlap_scheduler` …) was dropped
-and the copied line planned another launch. zufayu/ClaudeSkillsE2EPerf's gpt-oss-120b start on a B200 (1.3.0rc10,
-corpus record below) runs `moe_config.backend: TRTLLM`, which pads the MXFP4 experts' hidden 2,880 → 3,072 (the
-default CUTLASS pads it to 2,944: quantization.py create_weights, docs/engines/trtllm.md §24): its line lost the key
-and planned CUTLASS's larger pool. Expected: the record's own flags, planned, then their line planned again, give the
-first plan's figure, and the key is on the line.
+"""TensorRT-LLM's overlap-scheduler key as kvtop reads it back (#27, session 71); the copied launch itself (serve's
+options, the YAML beside them, planned again through `--cmd`) is tests/engines/trtllm/test_serve_launch.py.
 """
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from kvtop.cli import main
-from tests.data_paths import CONFIGS, DATA
+from tests.data_paths import CONFIGS
 from tests.engines.measured_flags import plan_json
-
-RECORD_ID = "zufayu-e2eperf-gpt-oss-120b-b200-tp1-trtllm-130rc10"
-
-
-def _record(record_id: str) -> dict[str, object]:
-    for line in (DATA / "calibration" / "trtllm.jsonl").read_text().splitlines():
-        record: dict[str, object] = json.loads(line)
-        if record["id"] == record_id:
-            return record
-    raise AssertionError(f"no corpus record {record_id}")
-
-
-def _base(record: dict[str, object]) -> tuple[str, ...]:
-    return ("--model", str(CONFIGS / str(record["config"])), "--engine", "trtllm", "--engine-version",
-            str(record["version"]), "--gpu", str(record["gpu"]))  # fmt: skip
 
 
 def _temporary_pool(plan: dict[str, object]) -> object:
     steps = plan["steps"]
     assert isinstance(steps, list)
     return next(step for step in steps if "temporary pool" in step["label"])
-
-
-def test_a_record_s_copied_line_plans_its_launch(capsys: pytest.CaptureFixture[str]) -> None:
-    record = _record(RECORD_ID)
-    flags = [str(flag) for flag in record["flags"]]  # type: ignore[attr-defined]
-    assert flags[flags.index("--moe_config.backend") + 1] == "TRTLLM"  # the record's own launch
-    typed = plan_json(capsys, _base(record), *flags)
-    line = typed["engine_flags"]
-    assert line[line.index("--moe_config.backend") + 1] == "TRTLLM"  # dropped before session 71
-    assert line[line.index("--cuda_graph_config.max_batch_size") + 1] == "64"  # a field, dropped before too
-    again = plan_json(capsys, _base(record), *line)
-    assert again["token_capacity"] == typed["token_capacity"]
-    # the line before it (the modelled fields only) planned CUTLASS's padding: 2,944 is narrower than 3,072, so the
-    # weights were lighter and the pool larger; the key moves the figure, so dropping it is seen
-    without = [flag for flag in line if flag not in ("--moe_config.backend", "TRTLLM")]
-    assert plan_json(capsys, _base(record), *without)["token_capacity"] > typed["token_capacity"]
-
-
-def test_the_yaml_s_read_keys_come_back_as_flags(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
-    """ddps-lab's YAML form (its `cuda_graph_config: null`, `disable_overlap_scheduler: true`): the YAML's keys are
-    folded into the settings, and the line writes each a rule reads, the null as the word kvtop reads back."""
-    options = tmp_path / "extra.yaml"
-    options.write_text("disable_overlap_scheduler: true\ncuda_graph_config: null\n"
-                       "cache_transceiver_config:\n  backend: NIXL\n  max_tokens_in_buffer: 8192\n"
-                       "kv_cache_config:\n  free_gpu_memory_fraction: 0.85\n  enable_block_reuse: false\n")  # fmt: skip
-    record = _record("ddpslab-disagg-t1-qwen3-4b-l4-trtllm-121")
-    cmd = f"trtllm-serve Qwen/Qwen3-4B --backend pytorch --extra_llm_api_options {options}"
-    typed = plan_json(capsys, _base(record), "--cmd", cmd)
-    line = typed["engine_flags"]
-    assert line[line.index("--cuda_graph_config") + 1] == "null"
-    assert "--disable_overlap_scheduler" in line
-    assert line[line.index("--cache_transceiver_config.max_tokens_in_buffer") + 1] == "8192"
-    again = plan_json(capsys, _base(record), *line)
-    assert again["token_capacity"] == typed["token_capacity"]
-    assert again["notes"] == typed["notes"]  # graphs off and the transceiver named alike
 
 
 def test_overlap_off_typed_false_is_not_set(capsys: pytest.CaptureFixture[str]) -> None:
@@ -99,3 +39,42 @@ def test_overlap_off_not_a_boolean_is_refused_by_name(capsys: pytest.CaptureFixt
             "--engine", "trtllm", "--gpu", "H100", "--backend", "pytorch", "--disable_overlap_scheduler", "maybe")  # fmt: skip
     assert main(list(args)) != 0
     assert "--disable_overlap_scheduler: expected true or false, got 'maybe'" in capsys.readouterr().err
+
+
+_LLAMA_019 = ("--model", str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"), "--engine", "trtllm",
+              "--engine-version", "0.19.0", "--gpu", "H100", "--backend", "pytorch", "--max_batch_size", "4096",
+              "--max_num_tokens", "23552", "--max_seq_len", "160")  # fmt: skip
+
+
+def test_before_pr_4174_the_overlap_scheduler_is_off_unless_the_old_key_turns_it_on(capsys) -> None:
+    """Before PR #4174 (merged 2025-05-13; 0.20.0rc3 the first upload after) PyTorchConfig.enable_overlap_scheduler
+    defaulted to False (_torch/pyexecutor/config.py of spring 2025; PR #4174's diff turns `enable_overlap_scheduler=
+    False` into `disable_overlap_scheduler=True`). At 0.19.0 the same launch as above takes ⌈160 ÷ 32⌉ = 5 blocks a
+    dummy request (one generated token): 741 × 32 = 23,712 tokens; `pytorch_backend_config: {enable_overlap_scheduler:
+    true}` gives two, 889 × 32 = 28,448."""
+    default = _temporary_pool(plan_json(capsys, _LLAMA_019))
+    old_on = _temporary_pool(plan_json(capsys, _LLAMA_019, "--pytorch_backend_config.enable_overlap_scheduler", "true"))
+    assert [step["note"] for step in (default, old_on)] == ["23,712 tokens", "28,448 tokens"]  # type: ignore[index]
+
+
+def test_the_tensorrt_backend_refuses_the_overlap_key(capsys) -> None:
+    """NVIDIA/TensorRT-LLM#7752 (1.0.0rc4): `_TrtLLM got invalid argument: disable_overlap_scheduler`."""
+    args = ("plan", "--no-calibration-store", "--model", str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"),
+            "--engine", "trtllm", "--gpu", "H100", "--backend", "tensorrt", "--disable_overlap_scheduler")  # fmt: skip
+    assert main(list(args)) != 0
+    assert "--disable_overlap_scheduler: the TensorRT backend takes no overlap-scheduler key" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("version", "fraction"), [("1.2.0rc2", 0.9), ("1.1.0", 0.9), ("1.2.1", 0.5)])
+def test_a_yaml_kv_cache_config_without_the_fraction_before_pr_9262(capsys, tmp_path, version, fraction) -> None:
+    """Before PR #9262 update_llm_args_with_extra_dict's `llm_args | llm_args_dict` put the YAML's kv_cache_config in
+    place of the line's KvCacheConfig, whose fraction came back at the 0.9 default (KvCacheConfig, llm_args.py);
+    1.2.0rc2 (2025-11-07) predates it; 1.1.0 sorts before 1.2.0rc3 and is read so (whether its branch took the fix
+    was not read); 1.2.1 is read as carrying it."""
+    options = tmp_path / "kv.yaml"
+    options.write_text("kv_cache_config:\n  dtype: fp8\n")
+    base = ("--model", str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"), "--engine", "trtllm",
+            "--engine-version", version, "--gpu", "H100")  # fmt: skip
+    cmd = f"trtllm-serve MODEL --backend pytorch --kv_cache_free_gpu_memory_fraction 0.5 --extra_llm_api_options {options}"
+    out = plan_json(capsys, base, "--cmd", cmd)
+    assert out["memory_fraction"]["value"] == pytest.approx(fraction, abs=1e-6)

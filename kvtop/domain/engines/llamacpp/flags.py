@@ -122,6 +122,10 @@ class LlamacppFlags:
         if ubatch is not None and not (isinstance(ubatch, str) and ubatch.strip().isdigit() and int(ubatch) >= 1):
             raise InputError(f"expected a whole number of at least 1, got {str(ubatch)[:40]!r}", field="-ub")
 
+    def launch_parts(self, settings: LaunchSettings) -> None:
+        """None: its command line carries every setting kvtop reads (`to_flags` is the engine's own line)."""
+        return None
+
     def to_flags(self, settings: LaunchSettings) -> list[str]:
         out = written_flags(settings, PREFERRED)
         v_type = flag_value(settings, V_TYPE_FLAGS)

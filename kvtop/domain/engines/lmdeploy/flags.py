@@ -169,6 +169,10 @@ class LmdeployFlags:
         if all(refusals) and refusals[0]:
             raise InputError(refusals[0], field="--ep")
 
+    def launch_parts(self, settings: LaunchSettings) -> None:
+        """None: its command line carries every setting kvtop reads (`to_flags` is the engine's own line)."""
+        return None
+
     def to_flags(self, settings: LaunchSettings) -> list[str]:
         out = written_flags(settings, PREFERRED)
         policy = quant_policy(settings.kv_cache_dtype)

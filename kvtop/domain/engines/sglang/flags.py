@@ -202,6 +202,10 @@ class SglangFlags:
                 f"decode context parallel size {settings.dcp} must divide tp {settings.tp}", field="--dcp"
             )
 
+    def launch_parts(self, settings: LaunchSettings) -> None:
+        """None: its command line carries every setting kvtop reads (`to_flags` is the engine's own line)."""
+        return None
+
     def to_flags(self, settings: LaunchSettings) -> list[str]:
         """The modelled settings, then the pass-through flags a rule reads (`read_by_rules`: `--enable-multimodal`
         sets Gemma-3's VLM factor and reserve, a backend or graph flag the reserve, `--disaggregation-mode` the VLM

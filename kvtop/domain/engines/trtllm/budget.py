@@ -38,7 +38,7 @@ from kvtop.domain.engines.trtllm.eras import (
     rounding_rule,
 )
 from kvtop.domain.engines.trtllm.max_seq_len import max_seq_len_note
-from kvtop.domain.engines.trtllm.overlap_scheduler import overlap_off
+from kvtop.domain.engines.trtllm.overlap_scheduler import overlap_on, refuse_on_tensorrt
 from kvtop.domain.engines.trtllm.transceiver_buffers import transceiver_note
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError, UnsupportedModelError
@@ -82,10 +82,11 @@ def executor_max_num_tokens(settings: LaunchSettings, max_seq_len: int) -> int:
 def runtime(settings: LaunchSettings, version: ResolvedVersion) -> Backend:
     """`--backend` as the engine reads it ('trt' is 'tensorrt'), else the release's default."""
     backend = settings.backend
-    if backend is None:
-        return default_backend(version)
-    if backend in ("tensorrt", "trt"):
-        return "tensorrt"
+    if backend is None or backend in ("tensorrt", "trt"):
+        resolved = default_backend(version) if backend is None else "tensorrt"
+        if resolved == "tensorrt":
+            refuse_on_tensorrt(settings)
+        return resolved
     if backend == "pytorch":
         return "pytorch"
     if backend == "_autodeploy":
@@ -150,7 +151,7 @@ def estimation_tokens(
     first `Allocated` line and the spring-2025 budget depend on it.
     """
     budget_tokens = executor_max_num_tokens(settings, context_length)
-    overlap = not overlap_off(settings)
+    overlap = overlap_on(settings, version)  # off by default before PR #4174 (overlap_scheduler.DEFAULT_ERAS)
     rule = estimation_rule(version)
     extra = 1 + (1 if overlap and rule == "dummy_requests" else 0)
     length = min(budget_tokens, max(1, context_length - 1))

@@ -2,9 +2,10 @@
 `--extra_llm_api_options` / `--config` YAML, and Dynamo's `python -m dynamo.trtllm` (hyphens).
 
 Spellings from `tensorrt_llm/commands/serve.py` (`serve`'s click options) and
-docs/engines/trtllm.md §6, §8. The YAML's `kv_cache_config` keys have no flag of their own; kvtop
-spells each as `--kv_cache_config.<key>` (the YAML path, written as a flag), so a plan, a cause and a
-fix can say them. `settings_with_options` maps a read YAML onto the settings: the YAML wins over the
+docs/engines/trtllm.md §6, §8. The YAML's keys have no serve option of their own; kvtop
+spells each as `--<section>.<key>` (the YAML path, written as a flag), so a plan, a cause and a fix can
+say them, and reads them so after `kvtop plan … --`; what trtllm-serve takes (`launch_parts`) puts them
+back in the YAML (serve_launch.py). `settings_with_options` maps a read YAML onto the settings: the YAML wins over the
 command line, as `update_llm_args_with_extra_dict` makes it win in trtllm-serve.
 """
 
@@ -12,13 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kvtop.domain.engine_launch import EngineLaunch
 from kvtop.domain.engines.trtllm.build_quant import BUILD_QUANT
 from kvtop.domain.engines.trtllm.build_quant import SOURCE as BUILD_SOURCE
 from kvtop.domain.engines.trtllm.cuda_graphs import GRAPHS_KEY, NULL_WORDS, graphs_off
 from kvtop.domain.engines.trtllm.deployment import FLAGS as DEPLOYMENT_FLAGS
-from kvtop.domain.engines.trtllm.engine_build import EMBEDDING_SHARING_FLAG, OLD_BUILDER_FLAGS
 from kvtop.domain.engines.trtllm.max_seq_len import ALLOW_LONG_ENV
-from kvtop.domain.engines.trtllm.overlap_scheduler import OVERLAP_OFF_KEY
+from kvtop.domain.engines.trtllm.overlap_scheduler import OLD_OVERLAP_ON_KEY, OVERLAP_OFF_KEY, flag_bool
+from kvtop.domain.engines.trtllm.serve_launch import BOOL_KEYS, BUILD_FLAGS, serve_launch
+from kvtop.domain.engines.versions import parse_release
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.launch_tokens import positional_model
@@ -78,9 +81,9 @@ SPELLINGS: Mapping[str, str] = {
     "--extra-engine-args": "extra_llm_api_options",
     "--kv-block-size": "page_size",
 }
-# a TensorRT engine's build flags a plan reads (engine_build.py): build.py's own spellings, which say a v0.8 engine was
-# made by the old builder, and `--use_embedding_sharing` (build.py, convert_checkpoint), which shares a tied LM head
-BUILD_FLAGS = frozenset(f"--{name}" for name in (*OLD_BUILDER_FLAGS, EMBEDDING_SHARING_FLAG))
+# a TensorRT engine's build flags a plan reads (engine_build.py, serve_launch.BUILD_FLAGS): build.py's own spellings,
+# which say a v0.8 engine was made by the old builder, and `--use_embedding_sharing` (build.py, convert_checkpoint),
+# which shares a tied LM head
 # trtllm-serve's other options: they do not change the KV budget kvtop models (kept verbatim). `--trust_remote_code`
 # (commands/serve.py `serve`: `@click.option("--trust_remote_code", is_flag=True)`, read at commit 00209af1) lets
 # the model's own code load; click takes option names as declared, so `--trust-remote-code` is refused, naming this
@@ -117,11 +120,12 @@ PASSTHROUGH = frozenset(
 # copies; engine_build.py which builder made a v0.8 engine, a tied head shared; transceiver_buffers.py a disaggregated
 # worker's transfer buffers (named, not charged); cuda_graphs.py whether the decode CUDA graphs are captured
 # (`cuda_graph_config: null`, written `--cuda_graph_config null`); budget.py the profiling run's temporary pool
-# (`disable_overlap_scheduler`: one generated token a dummy request instead of two, §3 step 1)
+# (`disable_overlap_scheduler`, before PR #4174 `pytorch_backend_config.enable_overlap_scheduler`: one generated token
+# a dummy request instead of two, §3 step 1)
 READ_BY_RULES = frozenset({"--moe_config.backend", "--allreduce_strategy", "--gpus_per_node",
                            "--use_cute_dsl_blockscaling_bmm", "--cache_transceiver_config.backend",
                            "--cache_transceiver_config.max_tokens_in_buffer", "--cuda_graph_config",
-                           f"--{OVERLAP_OFF_KEY}"}) | BUILD_FLAGS  # fmt: skip
+                           f"--{OVERLAP_OFF_KEY}", f"--{OLD_OVERLAP_ON_KEY}"}) | BUILD_FLAGS  # fmt: skip
 PASSTHROUGH = PASSTHROUGH | READ_BY_RULES | DEPLOYMENT_FLAGS  # deployment.py reads DEPLOYMENT_FLAGS
 PREFERRED: Mapping[str, str] = {
     "tp": "--tp_size",
@@ -183,6 +187,12 @@ _OPTION_TYPES: Mapping[str, type] = {
     "cuda_graph_max_bs": int,
 }
 _MAX_OPTION_KEYS = 4096
+# before PR #9262 ("Prevent YAML partial kv_cache_config from incorrectly overriding …") the YAML's kv_cache_config
+# replaced the line's whole KvCacheConfig (llm_utils.update_llm_args_with_extra_dict: `llm_args | llm_args_dict`), so
+# a YAML kv_cache_config without the fraction ran at KvCacheConfig's 0.9, whatever the line said. The PR's merge date
+# was not read: PR #9054 was opened 2025-11-11, so #9262 came after 1.2.0rc2 (PyPI 2025-11-07), the last release
+# certain to lack it; 1.2.0rc3 (2025-11-21) on are read as carrying it (not pinned)
+PARTIAL_KV_CONFIG_SINCE = "1.2.0rc3"
 # a 16-bit checkpoint built into a quantized engine (`--qformat`, `quant_algo`): the engine's weights
 LOAD_CASTS = LoadCasts(online_quant=BUILD_QUANT, quantization_flag="--qformat", when="at build",
                        releases="TensorRT-LLM 0.8 on (QuantAlgo)", source=BUILD_SOURCE)  # fmt: skip
@@ -249,6 +259,10 @@ class TrtllmFlags:
                 field="--dp",
             )
 
+    def launch_parts(self, settings: LaunchSettings) -> EngineLaunch:
+        """What trtllm-serve takes: serve's options, the --extra_llm_api_options YAML, the build's flags apart."""
+        return serve_launch(settings)
+
     def to_flags(self, settings: LaunchSettings) -> list[str]:
         """The modelled settings, then every key a rule reads that the launch (or its --extra_llm_api_options YAML)
         set, as kvtop spells the YAML's keys (`--moe_config.backend TRTLLM`, `--cuda_graph_config null`): a line
@@ -256,7 +270,7 @@ class TrtllmFlags:
         its MXFP4 experts' hidden to 3,072, 4.35 GiB beyond the book: 2,559,648 tokens; the default CUTLASS pads it to
         2,944, 2.55 GiB and a 0.54 GiB workspace: 2,588,800). The deployment keys come after (`LaunchSettings.to_flags`)."""
         read = [token for flag in sorted(self.read_by_rules - DEPLOYMENT_FLAGS)
-                if (value := settings.flags.get(flag[2:])) is not None and value is not False
+                if (value := _switch(flag, settings.flags.get(flag[2:]))) is not None and value is not False
                 for token in ((flag,) if value is True else (flag, _written(flag, value)))]  # fmt: skip
         return [*written_flags(settings, PREFERRED), *read]
 
@@ -287,6 +301,11 @@ class TrtllmFlags:
                     return index + 1, None
                 return index + 1, positional_model(argv[index + 1 :])
         return None
+
+
+def _switch(flag: str, value: object) -> object:
+    """A switch's typed word as a bool (a typed 'false' is not written back as set); any other value as kept."""
+    return flag_bool(value, flag[2:]) if flag[2:] in BOOL_KEYS and value is not None else value
 
 
 def _written(flag: str, value: object) -> str:
@@ -343,6 +362,8 @@ def settings_with_options(
     extra: dict[str, str | bool] = {}
     for key, value in flat.items():
         field = _OPTION_FIELDS.get(key)
+        if field is None and value is None and key != GRAPHS_KEY:
+            continue  # null: the key's default, as the LLM API's model reads it (`moe_config.backend: null`)
         if field is None:
             extra[key] = value if isinstance(value, bool) else str(value)[:200]
             continue
@@ -356,6 +377,10 @@ def settings_with_options(
         update[field] = typed
     if update.get("enable_dp_attention"):
         update["dp"] = update.get("tp", settings.tp)
+    if _replaces_kv_config(flat, settings.engine_version):
+        update["free_gpu_memory_fraction"] = None  # the replaced KvCacheConfig's default, 0.9
+    for key in BOOL_KEYS & extra.keys():  # a word that is not a bool, named in the file it came from
+        flag_bool(extra[key], key, source)
     merged = {**settings.model_dump(), **update, "flags": {**settings.flags, **extra}}
     try:
         result = LaunchSettings.model_validate(merged)
@@ -367,3 +392,12 @@ def settings_with_options(
         except InputError as error:
             raise InputError(error.detail, field=GRAPHS_KEY, source=source) from None
     return result
+
+
+def _replaces_kv_config(flat: Mapping[str, object], engine_version: str | None) -> bool:
+    """Whether this YAML's kv_cache_config, without the fraction, puts the fraction back at 0.9: a release before
+    PR #9262 (PARTIAL_KV_CONFIG_SINCE); at an unstated release (the latest) it does not."""
+    if "kv_cache_config.free_gpu_memory_fraction" in flat or not any(k.startswith("kv_cache_config.") for k in flat):
+        return False
+    release, since = parse_release(engine_version), parse_release(PARTIAL_KV_CONFIG_SINCE)
+    return release is not None and since is not None and release < since

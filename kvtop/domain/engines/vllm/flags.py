@@ -354,6 +354,10 @@ class VllmFlags:
                 f"decode context parallel size {settings.dcp} must divide tp {settings.tp}", field="--dcp"
             )
 
+    def launch_parts(self, settings: LaunchSettings) -> None:
+        """None: its command line carries every setting kvtop reads (`to_flags` is the engine's own line)."""
+        return None
+
     def to_flags(self, settings: LaunchSettings) -> list[str]:
         if settings.ep != 1 and not settings.enable_expert_parallel:  # EP over tp × dp: vLLM's only spelling
             settings = settings.model_copy(update={"enable_expert_parallel": True})

@@ -1,0 +1,33 @@
+"""The launch a plan prints to copy, at the edge: the engine's own line, and where that is not the whole launch the
+config file it names and a build step's flags (TensorRT-LLM's YAML and trtllm-build; kvtop.domain.engine_launch)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kvtop.commands.output import shell_prose
+from kvtop.domain.engine_launch import yaml_lines
+from kvtop.domain.launch import LaunchSettings
+
+
+def engine_config_json(settings: LaunchSettings) -> dict[str, Any] | None:
+    """`{option, file, yaml, build_flags, build}`: the file the line names (its body as nested JSON) and the build step's
+    flags, where the engine's line is not the whole launch (TensorRT-LLM); None where it is."""
+    launch = settings.engine_launch()
+    if not launch.config and not launch.build:
+        return None
+    return {"option": launch.config_option, "file": launch.config_file, "yaml": dict(launch.config),
+            "build_flags": list(launch.build), "build": launch.build_said or None}  # fmt: skip
+
+
+def engine_launch_lines(settings: LaunchSettings) -> list[str]:
+    """'engine flags: …' (the engine's own options, as a shell pastes them), then the config file the line names,
+    written out, and the build's flags apart (TensorRT-LLM's YAML and trtllm-build; none for the other engines)."""
+    launch = settings.engine_launch()  # pasted into a shell: a JSON value quoted whole, broken only between flags
+    lines = [shell_prose("engine flags: ", launch.line)] if launch.line else []
+    if launch.config:
+        lines.append(f"  {launch.config_file} (the file {launch.config_option} names; write it beside the line):")
+        lines += [f"    {line}" for line in yaml_lines(launch.config)]
+    if launch.build:
+        lines.append(shell_prose(f"  build flags ({launch.build_said}): ", launch.build))
+    return lines

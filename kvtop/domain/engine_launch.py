@@ -1,0 +1,86 @@
+"""A launch as the engine takes it, where its command line is not the whole of it: the line, the config file the
+line names (its body, written beside the line) and the flags that belong to an earlier build step.
+
+TensorRT-LLM's `trtllm-serve` takes a few dozen click options; every other LLM-API key goes in the
+`--extra_llm_api_options` YAML, and a TensorRT engine's shape is fixed by `trtllm-build` before serve starts
+(engines/trtllm/serve_launch.py). Engines whose command line carries everything kvtop reads have no such parts
+(`EngineFlags.launch_parts` None): their line is `LaunchSettings.to_flags()`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from kvtop.domain.secret_text import redact_text
+
+# a YAML scalar written bare (no quotes): a name, a path, a dotted word; quoted where YAML would read it as another type
+_PLAIN = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./-]*$")
+_YAML_WORDS = frozenset({"true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"})
+
+
+@dataclass(frozen=True)
+class EngineLaunch:
+    """`line`: the engine's own options only (pasteable after the server's command and model); `config`: the nested
+    body of the file `config_option` names (`config_file` the name the line gives it), empty where the line names
+    none; `build`: flags of the build step (`build_said` names it), never the server's."""
+
+    line: tuple[str, ...]
+    config: Mapping[str, object] = field(default_factory=dict)
+    config_option: str | None = None
+    config_file: str | None = None
+    build: tuple[str, ...] = ()
+    build_said: str = ""
+
+
+def yaml_scalar(value: object) -> str:
+    """One value as YAML writes it: null, true/false, a number, a bare word, else a JSON (double-quoted) string."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    text = str(value)
+    return text if _PLAIN.match(text) and text.lower() not in _YAML_WORDS else json.dumps(text)
+
+
+def yaml_lines(body: Mapping[str, object], indent: int = 0) -> list[str]:
+    """A nested mapping as block YAML, two spaces a level (`kv_cache_config:` then `  dtype: fp8`)."""
+    lines: list[str] = []
+    for key, value in body.items():
+        pad = " " * indent
+        if isinstance(value, Mapping) and value:
+            lines.append(f"{pad}{key}:")
+            lines.extend(yaml_lines(value, indent + 2))
+        else:
+            lines.append(f"{pad}{key}: {'{}' if isinstance(value, Mapping) else yaml_scalar(value)}")
+    return lines
+
+
+def yaml_flow(body: Mapping[str, object]) -> str:
+    """The same mapping on one line (`{kv_cache_config: {dtype: fp8}}`), for a status line."""
+    cells = [
+        f"{key}: {yaml_flow(value) if isinstance(value, Mapping) else yaml_scalar(value)}" for key, value in body.items()
+    ]
+    return "{" + ", ".join(cells) + "}"
+
+
+def flat_paths(body: Mapping[str, object], prefix: str = "") -> frozenset[str]:
+    """Every leaf's dotted path ({'a': {'b': 1}} -> {'a.b'})."""
+    paths: set[str] = set()
+    for key, value in body.items():
+        if isinstance(value, Mapping) and value:
+            paths |= flat_paths(value, f"{prefix}{key}.")
+        else:
+            paths.add(f"{prefix}{key}")
+    return frozenset(paths)
+
+
+def redacted_body(body: Mapping[str, object]) -> dict[str, object]:
+    """The body with each text value redacted as free text (a path's `user:pass@`, a key of a known shape): every
+    surface prints or copies it, as it does the line."""
+    return {key: redacted_body(value) if isinstance(value, Mapping) else redact_text(value) if isinstance(value, str)
+            else value for key, value in body.items()}  # fmt: skip

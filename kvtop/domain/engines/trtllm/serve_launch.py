@@ -1,0 +1,160 @@
+"""A TensorRT-LLM launch as `trtllm-serve` takes it: serve's own click options on the line, every other LLM-API key a
+rule reads in the `--extra_llm_api_options` YAML the line names, a TensorRT engine's build flags apart.
+
+`trtllm-serve serve` declares its options with click (tensorrt_llm/commands/serve.py); an option it does not declare
+(`--kv_cache_config.dtype`, `--moe_config.backend`, `--disable_overlap_scheduler`) stops it with "No such option".
+The YAML is read by `update_llm_args_with_extra_dict` (llmapi/llm_utils.py) and wins over the line. Build flags
+(`--qformat`: quantize.py; `--max_input_len`, `--use_gpt_attention_plugin`: trtllm-build) shape a TensorRT engine
+before serve loads it: no serve option or YAML key sets them. kvtop's `--dp` is not TensorRT-LLM's: one trtllm-serve
+is one replica, and `enable_attention_dp: true` makes every one of the tp ranks its own attention rank (dp = tp).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from kvtop.domain.engine_launch import EngineLaunch
+from kvtop.domain.engines.trtllm.cuda_graphs import GRAPHS_KEY, NULL_WORDS
+from kvtop.domain.engines.trtllm.deployment import FLAGS as DEPLOYMENT_FLAGS
+from kvtop.domain.engines.trtllm.engine_build import EMBEDDING_SHARING_FLAG, OLD_BUILDER_FLAGS
+from kvtop.domain.engines.trtllm.overlap_scheduler import OLD_OVERLAP_ON_KEY, OVERLAP_OFF_KEY, flag_bool
+from kvtop.domain.engines.versions import parse_release
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch_vocabulary import written_flags
+
+SERVE_SOURCE = (
+    "tensorrt_llm/commands/serve.py `serve`'s @click.option names, read at NVIDIA/TensorRT-LLM 4c05a748 (a 2025 "
+    "tree: --tp_size, --kv_cache_free_gpu_memory_fraction, --extra_llm_api_options, no --config) and 00209af1 (a "
+    "2026 tree: the same plus the long aliases and --config); not read before trtllm-serve had --backend"
+)
+# the options both trees declare: the line is written from these alone
+SERVE_OPTIONS = frozenset({
+    "--tokenizer", "--host", "--port", "--backend", "--log_level", "--max_beam_width", "--max_batch_size",
+    "--max_num_tokens", "--max_seq_len", "--tp_size", "--pp_size", "--ep_size", "--cluster_size", "--gpus_per_node",
+    "--kv_cache_free_gpu_memory_fraction", "--num_postprocess_workers", "--trust_remote_code", "--extra_llm_api_options",
+    "--reasoning_parser", "--metadata_server_config_file", "--server_role", "--fail_fast_on_attention_window_too_large",
+    "--disagg_cluster_uri", "--enable_chunked_prefill", "--media_io_kwargs",
+})  # fmt: skip
+# declared at 00209af1 only (aliases of the above, or later options)
+SERVE_OPTIONS_2026 = frozenset({
+    "--tensor_parallel_size", "--pipeline_parallel_size", "--context_parallel_size", "--cp_size",
+    "--moe_expert_parallel_size", "--moe_cluster_parallel_size", "--free_gpu_memory_fraction", "--config",
+    "--custom_tokenizer", "--custom_module_dirs", "--revision", "--tool_parser", "--otlp_traces_endpoint",
+    "--chat_template",
+})  # fmt: skip
+CONFIG_OPTION = "--extra_llm_api_options"
+CONFIG_FILE = "extra_llm_api_options.yaml"
+BUILD_SAID = "the TensorRT engine's build: quantize.py --qformat / --kv_cache_dtype, trtllm-build the rest; not serve's"
+
+# the modelled fields serve's options set (field -> option), in the order the line writes them
+_LINE: Mapping[str, str] = {
+    "tp": "--tp_size", "pp": "--pp_size", "ep": "--ep_size", "backend": "--backend",
+    "max_running_requests": "--max_batch_size", "max_num_batched_tokens": "--max_num_tokens",
+    "context_length": "--max_seq_len", "max_beam_width": "--max_beam_width",
+}  # fmt: skip
+_FRACTION = "--kv_cache_free_gpu_memory_fraction"
+# the modelled fields only the YAML sets (field -> its dotted key)
+_YAML_FIELDS: Mapping[str, str] = {
+    "kv_cache_dtype": "kv_cache_config.dtype", "page_size": "kv_cache_config.tokens_per_block",
+    "kv_cache_max_tokens": "kv_cache_config.max_tokens", "max_gpu_total_bytes": "kv_cache_config.max_gpu_total_bytes",
+    "enable_dp_attention": "enable_attention_dp", "cuda_graph_max_bs": "cuda_graph_config.max_batch_size",
+}  # fmt: skip
+_BUILD_FIELDS: Mapping[str, str] = {"quantization": "--qformat", "max_input_len": "--max_input_len"}
+# a TensorRT engine's KV dtype and block size are built in (quantize.py `--kv_cache_dtype`, trtllm-build
+# `--tokens_per_block`; eras.ENGINE_TOKENS_PER_BLOCK_ERAS): said with the build where the backend is TensorRT
+_ENGINE_BUILT: Mapping[str, str] = {"kv_cache_dtype": "--kv_cache_dtype", "page_size": "--tokens_per_block"}
+_PYTORCH_DEFAULT_SINCE = "1.0.0rc0"  # eras.DEFAULT_BACKEND_ERAS: `--backend` unset serves a TensorRT engine before 1.0
+BUILD_FLAGS = frozenset(f"--{name}" for name in (*OLD_BUILDER_FLAGS, EMBEDDING_SHARING_FLAG))
+# the read keys (kept in `flags` by their dotted path) that go in the YAML, and how each value is typed there
+YAML_KEYS = frozenset({
+    "moe_config.backend", "allreduce_strategy", "use_cute_dsl_blockscaling_bmm", "cache_transceiver_config.backend",
+    "cache_transceiver_config.max_tokens_in_buffer", GRAPHS_KEY, OVERLAP_OFF_KEY, OLD_OVERLAP_ON_KEY,
+}) | {flag[2:] for flag in DEPLOYMENT_FLAGS}  # fmt: skip
+BOOL_KEYS = frozenset({"use_cute_dsl_blockscaling_bmm", OVERLAP_OFF_KEY, OLD_OVERLAP_ON_KEY})
+_INT_KEYS = frozenset({
+    "cache_transceiver_config.max_tokens_in_buffer", "speculative_config.max_draft_len",
+    "speculative_config.num_nextn_predict_layers", "moe_config.load_balancer.num_slots", "lora_config.max_loras",
+    "lora_config.max_lora_rank", "kv_cache_config.host_cache_size",
+})  # fmt: skip
+_LINE_KEYS = frozenset({"gpus_per_node"})  # read keys that are serve options
+
+
+def _put(body: dict[str, object], path: str, value: object) -> None:
+    """Set a dotted key in the nested body; a child under a section set to a scalar (null) is left out."""
+    *parents, leaf = path.split(".")
+    node = body
+    for part in parents:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            return
+        node = child
+    node[leaf] = value
+
+
+def _yaml_value(key: str, raw: object) -> object:
+    """A kept value as the YAML types it: the null words null, a count an int, else the text."""
+    text = str(raw).strip()
+    if text.lower() in NULL_WORDS:
+        return None
+    if key in _INT_KEYS and text.lstrip("-").isdigit():
+        return int(text)
+    return text
+
+
+def tensorrt_engine(settings: LaunchSettings) -> bool:
+    """Whether the launch serves a built TensorRT engine: `--backend tensorrt` / `trt`, or unset before 1.0 (at a stated
+    release; unstated is the latest, whose default is the PyTorch backend)."""
+    if settings.backend is not None:
+        return settings.backend in ("tensorrt", "trt")
+    release, since = parse_release(settings.engine_version), parse_release(_PYTORCH_DEFAULT_SINCE)
+    return release is not None and since is not None and release < since
+
+
+def yaml_body(settings: LaunchSettings) -> dict[str, object]:
+    """The --extra_llm_api_options body: the modelled fields only the YAML sets, the read keys the launch set (a
+    switch written true, or left out where false), and the fraction beside any kv_cache_config key (before PR #9262 a
+    YAML kv_cache_config replaced the line's whole KvCacheConfig, its fraction back at 0.9)."""
+    body: dict[str, object] = {}
+    built = tensorrt_engine(settings)
+    for field, key in _YAML_FIELDS.items():
+        if built and field in _ENGINE_BUILT:
+            continue
+        value = getattr(settings, field)
+        if value is None or value is False or (field == "kv_cache_dtype" and value == "auto"):
+            continue
+        _put(body, key, value)
+    for key in sorted(YAML_KEYS):
+        raw = settings.flags.get(key)
+        if raw is None:
+            continue
+        if key in BOOL_KEYS:
+            if flag_bool(raw, key):
+                _put(body, key, True)
+            continue
+        _put(body, key, None if key == GRAPHS_KEY and raw is True else _yaml_value(key, raw))
+    if "kv_cache_config" in body and settings.free_gpu_memory_fraction is not None:
+        _put(body, "kv_cache_config.free_gpu_memory_fraction", settings.free_gpu_memory_fraction)
+    return body
+
+
+def serve_launch(settings: LaunchSettings) -> EngineLaunch:
+    """trtllm-serve's line (serve's options only, `--extra_llm_api_options` naming the YAML where it has a body), the
+    YAML's body, and the build flags apart."""
+    body = yaml_body(settings)
+    line = written_flags(settings, _LINE)
+    if "kv_cache_config" not in body and settings.free_gpu_memory_fraction is not None:
+        line += [_FRACTION, f"{settings.free_gpu_memory_fraction:g}"]
+    for key in sorted(_LINE_KEYS):
+        raw = settings.flags.get(key)
+        if raw is not None and raw is not False:
+            line += [f"--{key}"] if raw is True else [f"--{key}", str(raw)]
+    if body:
+        line += [CONFIG_OPTION, CONFIG_FILE]
+    build = written_flags(settings, {**_BUILD_FIELDS, **(_ENGINE_BUILT if tensorrt_engine(settings) else {})})
+    for flag in sorted(BUILD_FLAGS):
+        raw = settings.flags.get(flag[2:])
+        if raw is not None and raw is not False:
+            build += [flag] if raw is True else [flag, str(raw)]
+    return EngineLaunch(line=tuple(line), config=body, config_option=CONFIG_OPTION if body else None,
+                        config_file=CONFIG_FILE if body else None, build=tuple(build),
+                        build_said=BUILD_SAID if build else "")  # fmt: skip

@@ -1,0 +1,176 @@
+"""The TensorRT-LLM launch a plan prints to copy is one trtllm-serve takes (session 71, review H): the line carries only
+`serve`'s click options (tensorrt_llm/commands/serve.py at NVIDIA/TensorRT-LLM 4c05a748 and 00209af1: no option there
+has a dot, none is `--moe_config.backend` or `--disable_overlap_scheduler`), every other key a rule reads goes in the
+`--extra_llm_api_options` YAML printed beside it, and a TensorRT engine's build flags are said apart.
+
+Expected figures come from the operator's own launch (the corpus records' flags, ddps-lab's YAML), planned as typed;
+the printed line and YAML, written to a file and read back through `--cmd`, must plan the same figure, and without the
+YAML they plan another (the YAML's keys move the figure, so losing them is seen).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kvtop.cli import main
+from kvtop.domain.engines.trtllm.serve_launch import SERVE_OPTIONS
+from tests.data_paths import CONFIGS, DATA
+from tests.engines.measured_flags import plan_json
+
+ZUFAYU = "zufayu-e2eperf-gpt-oss-120b-b200-tp1-trtllm-130rc10"
+DDPS = "ddpslab-disagg-t1-qwen3-4b-l4-trtllm-121"
+LLAMA = str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json")
+
+
+def _record(record_id: str) -> dict[str, Any]:
+    for line in (DATA / "calibration" / "trtllm.jsonl").read_text().splitlines():
+        record: dict[str, Any] = json.loads(line)
+        if record["id"] == record_id:
+            return record
+    raise AssertionError(f"no corpus record {record_id}")
+
+
+def _base(record: dict[str, Any]) -> tuple[str, ...]:
+    return ("--model", str(CONFIGS / record["config"]), "--engine", "trtllm", "--engine-version", record["version"],
+            "--gpu", record["gpu"])  # fmt: skip
+
+
+def _serve_tokens(line: list[str]) -> list[str]:
+    return [token for token in line if token.startswith("--")]
+
+
+def _replan(capsys: pytest.CaptureFixture[str], base: tuple[str, ...], out: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+    """The printed launch planned again: its YAML written where the line names it, the line read by `--cmd`."""
+    config = out["engine_config"]
+    line = list(out["engine_flags"])
+    if config is not None and config["yaml"]:
+        path = tmp_path / config["file"]
+        path.write_text(yaml.safe_dump(config["yaml"]))
+        line[line.index(config["option"]) + 1] = str(path)
+    return plan_json(capsys, base, "--cmd", " ".join(["trtllm-serve", "MODEL", *line]))
+
+
+def test_zufayu_gpt_oss_launch_is_serve_options_and_a_yaml_that_plan_it_again(capsys, tmp_path) -> None:
+    record = _record(ZUFAYU)
+    typed = plan_json(capsys, _base(record), *record["flags"])  # the operator's launch, as kvtop reads it
+    line, config = typed["engine_flags"], typed["engine_config"]
+    assert set(_serve_tokens(line)) <= SERVE_OPTIONS, line
+    assert line == ["--backend", "pytorch", "--max_num_tokens", "8192", "--max_seq_len", "8192",
+                    "--extra_llm_api_options", "extra_llm_api_options.yaml"]  # fmt: skip
+    # the fraction sits with the kv_cache_config it belongs to (before PR #9262 a YAML section replaced the line's)
+    assert config["yaml"] == {"kv_cache_config": {"dtype": "fp8", "free_gpu_memory_fraction": 0.8},
+                              "cuda_graph_config": {"max_batch_size": 64}, "moe_config": {"backend": "TRTLLM"}}  # fmt: skip
+    assert config["build_flags"] == []
+    again = _replan(capsys, _base(record), typed, tmp_path)
+    assert again["token_capacity"] == typed["token_capacity"] == 2_559_648
+    # without the YAML the line plans another launch: the checkpoint's BF16 cache (2 B an element, not fp8's 1) at
+    # the fraction 0.9, with CUTLASS's padding
+    bare = plan_json(capsys, _base(record), "--cmd", " ".join(["trtllm-serve", "MODEL", *line[:-2]]))
+    assert bare["token_capacity"] < typed["token_capacity"]
+
+
+def test_ddps_lab_yaml_comes_back_as_its_yaml(capsys, tmp_path) -> None:
+    """ddps-lab's decode worker (1.2.1): `cuda_graph_config: null`, `disable_overlap_scheduler: true`, NIXL's
+    transceiver with max_tokens_in_buffer 8192, fraction 0.85 (disagg-exp/gen_extra_llm_api_options.yaml)."""
+    options = tmp_path / "gen.yaml"
+    options.write_text("disable_overlap_scheduler: true\ncuda_graph_config: null\n"
+                       "cache_transceiver_config:\n  backend: NIXL\n  max_tokens_in_buffer: 8192\n"
+                       "kv_cache_config:\n  free_gpu_memory_fraction: 0.85\n  enable_block_reuse: false\n")  # fmt: skip
+    record = _record(DDPS)
+    cmd = ("trtllm-serve Qwen/Qwen3-4B --backend pytorch --tp_size 1 --pp_size 1 --max_batch_size 256 "
+           f"--max_num_tokens 8192 --extra_llm_api_options {options}")  # fmt: skip
+    typed = plan_json(capsys, _base(record), "--cmd", cmd)
+    line, config = typed["engine_flags"], typed["engine_config"]
+    assert set(_serve_tokens(line)) <= SERVE_OPTIONS, line
+    # no kv_cache_config key kvtop reads besides the fraction: the fraction is serve's own option
+    assert line[line.index("--kv_cache_free_gpu_memory_fraction") + 1] == "0.85"
+    assert config["yaml"] == {"cache_transceiver_config": {"backend": "NIXL", "max_tokens_in_buffer": 8192},
+                              "cuda_graph_config": None, "disable_overlap_scheduler": True}  # fmt: skip
+    again = _replan(capsys, _base(record), typed, tmp_path)
+    assert again["token_capacity"] == typed["token_capacity"]
+    assert again["notes"] == typed["notes"]  # graphs off and the transceiver named alike
+
+
+def test_a_tensorrt_engine_s_build_flags_are_said_apart(capsys) -> None:
+    """A TensorRT engine (0.8.0): --qformat is quantize.py's, --tokens_per_block and --max_input_len trtllm-build's,
+    --use_gpt_attention_plugin build.py's; none is serve's, and the engine holds its block size (no YAML to write)."""
+    args = ["plan", "--no-calibration-store", "--model", LLAMA, "--engine", "trtllm", "--engine-version", "0.8.0",
+            "--gpu", "H100", "--backend", "tensorrt", "--max_batch_size", "8", "--max_input_len", "2048",
+            "--kv_cache_config.tokens_per_block", "128", "--use_gpt_attention_plugin", "--qformat", "fp8"]  # fmt: skip
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, text in enumerate(lines) if text.startswith("engine flags:"))
+    assert lines[at] == "engine flags: --backend tensorrt --max_batch_size 8"
+    build = " ".join(text.strip().rstrip("\\") for text in lines[at + 1 :])
+    assert build.startswith("build flags (the TensorRT engine's build: quantize.py --qformat / --kv_cache_dtype, ")
+    assert build.split("not serve's): ")[1].split() == ["--qformat", "fp8", "--max_input_len", "2048",
+                                                        "--tokens_per_block", "128", "--use_gpt_attention_plugin"]  # fmt: skip
+
+
+def test_attention_dp_is_the_yaml_s_switch_not_kvtop_s_dp(capsys) -> None:
+    args = ("--model", LLAMA, "--engine", "trtllm", "--gpu", "H100", "--tp_size", "2", "--enable_attention_dp",
+            "--dp", "2")  # fmt: skip
+    out = plan_json(capsys, args)
+    assert "--dp" not in out["engine_flags"] and set(_serve_tokens(out["engine_flags"])) <= SERVE_OPTIONS
+    assert out["engine_config"]["yaml"] == {"enable_attention_dp": True}
+
+
+def test_a_typed_false_is_not_written(capsys) -> None:
+    args = ("--model", LLAMA, "--engine", "trtllm", "--gpu", "H100", "--backend", "pytorch",
+            "--use_cute_dsl_blockscaling_bmm", "false", "--disable_overlap_scheduler", "0")  # fmt: skip
+    out = plan_json(capsys, args)
+    assert out["engine_config"] is None
+    assert out["engine_flags"] == ["--backend", "pytorch"]
+
+
+def test_yaml_nulls_are_the_defaults(capsys, tmp_path) -> None:
+    """`moe_config.backend: null` and `max_tokens_in_buffer: null` are the LLM API's defaults (pydantic Optional):
+    read as unset, not written back as the word None."""
+    options = tmp_path / "nulls.yaml"
+    options.write_text("moe_config:\n  backend: null\ncache_transceiver_config:\n  backend: UCX\n"
+                       "  max_tokens_in_buffer: null\n")  # fmt: skip
+    out = plan_json(capsys, ("--model", LLAMA, "--engine", "trtllm", "--gpu", "H100"), "--cmd",
+                    f"trtllm-serve MODEL --backend pytorch --extra_llm_api_options {options}")  # fmt: skip
+    assert out["engine_config"]["yaml"] == {"cache_transceiver_config": {"backend": "UCX"}}
+
+
+def test_a_bad_overlap_word_in_the_yaml_names_the_file(capsys, tmp_path) -> None:
+    options = tmp_path / "bad.yaml"
+    options.write_text("disable_overlap_scheduler: maybe\n")
+    args = ["plan", "--no-calibration-store", "--model", LLAMA, "--engine", "trtllm", "--gpu", "H100", "--cmd",
+            f"trtllm-serve MODEL --backend pytorch --extra_llm_api_options {options}"]  # fmt: skip
+    assert main(args) != 0
+    err = capsys.readouterr().err
+    assert "--disable_overlap_scheduler" in err and "bad.yaml" in err and "'maybe'" in err
+
+
+def test_the_planner_copies_serve_s_line_and_says_the_yaml_beside_it() -> None:
+    """`c` copies `engine_flag_list`: serve's options only; the status writes the YAML it names on one line."""
+    from kvtop.domain.launch import LaunchSettings
+    from kvtop.ui.planning import engine_flag_list, launch_beside
+
+    settings = LaunchSettings(engine="trtllm", model="openai/gpt-oss-120b", backend="pytorch", kv_cache_dtype="fp8",
+                              free_gpu_memory_fraction=0.8, flags={"moe_config.backend": "TRTLLM"})  # fmt: skip
+    copied = engine_flag_list(settings, with_model=True, launch=None)
+    assert copied == ["openai/gpt-oss-120b", "--backend", "pytorch", "--extra_llm_api_options",
+                      "extra_llm_api_options.yaml"]  # fmt: skip
+    assert launch_beside(settings) == (
+        "extra_llm_api_options.yaml (not copied; write it before the line runs): "
+        "{kv_cache_config: {dtype: fp8, free_gpu_memory_fraction: 0.8}, moe_config: {backend: TRTLLM}}"
+    )
+    assert launch_beside(settings.model_copy(update={"engine": "vllm", "flags": {}})) == ""
+
+
+def test_the_yaml_s_text_values_are_redacted_as_the_line_is() -> None:
+    """A speculative model's `s3://user:pass@` path is written to the YAML body masked, as the line masks it."""
+    from kvtop.domain.launch import LaunchSettings
+
+    settings = LaunchSettings(engine="trtllm", flags={"speculative_config.decoding_type": "Eagle",
+                                                      "speculative_config.speculative_model_dir": "s3://bob:hunter2@b/m"})  # fmt: skip
+    config = settings.engine_launch().config
+    assert config == {"speculative_config": {"decoding_type": "Eagle", "speculative_model_dir": "s3://***@b/m"}}
