@@ -11,7 +11,6 @@ flag, is an error naming it.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Literal, Protocol
@@ -43,6 +42,8 @@ from kvtop.domain.launch_vocabulary import written_flags as written_flags
 from kvtop.domain.load_casts import LoadCasts
 from kvtop.domain.redact import masked_glued_flag, redact_argv
 from kvtop.domain.units_parse import written_size, written_unit
+from kvtop.domain.unknown_flags import alike_flag as alike_flag
+from kvtop.domain.unknown_flags import flag_field, not_modelled_why, other_engines_flag, respelled
 from kvtop.domain.wording import in_unit
 
 # the `X as X` names above are re-exported: the engine packages and the commands take them from here
@@ -368,62 +369,6 @@ def check_parallel(settings: LaunchSettings) -> None:
     engine_flags(settings.engine).check_parallel(settings)
 
 
-def _field_of(engine: EngineId, spelling: str) -> str | None:
-    flags = engine_flags(engine)
-    own = flags.own_flags.get(spelling)
-    return flags.spellings.get(spelling) or (own.field if own else None) or KVTOP_SPELLINGS.get(spelling)
-
-
-def _respelled(engine: EngineId, typed: str) -> str | None:
-    """'<engine> spells it --a_b' for a typed --a-b: the engine's own flag with '-' and '_' swapped, which a parser
-    that takes names as typed (click, argparse) rejects (None where the engine has no such flag)."""
-    name = typed.removeprefix("--")
-    flags = engine_flags(engine)
-    known = {*flags.spellings, *flags.passthrough}
-    for other in (name.replace("-", "_"), name.replace("_", "-")):
-        if other != name and f"--{other}" in known:
-            return f"{display_name(engine)} spells it --{other}"
-    return None
-
-
-def alike_flag(engine: EngineId, flag: str) -> str | None:
-    """The flag the engine takes (as kvtop knows it) that `flag` most looks like: a typo's likely intent."""
-    flags = engine_flags(engine)
-    known = [*flags.spellings, *flags.own_flags, *flags.passthrough, *KVTOP_SPELLINGS]
-    alike = difflib.get_close_matches(flag, known, n=1, cutoff=0.8)
-    return alike[0] if alike else None
-
-
-def _not_modelled(engine: EngineId, spelling: str) -> str | None:
-    """Why a flag the engine has (`EngineFlags.unmodelled`) is refused though kvtop knows it (None for another)."""
-    if spelling not in engine_flags(engine).unmodelled:
-        return None
-    return (f"a flag of {display_name(engine)} whose effect on memory kvtop does not model: plan without it, or "
-            "read the log of a start that used it with `kvtop explain`")  # fmt: skip
-
-
-def _other_engines_flag(engine: EngineId, spelling: str) -> str | None:
-    """'--context-length is SGLang's flag: vLLM spells it --max-model-len' (None if no engine has it);
-    a flag kvtop takes for another engine is named as kvtop's, not that engine's."""
-    for other in ENGINE_IDS:
-        if other == engine:
-            continue
-        own_flag = engine_flags(other).own_flags.get(spelling)
-        if own_flag is not None:
-            return f"is kvtop's own flag for {display_name(other)} ({own_flag.says}): {display_name(engine)} has no such setting"
-        field = engine_flags(other).spellings.get(spelling)
-        if field is None:
-            continue
-        own = [flag for flag, name in engine_flags(engine).spellings.items() if name == field]
-        there = (
-            f"{display_name(engine)} spells it {own[0]}"
-            if own
-            else f"{display_name(engine)} has no such setting"
-        )
-        return f"is {display_name(other)}'s flag: {there}"
-    return None
-
-
 def parse_flags(
     engine: EngineId,
     tokens: Sequence[str],
@@ -445,7 +390,7 @@ def parse_flags(
     spelled: dict[str, str] = {}  # field -> the spelling the user typed, for error messages
     written: dict[str, str] = {}  # field -> the text typed for it, a size's bounds said in its unit
     # the release typed beside them (the last one wins, as in `values`): the engine's reading of a count may take it
-    stated = [str(raw) for typed, raw in pairs if _field_of(engine, flags.as_parsed(typed)) == "engine_version"]
+    stated = [str(raw) for typed, raw in pairs if flag_field(engine, flags.as_parsed(typed)) == "engine_version"]
     for typed, raw in pairs:
         spelling = flags.as_parsed(typed)
         own_flag = flags.own_flags.get(spelling) if engine_line else None
@@ -455,9 +400,9 @@ def parse_flags(
                 "give it to kvtop, outside --cmd",
                 field=typed,
             )
-        field = _field_of(engine, spelling)
-        if field is None and spelling.startswith("--no-") and _field_of(engine, "--" + spelling[5:]):
-            field, raw = _field_of(engine, "--" + spelling[5:]), False
+        field = flag_field(engine, spelling)
+        if field is None and spelling.startswith("--no-") and flag_field(engine, "--" + spelling[5:]):
+            field, raw = flag_field(engine, "--" + spelling[5:]), False
         if field is None and spelling in flags.passthrough:
             if strict or engine_line:  # a value typed to kvtop or on the engine's line (a log's is what ran)
                 # a memory-neutral flag at a value whose effect was not read (vLLM's flags_valued.py) is refused
@@ -476,8 +421,8 @@ def parse_flags(
                 # the engine's own flag kvtop does not model first; then another engine's spelling ('--kv-cache-dtype'
                 # is SGLang's: TensorRT-LLM's serve takes --kv_cache_config.dtype, though trtllm-build's
                 # --kv_cache_dtype respells it), then a respelling
-                reason = (_not_modelled(engine, spelling) or _other_engines_flag(engine, typed)
-                          or _respelled(engine, typed) or _other_engines_flag(engine, spelling))  # fmt: skip
+                reason = (not_modelled_why(engine, spelling) or other_engines_flag(engine, typed)
+                          or respelled(engine, typed) or other_engines_flag(engine, spelling))  # fmt: skip
                 if reason is not None:
                     raise InputError(reason, field=typed)
                 raise UnknownFlagError(f"not a flag of {display_name(engine)} that kvtop knows", field=typed,

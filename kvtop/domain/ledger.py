@@ -21,7 +21,8 @@ from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.stated_release import stated_release
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError, LayoutError, UnsupportedModelError
-from kvtop.domain.kv import KvBook, KvFormat, KvStorage, kv_book, resolve_kv_format
+from kvtop.domain.kv import KvBook, KvFormat, KvStorage, kv_book
+from kvtop.domain.kv_format import resolve_kv_format
 from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.layout import ParallelLayout, pp_layer_range, validate_layout
 from kvtop.domain.ledger_values import Ledger as Ledger

@@ -2,7 +2,7 @@
 
 A launch may re-cast a checkpoint as it loads: `--dtype float32` builds every unquantized tensor in
 4 bytes (the checkpoint's tensors copied into it), `--quantization fp8` on a 16-bit checkpoint holds each
-linear matrix in FP8. The weights book, the KV `auto` dtype (the model dtype, `kv.resolve_kv_format`),
+linear matrix in FP8. The weights book, the KV `auto` dtype (the model dtype, `kv_format.resolve_kv_format`),
 the ledger (`ledger.predict` serves the model before it solves) and the calibration's weights term all
 read the model this returns, so no view derives its own. Which spellings cast, and how, is each
 engine's `LoadCasts` (its `flags.py`). A cast the engine's table does not have (bitsandbytes at load,

@@ -167,7 +167,7 @@ def test_engines_without_its_pools_refuse_it_by_name() -> None:
 def test_sglang_reads_auto_kv_as_fp8_and_refuses_other_dtypes() -> None:
     """SGLang 0.5.23 `_deepseek_v4_kv_cache_dtype`: auto becomes fp8_e4m3 (the harness's pool: torch.float8_e4m3fn);
     anything but fp8_e4m3 or bfloat16 fails its assertion."""
-    from kvtop.domain.kv import resolve_kv_format
+    from kvtop.domain.kv_format import resolve_kv_format
     from kvtop.domain.launch_check import launch_refusals
     from kvtop.domain.ledger import predict
 

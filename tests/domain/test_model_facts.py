@@ -7,7 +7,8 @@ import json
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.sglang import RULES as SGLANG
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.kv import KvFormat, kv_book, resolve_kv_format
+from kvtop.domain.kv import KvFormat, kv_book
+from kvtop.domain.kv_format import resolve_kv_format
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import predict

@@ -18,7 +18,7 @@ from kvtop.cli import main
 from kvtop.domain.engines.sglang import RULES as SGLANG
 from kvtop.domain.engines.sglang.dsa import page_size_of
 from kvtop.domain.engines.versions import ResolvedVersion
-from kvtop.domain.kv import resolve_kv_format
+from kvtop.domain.kv_format import resolve_kv_format
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.ledger import predict
 from kvtop.sources.hub import load_model

@@ -17,7 +17,7 @@ from benchmarks.engine_diff.registry_judge import kvtop_answer
 from benchmarks.engine_diff.registry_sweep import row_of
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.versions import ResolvedVersion, VersionSource
-from kvtop.domain.kv import resolve_kv_format
+from kvtop.domain.kv_format import resolve_kv_format
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec

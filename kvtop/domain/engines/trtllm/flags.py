@@ -87,7 +87,7 @@ SPELLINGS: Mapping[str, str] = {
 # trtllm-serve's other options: they do not change the KV budget kvtop models (kept verbatim). `--trust_remote_code`
 # (commands/serve.py `serve`: `@click.option("--trust_remote_code", is_flag=True)`, read at commit 00209af1) lets
 # the model's own code load; click takes option names as declared, so `--trust-remote-code` is refused, naming this
-# spelling (launch._respelled); Dynamo's TensorRT-LLM worker options (dynamo/trtllm/backend_args.py) have neither
+# spelling (unknown_flags.respelled); Dynamo's TensorRT-LLM worker options (dynamo/trtllm/backend_args.py) have neither
 PASSTHROUGH = frozenset(
     {
         "--tokenizer",

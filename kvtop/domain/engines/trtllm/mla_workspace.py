@@ -47,7 +47,8 @@ from kvtop.domain.engines.trtllm.cuda_graphs import graphs_off
 from kvtop.domain.engines.trtllm.kv_storage import TRTLLM_KV_STORAGE
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.gpus import compute_capability, sm_count
-from kvtop.domain.kv import FP8_KV_FORMATS, resolve_kv_format
+from kvtop.domain.kv import FP8_KV_FORMATS
+from kvtop.domain.kv_format import resolve_kv_format
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_layers import MlaSpec
 from kvtop.domain.rounding import ceil_div, round_up

@@ -35,7 +35,8 @@ from kvtop.domain.engines.vllm.backends import (
 from kvtop.domain.engines.vllm.kv_storage import kv_storage_for
 from kvtop.domain.engines.vllm.profile_run import batch_limits
 from kvtop.domain.gpus import compute_capability
-from kvtop.domain.kv import FP8_KV_FORMATS, resolve_kv_format
+from kvtop.domain.kv import FP8_KV_FORMATS
+from kvtop.domain.kv_format import resolve_kv_format
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import MIB, mib
 
@@ -62,7 +63,7 @@ class AttentionPick:
 
 def _fp8_kv(inputs: CalibrationInputs, model: ModelSpec) -> str | None:
     """The fp8 KV the launch stores, as its flag spells it ('fp8' for a checkpoint's FP8 KV read under `auto`), ''
-    for the model's dtype, None for another (not modelled): the format is `kv.resolve_kv_format`'s over vLLM's KV
+    for the model's dtype, None for another (not modelled): the format is `kv_format.resolve_kv_format`'s over vLLM's KV
     storage (kv_storage.py), the one rule the KV book reads."""
     storage = kv_storage_for(model, inputs.settings, inputs.version)
     fmt = resolve_kv_format(inputs.settings.kv_cache_dtype, model, storage, gpu_name=inputs.gpu_name)
