@@ -187,10 +187,9 @@ def with_v1_compile_copy(activation: TermEstimate, inputs: CalibrationInputs) ->
         return activation.model_copy(update={
             "bytes": copy, "basis": f"{activation.basis}; {V1_COPY} ({gib(copy)}, above the counted {gib(activation.bytes)})",
         })  # fmt: skip
-    return activation.model_copy(update={
-        "error_bytes": activation.error_bytes + lift,
-        "basis": f"{activation.basis}; {V1_COPY_UNSAID} ({gib(lift)} above the count, added to the error)",
-    })  # fmt: skip
+    # a cold start only raises the peak (the larger of the copy and the count): the error above the figure only
+    return activation.widened_by(raise_only_bytes=lift, basis=(
+        f"{activation.basis}; {V1_COPY_UNSAID} ({gib(lift)} above the count, added to the error above the figure)"))
 
 
 def _with_pinned(activation: TermEstimate, copy: int, inputs: CalibrationInputs) -> TermEstimate:
@@ -201,10 +200,8 @@ def _with_pinned(activation: TermEstimate, copy: int, inputs: CalibrationInputs)
     pinned, why = pinned_copy(copy, inputs)
     if not pinned:
         return activation
-    return activation.model_copy(update={
-        "error_bytes": activation.error_bytes + pinned, "raise_only_bytes": activation.raise_only_bytes + pinned,
-        "basis": f"{activation.basis}; {why} (added to the error above the figure: it only takes from KV)",
-    })  # fmt: skip
+    return activation.widened_by(raise_only_bytes=pinned, basis=(
+        f"{activation.basis}; {why} (added to the error above the figure: it only takes from KV)"))
 
 
 V1_COPY = (
