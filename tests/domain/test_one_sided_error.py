@@ -88,6 +88,8 @@ def test_each_end_combines_its_own_side() -> None:
     assert ranged is not None and ranged.value_bytes == 5 * GIB
     assert abs(ranged.high_bytes - (5 + math.sqrt(10)) * GIB) <= 1 and abs(ranged.low_bytes - (5 - math.sqrt(2)) * GIB) <= 1
     assert "graphs 1.00 GiB + 3.00 / − 1.00 GiB" in ranged.basis and "one-sided: the error of cuda_graphs" in ranged.basis
+    # the range's own high end takes the wider side: the words name the capacity's end, not "the interval's"
+    assert "the capacity's low end takes the wider side" in ranged.basis and "interval's low end" not in ranged.basis
 
 
 def _plan(record: Record) -> CapacityPlan:

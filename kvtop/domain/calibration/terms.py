@@ -77,8 +77,12 @@ class TermEstimate(BaseModel):
     within: str | None = None
     origin: TermOrigin = "estimate"
     # the part of `error_bytes` only the side above the figure carries: what a mechanism that can only raise the term
-    # adds (vLLM's pinned copy segment, pinned_copy.py; a hybrid's first FULL capture, hybrid_graph_sample.py), so the
-    # end of the interval with less KV takes it and the other does not; 0: symmetric (`error_below_bytes`)
+    # adds (vLLM's pinned copy segment, pinned_copy.py; a hybrid's first FULL capture, hybrid_graph_sample.py; V1's
+    # unsaid cold compile and V2's figure said warm, compile_benchmark.py / v2_graphs.py; FlashInfer's sampler copies
+    # taken off, calibration_activation.py), so the end of the interval with less KV takes it and the other does not;
+    # 0: symmetric (`error_below_bytes`). Not expressible: a part that only LOWERS a term (vLLM's sampler path
+    # unknown before the start, `_sampler_path_error`'s "either"; V2's unsaid compile state, whose warm start holds
+    # more KV in no error at all: docs/engines/vllm.md §9, session 71's C3): it stays symmetric, or outside
     raise_only_bytes: int = 0
 
     @model_validator(mode="after")
