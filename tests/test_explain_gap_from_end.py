@@ -130,3 +130,11 @@ def test_a_mismatch_that_says_no_capacity_gap_prints_none() -> None:
     assert result.gap is not None and capacity_gap(result) is None
     assert "0.00 GB" not in verdict_line(result)
 
+
+
+def test_gap_bytes_given_at_construction_is_refused_as_a_copy_refuses_it() -> None:
+    # derived (gap_tokens × kv_bytes_per_token): a 1 B figure given beside a gap of 20,192 tokens × 4,096 B would be
+    # dropped silently (the model ignores unknown fields) where `model_copy` refuses it (review R1, session 71)
+    with pytest.raises(ValidationError, match="gap_bytes is gap_tokens"):
+        Explanation(engine="vllm", logged=Logged(token_capacity=LOGGED), token_capacity=40_368, verdict="match",
+                    gap_bytes=1)  # fmt: skip

@@ -420,13 +420,17 @@ def plan_text(plan: CapacityPlan) -> str:
     interval = interval_line(plan) if plan.requests is None else request_interval_line(plan, plan.requests)
     lines.insert(at + 1, f"Interval            {interval}")
     terms = [f"Before the start ({plan.estimate.node_note or 'docs/calibration.md'}): what the plan assumes, per rank"]
+    # the error column as wide as its widest entry ('+ 1.99 / − 0.97 GiB' is 19 characters), 13 at the least
+    width = max([13, *(len(term_error(term)) for term in plan.estimate.terms)])
     for term in plan.estimate.terms:
         basis = f"{term.basis}; held in {term.within}" if term.within else term.basis
-        terms += column_rows(term.label, f"{fmt_gib(term.bytes):>12}  {term_error(term):<13} {term.source:<11} {basis}")
+        terms += column_rows(term.label, f"{fmt_gib(term.bytes):>12}  {term_error(term):<{width}} {term.source:<11} {basis}")
     if plan.estimate.scale_basis:
         terms.append(prose("  ", f"the interval: the errors together {plan.estimate.scale_basis}", hang=4))
+    # one-sided only where the interval has two ends apart (not one fixed by a flag, exact or ± 0)
+    spread = plan.interval_kind in (IntervalKind.SPREAD, IntervalKind.REQUESTS)
     terms.extend(prose("  ", f"the interval is {words}", hang=4)
-                 for words in (term.one_sided_words for term in plan.estimate.one_sided) if words)  # fmt: skip
+                 for words in (term.one_sided_words for term in plan.estimate.one_sided if spread) if words)  # fmt: skip
     outside = plan.extrapolation_term
     if outside is not None:
         # the basis may open with its source ('calibrated: the 90th percentile …'): said once, not 'calibrated: calibrated:'

@@ -234,6 +234,15 @@ class Explanation(BaseModel):
             return 0
         return self.gap_tokens * self.kv_bytes_per_token if self.kv_bytes_per_token is not None else None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _gap_bytes_is_derived(cls, data: Any) -> Any:
+        """`gap_bytes` is derived (`gap_tokens` × `kv_bytes_per_token`): given at construction it is refused as
+        `model_copy` refuses it, never silently dropped (the model ignores unknown fields)."""
+        if isinstance(data, Mapping) and "gap_bytes" in data:
+            raise ValueError("gap_bytes is gap_tokens × kv_bytes_per_token (derived): set gap_tokens")
+        return data
+
     @model_validator(mode="after")
     def _gap_tokens_are_the_gap(self) -> Explanation:
         """A capacity mismatch says its gap's figure in `gap_tokens` (0 where only printed pool sizes disagree), checked

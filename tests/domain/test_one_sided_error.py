@@ -11,11 +11,15 @@ widening's own stated figure (2.21 GiB at 8,192 sample tokens: fentz26's log, 3.
 
 from __future__ import annotations
 
+import ast
 import math
+import re
+from pathlib import Path
 
 import pytest
 
 import kvtop.domain.engines.vllm.calibration as vllm_calibration
+import kvtop.domain.engines.vllm.compile_benchmark as compile_benchmark
 import kvtop.domain.engines.vllm.v2_graphs as v2_graphs
 from benchmarks.calibration.corpus import Record, by_id
 from kvtop.commands.render_ledger import estimate_term_json, plan_text, term_error
@@ -32,6 +36,9 @@ GRAPH_FIT_ERROR = 1_044_712_560  # vllm.cuda_graphs' held-out error (calibration
 HYBRID_SAMPLE = round(2.21 * GIB)  # what fentz26's estimate took off beyond kvtop's graph term, at 8,192 tokens
 # Qwen3.6-27B's table, 248,320 × 5,120 × 2 B = 2,542,796,800 B = 1,212.5 × 2 MiB: a segment of 1,213 × 2,097,152 B
 QWEN36_27B_SEGMENT = 1_213 * 2_097_152
+NGRAM_V1 = "kuotunyu-slolab-qwen3-8b-fp8-ngram3-rtx4090-wsl2-w4-u082-s256-v0280"  # V1 runner, v0.28.0, the copy pinned
+# Qwen3-8B's table, 151,936 × 4,096 × 2 B = 1,244,659,712 B = 593.5 × 2 MiB: a segment of 594 × 2,097,152 B
+QWEN3_8B_SEGMENT = 594 * 2_097_152
 
 
 def _term(error: float, below: float | None = None, term: Term = Term.CUDA_GRAPHS, value: float = 1.0) -> TermEstimate:
@@ -56,7 +63,7 @@ def test_a_raise_only_error_widens_the_side_above_alone() -> None:
     assert term.error_towards("low") == term.error_bytes and term.error_towards("high") == GIB  # takes from KV
     assert term_error(term) == "+ 3.16 / − 1.00 GiB"
     assert "3.16 GiB above its figure and 1.00 GiB below it" in (term.one_sided_words or "")
-    assert "the interval's low end takes the wider side, its high end the narrower" in (term.one_sided_words or "")
+    assert "the capacity's low end takes the wider side, its high end the narrower" in (term.one_sided_words or "")
     both = term.plus(error_bytes=2 * GIB, why=None)
     assert abs(both.error_bytes - math.sqrt(14) * GIB) <= 1 and abs(both.error_below_bytes - math.sqrt(5) * GIB) <= 1
     # CUDA's total gives KV: a part that only raises it is the high end's
@@ -81,6 +88,8 @@ def test_each_end_combines_its_own_side() -> None:
     assert ranged is not None and ranged.value_bytes == 5 * GIB
     assert abs(ranged.high_bytes - (5 + math.sqrt(10)) * GIB) <= 1 and abs(ranged.low_bytes - (5 - math.sqrt(2)) * GIB) <= 1
     assert "graphs 1.00 GiB + 3.00 / − 1.00 GiB" in ranged.basis and "one-sided: the error of cuda_graphs" in ranged.basis
+    # the range's own high end takes the wider side: the words name the capacity's end, not "the interval's"
+    assert "the capacity's low end takes the wider side" in ranged.basis and "interval's low end" not in ranged.basis
 
 
 def _plan(record: Record) -> CapacityPlan:
@@ -94,6 +103,7 @@ def _plan_without(record: Record, monkeypatch: pytest.MonkeyPatch) -> CapacityPl
     with monkeypatch.context() as patched:
         patched.setattr(vllm_calibration, "hybrid_sample_widening", lambda inputs: None)
         patched.setattr(v2_graphs, "pinned_copy", lambda copy, inputs: (0, ""))
+        patched.setattr(compile_benchmark, "pinned_copy", lambda copy, inputs: (0, ""))
         return _plan(record)
 
 
@@ -152,3 +162,76 @@ def test_the_views_say_it_is_one_sided() -> None:
     assert "the interval is one-sided: the error of vLLM's CUDA-graph estimate is" in " ".join(text.split())
     as_json = estimate_term_json(graphs)
     assert as_json["error_below_bytes"] == GRAPH_FIT_ERROR and as_json["error_bytes"] == graphs.error_bytes
+
+
+def test_an_error_change_keeps_the_one_sided_part_and_refuses_a_wrong_one() -> None:
+    """0 ≤ raise_only_bytes ≤ error_bytes, checked on construction and by `with_error` (every change of an error); a
+    rewrite of the error keeps the part only the side above carries unless told (the 1 GiB + 3 / − 1 term above: a
+    fitted error of 2 GiB swapped in keeps + 2 / − 0, not ± 2)."""
+    with pytest.raises(ValueError, match="raise_only_bytes"):
+        TermEstimate(term=Term.ACTIVATION, label="a", bytes=GIB, error_bytes=GIB, raise_only_bytes=2 * GIB,
+                     source="calibrated", basis="by hand")  # fmt: skip
+    term = _term(3.0, below=1.0)
+    with pytest.raises(ValueError, match="raise_only_bytes"):
+        term.with_error(GIB)  # 2 GiB raise-only inside a 1 GiB error
+    swapped = term.with_error(3 * GIB, basis="refitted")
+    assert (swapped.error_bytes, swapped.error_below_bytes, swapped.basis) == (3 * GIB, GIB, "refitted")
+    added = term.widened_by(GIB, GIB)  # + 1 both ways, + 1 above only: above 5, below 2
+    assert (added.error_bytes, added.error_below_bytes) == (5 * GIB, 2 * GIB)
+
+
+def test_no_error_is_rewritten_outside_the_terms_method() -> None:
+    """A `model_copy(update={"error_bytes": …})` drops the one-sided part unless it says it (review R1, session 71: five
+    did): every change of a term's error goes through `TermEstimate.with_error` (`widened_by`, `plus`), none through a
+    literal update anywhere in kvtop (it found the seven sites it replaced: compile_benchmark.py twice, v2_graphs.py
+    twice, calibration_activation.py, calibration_non_torch.py, weights.py, and estimate.py's and support.py's)."""
+    root = Path(__file__).resolve().parents[2] / "kvtop"
+    found = []
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "model_copy":
+                update = next((k.value for k in node.keywords if k.arg == "update"), None)
+                keys = {k.value for k in update.keys if isinstance(k, ast.Constant)} if isinstance(update, ast.Dict) else set()
+                if keys & {"error_bytes", "raise_only_bytes"}:
+                    found.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert not found
+
+
+def test_both_json_views_write_the_side_below() -> None:
+    """`plan --json` (render_ledger) and `explain --json` (a term's own dump, estimated.others[]) write one shape."""
+    term = _term(3.0, below=1.0)
+    dumped = term.model_dump()
+    assert (dumped["error_bytes"], dumped["error_below_bytes"]) == (3 * GIB, GIB)
+    assert estimate_term_json(term)["error_below_bytes"] == dumped["error_below_bytes"]
+    assert TermEstimate.model_validate(dumped) == term  # the derived field is read back as nothing
+
+
+def test_the_one_sided_sentence_only_where_the_interval_has_width() -> None:
+    """haitang89's plan (a pinned segment, one-sided) with --kv-cache-memory-bytes 3 GiB: the capacity is the flag's,
+    so no end takes any side; the error column still as wide as its widest entry."""
+    record = RECORDS[HAITANG]
+    plan = _plan(record)
+    text = plan_text(plan)
+    assert "the interval is one-sided" in text
+    assert record.model is not None and record.gpu_total_bytes is not None
+    fixed = planned_capacity(record.model, record.settings.model_copy(update={"kv_cache_memory_bytes": 3 * GIB}),
+                             gpu_total_bytes=record.gpu_total_bytes, gpu_name=gpu_key(record.gpu))  # fmt: skip
+    assert fixed.interval_kind.value == "fixed_by_flag"
+    assert "one-sided" not in plan_text(fixed)
+    graphs = plan.estimate.term(Term.CUDA_GRAPHS)
+    assert graphs is not None and len(term_error(graphs)) > 13  # '+ 3.15 / − 1.95 GiB'
+    # the source column at one place in every term's row (13 characters for '± 0.12 GiB' once pushed it 6 places)
+    starts = {found.end() - len(term.source) for term in plan.estimate.terms for line in text.splitlines()
+              if (found := re.search(re.escape(term_error(term)) + " +" + term.source, line))}  # fmt: skip
+    assert len(starts) == 1 and len(plan.estimate.terms) >= 5, starts
+
+
+def test_the_pinned_widening_on_the_v1_runner_leaves_the_high_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """kuotunyu's n-gram start (v0.28.0, the V1 runner): the activation term's pinned segment (594 × 2 MiB of
+    Qwen3-8B's table) only lowers the low end; the high end is the plan's without it."""
+    record = RECORDS[NGRAM_V1]
+    plan, without = _plan(record), _plan_without(record, monkeypatch)
+    activation = plan.estimate.term(Term.ACTIVATION)
+    assert activation is not None and activation.raise_only_bytes == QWEN3_8B_SEGMENT
+    assert plan.token_capacity_max == without.token_capacity_max
+    assert plan.token_capacity_min < without.token_capacity_min

@@ -63,8 +63,8 @@ def calibration_inputs(ledger: Ledger) -> CalibrationInputs:
 
 
 def _measured(estimate: TermEstimate, value: int, what: str) -> TermEstimate:
-    return estimate.model_copy(update={"bytes": value, "error_bytes": 0, "raise_only_bytes": 0, "source": "measured",
-                                     "basis": f"measured: {what}", "beyond": None, "origin": "input"})
+    return estimate.with_error(0, 0, bytes=value, source="measured", basis=f"measured: {what}", beyond=None,
+                               origin="input")  # fmt: skip
 
 
 def _with_measured(
@@ -91,8 +91,8 @@ def _with_measured(
     after = measured.free_after_load_bytes is not None and reads_free_after_load
     if after and weights is not None and measured.weights_bytes is None and measured.free_before_load_bytes is not None:
         # both free figures measured: the weights are their difference, still predicted here, and read by no budget
-        by_term[Term.WEIGHTS] = weights.model_copy(update={"error_bytes": 0, "beside_error_bytes": 0, "raise_only_bytes": 0, "beyond": None,
-                                                           "within": "the free memory before and after load (measured)"})
+        by_term[Term.WEIGHTS] = weights.with_error(0, 0, beside_error_bytes=0, beyond=None,
+                                                   within="the free memory before and after load (measured)")
     if after and measured.free_before_load_bytes is None:
         # only the free memory after the load was measured: what it holds besides the weights (CUDA's total, the
         # context, a host's share) moves no budget any more; the weights stay predicted, with their error (SGLang's
@@ -100,8 +100,7 @@ def _with_measured(
         held = "the free memory after load (measured: --free-after-load)"
         for term in (Term.CUDA_TOTAL, Term.CONTEXT, Term.HOST):
             if term in by_term and by_term[term].source != "measured":
-                by_term[term] = by_term[term].model_copy(update={"error_bytes": 0, "beside_error_bytes": 0, "raise_only_bytes": 0,
-                                                                 "beyond": None, "within": held})  # fmt: skip
+                by_term[term] = by_term[term].with_error(0, 0, beside_error_bytes=0, beyond=None, within=held)
     runtime = [by_term.pop(term) for term in RUNTIME_TERMS if term in by_term] if measured.non_kv_bytes is not None else []
     if runtime:
         by_term[Term.ACTIVATION] = _measured(
@@ -132,10 +131,8 @@ def _from_node(estimate: TermEstimate, node: NodeMeasure, settings: LaunchSettin
     if estimate.term is Term.WEIGHTS and node.weights_stage is not None:  # one stage's load: the others derived
         said += (f" (stage {node.weights_stage}'s load; each other stage's derived from it + its book beyond "
                      f"stage {node.weights_stage}'s)")
-    return estimate.model_copy(update={
-        "bytes": value, "error_bytes": NODE_REPEAT_ERROR_BYTES, "raise_only_bytes": 0, "source": "measured", "beyond": None,
-        "basis": f"measured on this node at a start on {node.date}{said}", "origin": "node",
-    })  # fmt: skip
+    return estimate.with_error(NODE_REPEAT_ERROR_BYTES, 0, bytes=value, source="measured", beyond=None,
+                               basis=f"measured on this node at a start on {node.date}{said}", origin="node")  # fmt: skip
 
 
 def _stage_books(ledger: Ledger) -> list[int]:

@@ -109,4 +109,4 @@ def widened(
         return estimate
     extra = max(fit.novel_error_bytes - fit.error_bytes if gpu else 0,
                 feature[1] - fit.error_bytes if feature else 0, 0)  # fmt: skip
-    return estimate.model_copy(update={"error_bytes": estimate.error_bytes + extra, "beyond": "; ".join(whys)})
+    return estimate.widened_by(extra, beyond="; ".join(whys))

@@ -15,7 +15,7 @@ import math
 from enum import Enum
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, computed_field, model_validator
 
 from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.extrapolation import ExtrapolationWidening
@@ -77,14 +77,45 @@ class TermEstimate(BaseModel):
     within: str | None = None
     origin: TermOrigin = "estimate"
     # the part of `error_bytes` only the side above the figure carries: what a mechanism that can only raise the term
-    # adds (vLLM's pinned copy segment, pinned_copy.py; a hybrid's first FULL capture, hybrid_graph_sample.py), so the
-    # end of the interval with less KV takes it and the other does not; 0: symmetric (`error_below_bytes`)
+    # adds (vLLM's pinned copy segment, pinned_copy.py; a hybrid's first FULL capture, hybrid_graph_sample.py; V1's
+    # unsaid cold compile and V2's figure said warm, compile_benchmark.py / v2_graphs.py; FlashInfer's sampler copies
+    # taken off, calibration_activation.py), so the end of the interval with less KV takes it and the other does not;
+    # 0: symmetric (`error_below_bytes`). Not expressible: a part that only LOWERS a term (vLLM's sampler path
+    # unknown before the start, `_sampler_path_error`'s "either"; V2's unsaid compile state, whose warm start holds
+    # more KV in no error at all: docs/engines/vllm.md §9, session 71's C3): it stays symmetric, or outside
     raise_only_bytes: int = 0
 
+    @model_validator(mode="after")
+    def _one_sided_within_its_error(self) -> TermEstimate:
+        """The part only the side above carries is a part of the error: 0 ≤ `raise_only_bytes` ≤ `error_bytes`
+        (checked on construction and by `with_error`, which every change of a term's error goes through)."""
+        if not 0 <= self.raise_only_bytes <= self.error_bytes:
+            raise ValueError(f"{self.term.value}: raise_only_bytes {self.raise_only_bytes:,} is not within its "
+                             f"error_bytes {self.error_bytes:,}")  # fmt: skip
+        return self
+
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def error_below_bytes(self) -> int:
-        """How far the term may lie below its figure: `error_bytes` less what only raises it (`raise_only_bytes`)."""
+        """How far the term may lie below its figure: `error_bytes` less what only raises it (`raise_only_bytes`);
+        written by every JSON view beside `error_bytes` (the side above), `plan --json` and `explain --json` alike."""
         return max(self.error_bytes - self.raise_only_bytes, 0)
+
+    def with_error(self, error_bytes: int, raise_only_bytes: int | None = None, **update: object) -> TermEstimate:
+        """This term with its error rewritten (and any other field in `update`): `error_bytes` above its figure, of
+        which `raise_only_bytes` only above it (None: the part it carried, kept), checked as construction checks it
+        (pydantic's `model_copy` checks nothing): every change of a term's error goes through here, so none drops the
+        one-sided part (tests/domain/test_one_sided_error.py greps for any that does not)."""
+        kept = self.raise_only_bytes if raise_only_bytes is None else raise_only_bytes
+        fields = {**{name: getattr(self, name) for name in type(self).model_fields}, **update}
+        return TermEstimate.model_validate({**fields, "error_bytes": error_bytes, "raise_only_bytes": kept})
+
+    def widened_by(self, error_bytes: int = 0, raise_only_bytes: int = 0, **update: object) -> TermEstimate:
+        """This term with errors that move with its own added to it (the sum, not the root of squares: the same
+        fit erring alike, or a part known to add): `error_bytes` on both sides, `raise_only_bytes` above its figure
+        only (a mechanism that can only raise the term: `raise_only_bytes`)."""
+        return self.with_error(self.error_bytes + error_bytes + raise_only_bytes,
+                               self.raise_only_bytes + raise_only_bytes, **update)  # fmt: skip
 
     @property
     def one_sided(self) -> bool:
@@ -105,10 +136,11 @@ class TermEstimate(BaseModel):
         if not self.one_sided:
             return None
         wider, narrower = ("high", "low") if self.more_is_more_kv else ("low", "high")
+        # the capacity's ends, named so (an input's range in `explain` runs the other way for a term that takes KV)
         return (f"one-sided: the error of {self.label} is {gib(self.error_bytes)} above its figure and "
-                f"{gib(self.error_below_bytes)} below it (a part only ever raises that term, so it only "
-                f"{'gives' if self.more_is_more_kv else 'takes'} KV): the interval's {wider} end takes the wider side, "
-                f"its {narrower} end the narrower")
+                f"{gib(self.error_below_bytes)} below it (a part only ever raises that term, and that part only "
+                f"{'gives KV' if self.more_is_more_kv else 'takes KV away'}): the capacity's {wider} end takes the "
+                f"wider side, its {narrower} end the narrower")
 
     def error_towards(self, side: Literal["low", "high"]) -> int:
         """The term's error towards the capacity's `side` end: the low end (less KV) takes a term that takes from KV
@@ -129,13 +161,12 @@ class TermEstimate(BaseModel):
         error = round(math.hypot(self.error_bytes, error_bytes)) if error_bytes else self.error_bytes
         below = self.error_below_bytes
         below = round(math.hypot(below, error_bytes)) if error_bytes and not raise_only else below
-        update: dict[str, object] = {"bytes": self.bytes + added_bytes, "error_bytes": error,
-                                     "raise_only_bytes": error - below}  # fmt: skip
+        update: dict[str, object] = {"bytes": self.bytes + added_bytes}
         if beside:
             update["beside_error_bytes"] = round(math.hypot(self.beside_error_bytes, error_bytes))
         if why is not None:
             update["basis"] = f"{self.basis}; {why}"
-        return self.model_copy(update=update)
+        return self.with_error(error, error - below, **update)
 
 
 class CalibratedFigures(BaseModel):

@@ -48,7 +48,7 @@ def with_fitted_error(estimate: TermEstimate, fits: Mapping[str, LinearTerm], bu
     if fit is None or estimate.term is not Term.WEIGHTS or estimate.source != "calibrated":
         return estimate
     fitted = round(estimate.bytes * fit.coefficients[0])
-    return estimate.model_copy(update={"error_bytes": round(math.hypot(fitted, estimate.beside_error_bytes))})
+    return estimate.with_error(round(math.hypot(fitted, estimate.beside_error_bytes)))
 
 RUNTIME_CAST_ERROR = 0.5  # the book's half-width where the launch re-casts the weights in a way it does not model
 

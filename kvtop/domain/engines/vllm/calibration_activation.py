@@ -433,12 +433,14 @@ def _sampler_path_error(
     if path == "either":
         return activation.plus(error_bytes=extra,
                                why="FlashInfer's or the native top-k/top-p sampler, not known before the start")
-    # the copies taken off, no further than 0 bytes: not an addition (`plus`), the same error added
-    return activation.model_copy(update={
-        "bytes": max(activation.bytes - extra, 0), "error_bytes": round(math.hypot(activation.error_bytes, extra)),
-        "basis": f"{activation.basis}; FlashInfer's top-k/top-p sampler ({why}): the fit's logits copies beyond "
-                 f"FlashInfer's {kept:g} (flashinfer_copies.py) taken off, kept in the interval",
-    })  # fmt: skip
+    # the copies taken off, no further than 0 bytes: not an addition (`plus`); a fallback to the native path only
+    # raises the peak, so they join the error above the figure only, the side below keeps the fit's
+    above = round(math.hypot(activation.error_bytes, extra))
+    return activation.with_error(
+        above, above - activation.error_below_bytes, bytes=max(activation.bytes - extra, 0),
+        basis=f"{activation.basis}; FlashInfer's top-k/top-p sampler ({why}): the fit's logits copies beyond "
+              f"FlashInfer's {kept:g} (flashinfer_copies.py) taken off, kept in the interval above the figure",
+    )  # fmt: skip
 
 
 def _profiled_path(inputs: CalibrationInputs, model: ModelSpec) -> ProfiledPath:

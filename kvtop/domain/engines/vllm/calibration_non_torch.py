@@ -226,8 +226,7 @@ def v1_charged_context(inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -
     said = [f"+ {gib(ranks * GIB)} beyond one rank ({fit.key}, TP {inputs.layout.tp})"] if ranks else []
     said += [why for why in (_no_peer_part(inputs, fits),) if why is not None]
     basis = "; ".join((one.basis, *said))
-    return one.model_copy(update={"bytes": max(one.bytes + round(ranks * GIB), 0), "error_bytes": error,
-                                  "basis": basis})
+    return one.with_error(error, bytes=max(one.bytes + round(ranks * GIB), 0), basis=basis)
 
 
 def _context_inside(growth: TermEstimate, inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:

@@ -179,8 +179,9 @@ def with_v1_compile_copy(activation: TermEstimate, inputs: CalibrationInputs) ->
     nearer their logs and 31 away, 434 → 428 within 5 %; on the final branch 19 and 31, 439 → 430; fully blind 559 → 564
     of 664 (14 in, 9 out), but nine of the 14 are one source's Gemma-4-31B FP8 starts, whose blind miss is the weights book's,
     docs/engines/vllm.md §9 "Session 70"; the sweeps of one host, e.g. TheBuccaneer's RTX 3090
-    starts, plan within 0.6 % without it). Unsaid, what it would lift joins the error (a cold start stays in the
-    interval); said warm (and read by the launch), nothing compiles, nothing is added."""
+    starts, plan within 0.6 % without it). Unsaid, what it would lift joins the error above the figure only (a cold
+    start stays in the interval; it only lifts the peak, so the high end does not move); said warm (and read by the
+    launch), nothing compiles, nothing is added."""
     copy = v1_copy_bytes(inputs)
     if copy is None:
         return activation
@@ -196,10 +197,9 @@ def with_v1_compile_copy(activation: TermEstimate, inputs: CalibrationInputs) ->
             "bytes": copy,
             "basis": f"{activation.basis}; {V1_COPY} ({gib(copy)}, above the counted {gib(activation.bytes)}){staged}",
         })  # fmt: skip
-    return activation.model_copy(update={
-        "error_bytes": activation.error_bytes + lift,
-        "basis": f"{activation.basis}; {V1_COPY_UNSAID} ({gib(lift)} above the count, added to the error)",
-    })  # fmt: skip
+    # a cold start only raises the peak (the larger of the copy and the count): the error above the figure only
+    return activation.widened_by(raise_only_bytes=lift, basis=(
+        f"{activation.basis}; {V1_COPY_UNSAID} ({gib(lift)} above the count, added to the error above the figure)"))
 
 
 def _with_pinned(activation: TermEstimate, copy: int, inputs: CalibrationInputs) -> TermEstimate:
@@ -210,10 +210,8 @@ def _with_pinned(activation: TermEstimate, copy: int, inputs: CalibrationInputs)
     pinned, why = pinned_copy(copy, inputs)
     if not pinned:
         return activation
-    return activation.model_copy(update={
-        "error_bytes": activation.error_bytes + pinned, "raise_only_bytes": activation.raise_only_bytes + pinned,
-        "basis": f"{activation.basis}; {why} (added to the error above the figure: it only takes from KV)",
-    })  # fmt: skip
+    return activation.widened_by(raise_only_bytes=pinned, basis=(
+        f"{activation.basis}; {why} (added to the error above the figure: it only takes from KV)"))
 
 
 V1_COPY = (

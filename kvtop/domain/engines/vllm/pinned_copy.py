@@ -32,7 +32,8 @@ inside `memory_profiling` without the split limit (v1/worker/gpu_worker.py:500-5
 combo-kernel benchmark that makes the copy is on (config/compilation.py:977-987 at v0.28.0). No start of v0.27.0 –
 v0.28.x in the corpus says its pool lost the segment; none of the corpus's judgements moved in or out of 5 % or of its
 interval by the widening (session 71, `record_check.py`: 573 of 682 fully blind and 447 of 496 with the logs' weights
-within 5 %, 666 and 486 holding, before and after; 60 intervals of 43 records widened, 49 at their low end only).
+within 5 %, 666 and 486 holding, before and after; 60 intervals of 43 records widened, at their low end only since the
+pin is one-sided on both runners: the graph term's error on V2, the activation term's on V1, `raise_only_bytes`).
 
 Measured (wrbooth's RTX 5090 at v0.29.0, one host, one image; their logs' 'Actual usage is … GiB for consumed memory
 (weights + non-torch)'): Qwen2.5-7B cold printed 15.65 consumed beside 14.29 of weights, warm 14.67 (prefix caching off,

@@ -326,9 +326,9 @@ def with_v2_beside(
         pinned, pinned_why = said_warm(*pinned_copy(copy or 0, inputs), inputs)[:2]
         side = f"{side}; {pinned_why}" if pinned else side
         widened += pinned
-        return graphs.model_copy(update={"bytes": charged, "error_bytes": graphs.error_bytes + widened,
-                                         "raise_only_bytes": graphs.raise_only_bytes + pinned,
-                                         "basis": f"{graphs.basis}{'; ' + side if side else ''}"})  # fmt: skip
+        # said warm, what a cold start (or a changed cache key) would charge only raises the term, as the pin does
+        return graphs.widened_by(raise_only_bytes=widened, bytes=charged,
+                                 basis=f"{graphs.basis}{'; ' + side if side else ''}")  # fmt: skip
     why = v2_beside_kept(inputs)
     if why is None or figure is None:
         return graphs
@@ -346,14 +346,14 @@ def with_v2_beside(
     inside = (f"; V2's estimate holds {workspace[1]}: its capture into the throwaway pool builds fresh metadata "
               "builders on a minimal KV cache (cudagraph_utils.py `_init_minimal_kv_cache_for_profiling`, v0.29.0:756, "
               "v0.31.0:892, v0.34.0:1030)") if workspace else ""  # fmt: skip
-    return graphs.model_copy(update={
-        "label": "vLLM V2's CUDA-graph estimate and the memory beside its profile",
-        "bytes": graphs.bytes + charged + (workspace[0] if workspace else 0),
-        "error_bytes": graphs.error_bytes + figure.error_bytes + widened,
-        "raise_only_bytes": graphs.raise_only_bytes + pinned,
-        "basis": f"{graphs.basis}; V2's estimate extrapolates its FULL graphs only (cudagraph_utils.py:823-831 at "
-                 f"v0.29.0); {V2_PIECEWISE_UNCOUNTED}{inside}; {why}{'; ' + grid if grid else ''}{'; ' + side if side else ''}",
-    })  # fmt: skip
+    # the figure's own one-sided part kept; said warm, its uncharged part (`said_warm`) and the pin only raise the term
+    return graphs.widened_by(
+        figure.error_below_bytes, figure.raise_only_bytes + widened,
+        label="vLLM V2's CUDA-graph estimate and the memory beside its profile",
+        bytes=graphs.bytes + charged + (workspace[0] if workspace else 0),
+        basis=f"{graphs.basis}; V2's estimate extrapolates its FULL graphs only (cudagraph_utils.py:823-831 at "
+              f"v0.29.0); {V2_PIECEWISE_UNCOUNTED}{inside}; {why}{'; ' + grid if grid else ''}{'; ' + side if side else ''}",
+    )  # fmt: skip
 
 
 def v2_graphs_not_modelled(inputs: CalibrationInputs) -> str | None:
