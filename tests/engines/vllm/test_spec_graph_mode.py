@@ -1,4 +1,4 @@
-"""The CUDA-graph mode vLLM lowers to under speculative decoding (`spec_graph_mode.py`, docs/engines/vllm.md §4.4).
+"""The CUDA-graph mode vLLM lowers to under speculative decoding (`spec_graph_mode.py`, docs/engines/vllm.md §2.4).
 
 Expected values: EmanueleMeazzo's two MTP starts of Qwen3.8-27B on one DGX Spark (GB10, sm121) at the NGC 26.07
 build of vLLM 0.24.0 with an fp8 KV (tests/data/calibration/vllm.jsonl; SOURCES.md), whose log prints

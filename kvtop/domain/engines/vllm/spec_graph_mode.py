@@ -1,5 +1,5 @@
 """The CUDA-graph mode vLLM lowers to under speculative decoding where an attention backend cannot run a FULL graph of
-the uniform decode batch (docs/engines/vllm.md §4.4, "The mode lowered under speculative decoding").
+the uniform decode batch (docs/engines/vllm.md §2.4, "The mode lowered under speculative decoding").
 
 With a speculative draft every decode request runs q = 1 + num_speculative_tokens tokens (any method: EAGLE, MTP,
 n-gram, draft model; `uniform_decode_query_len`). A FULL decode graph then needs every attention group's builder to
@@ -29,8 +29,8 @@ release (causal attention, decode context parallel 1, NVIDIA's artifactory reach
   at v0.20.0, :90 v0.34.0) and Gated DeltaNet (gdn_attn.py:77 at v0.20.0, :141 v0.34.0) UNIFORM_BATCH; lightning
   attention's (linear_attn.py:50 at v0.20.0) UNIFORM_SINGLE_TOKEN_DECODE through v0.28.x, conditional from v0.29.0
   (:125, not read).
-Not modelled (the stated or default mode kept, said on the graph term): MLA's backends (CUTLASS_MLA and, at
-v0.28.x-v0.30.x, TRITON_MLA support single-token decode only), a backend the selector's reading does not give
+Not modelled (the stated or default mode kept, said on the graph term): MLA's backends (CUTLASS_MLA, and TRITON_MLA
+at v0.26.0-v0.28.x, support single-token decode only; TRITON_MLA conditional at v0.29.x-v0.30.x), a backend the selector's reading does not give
 (`attention_select`), the other state mixers, decode context parallel, VLLM_BATCH_INVARIANT and a host without
 the artifactory (FlashInfer's TRT-LLM path off: lowered on sm10x too).
 """
