@@ -84,11 +84,16 @@ def test_the_sample_stands_in_every_charging_release_read() -> None:
 
 
 def test_keyed_sizes_name_the_sample_without_its_shape(capsys: pytest.CaptureFixture[str]) -> None:
-    """Under MTP (k = 3) kvtop keys the sizes (graph_keys.py): the first FULL capture is said, its shape is not."""
+    """Under MTP (k = 3) kvtop keys the sizes (graph_keys.py): the first FULL capture is said, its shape is not. With
+    a BF16 KV (FLASH_ATTN, FA2 on sm89: FULL graphs of the 4-token decode batch); with the fp8 KV FlashInfer runs,
+    which takes no such graph at v0.24.0, so vLLM lowers the mode to PIECEWISE and no FULL capture is sampled
+    (spec_graph_mode.py)."""
     spec = "vllm serve x --enable-prefix-caching --speculative-config '{\"method\":\"mtp\",\"num_speculative_tokens\":3}'"
-    basis = _graph_basis(plan_json(capsys, L40S, "--cmd", spec))
-    assert "the first FULL capture runs its largest graph at max_num_batched_tokens ÷ its tokens of context" in basis
-    assert HYBRID_WORDS in basis
+    bf16 = _graph_basis(plan_json(capsys, (*L40S[:-2], "--kv-cache-dtype", "auto"), "--cmd", spec))
+    assert "the first FULL capture runs its largest graph at max_num_batched_tokens ÷ its tokens of context" in bf16
+    assert HYBRID_WORDS in bf16
+    fp8 = _graph_basis(plan_json(capsys, L40S, "--cmd", spec))
+    assert "0 FULL graphs" in fp8 and "lowered to PIECEWISE" in fp8 and HYBRID_WORDS not in fp8
 
 
 def test_the_v2_runner_says_no_long_context_sample(capsys: pytest.CaptureFixture[str]) -> None:

@@ -70,6 +70,7 @@ from kvtop.domain.engines.vllm.profile_run import (
     graphs_charged,
     with_pinned_segments,
 )
+from kvtop.domain.engines.vllm.spec_graph_mode import spec_mode_words
 from kvtop.domain.engines.vllm.startup_split import logged_terms as logged_terms  # v0.27+'s split, read back
 from kvtop.domain.engines.vllm.v0_charge import profile_charge
 from kvtop.domain.engines.vllm.v2_graphs import (
@@ -297,8 +298,9 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
         stated = graph_config(inputs.settings.flags, inputs.version).said
         sizes = f"the launch's {stated}" if stated else "vLLM's default sizes"
         sample = full_sample_words(inputs)  # the first FULL capture's context (hybrid_graph_sample.py)
+        lowered = spec_mode_words(inputs)  # the mode under speculative decoding (spec_graph_mode.py)
         basis = placeholder or (f"charged since v0.20.0: {piecewise} PIECEWISE + {full} FULL graphs ({sizes})"
-                                + (f"; {sample}" if sample else ""))  # fmt: skip
+                                + (f"; {lowered}" if lowered else "") + (f"; {sample}" if sample else ""))  # fmt: skip
         unmodelled = v2_graphs_not_modelled(inputs)  # V2's drafter, LoRA and v0.34 decode-shape graphs
         basis = f"{basis}; {unmodelled}" if unmodelled else basis
         read_at, grid = stand_in(inputs) if placeholder is not None else (inputs, "")  # V2's 256-seq stand-in

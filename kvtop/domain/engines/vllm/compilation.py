@@ -21,9 +21,10 @@ compilation level other than 3 sets NONE (`COMPILATION_LEVEL_SETS_MODE`; before,
 whether `-O N` or the JSON's "level" ("mode" from v0.11.1; `JSON_LEVEL`, `compilation_level`, the one reader); from
 v0.12.0 to v0.29.x a stated mode other than 3 makes the graphs NONE over a stated cudagraph_mode too, and from v0.30.0
 it drops their piecewise part unless breakable graphs run: named, not modelled (`MODE_FORCES_NONE`).
-What the attention backend downgrades (a backend without FULL graphs) is not read. `--max-cudagraph-capture-size` is read as its field and
-`pass_config.fuse_allreduce_rms` by fusion_workspace.py (compilation_aliases.py); `--cuda-graph-sizes` (v0.9.0 to v0.12.0)
-as the sizes it sets (graph_sizes.py). `pass_config` is read whichever the spelling (`stated_pass_config`: the whole
+What the attention backend downgrades is read under speculative decoding alone (spec_graph_mode.py: FULL decode
+graphs of q > 1 tokens); a stated FULL on a backend without mixed FULL graphs is not read.
+`--max-cudagraph-capture-size` is read as its field and `pass_config.fuse_allreduce_rms` by fusion_workspace.py
+(compilation_aliases.py); `--cuda-graph-sizes` (v0.9.0 to v0.12.0) as the sizes it sets (graph_sizes.py). `pass_config` is read whichever the spelling (`stated_pass_config`: the whole
 JSON's object or the dotted `--compilation-config.pass_config.<field>`), its fuse_allreduce_rms by fusion_workspace.py.
 Other fields (mode, pass_config's others, …) are accepted, not modelled, and named where a rule's memory may hang on them
 (`unread_fields`). A dotted field beside the whole JSON drops the JSON (`DOTTED_REPLACES_WHOLE`: the parser appends the

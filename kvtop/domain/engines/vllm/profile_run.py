@@ -38,6 +38,7 @@ from kvtop.domain.engines.vllm.graph_keys import (
 )
 from kvtop.domain.engines.vllm.performance_mode import performance_mode, smallest_sizes
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
+from kvtop.domain.engines.vllm.spec_graph_mode import spec_graph_mode
 from kvtop.domain.gpus import SM100
 from kvtop.domain.span import flag_switch
 
@@ -216,7 +217,8 @@ def graph_counts(inputs: CalibrationInputs) -> tuple[int, int]:
     size; PIECEWISE captures no FULL graph, FULL a FULL graph at every size, FULL_DECODE_ONLY the decode ones only
     (v1/cudagraph_dispatcher.py; CUDAGraphMode.decode_mode / mixed_mode, config/compilation.py). Under speculative
     decoding or LoRA the V1 runner's keys at v0.13.0-v0.28.x, the largest size and added decode sizes of either
-    runner and the V2 runner's rounded decode keys (graph_keys.py)."""
+    runner and the V2 runner's rounded decode keys (graph_keys.py); PIECEWISE where speculative decoding meets an
+    attention backend without FULL graphs of the uniform decode batch (spec_graph_mode.py)."""
     grid = _grid(inputs)
     tokens, seqs, mode, sizes, query = grid.tokens, grid.seqs, grid.mode, grid.sizes, grid.query
     if grid.wide:  # v0.34.0 on SM 10.x without stated sizes: the wide prefill and decode grids (graph_grids.py)
@@ -237,7 +239,7 @@ class _Grid(NamedTuple):
 
     tokens: int  # max_num_batched_tokens
     seqs: int  # max_num_seqs
-    mode: str  # the cudagraph mode, FULL_AND_PIECEWISE where not stated
+    mode: str  # the cudagraph mode, FULL_AND_PIECEWISE where not stated, PIECEWISE where lowered (spec_graph_mode.py)
     wide: bool  # v0.34.0's wide SM 10.x grids (graph_grids.py): `sizes` empty
     v2: bool  # the V2 model runner runs
     keys: GraphKeys | None  # the V1 runner's keys under speculative decoding or LoRA (graph_keys.py)
@@ -263,7 +265,8 @@ def _grid(inputs: CalibrationInputs) -> _Grid:
                                               inputs.version)  # speculative decoding, LoRA (graph_keys.py)  # fmt: skip
     query = decode_query_len(inputs.settings, inputs.version)  # VllmConfig's, either runner
     sizes = [] if wide else _sizes(inputs, tokens, seqs, query, family_100)
-    return _Grid(tokens, seqs, stated.mode or "FULL_AND_PIECEWISE", wide, v2, keys, query, sizes)
+    mode = spec_graph_mode(inputs, stated.mode or "FULL_AND_PIECEWISE").mode  # lowered under spec decoding
+    return _Grid(tokens, seqs, mode, wide, v2, keys, query, sizes)
 
 
 def _sizes(inputs: CalibrationInputs, tokens: int, seqs: int, query: int, family_100: bool) -> list[int]:
