@@ -146,9 +146,13 @@ def v1_copy_bytes(inputs: CalibrationInputs) -> int | None:
     stage takes the intermediate tensors: `if get_pp_group().is_first_rank`, gemma4.py:1293 at v0.21.0, the same in
     llama.py:403 / qwen2.py:396), each stage compiles in its own `profile_run` inside `memory_profiling`
     (v1/worker/gpu_worker.py:388-392 at v0.21.0), and vLLM gives every worker the least stage's blocks
-    (kv_cache_utils.py:2035-2048 at v0.21.0), so stage 0's peak, the larger of the copy and its count, is the one
-    that binds where the copy is the larger. kvtop plans one activation figure for every stage (the last stage's
-    sampler in it), so the copy stands as the launch's: the figure of the stage that binds."""
+    (kv_cache_utils.py:2035-2048 at v0.21.0): stage 0's peak is the larger of the copy and its count, a later
+    stage's the count. kvtop's activation is one figure (the last stage's sampler in it), so the lift above the count
+    is marked the first stage's only (`TermEstimate.first_stage_only_bytes`) and the ledger solves every later stage
+    without it (`CalibratedFigures.later_stage`, session 71, F3): the least stage's blocks are then vLLM's, whichever
+    stage holds them (msamuelson's Gemma-4-31B FP8 at PP 4, v0.21.0: stage 0 binds at 9,960,161,280 B; stage 1, the
+    copy charged, at 9,894,100,992 B, which it does not hold: 11,521,228,800 without it). Unsaid (the lift in the
+    error above the figure only), the low end charges it on every stage: a bound a little below vLLM's, said so."""
     model = inputs.model
     if model is None or runs_v2(inputs.version, model, inputs.settings) or lora(inputs):
         return None
@@ -192,11 +196,12 @@ def with_v1_compile_copy(activation: TermEstimate, inputs: CalibrationInputs) ->
         return activation
     lift = copy - activation.bytes
     if inputs.compile_cache_cold:
-        staged = f"; {V1_COPY_STAGED}" if inputs.layout.pp > 1 else ""
-        return activation.model_copy(update={
-            "bytes": copy,
-            "basis": f"{activation.basis}; {V1_COPY} ({gib(copy)}, above the counted {gib(activation.bytes)}){staged}",
-        })  # fmt: skip
+        staged = inputs.layout.pp > 1  # the first stage's lift only: a later stage's forward embeds nothing
+        return activation.with_error(
+            activation.error_bytes, bytes=copy, first_stage_only_bytes=lift if staged else 0,
+            basis=f"{activation.basis}; {V1_COPY} ({gib(copy)}, above the counted {gib(activation.bytes)})"
+                  + (f"; {V1_COPY_STAGED} ({gib(lift)} of it on the first stage only)" if staged else ""),
+        )  # fmt: skip
     # a cold start only raises the peak (the larger of the copy and the count): the error above the figure only
     return activation.widened_by(raise_only_bytes=lift, basis=(
         f"{activation.basis}; {V1_COPY_UNSAID} ({gib(lift)} above the count, added to the error above the figure)"))
@@ -222,7 +227,8 @@ V1_COPY = (
 
 V1_COPY_STAGED = (
     "on pipeline stages the first stage's copy: only its compiled forward embeds the ids (gemma4.py:1293, "
-    "llama.py:403 at v0.21.0) and vLLM gives every stage the least stage's blocks (kv_cache_utils.py:2035-2048)"
+    "llama.py:403 at v0.21.0), so a later stage's budget takes the count without the lift, and vLLM gives every "
+    "stage the least stage's blocks (kv_cache_utils.py:2035-2048)"
 )
 
 V1_COPY_UNSAID = (
