@@ -33,9 +33,13 @@ gpu_worker.py:616-618 at v0.30.0): Qwen2.5-7B on an RTX 3090 at v0.29.0 and 2,04
 Qwen3-8B on an A10G at v0.30.0 (cold) printed 1.62 with the L4's printed estimate 0.43 (the same launch), 1.19
 beside it: 151,936 × 4,096 × 2 B = 1.159 GiB. Not modelled: the modules a cold compile leaves loaded outside torch
 (the RTX 5090 pair's 0.98 GiB more non-torch memory cold, docs/engines/vllm.md §2.6): they stay in the term's error.
-Read only where V2's profile is counted (a text model: `v2_profile.v2_counted`), on one pipeline stage (a later
-stage holds no embedding), where the launch compiles (`compile_cache.compiles`) and where it leaves vLLM's combo-kernel
-default in place (`benchmarks_combo_kernels`); elsewhere the V1 runner's figure stands in as before.
+Read only where V2's profile is counted (a text model: `v2_profile.v2_counted`), where the launch compiles
+(`compile_cache.compiles`) and where it leaves vLLM's combo-kernel default in place (`benchmarks_combo_kernels`);
+elsewhere the V1 runner's figure stands in as before. On pipeline stages (session 71, F3, after review R3) the first
+stage's only: V2 hands the model the ids on the first stage and sets them None on every later one (`if not
+self.is_first_pp_rank: model_inputs["input_ids"] = None`, v1/worker/gpu/model_runner.py:1237-1240 at v0.24.0, the
+V1 runner's rule), so the copy above V2's counted peak is the first stage's only (`v2_graphs._first_stage`), as the V1
+runner's is (`with_v1_compile_copy`).
 
 Whether the compiled graph holds the lookup at all (`lookup_compiled`, session 69, helper M; read at v0.29.0 and
 v0.30.0): V2 hands the model `inputs_embeds` and sets `input_ids` None wherever `uses_inputs_embeds` (the model
@@ -118,9 +122,10 @@ def lookup_compiled(inputs: CalibrationInputs) -> bool:
 
 def embedding_copy_bytes(inputs: CalibrationInputs) -> int | None:
     """The random copy of the rank's embedding table a cold compile's combo-kernel benchmark allocates (padded
-    vocab ÷ shards × width × dtype, the module docstring); 0 where the compiled graph holds no lookup
-    (`lookup_compiled`); None where it is not read (the model or V2's profile not counted, PP > 1, no compile, or no
-    combo-kernel benchmark: `benchmarks_combo_kernels`)."""
+    vocab ÷ shards × width × dtype, the module docstring; under PP the first stage's, which the caller charges there
+    only: `v2_graphs._first_stage`); 0 where the compiled graph holds no lookup (`lookup_compiled`); None where it is
+    not read (the model or V2's profile not counted, no compile, or no combo-kernel benchmark:
+    `benchmarks_combo_kernels`)."""
     model = inputs.model
     if model is None or not runs_v2(inputs.version, model, inputs.settings):
         return None
@@ -128,7 +133,7 @@ def embedding_copy_bytes(inputs: CalibrationInputs) -> int | None:
         return None
     if not lookup_compiled(inputs):
         return 0
-    if not v2_counted(inputs) or inputs.layout.pp > 1:
+    if not v2_counted(inputs):
         return None
     rows = vocab_parallel_rows(model.vocab_size, embedding_tp(inputs.layout))
     return rows * (model.embedding_size or model.hidden_size) * model.dtype_bytes
@@ -229,6 +234,11 @@ V1_COPY_STAGED = (
     "on pipeline stages the first stage's copy: only its compiled forward embeds the ids (gemma4.py:1293, "
     "llama.py:403 at v0.21.0), so a later stage's budget takes the count without the lift, and vLLM gives every "
     "stage the least stage's blocks (kv_cache_utils.py:2035-2048)"
+)
+
+V2_COPY_STAGED = (
+    "on pipeline stages the cold compile's copy is the first stage's: V2 hands the model the ids there only "
+    "(v1/worker/gpu/model_runner.py:1237-1240 at v0.24.0), so a later stage's budget takes the term without it"
 )
 
 V1_COPY_UNSAID = (
