@@ -99,7 +99,8 @@ made of: those starts' excess is the cold compile (docs/engines/vllm.md §9, "Se
 Session 69 (read at v0.29.0 and v0.30.0, and in torch 2.13.0, which both pin): what the cold compile holds at the
 profile's peak is Inductor's combo-kernel benchmark of the embedding lookup, one random copy of the rank's embedding
 table (`compile_benchmark.embedding_copy_bytes`), so from v0.29.0 that copy, not the V1 runner's figure, is what
-`with_v2_beside` charges above V2's counted peak, where it is read (a text model on one stage, compiled); the figure's
+`with_v2_beside` charges above V2's counted peak, where it is read (a text model, compiled; under PP on the first
+stage only, session 71: `_first_stage`); the figure's
 error stays (the modules a cold compile leaves loaded outside torch are not modelled). The starts that print their
 peak match it: Qwen2.5-7B on an RTX 3090 at 2,048 tokens 1.03 GiB beside the estimate against the 1.015 GiB table,
 Qwen3-8B on an A10G 1.19 against 1.159.
