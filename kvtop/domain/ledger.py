@@ -168,8 +168,13 @@ def settings_key(settings: LaunchSettings) -> tuple[object, ...]:
     return fields + tuple(sorted(settings.flags.items()))
 
 
-def _stage_measured(measured: MeasuredInputs, pp_rank: int) -> MeasuredInputs:
-    """The measured inputs of one pipeline stage: its own KV memory where each stage's was measured."""
+def _stage_measured(measured: MeasuredInputs, pp_rank: int, own_terms: bool) -> MeasuredInputs:
+    """The measured inputs of one pipeline stage: its own KV memory where each stage's was measured; where each stage
+    is solved with its own terms (`own_terms`), a later stage's calibrated runtime memory without what only the
+    first stage holds (`CalibratedFigures.later_stage`: vLLM's V1 cold compile's table copy)."""
+    calibrated = measured.calibrated
+    if own_terms and pp_rank > 0 and calibrated is not None and calibrated.first_stage_only_bytes:
+        measured = measured.model_copy(update={"calibrated": calibrated.later_stage()})
     by_stage = measured.available_kv_bytes_by_stage
     if not by_stage or pp_rank >= len(by_stage):
         return measured
@@ -264,7 +269,7 @@ def _solve(
                 weights_bytes=tightest_weights if shared else own,
                 kv=kv,
                 context_length=context,
-                measured=_stage_measured(by_stage[pp_rank], pp_rank),
+                measured=_stage_measured(by_stage[pp_rank], pp_rank, own_terms=not shared),
                 pp_rank=pp_rank,
                 version=version,
                 terms=tightest_terms if shared else terms,

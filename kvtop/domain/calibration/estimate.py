@@ -64,7 +64,7 @@ def calibration_inputs(ledger: Ledger) -> CalibrationInputs:
 
 def _measured(estimate: TermEstimate, value: int, what: str) -> TermEstimate:
     return estimate.with_error(0, 0, bytes=value, source="measured", basis=f"measured: {what}", beyond=None,
-                               origin="input")  # fmt: skip
+                               origin="input", first_stage_only_bytes=0)  # fmt: skip
 
 
 def _with_measured(
@@ -132,6 +132,7 @@ def _from_node(estimate: TermEstimate, node: NodeMeasure, settings: LaunchSettin
         said += (f" (stage {node.weights_stage}'s load; each other stage's derived from it + its book beyond "
                      f"stage {node.weights_stage}'s)")
     return estimate.with_error(NODE_REPEAT_ERROR_BYTES, 0, bytes=value, source="measured", beyond=None,
+                               first_stage_only_bytes=0,
                                basis=f"measured on this node at a start on {node.date}{said}", origin="node")  # fmt: skip
 
 

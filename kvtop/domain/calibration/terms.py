@@ -84,6 +84,10 @@ class TermEstimate(BaseModel):
     # unknown before the start, `_sampler_path_error`'s "either"; V2's unsaid compile state, whose warm start holds
     # more KV in no error at all: docs/engines/vllm.md §9, session 71's C3): it stays symmetric, or outside
     raise_only_bytes: int = 0
+    # the part of `bytes` only a launch's first pipeline stage holds (vLLM's V1 cold compile's table copy above the
+    # count, compile_benchmark.py): a later stage's budget reads the term without it (`CalibratedFigures`); 0: every
+    # stage holds the whole figure
+    first_stage_only_bytes: int = 0
 
     @model_validator(mode="after")
     def _one_sided_within_its_error(self) -> TermEstimate:
@@ -92,6 +96,9 @@ class TermEstimate(BaseModel):
         if not 0 <= self.raise_only_bytes <= self.error_bytes:
             raise ValueError(f"{self.term.value}: raise_only_bytes {self.raise_only_bytes:,} is not within its "
                              f"error_bytes {self.error_bytes:,}")  # fmt: skip
+        if not 0 <= self.first_stage_only_bytes <= max(self.bytes, 0):
+            raise ValueError(f"{self.term.value}: first_stage_only_bytes {self.first_stage_only_bytes:,} is not "
+                             f"within its bytes {self.bytes:,}")  # fmt: skip
         return self
 
     @computed_field  # type: ignore[prop-decorator]
@@ -193,6 +200,19 @@ class CalibratedFigures(BaseModel):
     context_error_bytes: int = 0
     # what a unified-memory host is assumed to hold, taken from the free memory before load above (0: a GPU of its own)
     host_held_bytes: int = 0
+    # the part of `non_kv_bytes` (and of `activation_bytes`) only the first pipeline stage holds
+    # (`TermEstimate.first_stage_only_bytes`): the ledger solves every later stage without it
+    first_stage_only_bytes: int = 0
+
+    def later_stage(self) -> CalibratedFigures:
+        """These figures as a pipeline stage after the first reads them: the runtime memory without what only the
+        first stage holds (vLLM's V1 cold compile's table copy: only the first stage's forward embeds the ids)."""
+        less = self.first_stage_only_bytes
+        if not less or self.non_kv_bytes is None:
+            return self
+        activation = None if self.activation_bytes is None else self.activation_bytes - less
+        return self.model_copy(update={"non_kv_bytes": self.non_kv_bytes - less, "activation_bytes": activation,
+                                       "first_stage_only_bytes": 0})  # fmt: skip
 
 
 _STRENGTH: dict[TermSource, int] = {"assumed": 0, "calibrated": 1, "measured": 2}
@@ -359,6 +379,9 @@ class PreloadEstimate(BaseModel):
             context_source=held.source if held is not None else "assumed",
             context_error_bytes=held.error_bytes if held is not None else 0,
             host_held_bytes=by_term.get(Term.HOST, 0),
+            # at an end, never more than the end's own figure of the term (a later stage's term stays ≥ 0)
+            first_stage_only_bytes=sum(min(estimate.first_stage_only_bytes, max(by_term[estimate.term], 0))
+                                       for estimate in self.terms if estimate.term in RUNTIME_TERMS),
         )
 
 

@@ -76,12 +76,15 @@ def test_the_term_charges_the_copy_above_the_peak_cold_and_none_said_warm() -> N
     assert cold - warm == QWEN25_7B_TABLE - profile_peak(RECORDS[RTX3090_2048].inputs())
 
 
-def test_not_read_where_the_launch_does_not_compile_or_runs_stages() -> None:
+def test_not_read_where_the_launch_does_not_compile_but_read_on_stages() -> None:
+    """Eager: nothing compiles. On pipeline stages the first stage's copy (V2 hands it the ids, model_runner.py
+    :1237-1240 at v0.24.0; review R3 F2-2), which `v2_graphs._first_stage` charges there only
+    (tests/engines/vllm/test_first_stage_copy.py)."""
     inputs = RECORDS[RTX3090_2048].inputs()
     eager = inputs.model_copy(update={"settings": inputs.settings.model_copy(update={"enforce_eager": True})})
     assert embedding_copy_bytes(eager) is None
     staged = inputs.model_copy(update={"layout": inputs.layout.model_copy(update={"pp": 2})})
-    assert embedding_copy_bytes(staged) is None
+    assert embedding_copy_bytes(staged) == QWEN25_7B_TABLE
 
 
 def _with_flags(record_id: str, version: str | None = None, **flags: str) -> CalibrationInputs:

@@ -33,9 +33,13 @@ gpu_worker.py:616-618 at v0.30.0): Qwen2.5-7B on an RTX 3090 at v0.29.0 and 2,04
 Qwen3-8B on an A10G at v0.30.0 (cold) printed 1.62 with the L4's printed estimate 0.43 (the same launch), 1.19
 beside it: 151,936 × 4,096 × 2 B = 1.159 GiB. Not modelled: the modules a cold compile leaves loaded outside torch
 (the RTX 5090 pair's 0.98 GiB more non-torch memory cold, docs/engines/vllm.md §2.6): they stay in the term's error.
-Read only where V2's profile is counted (a text model: `v2_profile.v2_counted`), on one pipeline stage (a later
-stage holds no embedding), where the launch compiles (`compile_cache.compiles`) and where it leaves vLLM's combo-kernel
-default in place (`benchmarks_combo_kernels`); elsewhere the V1 runner's figure stands in as before.
+Read only where V2's profile is counted (a text model: `v2_profile.v2_counted`), where the launch compiles
+(`compile_cache.compiles`) and where it leaves vLLM's combo-kernel default in place (`benchmarks_combo_kernels`);
+elsewhere the V1 runner's figure stands in as before. On pipeline stages (session 71, F3, after review R3) the first
+stage's only: V2 hands the model the ids on the first stage and sets them None on every later one (`if not
+self.is_first_pp_rank: model_inputs["input_ids"] = None`, v1/worker/gpu/model_runner.py:1237-1240 at v0.24.0, the
+V1 runner's rule), so the copy above V2's counted peak is the first stage's only (`v2_graphs._first_stage`), as the V1
+runner's is (`with_v1_compile_copy`).
 
 Whether the compiled graph holds the lookup at all (`lookup_compiled`, session 69, helper M; read at v0.29.0 and
 v0.30.0): V2 hands the model `inputs_embeds` and sets `input_ids` None wherever `uses_inputs_embeds` (the model
@@ -118,9 +122,10 @@ def lookup_compiled(inputs: CalibrationInputs) -> bool:
 
 def embedding_copy_bytes(inputs: CalibrationInputs) -> int | None:
     """The random copy of the rank's embedding table a cold compile's combo-kernel benchmark allocates (padded
-    vocab ÷ shards × width × dtype, the module docstring); 0 where the compiled graph holds no lookup
-    (`lookup_compiled`); None where it is not read (the model or V2's profile not counted, PP > 1, no compile, or no
-    combo-kernel benchmark: `benchmarks_combo_kernels`)."""
+    vocab ÷ shards × width × dtype, the module docstring; under PP the first stage's, which the caller charges there
+    only: `v2_graphs._first_stage`); 0 where the compiled graph holds no lookup (`lookup_compiled`); None where it is
+    not read (the model or V2's profile not counted, no compile, or no combo-kernel benchmark:
+    `benchmarks_combo_kernels`)."""
     model = inputs.model
     if model is None or not runs_v2(inputs.version, model, inputs.settings):
         return None
@@ -128,7 +133,7 @@ def embedding_copy_bytes(inputs: CalibrationInputs) -> int | None:
         return None
     if not lookup_compiled(inputs):
         return 0
-    if not v2_counted(inputs) or inputs.layout.pp > 1:
+    if not v2_counted(inputs):
         return None
     rows = vocab_parallel_rows(model.vocab_size, embedding_tp(inputs.layout))
     return rows * (model.embedding_size or model.hidden_size) * model.dtype_bytes
@@ -146,9 +151,13 @@ def v1_copy_bytes(inputs: CalibrationInputs) -> int | None:
     stage takes the intermediate tensors: `if get_pp_group().is_first_rank`, gemma4.py:1293 at v0.21.0, the same in
     llama.py:403 / qwen2.py:396), each stage compiles in its own `profile_run` inside `memory_profiling`
     (v1/worker/gpu_worker.py:388-392 at v0.21.0), and vLLM gives every worker the least stage's blocks
-    (kv_cache_utils.py:2035-2048 at v0.21.0), so stage 0's peak, the larger of the copy and its count, is the one
-    that binds where the copy is the larger. kvtop plans one activation figure for every stage (the last stage's
-    sampler in it), so the copy stands as the launch's: the figure of the stage that binds."""
+    (kv_cache_utils.py:2035-2048 at v0.21.0): stage 0's peak is the larger of the copy and its count, a later
+    stage's the count. kvtop's activation is one figure (the last stage's sampler in it), so the lift above the count
+    is marked the first stage's only (`TermEstimate.first_stage_only_bytes`) and the ledger solves every later stage
+    without it (`CalibratedFigures.later_stage`, session 71, F3): the least stage's blocks are then vLLM's, whichever
+    stage holds them (msamuelson's Gemma-4-31B FP8 at PP 4, v0.21.0: stage 0 binds at 9,960,161,280 B; stage 1, the
+    copy charged, at 9,894,100,992 B, which it does not hold: 11,521,228,800 without it). Unsaid (the lift in the
+    error above the figure only), the low end charges it on every stage: a bound a little below vLLM's, said so."""
     model = inputs.model
     if model is None or runs_v2(inputs.version, model, inputs.settings) or lora(inputs):
         return None
@@ -192,11 +201,12 @@ def with_v1_compile_copy(activation: TermEstimate, inputs: CalibrationInputs) ->
         return activation
     lift = copy - activation.bytes
     if inputs.compile_cache_cold:
-        staged = f"; {V1_COPY_STAGED}" if inputs.layout.pp > 1 else ""
-        return activation.model_copy(update={
-            "bytes": copy,
-            "basis": f"{activation.basis}; {V1_COPY} ({gib(copy)}, above the counted {gib(activation.bytes)}){staged}",
-        })  # fmt: skip
+        staged = inputs.layout.pp > 1  # the first stage's lift only: a later stage's forward embeds nothing
+        return activation.with_error(
+            activation.error_bytes, bytes=copy, first_stage_only_bytes=lift if staged else 0,
+            basis=f"{activation.basis}; {V1_COPY} ({gib(copy)}, above the counted {gib(activation.bytes)})"
+                  + (f"; {V1_COPY_STAGED} ({gib(lift)} of it on the first stage only)" if staged else ""),
+        )  # fmt: skip
     # a cold start only raises the peak (the larger of the copy and the count): the error above the figure only
     return activation.widened_by(raise_only_bytes=lift, basis=(
         f"{activation.basis}; {V1_COPY_UNSAID} ({gib(lift)} above the count, added to the error above the figure)"))
@@ -222,7 +232,13 @@ V1_COPY = (
 
 V1_COPY_STAGED = (
     "on pipeline stages the first stage's copy: only its compiled forward embeds the ids (gemma4.py:1293, "
-    "llama.py:403 at v0.21.0) and vLLM gives every stage the least stage's blocks (kv_cache_utils.py:2035-2048)"
+    "llama.py:403 at v0.21.0), so a later stage's budget takes the count without the lift, and vLLM gives every "
+    "stage the least stage's blocks (kv_cache_utils.py:2035-2048)"
+)
+
+V2_COPY_STAGED = (
+    "on pipeline stages the cold compile's copy is the first stage's: V2 hands the model the ids there only "
+    "(v1/worker/gpu/model_runner.py:1237-1240 at v0.24.0), so a later stage's budget takes the term without it"
 )
 
 V1_COPY_UNSAID = (

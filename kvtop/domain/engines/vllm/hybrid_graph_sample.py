@@ -6,10 +6,11 @@ memory before and after each; the first FULL capture runs its warmups and its ca
 profile_seq_lens = min(max_model_len, max_num_batched_tokens // its token count) tokens of context ("used to profile
 attention workspace that scales with context length"), and what that step leaves in the caching allocator is charged
 as graph memory. kvtop's graph fit counts graphs × layers (`calibration.py`), not that step: on a Mamba / GDN hybrid
-with prefix caching (mamba_cache_mode 'align') the estimate is above kvtop's graph term on every start that prints
-it, by an amount no input kvtop reads predicts (vllm#50780; the op is not found, sessions 69 – 71), so it is not
-modelled in the centre; where the V1 runner charges it (v0.20.0 – v0.27.x) the plan's interval carries the largest
-amount seen (`hybrid_sample_widening`), not scaled: the corpus's starts show no growth with the sample's tokens
+with prefix caching (mamba_cache_mode 'align') the estimate is above kvtop's graph term on every V1-runner start that
+prints it (the V2 runner's starts print near or below it: haitang89 1.75 GiB against 2.12), by an amount no input
+kvtop reads predicts (vllm#50780; the op is not found, sessions 69 – 71), so it is not modelled in the centre; where
+kvtop carries it (v0.24.0 – v0.27.x, the releases a start shows it at; v0.28.x not seen, before v0.24.0 not carried:
+`HYBRID_SAMPLE_ERAS`) the plan's interval carries the largest amount seen (`hybrid_sample_widening`), not scaled: the corpus's starts show no growth with the sample's tokens
 (session 71: 0.85 GiB beyond kvtop's term at 32,768 sample tokens against 2.21 at 8,192). It only ever takes from KV,
 so only the interval's low end carries it (the term's error above its figure, `TermEstimate.raise_only_bytes`): the
 high end is the plan's without it.
@@ -34,11 +35,12 @@ from kvtop.domain.wording import GIB, gib
 # charges the estimate: gpu_model_runner.py:5995-6001 at v0.20.0 and v0.20.1, :6095 at v0.21.0, :6314 at v0.22.0,
 # :6446 at v0.23.0, :6517-6523 at v0.24.0, :6666 at v0.26.0, :6735 at v0.27.1, :6870 at v0.28.0, :6823 at v0.29.0;
 # so the sample stands wherever the estimate is charged (`profile_run.GRAPHS_CHARGED`, from v0.20.0); the v0.18.0
-# wheel holds the same sample (:5635-5649), printed there and not charged
+# wheel holds the same sample (:5635-5649), printed there and not charged. Its hybrid transient is another matter
+# (`HYBRID_SAMPLE_ERAS`: carried at v0.24.0 – v0.27.x only)
 # What the corpus shows of the hybrid's step (docs/engines/vllm.md §4.4.1): vLLM's code does not say its size
 HYBRID_SAMPLE_SEEN = (
-    "kvtop's corpus: the estimate above kvtop's graph term on every such start that prints it (0.85 – 2.21 GiB: "
-    "v0.18.0, v0.24.0, v0.27.1), 0.4 – 2.0 GiB less KV than planned on the others at v0.24.0, with no growth in the "
+    "kvtop's corpus: the estimate above kvtop's graph term on every such V1-runner start that prints it (0.85 – 2.21 "
+    "GiB: v0.18.0, v0.24.0, v0.27.1), 0.4 – 2.0 GiB less KV than planned on the others at v0.24.0, with no growth in the "
     "sample's tokens (docs/engines/vllm.md §4.4.1); the same 27B hybrid without prefix caching (bf16 KV) printed 1.06 "
     "GiB against 1.55 planned"
 )
@@ -57,20 +59,22 @@ HYBRID_SAMPLE_SEEN = (
 # 1 × 8,192 1.74 / 1.76 GiB, the L40S 8 × 1,024 1.97, anud18's RTX 5090 32 × 256 0.38 and H100 PCIe 32 × 1,024 1.93
 # (kvtop's blind plan, record_check.py, session 71)
 HYBRID_SAMPLE_BYTES = round(2.21 * GIB)
-# The releases that charge the sample and show it (kvtop's corpus, V1 runner): from v0.20.0, the first that charges the
-# estimate (`profile_run.GRAPHS_CHARGED`); the sample is the same code at v0.18.0 (gpu_model_runner.py:5635-5649, the
-# v0.18.0 wheel), whose hybrid start above printed 0.93 GiB beyond kvtop's term, so v0.20.0 – v0.23.x (no start of the
-# corpus has a hybrid with prefix caching there; vllm#50780 reports 0.5 GiB at a 0.23.1 build) carry it too (session
-# 71; session 70 began at v0.24.0, the first release a start showed it at). Seen at v0.24.0 (club-3090 #612 / #652 on
-# an RTX 5090, the L40S Qwen3.6-27B-FP8 start, anud18's three) and v0.27.1 (fentz26). v0.28.x (the last release that
-# runs a hybrid on the V1 runner, runner_eras.py) is not seen: the corpus's only starts there are dibaotian's three
-# PP 4 ones at 0.28.1rc1 (fp8 KV), one --enforce-eager (no capture), the two with graphs at 4,096 and 2,048 sample
-# tokens lacking 0.27 / 0.28 GiB a rank more than the eager sibling (+5.7 against +3.3 %), at a quarter of the layers
-# a rank, so they neither show the transient nor rule it out. Not carried there (not seen)
+# The releases that charge the sample and show it (kvtop's corpus, V1 runner): v0.24.0 (club-3090 #612 / #652 on an RTX
+# 5090, the L40S Qwen3.6-27B-FP8 start, anud18's three) and v0.27.1 (fentz26). Not before v0.24.0 (session 71, F3,
+# after review R3, as session 70 had it): no start of the corpus has a hybrid with prefix caching at v0.20.0 – v0.23.x,
+# and vllm#50780 says the opposite of a transient there: its 0.23.1 build (dev714) runs the same profile_seq_lens sample
+# and reports 0.5 GiB, the issue calling the ~128 KiB a context token a 0.23 → 0.26 regression. Noted, not carried: the
+# sample is the same code at v0.18.0 (gpu_model_runner.py:5635-5649, the v0.18.0 wheel), whose one hybrid
+# prefix-caching start printed 0.93 GiB beyond kvtop's term, inside the term's own ± 0.97 (0.65 + 0.97 = 1.62 ≥ 1.58
+# printed), and v0.18.0 charges no estimate. v0.28.x (the last release that runs a hybrid on the V1 runner,
+# runner_eras.py) is not seen: the corpus's only starts there are dibaotian's three PP 4 ones at 0.28.1rc1 (fp8 KV),
+# one --enforce-eager (no capture), the two with graphs at 4,096 and 2,048 sample tokens lacking 0.27 / 0.28 GiB a rank
+# more than the eager sibling (+5.7 against +3.3 %), at a quarter of the layers a rank, so they neither show the
+# transient nor rule it out. Not carried there (not seen), though the V1 runner still charges the sample there
 HYBRID_SAMPLE_ERAS: Eras[bool] = Eras((
-    Era("", False, "not charged before v0.20.0 (profile_run.GRAPHS_CHARGED)"),
-    Era("0.20.0", True, "the v0.18.0 sample's code and start (0.93 GiB beyond kvtop's term), seen charged at v0.24.0 "
-        "and v0.27.1 (kvtop's corpus, docs/engines/vllm.md §4.4.1)"),
+    Era("", False, "not carried before v0.24.0: no start shows it at v0.20.0 – v0.23.x, and vllm#50780's 0.23.1 "
+        "build reports 0.5 GiB for the same sample (a 0.23 → 0.26 regression, the issue says)"),
+    Era("0.24.0", True, "seen charged at v0.24.0 and v0.27.1 (kvtop's corpus, docs/engines/vllm.md §4.4.1)"),
     Era("0.28.0", False, "not seen from v0.28.0: the corpus's only V1 hybrid prefix-caching starts there, dibaotian's "
         "PP 4 ones at 0.28.1rc1, neither show it nor rule it out; the V2 runner takes no such sample from v0.29.0"),
 ))  # fmt: skip
@@ -140,6 +144,6 @@ def full_sample_words(inputs: CalibrationInputs) -> str:
     if hybrid_sampled(inputs):
         words += ("; on a Mamba / GDN hybrid with prefix caching (mamba_cache_mode 'align') that transient is charged "
                   f"as graph memory (vllm#50780) and the plan's KV may be high by it ({HYBRID_SAMPLE_SEEN}); "
-                  "where the V1 runner charges it (v0.20.0 – v0.27.x) the interval's low end carries the largest "
-                  "amount seen beyond kvtop's graph term")  # fmt: skip
+                  "where kvtop carries it (v0.24.0 – v0.27.x, the releases a start shows it at; v0.28.x not seen) "
+                  "the interval's low end carries the largest amount seen beyond kvtop's graph term")  # fmt: skip
     return words

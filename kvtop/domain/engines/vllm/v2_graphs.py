@@ -99,7 +99,8 @@ made of: those starts' excess is the cold compile (docs/engines/vllm.md §9, "Se
 Session 69 (read at v0.29.0 and v0.30.0, and in torch 2.13.0, which both pin): what the cold compile holds at the
 profile's peak is Inductor's combo-kernel benchmark of the embedding lookup, one random copy of the rank's embedding
 table (`compile_benchmark.embedding_copy_bytes`), so from v0.29.0 that copy, not the V1 runner's figure, is what
-`with_v2_beside` charges above V2's counted peak, where it is read (a text model on one stage, compiled); the figure's
+`with_v2_beside` charges above V2's counted peak, where it is read (a text model, compiled; under PP on the first
+stage only, session 71: `_first_stage`); the figure's
 error stays (the modules a cold compile leaves loaded outside torch are not modelled). The starts that print their
 peak match it: Qwen2.5-7B on an RTX 3090 at 2,048 tokens 1.03 GiB beside the estimate against the 1.015 GiB table,
 Qwen3-8B on an A10G 1.19 against 1.159.
@@ -124,6 +125,7 @@ from kvtop.domain.engines.vllm.compile_benchmark import (
     EMBEDDING_COPY,
     EMBEDDING_COPY_BEFORE_V0_29,
     NO_LOOKUP,
+    V2_COPY_STAGED,
     embedding_copy_bytes,
 )
 from kvtop.domain.engines.vllm.compile_cache import warm_unread
@@ -327,8 +329,8 @@ def with_v2_beside(
         side = f"{side}; {pinned_why}" if pinned else side
         widened += pinned
         # said warm, what a cold start (or a changed cache key) would charge only raises the term, as the pin does
-        return graphs.widened_by(raise_only_bytes=widened, bytes=charged,
-                                 basis=f"{graphs.basis}{'; ' + side if side else ''}")  # fmt: skip
+        return graphs.widened_by(raise_only_bytes=widened, bytes=charged, first_stage_only_bytes=_first_stage(
+            charged, copy, inputs), basis=f"{graphs.basis}{'; ' + side if side else ''}{_staged(charged, copy, inputs)}")  # fmt: skip
     why = v2_beside_kept(inputs)
     if why is None or figure is None:
         return graphs
@@ -351,9 +353,23 @@ def with_v2_beside(
         figure.error_below_bytes, figure.raise_only_bytes + widened,
         label="vLLM V2's CUDA-graph estimate and the memory beside its profile",
         bytes=graphs.bytes + charged + (workspace[0] if workspace else 0),
+        first_stage_only_bytes=_first_stage(charged, copy, inputs),
         basis=f"{graphs.basis}; V2's estimate extrapolates its FULL graphs only (cudagraph_utils.py:823-831 at "
-              f"v0.29.0); {V2_PIECEWISE_UNCOUNTED}{inside}; {why}{'; ' + grid if grid else ''}{'; ' + side if side else ''}",
+              f"v0.29.0); {V2_PIECEWISE_UNCOUNTED}{inside}; {why}{'; ' + grid if grid else ''}{'; ' + side if side else ''}"
+              f"{_staged(charged, copy, inputs)}",
     )  # fmt: skip
+
+
+def _first_stage(charged: int, copy: int | None, inputs: CalibrationInputs) -> int:
+    """What of the charged figure only the first pipeline stage holds: the cold compile's table copy above V2's peak
+    where the launch has stages (only the first stage's forward gets the ids, `compile_benchmark.embedding_copy_bytes`),
+    so the ledger solves a later stage without it (`CalibratedFigures.later_stage`); 0 elsewhere."""
+    return charged if copy and inputs.layout.pp > 1 else 0
+
+
+def _staged(charged: int, copy: int | None, inputs: CalibrationInputs) -> str:
+    """The term's words for `_first_stage`'s part ('' where none)."""
+    return f"; {V2_COPY_STAGED} ({gib(charged)} on the first stage only)" if _first_stage(charged, copy, inputs) else ""
 
 
 def v2_graphs_not_modelled(inputs: CalibrationInputs) -> str | None:
