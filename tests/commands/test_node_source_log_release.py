@@ -144,4 +144,7 @@ def test_an_endpoint_whose_version_names_no_release_leaves_the_log_s(tmp_path: P
     assert (logged.text, logged.source) == ("0.4.1", VersionSource.LOG)
     ledger = source._predictor.ledger(view.engine, list(snapshot.observation.gpus), release=logged)
     assert isinstance(ledger, Ledger)
-    assert (ledger.version, ledger.settings.engine_version) == (logged, "0.4.1")
+    assert (ledger.version.text, ledger.version.source, ledger.settings.engine_version) == ("0.4.1", VersionSource.LOG,
+                                                                                          "0.4.1")  # fmt: skip
+    # both said: the log's release taken, and what the endpoint reported beside it
+    assert ledger.version.detail == f"{logged.detail} (the engine's endpoint reports 'dev', no release kvtop reads)"
