@@ -69,8 +69,10 @@ def test_a_v1_cold_start_s_note_says_the_v1_plans_words(capsys: pytest.CaptureFi
     """v0.19.0 runs the V1 runner: said cold, the compile's copy of the table is the profile's peak; not said, nothing
     apart. The note says both in the plan's own words: those `plan` prints for the same launch said cold and unsaid."""
     note = _compile_note([str(H100_LOG), "--engine", "vllm", "--model", str(LLAMA), "--gpu", "H100"], capsys)
-    assert note == (f"{COLD_COMPILE}; kvtop's plan of this launch at vLLM 0.19.0, said as this start was: "
-                    f"{COLD_SAID_V1}; not said: {UNSAID_V1}")  # fmt: skip
+    cold = COLD_SAID_V1.removeprefix("cold, as said (--compile-cache cold): ")  # nobody said it: the log measured it
+    assert note == (f"{COLD_COMPILE}; kvtop's plan of this launch at vLLM 0.19.0, said as this start was (plan "
+                    f"--compile-cache cold): {cold}; not said: {UNSAID_V1}")  # fmt: skip
+    assert "as said" not in note and cold != COLD_SAID_V1
     assert "sits between" not in note
     assert _start_note(capsys, "--compile-cache", "cold").startswith(f"torch.compile's cache: {COLD_SAID_V1}; ")
     assert _start_note(capsys).endswith(f"; {UNSAID_V1} (docs/engines/vllm.md §2.6)")
@@ -88,7 +90,8 @@ def test_a_v2_warm_start_s_note_says_the_v2_plans_words() -> None:
     """v0.30.0 runs V2 for every model: said warm, none of the figure beside its profile; not said, that figure,
     charged as a cold compile's."""
     assert _explain_note(T4_START, "0.30.0") == (
-        f"{WARM_COMPILE_CACHE}; kvtop's plan of this launch at vLLM 0.30.0, said as this start was: {WARM_SAID_V2}; "
+        f"{WARM_COMPILE_CACHE}; kvtop's plan of this launch at vLLM 0.30.0, said as this start was (plan "
+        f"--compile-cache warm): {WARM_SAID_V2.removeprefix('warm, as said (--compile-cache warm): ')}; "
         f"not said: {UNSAID_V2}")  # fmt: skip
 
 
@@ -96,8 +99,8 @@ def test_before_v0_11_1_the_v1_plan_charges_nothing_for_the_compile() -> None:
     """v0.8.4 (V1 from v0.8.0, no combo-kernel default before v0.11.1): nothing charged said cold or not, and the
     note says so rather than the copy of the table a later release's plan charges."""
     note = _explain_note(COLD_GENERAL, "0.8.4")
-    assert note.startswith(f"{COLD_COMPILE}; kvtop's plan of this launch at vLLM 0.8.4, said as this start was: ")
-    assert note.endswith(f"cold, as said (--compile-cache cold): {NO_COPY_V1}; not said: {NO_COPY_V1}")
+    assert note == (f"{COLD_COMPILE}; kvtop's plan of this launch at vLLM 0.8.4, said as this start was (plan "
+                    f"--compile-cache cold): {NO_COPY_V1}; not said: {NO_COPY_V1}")  # fmt: skip
     assert "embedding table as the profile's peak" not in note
 
 

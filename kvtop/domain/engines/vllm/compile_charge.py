@@ -14,6 +14,7 @@ say what the plan of the log's own launch charges said as the log shows it and n
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 
 from kvtop.domain.engine_log import EngineLog
@@ -170,8 +171,8 @@ def plan_words(
     state: CompileCacheState, version: ResolvedVersion, model: ModelSpec, gpu_name: str | None, settings: LaunchSettings
 ) -> str:
     """What kvtop's plan of the log's launch charges said as the log measured it (`state`) and not said, in the plan's
-    own words (`launch_charge`): 'kvtop's plan of this launch at vLLM 0.30.0, said as this start was: warm, as said
-    …; not said: …'. Its lines show it compiled, so no flag is read for that (a log's printed compilation config is
+    own words (`launch_charge`): 'kvtop's plan of this launch at vLLM 0.30.0, said as this start was (plan
+    --compile-cache warm): the profile loads …; not said: …'. Its lines show it compiled, so no flag is read for that (a log's printed compilation config is
     Python's repr, no JSON: `compiles` would refuse it); V0 is planned uncompiled (`V0_PLAN`); a launch whose KV
     memory or pool is given (`given`, the plan's own check, so the note never says a charge the plan's start note does
     not make) says nothing is charged, and why. A measured warm where the launch turns the cache off is worded as the
@@ -189,8 +190,16 @@ def plan_words(
     except InputError:  # the log's printed compilation config, Python's repr: the release's combo-kernel default
         charge = launch_charge(version, model, settings, config_read=False)
     words = charge.model_copy(update={"state": said}).said()
-    return (f"kvtop's plan of this launch at vLLM {version.label}, said as this start was: {words}; not said: "
+    # the plan's words for a state an operator said ('cold, as said (--compile-cache cold): …'): here the log measured
+    # it and nobody said it, so the flag names the plan that says it (R2 D7)
+    stated = _SAID_STATE.match(words)
+    said_as = f" (plan {stated.group(1)})" if stated else ""
+    words = words[stated.end():] if stated else words
+    return (f"kvtop's plan of this launch at vLLM {version.label}, said as this start was{said_as}: {words}; not said: "
             f"{charge.unsaid_words}")
+
+
+_SAID_STATE = re.compile(r"(?:cold|warm), as said \((--compile-cache (?:cold|warm))\): ")
 
 
 def compile_cache_note(
