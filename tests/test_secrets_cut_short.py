@@ -149,3 +149,17 @@ def test_a_prometheus_error_cut_inside_a_password_shows_none_of_it(
     out, err = capsys.readouterr()
     assert "bad_data" in err and "via https://***@pro" in err and "… (query" in err  # masked, then cut (marked)
     assert SECRET[:3] not in out + err
+
+
+@pytest.mark.parametrize("cut_text", [
+    "0.5.9 " + "x" * 22 + " AKIAIOSFOD…",  # an AWS key id cut to a 40-character quote
+    "AKIAIOSFODNN7EX",  # ... and to a process name's 15 characters (the kernel's)
+])  # fmt: skip
+def test_an_aws_key_id_s_head_left_by_a_cut_elsewhere_is_masked(cut_text: str) -> None:
+    """AWS's documented example id AKIAIOSFODNN7EXAMPLE: 'AKIA' + 16 of [A-Z2-7]. Its head is upper case with one
+    digit, so the cut-token rule's 'random-looking' test passed it; its alphabet marks it now. A word stays."""
+    from kvtop.domain.secret_text import redact_text
+
+    shown = redact_text(cut_text)
+    assert "IOSFOD" not in shown and "AKIA***" in shown
+    assert redact_text("ASIAN food…") == "ASIAN food…"
