@@ -1,10 +1,11 @@
 """A secret cut short by a quote's length limit shows none of its characters; a status word or an error's
 sentence is no secret's value.
 
-kvtop quotes an engine's refusal up to 400 characters and ends it with `…` (sources/engine_logs.py),
-then redacts it. A bearer token or a URL's password cut before its end lost what marked it (the 8
+kvtop quotes an engine's refusal up to 400 characters and ends it with `…` (sources/engine_logs.py). Cut
+first and redacted after, a bearer token or a URL's password cut before its end lost what marked it (the 8
 characters a bare `Bearer` token needs, the `@` after a user-info), so its first characters were shown:
-`auth Bearer Xy8Zw…`, `https://bob:Pw9Xq2…`. The refusal is vLLM's own (tests/data/cases/vllm/
+`auth Bearer Xy8Zw…`, `https://bob:Pw9Xq2…`; the quote is now redacted before it is cut (`redact.shown_cut`),
+and the redactor still masks a cut secret's head for any text cut elsewhere. The refusal is vLLM's own (tests/data/cases/vllm/
 vllm-8933-tp4-v062-worker-refusal, issue 8933), with the secret planted in its sentence.
 
 Prometheus's `401` answer was shown as `prometheus unauthorized: *** refused the request`: the word
@@ -51,7 +52,7 @@ def test_a_secret_cut_short_in_a_quoted_refusal_shows_nothing(
     model = str(CONFIGS / "meta-llama--Llama-3.1-70B.json")
     assert main(["explain", str(path), "--model", model, "--engine", "vllm", "--json"]) == 0
     refusal = json.loads(capsys.readouterr().out)["startup_error"]
-    assert refusal.endswith("***…")  # the cut fell inside the secret, and the secret is masked
+    assert "***" in refusal and refusal.endswith("…")  # masked whole before the cut, which falls after it
     assert main(["explain", str(path), "--model", model, "--engine", "vllm"]) == 0
     out, err = capsys.readouterr()
     assert "the engine refused to start" in out
@@ -146,5 +147,19 @@ def test_a_prometheus_error_cut_inside_a_password_shows_none_of_it(
     with serving(query_error) as url:
         assert main(["cluster", "--prometheus", url, "--timeout", "5"]) == 2
     out, err = capsys.readouterr()
-    assert "bad_data" in err and "via https://***… (query" in err  # quoted up to its cut, the cut marked
+    assert "bad_data" in err and "via https://***@pro" in err and "… (query" in err  # masked, then cut (marked)
     assert SECRET[:3] not in out + err
+
+
+@pytest.mark.parametrize("cut_text", [
+    "0.5.9 " + "x" * 22 + " AKIAIOSFOD…",  # an AWS key id cut to a 40-character quote
+    "AKIAIOSFODNN7EX",  # ... and to a process name's 15 characters (the kernel's)
+])  # fmt: skip
+def test_an_aws_key_id_s_head_left_by_a_cut_elsewhere_is_masked(cut_text: str) -> None:
+    """AWS's documented example id AKIAIOSFODNN7EXAMPLE: 'AKIA' + 16 of [A-Z2-7]. Its head is upper case with one
+    digit, so the cut-token rule's 'random-looking' test passed it; its alphabet marks it now. A word stays."""
+    from kvtop.domain.secret_text import redact_text
+
+    shown = redact_text(cut_text)
+    assert "IOSFOD" not in shown and "AKIA***" in shown
+    assert redact_text("ASIAN food…") == "ASIAN food…"

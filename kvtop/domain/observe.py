@@ -14,14 +14,20 @@ from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any
 
-from pydantic import computed_field, field_validator
+from pydantic import field_validator
 
 from kvtop.domain.engines.catalogue import EngineId
-from kvtop.domain.engines.versions import names_no_release, reported_release
 from kvtop.domain.host_desktop import HostDesktop
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.process_identity import PidNamespace, ProcessIdentity
-from kvtop.domain.redact import RedactedModel, RedactedStr, redact_mapping, redact_shown, shown_argv
+from kvtop.domain.redact import (
+    RedactedModel,
+    RedactedStr,
+    redact_mapping,
+    redact_shown,
+    shown_argv,
+    shown_cut,
+)
 
 
 class _Frozen(RedactedModel):
@@ -247,21 +253,24 @@ class EngineCounters(_Frozen):
     spec_drafted: int | None = None
 
 
+SAID_CHARS = 40  # the most of an endpoint's version words kept (SGLang's server info may run on)
+
+
 class ReportedVersion(_Frozen):
-    """A version as a running engine's endpoint reported it: its own words, redacted (`said`: SGLang's server info
-    may carry more than the release, '0.5.9 api_key=…'), and the release kvtop reads in them (`release`, by
-    `versions.reported_release`; None where they name none, 'dev', '', a source build's: a named state). Only `release` sets the
-    engine's rules; `said` is shown as the endpoint's, never as an `--engine-version` nobody typed."""
+    """A version as a running engine's endpoint reported it: its own words (`said`: SGLang's server info may carry
+    more than the release, '0.5.9 api_key=…'), as one line, redacted, then cut to `SAID_CHARS` (a cut before the
+    redaction could leave a secret's head no shape matches). Which release they name is the engine's to read
+    (`stated_release.endpoint_release`, by its `RELEASE_NAMES`: PEP 440's '0.5.9', llama.cpp's 'b6980'); `said`
+    is shown as the endpoint's, never as an `--engine-version` nobody typed."""
 
     said: RedactedStr
 
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def release(self) -> str | None:
-        """The release the words start with, read from the redacted words (a release is never redacted); None for
-        a source build's version, which names none (`0.1.dev7548+gbaba038`, `versions.names_no_release`)."""
-        found = reported_release(self.said)
-        return None if names_no_release(found) else found
+    @field_validator("said", mode="before")
+    @classmethod
+    def _one_redacted_line(cls, value: object) -> object:
+        """Every reader's words alike (an endpoint's, the demo's): whitespace runs made one space (a tab or a line
+        break never hides a release), redacted, then cut."""
+        return shown_cut(" ".join(value.split()), SAID_CHARS) if isinstance(value, str) else value
 
 
 class EngineLive(_Frozen):

@@ -88,7 +88,9 @@ class EnginePredictor:
             version = endpoint_release(settings.engine, engine.live.version)  # words naming none: a named state
         if settings.engine_version is None and (version is None or version.text is None) and release is not None \
                 and release.text is not None:  # the log's, where the endpoint names no release kvtop reads
-            version = release
+            said = engine.live.version
+            version = release if said is None else release.model_copy(update={
+                "detail": f"{release.detail} (the engine's endpoint reports {said.said!r}, no release kvtop reads)"})
         if version is not None and version.text is not None:
             settings = settings.model_copy(update={"engine_version": version.text})
         ref = engine.model or settings.model

@@ -25,7 +25,7 @@ from kvtop.domain.secret_names import (
 )
 from kvtop.domain.secret_text import LONG_FLAG, redact_text
 from kvtop.domain.secret_userinfo import MASK, USER_FLAGS, user_password_masked
-from kvtop.domain.terminal import safe_line
+from kvtop.domain.terminal import cut, safe_line
 
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Values are built again every tick: redactions of command lines and strings up to these sizes are
@@ -125,6 +125,13 @@ def redact_shown(text: str) -> str:
     terminal-safe line (`safe_line`: control characters escaped). Remembered for short strings:
     values are built again every tick."""
     return _shown_short_text(text) if len(text) <= _CACHED_TEXT_CHARS else safe_line(redact_text(text))
+
+
+def shown_cut(text: str, limit: int) -> str:
+    """`text` from outside as `redact_shown` shows it, then at most `limit` characters (`cut`): redacted *before* the
+    cut, so a cut never leaves a secret's head the redactor no longer knows by its shape ('AKIAIOSFOD…', the first
+    ten of an AWS key id's twenty)."""
+    return cut(redact_shown(text), limit)
 
 
 def shown_argv(argv: Sequence[str]) -> tuple[str, ...]:

@@ -32,6 +32,7 @@ from kvtop.domain.secret_userinfo import MASK, mask_user_flag_password, mask_use
 _B = r"(?<![A-Za-z0-9])"  # a token starts at a boundary (not inside a longer word; after - or _ it may)
 _E = r"(?![A-Za-z0-9_\-])"  # ...and ends at one
 _BODY = r"[A-Za-z0-9_\-]"
+_AWS_PREFIX = r"(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|ABIA|ACCA)"
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ _PREFIXED: tuple[Shape, ...] = (
     Shape("Google API", r"AIza", r"[0-9A-Za-z_\-]{35}", cut=True),
     Shape("Google OAuth", r"ya29\.", r"[0-9A-Za-z_\-]{20,2048}", cut=True),
     Shape("Google OAuth client", r"GOCSPX-", r"[0-9A-Za-z_\-]{20,64}"),
-    Shape("AWS key id", r"(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|ABIA|ACCA)", r"[A-Z2-7]{16}"),
+    Shape("AWS key id", _AWS_PREFIX, r"[A-Z2-7]{16}", cut=True),
     Shape("Stripe", r"(?:sk|rk|pk|whsec)_(?:live|test)_", r"[A-Za-z0-9]{16,255}", trigger=r"_live_|_test_"),
     Shape("npm", r"npm_", r"[A-Za-z0-9]{36}", glued=True, cut=True),
     Shape("PyPI", r"pypi-AgE", rf"{_BODY}{{40,512}}"),
@@ -140,9 +141,15 @@ _CUT = re.compile(
 
 
 def _mask_cut(match: re.Match[str]) -> str:
+    """A cut token's random-looking body masked after its prefix; an AWS key id's body is upper case and 2-7 only, so
+    its head is masked by that alphabet ('AKIAIOSFOD…', a process name the kernel cut to 15 characters)."""
     body = match.group("body")
     randomish = (any(c.isupper() for c in body) and any(c.islower() for c in body)) or sum(c.isdigit() for c in body) >= 2
-    return match.group("prefix") + MASK if randomish else match.group()
+    aws = _AWS_HEAD.fullmatch(match.group("prefix") + body) is not None
+    return match.group("prefix") + MASK if randomish or aws else match.group()
+
+
+_AWS_HEAD = re.compile(_AWS_PREFIX + r"[A-Z2-7]{4,15}")
 
 
 # An issuer's token glued to a short flag (`-hfhf_…`, `-xsk-…`): no word boundary before its prefix, so `_TOKENS`

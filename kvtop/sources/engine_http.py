@@ -25,7 +25,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from kvtop.domain.engines.registry import EngineId
 from kvtop.domain.observe import EndpointState, EngineLive, EngineLiveRank, NodeObservation, ReportedVersion
 from kvtop.domain.placement import span_of
-from kvtop.domain.terminal import cut, safe_line
+from kvtop.domain.redact import shown_cut
 from kvtop.domain.wording import mib
 from kvtop.sources.bounded_http import (
     AnswerTooLarge,
@@ -71,8 +71,9 @@ class EndpointFailure(Exception):
 
 
 def one_line(text: str, limit: int = _MESSAGE_CHARS) -> str:
-    """`text` as one short line: what a page quotes (its lines, binary bytes) never spans lines or runs on."""
-    return cut(safe_line(" ".join(text.split())), limit)
+    """`text` as one short line: what a page quotes (its lines, binary bytes) never spans lines or runs on; redacted
+    before it is cut (`shown_cut`: a cut first could leave a secret's head no shape matches)."""
+    return shown_cut(" ".join(text.split()), limit)
 
 
 def fetch_engine_live(
@@ -256,10 +257,10 @@ def float_label(value: Any) -> float | None:
     return number if 0 <= number <= MAX_FIGURE else None
 
 
-def reported_version(value: Any, limit: int = 40) -> ReportedVersion | None:
-    """An endpoint's `version` as the typed value the rest reads: its words as one line of at most `limit`
-    characters (redacted when built) and the release read in them, where they name one ('0.5.9 api_key=…' →
-    0.5.9; 'dev' or '' → none, a named state). None where the answer holds no text there (absent, an object)."""
+def reported_version(value: Any) -> ReportedVersion | None:
+    """An endpoint's `version` as the typed value the rest reads (`ReportedVersion`: its words as one redacted line,
+    cut after redaction, and the release read in them: '0.5.9 api_key=…' → 0.5.9; 'dev' or '' → none, a named
+    state). None where the answer holds no text there (absent, an object)."""
     if value is None or isinstance(value, bool) or not isinstance(value, (str, int, float)):
         return None
-    return ReportedVersion(said=one_line(str(value), limit))
+    return ReportedVersion(said=str(value))

@@ -30,7 +30,7 @@ from kvtop.domain.engines.registry import EngineId, log_dialects
 from kvtop.domain.errors import InputError
 from kvtop.domain.log_args import parse_call_args, parse_dict_args
 from kvtop.domain.log_dialect import LogDialect, LogFacts, LogHandler, RankHandler, RankReader, RankTuple
-from kvtop.domain.terminal import cut
+from kvtop.domain.redact import shown_cut
 
 __all__ = ["parse_call_args", "parse_dict_args", "parse_engine_log", "rank_of", "read_engine_log"]
 
@@ -275,7 +275,7 @@ def _failure(line: str, state: _State) -> bool:
     if state.ready:
         return True
     text = _TRACEBACK_AFTER.sub("", text)
-    text = cut(text, _MAX_QUOTE)
+    text = shown_cut(text, _MAX_QUOTE)
     for dialect in _vocabulary()[0]:  # a refused start in an engine's own words is that engine's line
         if dialect.own_failures is not None and dialect.own_failures.search(text):
             state.count(dialect.engine)

@@ -31,8 +31,8 @@ from kvtop.domain.mistral_params import model_from_params
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
 from kvtop.domain.processor_config import image_pixels
+from kvtop.domain.redact import shown_cut
 from kvtop.domain.safetensors_header import MAX_HEADER_BYTES, header_bytes
-from kvtop.domain.terminal import cut
 from kvtop.sources.engines.registry import model_file_reader
 from kvtop.sources.hub_download import MISTRAL_PARAMS, download_config, hub_safetensors_bytes
 from kvtop.sources.json_file import parse_json_object, read_json_object
@@ -198,7 +198,7 @@ def load_model(
         reason = (
             "no such user's home" if isinstance(err, RuntimeError) else err.strerror or type(err).__name__
         )
-        raise InputError(f"not a path kvtop can read ({reason})", field="--model", source=cut(ref, 200), value_is_file=True) from None
+        raise InputError(f"not a path kvtop can read ({reason})", field="--model", source=shown_cut(ref, 200), value_is_file=True) from None
     if is_dir:
         config = path / "config.json"
         if not config.exists() and (path / MISTRAL_PARAMS).is_file():  # a Mistral-format checkpoint folder
@@ -415,7 +415,7 @@ def _reach_error(repo_id: str, file: str = "config.json") -> InputError | None:
         status = err.response.status_code if err.response is not None else "an error"
         why = f"could not be read: the hub answered {status}"
     else:
-        detail = cut(str(err).splitlines()[0], 120) if str(err) else ""
+        detail = shown_cut(str(err).splitlines()[0], 120) if str(err) else ""
         return InputError(
             f"cannot reach the Hugging Face hub for {repo_id} ({err.__class__.__name__}: {detail}); "
             f"{_offline_hints(repo_id)}",

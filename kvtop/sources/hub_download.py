@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from kvtop.domain.errors import InputError
+from kvtop.domain.redact import shown_cut
 from kvtop.domain.safetensors_header import header_bytes
-from kvtop.domain.terminal import cut
 
 HUB_READ_TIMEOUT_S = 10.0  # per request once the hub has answered
 MISTRAL_PARAMS = "params.json"  # a Mistral-format checkpoint's config (vLLM --config-format mistral)
@@ -72,7 +72,7 @@ def hub_safetensors_bytes(repo_id: str) -> int | None:
     except NotASafetensorsRepoError:
         return None
     except SafetensorsParsingError as err:
-        raise InputError(f"unreadable safetensors header: {cut(str(err), 160)}", source=repo_id) from None
+        raise InputError(f"unreadable safetensors header: {shown_cut(str(err), 160)}", source=repo_id) from None
     except Exception as err:
         if isinstance(err, (HfHubHTTPError, OSError, TimeoutError)) or _is_transport_error(err):
             return None

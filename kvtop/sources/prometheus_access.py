@@ -10,7 +10,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.terminal import cut
+from kvtop.domain.redact import shown_cut
 
 TOKEN_ENV = "KVTOP_PROMETHEUS_TOKEN"
 
@@ -40,7 +40,7 @@ def without_token(content: bytes, token: str | None) -> bytes:
 def why_unreachable(err: Exception, url: str) -> str:
     """Why a connection failed, in the system's words (refused, no such host, a TLS failure; cut to a line),
     and what to try where the words say it: a certificate no CA here signed, or TLS spoken to a plain server."""
-    detail = cut(str(err).splitlines()[0], 120) if str(err) else ""
+    detail = shown_cut(str(err).splitlines()[0], 120) if str(err) else ""
     why = f"{type(err).__name__}: {detail}" if detail else type(err).__name__
     if "CERTIFICATE_VERIFY_FAILED" in detail:
         return f"{why}; give the CA that signed its certificate with --ca-file"

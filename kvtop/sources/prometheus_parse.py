@@ -13,8 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from kvtop.domain.cluster import IgnoredSample, PrometheusError, PrometheusState, SampleLie
-from kvtop.domain.redact import redact_mapping
-from kvtop.domain.terminal import cut
+from kvtop.domain.redact import redact_mapping, shown_cut
 from kvtop.sources.prometheus_gpus import GPU_SUMMARY_QUERIES
 from kvtop.sources.prometheus_queries import ENGINE_METRICS
 
@@ -41,7 +40,7 @@ def _vector(payload: Any, expr: str, *, keep_nan: bool = False) -> Series:
         raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"not a Prometheus API answer for {expr!r}")
     if payload["status"] != "success":
         kind, message = str(payload.get("errorType", "error"))[:40], str(payload.get("error", "no message"))
-        raise PrometheusError(PrometheusState.QUERY_ERROR, f"{kind}: {cut(message, 200)} (query {expr!r})")
+        raise PrometheusError(PrometheusState.QUERY_ERROR, f"{kind}: {shown_cut(message, 200)} (query {expr!r})")
     data = payload.get("data")
     result = data.get("result") if isinstance(data, dict) else None
     if not isinstance(data, dict) or data.get("resultType") != "vector" or not isinstance(result, list):
@@ -58,7 +57,7 @@ def _vector(payload: Any, expr: str, *, keep_nan: bool = False) -> Series:
             and len(pair) == 2
             and isinstance(pair[1], str)
         ):
-            raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"malformed sample in {expr!r}: {cut(str(item), 80)}")
+            raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"malformed sample in {expr!r}: {shown_cut(str(item), 80)}")
         try:
             number = float(pair[1])
         except ValueError:

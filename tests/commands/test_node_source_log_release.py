@@ -144,4 +144,17 @@ def test_an_endpoint_whose_version_names_no_release_leaves_the_log_s(tmp_path: P
     assert (logged.text, logged.source) == ("0.4.1", VersionSource.LOG)
     ledger = source._predictor.ledger(view.engine, list(snapshot.observation.gpus), release=logged)
     assert isinstance(ledger, Ledger)
-    assert (ledger.version, ledger.settings.engine_version) == (logged, "0.4.1")
+    assert (ledger.version.text, ledger.version.source, ledger.settings.engine_version) == ("0.4.1", VersionSource.LOG,
+                                                                                          "0.4.1")  # fmt: skip
+    # both said: the log's release taken, and what the endpoint reported beside it
+    assert ledger.version.detail == f"{logged.detail} (the engine's endpoint reports 'dev', no release kvtop reads)"
+
+
+def test_the_header_says_an_endpoint_s_words_named_no_release(tmp_path: Path) -> None:
+    """Without a log, an endpoint that reports 'dev' leaves the latest rules: the header says so, not only the JSON."""
+    scenario = json.loads(_node(tmp_path, version="dev").read_text())
+    scenario["engines"][0]["endpoint"] = "ok"
+    path = tmp_path / "answering.json"
+    path.write_text(json.dumps(scenario))
+    (view,) = DemoSource.open(str(path)).collect_at(0).engines
+    assert "rules of vLLM latest (the endpoint's version names no release kvtop reads)" in engine_line(view).plain

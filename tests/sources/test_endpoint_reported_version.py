@@ -10,6 +10,7 @@ snapshot lost the prediction ("no prediction …: --engine-version: not a releas
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,10 +19,14 @@ import pytest
 from kvtop.cli import main
 from kvtop.commands.node_source import LiveSource
 from kvtop.domain.config_override import ConfigOverride
-from kvtop.domain.engines.versions import VersionSource
+from kvtop.domain.engines.stated_release import endpoint_release
+from kvtop.domain.engines.versions import VersionSource, resolve
+from kvtop.domain.engines.vllm.release_calendar import CALENDAR
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
-from kvtop.sources.engine_http import fetch_engine_live
+from kvtop.domain.observe import SAID_CHARS, EndpointState, ReportedVersion
+from kvtop.domain.redact import shown_cut
+from kvtop.sources.engine_http import EndpointFailure, fetch_engine_live, reported_version
 from kvtop.sources.hub import load_model
 from kvtop.sources.nvml import NvmlSource
 from tests.fakes.fake_process_table import FakeProcessTable, launched, titled
@@ -106,8 +111,11 @@ def test_trtllm_s_version_route_is_read_the_same_way() -> None:
         client = httpx.Client(transport=httpx.MockTransport(respond))
         return fetch_engine_live("trtllm", "127.0.0.1", 8000, client=client).version
 
-    assert live('{"version": "1.1.0rc3 (build 42)"}').model_dump() == {"said": "1.1.0rc3 (build 42)", "release": "1.1.0rc3"}
-    assert live('{"version": "dev"}').model_dump() == {"said": "dev", "release": None}
+    built = live('{"version": "1.1.0rc3 (build 42)"}')
+    assert built.model_dump() == {"said": "1.1.0rc3 (build 42)"}
+    assert endpoint_release("trtllm", built).text == "1.1.0rc3"
+    dev = live('{"version": "dev"}')
+    assert (dev.said, endpoint_release("trtllm", dev).source) == ("dev", VersionSource.ENDPOINT_UNREAD)
 
 
 @pytest.mark.parametrize("argv", [["snapshot"], ["snapshot", "--json"], ["diagnose"], ["diagnose", "--json"]])
@@ -126,7 +134,70 @@ def test_a_snapshot_and_a_diagnosis_keep_the_prediction_and_show_no_secret(
         assert "326,223" in out and "tokens per rank" in out  # the answer's capacity, and a clean prediction beside it
     if argv == ["snapshot", "--json"]:
         (engine,) = json.loads(out)["engines"]
-        assert engine["endpoint"]["version"] == {"said": "0.5.9 api_key=***", "release": "0.5.9"}
+        assert engine["endpoint"]["version"] == {"said": "0.5.9 api_key=***"}
         assert (engine["plan"]["engine_version"], engine["plan"]["version_source"]) == ("0.5.9", "endpoint")
     if argv[0] == "diagnose":  # a finding that needs the prediction: the answer's 40.62 GiB of weights beside it
         assert "weights take 40.62 GiB per rank" in out
+
+
+AWS_KEY_ID = "AKIAIOSFODNN7EXAMPLE"  # AWS's documented example key id (docs.aws.amazon.com, "AKIA" + 16 of [A-Z2-7])
+
+
+def test_an_aws_key_id_past_the_cut_is_redacted_before_it_is_cut() -> None:
+    """'0.5.9 ' + 22 x + ' ' is 29 characters: a cut to 40 first kept 'AKIAIOSFOD…' (half the key id, no longer an
+    AWS key's shape, so the redactor passed it); redacted first, the whole id is masked and the release still read."""
+    said = reported_version("0.5.9 " + "x" * 22 + " " + AWS_KEY_ID)
+    assert said is not None and "AKIA" not in said.said and "IOSFOD" not in said.said
+    assert said.said == "0.5.9 " + "x" * 22 + " ***"
+    assert endpoint_release("sglang", said).text == "0.5.9"
+    failure = EndpointFailure(EndpointState.BAD_PAYLOAD, "y" * 285 + " " + AWS_KEY_ID)  # cut at 300 characters
+    assert "AKIA" not in failure.message and "IOSFOD" not in failure.message
+    assert shown_cut("key " + AWS_KEY_ID, 12) == "key ***"
+
+
+@pytest.mark.parametrize(
+    ("typed", "said"),
+    [
+        ("\t0.11.0", "0.11.0"),  # a tab before the release: a live reader and the demo read it alike
+        ("0.11.0\nevil", "0.11.0 evil"),  # a line break is one space: the release before it still read
+        ("0.11.0 " + "z" * 500, "0.11.0 " + "z" * 32 + "…"),  # cut to 40 wherever the words come from
+    ],
+)
+def test_every_reader_s_words_are_one_line_of_at_most_40_characters(typed: str, said: str) -> None:
+    reported = ReportedVersion(said=typed)  # the demo builds it from the scenario's words as they are
+    assert reported.said == said and len(reported.said) <= SAID_CHARS
+    assert endpoint_release("vllm", reported).text == "0.11.0"
+
+
+def test_a_llamacpp_build_is_read_by_llamacpp_s_release_names() -> None:
+    """llama.cpp names releases by build ('b6980', its tags; the server's build_info 'b6980-5e4f1a2'): read as the
+    endpoint's, not refused as no PEP 440 release; a PEP 440 text is no llama.cpp release."""
+    for said in ("b6980", "b6980-5e4f1a2"):
+        version = endpoint_release("llamacpp", ReportedVersion(said=said))
+        assert (version.text, version.source) == ("b6980", VersionSource.ENDPOINT)
+    assert endpoint_release("llamacpp", ReportedVersion(said="0.5.9")).source is VersionSource.ENDPOINT_UNREAD
+    assert endpoint_release("vllm", ReportedVersion(said="b6980")).source is VersionSource.ENDPOINT_UNREAD
+
+
+def test_the_llamacpp_demo_s_build_sets_its_rules_as_the_endpoint_s(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scenario = json.loads(Path("examples/scenarios/llamacpp-llama31-8b.json").read_text())
+    scenario["engines"][0]["version"] = "b6980"
+    path = tmp_path / "llamacpp-b6980.json"
+    path.write_text(json.dumps(scenario))
+    assert main(["snapshot", "--demo", str(path), "--json"]) == 0
+    (engine,) = json.loads(capsys.readouterr().out)["engines"]
+    assert engine["endpoint"]["version"] == {"said": "b6980"}
+    assert (engine["plan"]["engine_version"], engine["plan"]["version_source"]) == ("b6980", "endpoint")
+
+
+def test_a_dated_source_build_reads_the_same_from_an_endpoint_as_from_a_log() -> None:
+    """setuptools-scm's '.d20250806' of a build from a modified checkout: vLLM 0.10.0 was out (PyPI, 2025-07-25),
+    0.10.1 not yet (2025-08-19), so the build is 0.10.0 or older, from an endpoint as from a log."""
+    said = "0.1.dev8331+g74e7551.d20250806"
+    version = endpoint_release("vllm", ReportedVersion(said=said))
+    assert (version.text, version.approximate, version.source) == ("0.10.0", True, VersionSource.ENDPOINT)
+    assert "built 2025-08-06 (the date in its version) → vLLM 0.10.0 or older" in version.detail
+    logged = resolve(engine_name="vLLM", stated=said, stated_line=3, hint=None, first_date=None, calendar=CALENDAR)
+    assert logged.text == version.text

@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 
+from kvtop.domain.engines.stated_release import endpoint_release
 from kvtop.domain.observe import EndpointState
 from kvtop.domain.wording import GIB
 from kvtop.sources.engine_http import fetch_engine_live, with_live_state
@@ -92,7 +93,7 @@ def test_sglang_server_info_with_the_old_route_and_metrics_disabled() -> None:
     live = fetch_engine_live("sglang", "10.99.91.39", 30000, client=serving({"/server_info": (200, info)}))
     assert live.state is EndpointState.OK
     assert live.version is not None
-    assert (live.token_capacity, live.block_size, live.memory_fraction, live.version.release) == (
+    assert (live.token_capacity, live.block_size, live.memory_fraction, endpoint_release("sglang", live.version).text) == (
         326223,
         1,
         0.8,

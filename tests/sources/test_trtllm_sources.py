@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from kvtop.domain.engines.stated_release import endpoint_release
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.launch_line import parse_launch_command
@@ -104,7 +105,7 @@ def _live(pages: dict[str, tuple[int, str]]):  # type: ignore[no-untyped-def]
 
 def test_prometheus_kv_gauges_give_capacity_usage_and_requests() -> None:
     live = _live({"/prometheus/metrics": (200, PROMETHEUS), "/version": (200, '{"version": "1.3.0rc4"}')})
-    assert live.state is EndpointState.OK and live.version is not None and live.version.release == "1.3.0rc4"
+    assert live.state is EndpointState.OK and live.version is not None and endpoint_release("trtllm", live.version).text == "1.3.0rc4"
     assert (live.num_gpu_blocks, live.block_size, live.token_capacity) == (101_256, 32, 101_256 * 32)
     assert live.used_tokens == 25_314 * 32 and live.kv_usage_fraction == pytest.approx(25_314 / 101_256)
     assert (live.running_requests, live.waiting_requests) == (12, 3)

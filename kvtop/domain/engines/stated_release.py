@@ -4,11 +4,16 @@ engine's endpoint reports, said as the endpoint's."""
 
 from __future__ import annotations
 
+from datetime import date
+
 from kvtop.domain.engines.catalogue import EngineId, engine_module
 from kvtop.domain.engines.versions import (
     NOT_STATED,
+    ReleaseDate,
     ResolvedVersion,
     VersionSource,
+    build_date,
+    from_dates,
     from_flag,
     names_no_release,
     reported_release,
@@ -28,18 +33,35 @@ def stated_release(settings: LaunchSettings) -> ResolvedVersion:
 
 
 def endpoint_release(engine: EngineId, reported: ReportedVersion) -> ResolvedVersion:
-    """The release a running engine's endpoint reports (`/version`, server info), said as its endpoint's, not as
-    an `--engine-version` nobody typed; a release outside those modelled is said so, as `from_flag` says it. Words
-    that name no release ('dev', '', a source build's '0.1.dev7548+g…') are the named state `ENDPOINT_UNREAD`: the
-    latest release's rules, the endpoint's words quoted (redacted) so the operator sees what it said."""
-    release = reported.release
+    """The release a running engine's endpoint reports (`/version`, server info), read by the engine's own
+    `RELEASE_NAMES` (PEP 440's '0.5.9', llama.cpp's 'b6980') and said as its endpoint's, not as an
+    `--engine-version` nobody typed; a release outside those modelled is said so, as `from_flag` says it. A source
+    build dated in its version ('0.1.dev8331+g74e7551.d20250806') takes the release out on that day, or older, as a
+    log's does (`versions.resolve`). Words that name no release ('dev', '', an undated source build's) are the
+    named state `ENDPOINT_UNREAD`: the latest release's rules, the endpoint's words quoted (redacted)."""
+    package = engine_module(engine)
+    release = package.RELEASE_NAMES.reported(reported.said)
     if release is None:
-        built = names_no_release(reported_release(reported.said))
-        what = "a source build whose version names no release" if built else "not a release kvtop reads"
-        return ResolvedVersion(
-            source=VersionSource.ENDPOINT_UNREAD,
-            detail=f"the engine's endpoint reports {reported.said[:40]!r}, {what}: the latest release's rules",
-        )
-    flagged = from_flag(release, engine_module(engine).RULES.calendar)
+        return _unread(package.RULES.display_name, package.RULES.calendar, reported.said)
+    flagged = from_flag(release, package.RULES.calendar)
     detail = flagged.detail.replace(f"--engine-version {release}", f"the engine's endpoint reports {release}", 1)
     return flagged.model_copy(update={"source": VersionSource.ENDPOINT, "detail": detail})
+
+
+def _unread(name: str, calendar: tuple[ReleaseDate, ...], said: str) -> ResolvedVersion:
+    """An endpoint's words that name no release: a dated source build's day on the calendar (approximate, the
+    release out then or older), else `ENDPOINT_UNREAD`."""
+    built = names_no_release(reported_release(said))
+    day = build_date(said) if built else None
+    dated = NOT_STATED if day is None else from_dates(calendar, date.fromisoformat(day), name)
+    if dated.text is not None:
+        return dated.model_copy(update={
+            "source": VersionSource.ENDPOINT,
+            "detail": f"the engine's endpoint reports {said!r}, a source build: built {day} (the date in its "
+                      f"version) → {name} {dated.text} or older",
+        })  # fmt: skip
+    what = "a source build whose version names no release" if built else "not a release kvtop reads"
+    return ResolvedVersion(
+        source=VersionSource.ENDPOINT_UNREAD,
+        detail=f"the engine's endpoint reports {said!r}, {what}: the latest release's rules",
+    )

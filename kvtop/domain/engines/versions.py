@@ -150,6 +150,18 @@ class ReleaseNames:
     # whether a typed text is a release as a whole, not one inside other words ('9.9.9x' holds '9.9.9'); None:
     # `order` reads whole texts only already
     whole: Callable[[str], bool] | None = None
+    # the release an engine's own words start with (an endpoint's `version`, `reported`); None: PEP 440's
+    # (`reported_release`)
+    said: Callable[[str | None], str | None] | None = None
+
+    def reported(self, text: str | None) -> str | None:
+        """The release an engine's own words start with, as its rules name it: PEP 440's `reported_release`
+        ('0.5.9 build 1a2b' → '0.5.9') less a source build's, which names none (`names_no_release`), unless the
+        engine reads its own (`said`: llama.cpp's 'b6980'); None where the words name none ('dev', '')."""
+        if self.said is not None:
+            return self.said(text)
+        found = reported_release(text)
+        return None if names_no_release(found) else found
 
     def names_one(self, text: str) -> bool:
         """Whether `text` names one of the engine's releases, or `latest`."""

@@ -53,11 +53,14 @@ def short_model_name(name: str) -> str:
 
 
 #: where a ledger's release came from, said in the header where the engine log said it (`--engine-log`: no flag or
-#: endpoint named one); the ledger pane and the planner give `ResolvedVersion.detail` whole
+#: endpoint named one) or the endpoint's words named none; the ledger pane and the planner give `ResolvedVersion.detail`
+#: whole
 _RELEASE_FROM_LOG = {
     VersionSource.LOG: "(from the engine log)",
     VersionSource.LOG_DATES: "(from the engine log's dates)",
     VersionSource.SERVER_ARGS: "(from the engine log's arguments)",
+    # the endpoint answered with words that name no release ('dev'): the latest rules, said so (R2 C7)
+    VersionSource.ENDPOINT_UNREAD: "(the endpoint's version names no release kvtop reads)",
 }
 
 

@@ -115,3 +115,62 @@ def test_enforce_eager_off_copies_nothing(capsys: pytest.CaptureFixture[str]) ->
         assert "--enforce-eager" not in off and "False" not in off
         on = plan_json(capsys, (*BASE, "--engine-version", release), "--enforce-eager")["engine_flags"]
         assert on == ["--enforce-eager"]
+
+
+def test_chunked_prefill_off_at_v0_8_5_is_the_negated_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    """v0.8.5, the first BooleanOptionalAction release (engine/arg_utils.py:852-853): the value form stops it."""
+    line = plan_json(capsys, (*BASE, "--engine-version", "0.8.5"), "--enable-chunked-prefill", "False")["engine_flags"]
+    assert line == ["--no-enable-chunked-prefill"] and _parsed("0.8.5", line).enable_chunked_prefill is False
+    with pytest.raises(ValueError, match="unrecognized arguments: False"):
+        _parsed("0.8.5", ["--enable-chunked-prefill", "False"])
+
+
+@pytest.mark.parametrize(("release", "expected"), [
+    ("0.8.4", []),  # action='store_true' (engine/arg_utils.py:463 at v0.8.4): off is its default, written as nothing
+    ("0.8.5", ["--no-disable-custom-all-reduce"]),  # ParallelConfig's field from v0.8.5 (:547): BooleanOptionalAction
+])  # fmt: skip
+def test_custom_all_reduce_off_by_release(capsys: pytest.CaptureFixture[str], release: str, expected: list[str]) -> None:
+    line = plan_json(capsys, (*BASE, "--engine-version", release), "--disable-custom-all-reduce", "False")
+    assert line["engine_flags"] == expected
+
+
+def _lora_parser(release: str) -> argparse.ArgumentParser:
+    """The LoRA and EPLB switches as `release`'s add_cli_args declares them: store_true up to v0.8.4
+    (engine/arg_utils.py:579-580 and :626-627 at v0.6.4), BooleanOptionalAction from v0.8.5 (:696-698 and :715-716
+    at v0.8.5, :830-832 and :847-848 at v0.11.0); --enable-eplb a bool field of ParallelConfig (:708-709 at v0.11.0)."""
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    parser.add_argument("--max-model-len", type=int)
+    action: Any = "store_true" if release == "0.6.4" else argparse.BooleanOptionalAction
+    for flag in ("--enable-lora", "--fully-sharded-loras"):
+        parser.add_argument(flag, action=action)
+    if release != "0.6.4":
+        parser.add_argument("--enable-eplb", action=argparse.BooleanOptionalAction)
+    return parser
+
+
+@pytest.mark.parametrize(("release", "expected"), [("0.6.4", []), ("0.11.0", ["--no-enable-lora"])])
+@pytest.mark.parametrize("typed", [("--enable-lora", "False"), ("--no-enable-lora",)])
+def test_lora_off_is_copied_as_the_release_parses_it(
+    capsys: pytest.CaptureFixture[str], release: str, expected: list[str], typed: tuple[str, ...]
+) -> None:
+    """`--enable-lora False` was copied as typed ('False' an unrecognized argument at every release) and read as LoRA
+    on (the string is not False): v0.6.4 planned 445,248 with the text model's fit 'assumed ± 2.00 GiB, LoRA buffers
+    not modelled' beside 444,848 without the flag. Off, it plans as no flag and copies the release's off form."""
+    plan = plan_json(capsys, (*BASE, "--engine-version", release), "--max-model-len", "8192", *typed)
+    bare = plan_json(capsys, (*BASE, "--engine-version", release), "--max-model-len", "8192")
+    assert plan["engine_flags"] == ["--max-model-len", "8192", *expected]
+    assert plan["token_capacity"] == bare["token_capacity"] == {"0.6.4": 444_848, "0.11.0": 421_520}[release]
+    namespace, rest = _lora_parser(release).parse_known_args(plan["engine_flags"])
+    assert rest == [] and not namespace.enable_lora
+    with pytest.raises(SystemExit):  # the typed form: 'False' is more than the parser takes
+        _lora_parser(release).parse_args(["--enable-lora", "False"])
+
+
+@pytest.mark.parametrize("typed", [("--fully-sharded-loras", "False"), ("--enable-eplb", "False")])
+def test_other_deployment_switches_off_copy_the_negated_flag(
+    capsys: pytest.CaptureFixture[str], typed: tuple[str, ...]
+) -> None:
+    line = plan_json(capsys, (*BASE, "--engine-version", "0.11.0"), "--max-model-len", "8192", *typed)["engine_flags"]
+    assert line == ["--max-model-len", "8192", f"--no-{typed[0][2:]}"]
+    namespace, rest = _lora_parser("0.11.0").parse_known_args(line)
+    assert rest == [] and getattr(namespace, typed[0][2:].replace("-", "_")) is False

@@ -32,9 +32,20 @@ def named_build(text: str | None) -> tuple[int, ...] | None:
 # llama.cpp tags each release `b<build>` (github.com/ggml-org/llama.cpp/releases: b5400, b6980) and prints the same
 # number as `build: 6980 (5e4f…)`: what `--engine-version` and the planner's field take (`ReleaseNames`)
 _NAMED_BUILD = re.compile(r"[bB]?(\d{1,6})")
+# a release's tag at the start of the engine's own words: 'b6980', 'b6980-5e4f1a2' (the server's `build_info`)
+_SAID_BUILD = re.compile(r"[bB](\d{1,6})(?![0-9A-Za-z.])")
+
+
+def said_build(text: str | None) -> str | None:
+    """The release the engine's own words start with ('b6980' of 'b6980' or 'b6980-5e4f1a2'); None where they
+    start with none ('dev', '0.5.9', '6980x')."""
+    match = _SAID_BUILD.match(text.strip()) if text else None
+    return None if match is None else f"b{int(match.group(1))}"
+
+
 RELEASE_NAMES = ReleaseNames(
     order=named_build, examples=("b6980", "b5400"), noun="build",
-    why="llama.cpp names its releases by build number",
+    why="llama.cpp names its releases by build number", said=said_build,
 )  # fmt: skip
 
 

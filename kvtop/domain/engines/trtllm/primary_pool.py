@@ -40,7 +40,7 @@ def primary_pool_assumption(
     B × the default of the release taken, an assumption with the other readings (#2268: 631 × 32 = 20,192
     as ~0.19.0, 631 × 64 = 40,384 as 0.13)."""
     stated = (
-        version.source in (VersionSource.FLAG, VersionSource.ENDPOINT)
+        (version.source in (VersionSource.FLAG, VersionSource.ENDPOINT) and not version.approximate)  # not a build's day
         or (version.source == VersionSource.LOG and not version.approximate)
         or (version.source == VersionSource.NOT_STATED and settings.engine_version is not None)  # the caller's
     )

@@ -66,7 +66,7 @@ from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
-from kvtop.domain.engines.versions import Era, Eras
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.compilation import config_fields
 from kvtop.domain.engines.vllm.compile_cache import compiles, warm_unread
 from kvtop.domain.engines.vllm.pinned_copy import pinned_copy
@@ -74,6 +74,7 @@ from kvtop.domain.engines.vllm.profile_run import lora
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.text_only import profiles_encoder
 from kvtop.domain.engines.vllm.v2_profile import v2_counted
+from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.vocab_rows import vocab_parallel_rows
 from kvtop.domain.weights import embedding_tp
 from kvtop.domain.wording import gib
@@ -102,15 +103,21 @@ def benchmarks_combo_kernels(inputs: CalibrationInputs) -> bool:
     benchmark only where it, or Inductor's
     env default, is not `deterministic`: `DETERMINISTIC_SKIPS_BENCHMARK`); where it names either, vLLM sets neither
     and Inductor's defaults fill the other (both False: torch/_inductor/config.py:1040-1042 in torch 2.13.0)."""
-    stated = config_fields(inputs.settings.flags, inputs.version).get("inductor_compile_config")
+    return combo_benchmarked(inputs.settings, inputs.version)
+
+
+def combo_benchmarked(settings: LaunchSettings, version: ResolvedVersion) -> bool:
+    """`benchmarks_combo_kernels` of a launch's settings and release alone (all it reads): what the plan's start note
+    words too (`compile_charge.charge_kind`), so the note and the charge read one predicate."""
+    stated = config_fields(settings.flags, version).get("inductor_compile_config")
     named = stated if isinstance(stated, dict) else {}
     if "combo_kernels" in named or "benchmark_combo_kernel" in named:
         return bool(named.get("combo_kernels")) and bool(named.get("benchmark_combo_kernel"))
-    if not COMBO_DEFAULT.at(inputs.version):
+    if not COMBO_DEFAULT.at(version):
         return False
     # unnamed, vLLM reads Inductor's own default, TORCHINDUCTOR_DETERMINISTIC == "1" (torch/_inductor/config.py:1009)
-    deterministic = named.get("deterministic", str(inputs.settings.flags.get("TORCHINDUCTOR_DETERMINISTIC")) == "1")
-    return not (DETERMINISTIC_SKIPS_BENCHMARK.at(inputs.version) and bool(deterministic))
+    deterministic = named.get("deterministic", str(settings.flags.get("TORCHINDUCTOR_DETERMINISTIC")) == "1")
+    return not (DETERMINISTIC_SKIPS_BENCHMARK.at(version) and bool(deterministic))
 
 
 def lookup_compiled(inputs: CalibrationInputs) -> bool:

@@ -14,13 +14,14 @@ say what the plan of the log's own launch charges said as the log shows it and n
 
 from __future__ import annotations
 
+import re
 from enum import Enum
 
 from kvtop.domain.engine_log import EngineLog
-from kvtop.domain.engines.base import CompileCacheState, EngineInputs
+from kvtop.domain.engines.base import CompileCacheState, EngineInputs, MeasuredInputs
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.batching import engine_era
-from kvtop.domain.engines.vllm.compile_benchmark import COMBO_DEFAULT
+from kvtop.domain.engines.vllm.compile_benchmark import COMBO_DEFAULT, combo_benchmarked
 from kvtop.domain.engines.vllm.compile_cache import (
     COLD_COMPILE_CHARGE,
     COLD_SAID_V1,
@@ -39,7 +40,10 @@ from kvtop.domain.engines.vllm.compile_cache import (
     unread_warm_note,
 )
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
+from kvtop.domain.engines.vllm.profile_run import lora_on
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
+from kvtop.domain.engines.vllm.text_only import profiles_encoder
+from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.start_cache import SaidCacheState, StartCacheCharge
@@ -49,8 +53,30 @@ class CompileCharge(Enum):
     """What the launch's runner and release charge for the compile (the module docstring)."""
 
     V2 = "V2 runner"  # the figure kept beside V2's profile
-    V1 = "V1 runner"  # the compile's copy of the embedding table, from v0.11.1
-    V1_NO_COPY = "V1 runner before v0.11.1"  # nothing: no combo-kernel benchmark
+    V1 = "V1 runner"  # the compile's copy of the embedding table, where the compile benchmarks combo kernels
+    V1_NO_COPY = "V1 runner before v0.11.1"  # nothing: the release sets no combo-kernel benchmark
+    V1_NOT_BENCHMARKED = "V1 runner, no combo-kernel benchmark"  # nothing: the launch's inductor config sets none
+    V1_NO_LOOKUP = "V1 runner, no copy read"  # nothing: a multimodal model's graph holds no lookup; LoRA's not read
+
+
+# why nothing is charged where the release would set the benchmark, but the launch leaves it off or no copy is read
+NOT_BENCHMARKED_V1 = (
+    "on vLLM's V1 runner the plan charges nothing for the compile, said or not: the launch's inductor_compile_config "
+    "names combo_kernels or benchmark_combo_kernel without both on (or Inductor is deterministic), so the compile "
+    "benchmarks no combo kernels (compile_benchmark.py benchmarks_combo_kernels) and kvtop reads no part of a cold "
+    "compile, whose excess is not modelled")  # fmt: skip
+NO_LOOKUP_V1 = (
+    "on vLLM's V1 runner the plan charges nothing for the compile, said or not: a multimodal model's compiled graph "
+    "holds no embedding lookup, and with LoRA the embedding's wrapper is not read (compile_benchmark.py "
+    "v1_copy_bytes), so kvtop reads no part of a cold compile, whose excess is not modelled")  # fmt: skip
+
+
+def _nothing(words: str) -> tuple[tuple[tuple[SaidCacheState, str], ...], str]:
+    """The words of a kind that charges nothing in any state: said cold, said warm and unsaid alike."""
+    return ((
+        (SaidCacheState.COLD, f"cold, as said (--compile-cache cold): {words}"),
+        (SaidCacheState.OVERRIDDEN_COLD, DISABLED_STATE),
+        (SaidCacheState.WARM_UNCHARGED, f"warm, as said (--compile-cache warm): {words}")), words)  # fmt: skip
 
 
 # each kind's words for each said state (`StartCacheCharge.state_words`) and for none said (`unsaid_words`)
@@ -61,42 +87,63 @@ _WORDS: dict[CompileCharge, tuple[tuple[tuple[SaidCacheState, str], ...], str]] 
     CompileCharge.V1: ((
         (SaidCacheState.COLD, COLD_SAID_V1), (SaidCacheState.OVERRIDDEN_COLD, DISABLED_STATE),
         (SaidCacheState.WARM_UNCHARGED, WARM_SAID_V1)), UNSAID_V1),
-    CompileCharge.V1_NO_COPY: ((
-        (SaidCacheState.COLD, f"cold, as said (--compile-cache cold): {NO_COPY_V1}"),
-        (SaidCacheState.OVERRIDDEN_COLD, DISABLED_STATE),
-        (SaidCacheState.WARM_UNCHARGED, f"warm, as said (--compile-cache warm): {NO_COPY_V1}")), NO_COPY_V1),
+    CompileCharge.V1_NO_COPY: _nothing(NO_COPY_V1),
+    CompileCharge.V1_NOT_BENCHMARKED: _nothing(NOT_BENCHMARKED_V1),
+    CompileCharge.V1_NO_LOOKUP: _nothing(NO_LOOKUP_V1),
 }  # fmt: skip
 
 
-def charge_kind(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings) -> CompileCharge:
-    """The runner the launch runs (`runner_eras.runs_v2`) and, on V1, whether the release benchmarks combo kernels
-    (`compile_benchmark.COMBO_DEFAULT`; a launch's inductor_compile_config that names them is not read here)."""
+def charge_kind(
+    version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings, *, config_read: bool = True
+) -> CompileCharge:
+    """The runner the launch runs (`runner_eras.runs_v2`) and, on V1, whether the plan's activation term carries the
+    compile's copy of the table, by the predicates `compile_benchmark.v1_copy_bytes` reads: the compile benchmarks
+    combo kernels (`combo_benchmarked`: the release's default and the launch's inductor_compile_config, one
+    predicate with the charge's; not `config_read`, a log's printed config, Python's repr: the release's default), and
+    the graph holds a lookup kvtop reads (not a multimodal model's, not LoRA)."""
     if runs_v2(version, model, settings):
         return CompileCharge.V2
-    return CompileCharge.V1 if COMBO_DEFAULT.at(version) else CompileCharge.V1_NO_COPY
+    benchmarked = combo_benchmarked(settings, version) if config_read else COMBO_DEFAULT.at(version)
+    if not benchmarked:
+        return CompileCharge.V1_NOT_BENCHMARKED if COMBO_DEFAULT.at(version) else CompileCharge.V1_NO_COPY
+    if lora_on(settings) or profiles_encoder(model, settings, version):
+        return CompileCharge.V1_NO_LOOKUP
+    return CompileCharge.V1
 
 
-def launch_charge(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings) -> StartCacheCharge:
+def launch_charge(
+    version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings, *, config_read: bool = True
+) -> StartCacheCharge:
     """The corpus's cold-less-warm pairs (`COLD_COMPILE_CHARGE`) with the words of what this launch's plan charges in
     each state (`charge_kind`), for a launch that compiles (`compile_cache.compiles`, or a log's compile lines)."""
-    state_words, unsaid = _WORDS[charge_kind(version, model, settings)]
+    state_words, unsaid = _WORDS[charge_kind(version, model, settings, config_read=config_read)]
     return COLD_COMPILE_CHARGE.model_copy(update={"state_words": state_words, "unsaid_words": unsaid})
+
+
+def given(settings: LaunchSettings, measured: MeasuredInputs | None = None) -> str | None:
+    """Why a plan of this launch charges nothing for the compile in any state where a figure is given, or None: the
+    KV memory, the pool or the non-KV figure (the log's or the operator's figure holds whatever the start paid). The
+    one check of the plan's start note (`cold_compile_charge`) and `explain`'s note of the same launch (`plan_words`)."""
+    if settings.kv_cache_memory_bytes is not None or (measured is not None and measured.available_kv_bytes is not None):
+        return "its KV memory is given"
+    if settings.num_gpu_blocks_override is not None:
+        return "its pool is given (--num-gpu-blocks-override)"
+    if measured is not None and measured.non_kv_bytes is not None:
+        return "its non-KV memory is given"
+    return None
 
 
 def cold_compile_charge(inputs: EngineInputs) -> StartCacheCharge | None:
     """What a cold compile may charge beyond a compiled plan whose budget rests on the profile's estimate
-    (`launch_charge`, its state as said: `said_state`); None where the launch does not compile, or the KV memory, the
-    non-KV figure or the pool is given (the log's or the operator's figure holds whatever the start paid), or the
-    operator says the cache is warm where V2 runs and the launch reads it (`plan --compile-cache warm`: its plan
-    charges no compile)."""
+    (`launch_charge`, its state as said: `said_state`); None where a figure is given that holds the compile's charge (
+    `given`: the KV memory, the non-KV figure or the pool), the launch does not compile, or the operator says the
+    cache is warm where V2 runs and the launch reads it (`plan --compile-cache warm`: its plan charges no compile)."""
     s, meas = inputs.settings, inputs.measured
-    given = s.kv_cache_memory_bytes is not None or s.num_gpu_blocks_override is not None
-    given = given or meas.available_kv_bytes is not None or meas.non_kv_bytes is not None
     # said warm where V2 runs: the figure kept beside its profile, the compile's, is not charged (v2_graphs.py
     # WARM_CACHE_UNCHARGED), so the plan is a warm start's, not one between the two
     said_warm_read = meas.compile_cache == "warm" and unread_warm_note(inputs) is None
     warm = said_warm_read and runs_v2(inputs.version, inputs.model, s)
-    if given or warm or not compiles(inputs.version, inputs.gpu_name, s):
+    if warm or given(s, meas) is not None or not compiles(inputs.version, inputs.gpu_name, s):
         return None
     return launch_charge(inputs.version, inputs.model, s).model_copy(update={"state": said_state(inputs)})
 
@@ -124,19 +171,35 @@ def plan_words(
     state: CompileCacheState, version: ResolvedVersion, model: ModelSpec, gpu_name: str | None, settings: LaunchSettings
 ) -> str:
     """What kvtop's plan of the log's launch charges said as the log measured it (`state`) and not said, in the plan's
-    own words (`launch_charge`): 'kvtop's plan of this launch at vLLM 0.30.0, said as this start was: warm, as said
-    …; not said: …'. Its lines show it compiled, so no flag is read for that (a log's printed compilation config is
-    Python's repr, no JSON); V0 is planned uncompiled (`V0_PLAN`). A measured warm where the launch turns the cache
-    off is worded as the plan words that said warm (`DISABLED_STATE`)."""
+    own words (`launch_charge`): 'kvtop's plan of this launch at vLLM 0.30.0, said as this start was (plan
+    --compile-cache warm): the profile loads …; not said: …'. Its lines show it compiled, so no flag is read for that (a log's printed compilation config is
+    Python's repr, no JSON: `compiles` would refuse it); V0 is planned uncompiled (`V0_PLAN`); a launch whose KV
+    memory or pool is given (`given`, the plan's own check, so the note never says a charge the plan's start note does
+    not make) says nothing is charged, and why. A measured warm where the launch turns the cache off is worded as the
+    plan words that said warm (`DISABLED_STATE`)."""
     if engine_era(version, gpu_name, settings.flags) != "v1":
         return V0_PLAN
+    why = given(settings)
+    if why is not None:  # the plan's own check (`cold_compile_charge`): it makes no start note
+        return f"kvtop's plan of this launch at vLLM {version.label} charges nothing for the compile, said or not: {why}"
     said = SaidCacheState.COLD if state == "cold" else SaidCacheState.WARM_UNCHARGED
     if said is SaidCacheState.WARM_UNCHARGED and cache_disabled(settings):
         said = SaidCacheState.OVERRIDDEN_COLD
-    charge = launch_charge(version, model, settings)
+    try:
+        charge = launch_charge(version, model, settings)
+    except InputError:  # the log's printed compilation config, Python's repr: the release's combo-kernel default
+        charge = launch_charge(version, model, settings, config_read=False)
     words = charge.model_copy(update={"state": said}).said()
-    return (f"kvtop's plan of this launch at vLLM {version.label}, said as this start was: {words}; not said: "
+    # the plan's words for a state an operator said ('cold, as said (--compile-cache cold): …'): here the log measured
+    # it and nobody said it, so the flag names the plan that says it (R2 D7)
+    stated = _SAID_STATE.match(words)
+    said_as = f" (plan {stated.group(1)})" if stated else ""
+    words = words[stated.end():] if stated else words
+    return (f"kvtop's plan of this launch at vLLM {version.label}, said as this start was{said_as}: {words}; not said: "
             f"{charge.unsaid_words}")
+
+
+_SAID_STATE = re.compile(r"(?:cold|warm), as said \((--compile-cache (?:cold|warm))\): ")
 
 
 def compile_cache_note(

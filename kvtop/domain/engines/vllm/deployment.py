@@ -92,6 +92,7 @@ from kvtop.domain.engines.vllm.spec_methods import (
     stated_draft,
     stated_method,
 )
+from kvtop.domain.engines.vllm.switch_spelling import SWITCHES
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -100,11 +101,15 @@ from kvtop.domain.spec_methods import check_method
 from kvtop.domain.wording import GIB, counted, gib_setting
 
 SPEC_FLAGS = ("speculative-config", "speculative-model", "num-speculative-tokens", *(f for f, _ in SPLIT_FIELDS))
-EXPERT_FLAGS = ("enable-eplb", "eplb-config", "num-redundant-experts", "all2all-backend")
-LORA_FLAGS = ("enable-lora", "max-loras", "max-lora-rank", "fully-sharded-loras", "max-cpu-loras")
+# the switches with their `--no-` spellings (switch_spelling.SWITCH_FORMS: argparse's BooleanOptionalAction from v0.8.5)
+EXPERT_FLAGS = ("enable-eplb", "no-enable-eplb", "eplb-config", "num-redundant-experts", "all2all-backend")
+LORA_FLAGS = ("enable-lora", "no-enable-lora", "max-loras", "max-lora-rank", "fully-sharded-loras",
+              "no-fully-sharded-loras", "max-cpu-loras")
 HOST_FLAGS = ("kv-offloading-size", "kv-offloading-backend", "swap-space")
 FLAGS: frozenset[str] = frozenset("--" + f for f in (*SPEC_FLAGS, *EXPERT_FLAGS, *LORA_FLAGS, *HOST_FLAGS))
-flags = FLAGS  # the protocol's name (DeploymentRules.flags)
+# the protocol's name (DeploymentRules.flags), what the copied line keeps verbatim: not the switches, which vLLM's own
+# list writes in the form the release parses (switch_spelling.py: `--enable-lora False` no release takes)
+flags = frozenset(flag for flag in FLAGS if flag[2:].removeprefix("no-") not in SWITCHES)
 # the releases where an importable FlashInfer is the sampler's path (sampler_path.FLASHINFER_TAKEN_ERAS)
 flashinfer_read: str | None = f"{taken_span()} samples with it wherever it imports"
 _FEATURE_FLAGS = {
@@ -225,6 +230,8 @@ def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettin
     return with_flags(settings, {
         "speculative-config": json.dumps(spec) if spec else None,
         "enable-eplb": setup.redundant_experts > 0,
+        "no-enable-eplb": None,  # the setup states the switch: its `--no-` spelling goes
+        "no-enable-lora": None,
         "eplb-config": json.dumps({"num_redundant_experts": setup.redundant_experts}) if setup.redundant_experts else None,
         "num-redundant-experts": None,  # the older spelling: the config above states it now
         "speculative-model": None,  # the older spellings: the speculative config above states them now

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from kvtop.domain.engines.stated_release import stated_release
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.api_keys import API_KEY_FLAG, refuse_bare_key, refuse_several_keys
 from kvtop.domain.engines.vllm.arg_choices import refuse_dtype, refuse_quantization
@@ -328,7 +329,7 @@ class VllmFlags:
         # `refuse`, which every LaunchSettings' validation runs
         refuse_dtype(settings.dtype)
         if settings.engine_version is not None:
-            release = ResolvedVersion(text=settings.engine_version)
+            release = stated_release(settings)
             launch_ropes(settings, release)
             refuse_missing(settings.flags, settings.engine_version, RELEASE_SPANS)  # a flag the release lacks
             self.refuse_kv_dtype(settings.kv_cache_dtype, PREFERRED["kv_cache_dtype"], settings.engine_version)
@@ -340,7 +341,7 @@ class VllmFlags:
             refuse_missing_load_format(settings.flags.get("load-format"), release)
             refuse_quantization(settings.quantization, release,  # arg_choices.py: the release's methods
                                 allow_deprecated=settings.flags.get("allow-deprecated-quantization") not in (None, False))
-        refuse_unread_backend(settings, ResolvedVersion(text=settings.engine_version) if settings.engine_version else None)
+        refuse_unread_backend(settings, stated_release(settings) if settings.engine_version else None)
         check_node_rank(settings)  # a --node-rank past --nnodes (span.py)
         ep, ranks = settings.effective_ep, settings.tp * settings.dp
         if ep not in (1, ranks):
@@ -367,7 +368,7 @@ class VllmFlags:
         # written: the line is the one every node's launch shares; `LaunchSettings.to_flags` adds --nnodes
         # an on/off switch in the form the planned release parses, not as typed (`--enable-chunked-prefill False` is
         # `--no-enable-chunked-prefill` from v0.8.5: switch_spelling.py), at its `--x` spelling's place
-        version = ResolvedVersion(text=settings.engine_version)
+        version = stated_release(settings)
         read = [token for flag in sorted(self.read_by_rules - NODE_FLAGS) for token in _written(settings, flag, version)]
         return [*written_flags(settings, PREFERRED), *read]
 

@@ -40,6 +40,7 @@ from kvtop.domain.engines.vllm.performance_mode import performance_mode, smalles
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.spec_graph_mode import spec_graph_mode
 from kvtop.domain.gpus import SM100
+from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.span import flag_switch
 
 V0_MIN_TOKENS, V0_CHUNKED_ABOVE = 2048, 32768
@@ -170,7 +171,13 @@ def intermediate_tensor_bytes(inputs: CalibrationInputs) -> int:
 
 def lora(inputs: CalibrationInputs) -> bool:
     """`--enable-lora`: the adapters' buffers join the profile run (not modelled)."""
-    return inputs.settings.flags.get("enable-lora") not in (None, False)
+    return lora_on(inputs.settings)
+
+
+def lora_on(settings: LaunchSettings) -> bool:
+    """Whether the launch turns LoRA on (`flag_switch`: `--enable-lora`, not `--no-enable-lora` nor the word 'False'
+    after it, which is no value vLLM's switch takes: switch_spelling.py)."""
+    return flag_switch(settings, "enable-lora") is True
 
 
 def graphs_charged(inputs: CalibrationInputs) -> bool:

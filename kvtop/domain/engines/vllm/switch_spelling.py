@@ -57,11 +57,27 @@ SWITCH_FORMS: Mapping[str, Eras[SwitchForm]] = {
         Era("0.8.5", SwitchForm.NEGATABLE, f"engine/arg_utils.py:547 at v0.8.5, :746 at v0.11.0, :1382 at v0.34.0 "
             f"(ParallelConfig's field), {_NEGATABLE_FROM_0_8_5}"),
     )),
+    # session 71 (R2 D3): the LoRA switches were copied as typed ('--enable-lora False', which no release's parser
+    # takes: a value after it is an unrecognized argument)
+    "enable-lora": Eras((
+        Era("", SwitchForm.STORE_TRUE, "engine/arg_utils.py:478-479 at v0.5.5, :579-580 at v0.6.4, :694-695 at "
+            "v0.8.4: action='store_true'"),
+        Era("0.8.5", SwitchForm.NEGATABLE, "engine/arg_utils.py:696-698 at v0.8.5, :830-832 at v0.11.0, :1628-1632 "
+            "at v0.34.0: action=argparse.BooleanOptionalAction"),
+    )),
+    "fully-sharded-loras": Eras((
+        Era("", SwitchForm.STORE_TRUE, "engine/arg_utils.py:522-523 at v0.5.5, :626-627 at v0.6.4, :740-741 at "
+            "v0.8.4: action='store_true'"),
+        Era("0.8.5", SwitchForm.NEGATABLE, f"engine/arg_utils.py:715-716 at v0.8.5, :847-848 at v0.11.0, "
+            f":1644-1645 at v0.34.0 (LoRAConfig's field), {_NEGATABLE_FROM_0_8_5}"),
+    )),
 }  # fmt: skip
 # the written-back switches that are BooleanOptionalAction wherever they exist (an older release is refused:
 # flags.ASYNC_SPAN, …)
 SWITCH_SOURCES: Mapping[str, str] = {
     "async-scheduling": "SchedulerConfig's field: engine/arg_utils.py:821 at v0.10.0 (its first), :1842 at v0.34.0",
+    "enable-eplb": "ParallelConfig's field: engine/arg_utils.py:687-688 at v0.9.2, :708-709 at v0.11.0, :1367 at "
+                   "v0.34.0 (none at v0.8.5)",
     "disable-nccl-for-dp-synchronization": "ParallelConfig's field: dp_flags.py (:283 at v0.11.1), :1364 at v0.34.0",
     "enable-extensible-kv-cache": "CacheConfig's field: extensible_kv.py (:1412-1415 at v0.34.0)",
     "language-model-only": "MultiModalConfig's field: text_only.py (v0.17.0), :1516 at v0.34.0",

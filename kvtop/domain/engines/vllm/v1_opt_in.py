@@ -36,6 +36,7 @@ from typing import Literal
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.launch_tokens import switch_in
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
 
@@ -118,7 +119,7 @@ def _unmodelled(model: ModelSpec, layout: ParallelLayout, flags: Mapping[str, ob
         parts.append("layers other than full attention (V1 sized every decoder layer as FullAttentionSpec)")
     if model.multimodal:
         parts.append("a multimodal model (its encoder profile is not counted)")
-    if flags.get("enable-lora") not in (None, False):
+    if (lora := switch_in(flags, "enable-lora")) is not None and lora[0]:  # not --no-enable-lora, nor a false word
         parts.append("LoRA (its buffers in the profile are not counted)")
     if any(str(name).startswith(("speculative", "num-speculative")) for name in flags):
         parts.append("speculative decoding (its drafts are not counted)")

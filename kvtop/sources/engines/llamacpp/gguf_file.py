@@ -14,7 +14,7 @@ from kvtop.domain.engines.llamacpp.gguf_metadata import config_from_gguf
 from kvtop.domain.errors import InputError
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_config import model_from_config
-from kvtop.domain.terminal import cut
+from kvtop.domain.redact import shown_cut
 
 MODEL_FILE_SUFFIXES = (".gguf",)
 NO_GGUF_PACKAGE = "reading a .gguf file needs the gguf package: pip install 'kvtop-ledger[gguf]'"
@@ -34,7 +34,7 @@ def read_metadata(path: Path) -> tuple[dict[str, Any], frozenset[str], int]:
     try:
         reader = GGUFReader(str(path), "r")
     except (OSError, ValueError, IndexError, KeyError) as err:
-        raise InputError(f"not a GGUF file kvtop can read ({type(err).__name__}: {cut(str(err), 120)})",
+        raise InputError(f"not a GGUF file kvtop can read ({type(err).__name__}: {shown_cut(str(err), 120)})",
                          field="--model", source=str(path), value_is_file=True) from None  # fmt: skip
     metadata: dict[str, Any] = {}
     for name, field in reader.fields.items():
