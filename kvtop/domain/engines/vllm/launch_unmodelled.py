@@ -20,7 +20,7 @@ def launch_not_modelled(inputs: EngineInputs) -> tuple[str, ...]:
     pipeline partition, the DP gathered batch, a SigLIP tower quantized to FP8 at load, gpt-oss's V2 graphs, a
     compilation mode that drops the piecewise graphs (not where eager: no graphs), DP replicas' communicators, the vLLM
     release a Dynamo image ships where none is known, Mixtral's
-    experts before vLLM's fused MoE (0.2.4 – 0.2.7)."""
+    experts through MegaBlocks (vLLM 0.2.4)."""
     m, s, layout, version = inputs.model, inputs.settings, inputs.layout, inputs.version
     lines = (
         mxfp4_not_modelled(m, layout, s, inputs.gpu_name, version),
@@ -31,6 +31,6 @@ def launch_not_modelled(inputs: EngineInputs) -> tuple[str, ...]:
         None if s.enforce_eager else graph_mode_not_modelled(s.flags, version),
         dp_communicators_not_modelled(m, layout, version, inputs.gpu_name, s),
         dynamo_release_not_read(s.image, version),
-        mixtral_experts_not_modelled(m, s, layout, inputs.context_length, version),
+        mixtral_experts_not_modelled(m, version),
     )
     return tuple(line for line in lines if line)
