@@ -51,3 +51,4 @@ def _plan(capsys: pytest.CaptureFixture[str], version: str) -> str:
 def test_megablocks_at_0_2_4_is_named(capsys: pytest.CaptureFixture[str]) -> None:
     assert "MegaBlocks' sparse kernels" in _plan(capsys, "0.2.4")
     assert "MegaBlocks" not in _plan(capsys, "0.2.7")
+    assert "MegaBlocks" not in _plan(capsys, "0.2.3")  # no Mixtral class before 0.2.4: none of the paths

@@ -19,7 +19,8 @@ from kvtop.domain.model import ModelSpec
 
 MIXTRAL = "MixtralForCausalLM"
 MIXTRAL_EXPERT_PATH: Eras[str] = Eras((
-    Era("", "megablocks", "mixtral.py:35-45, 151 at v0.2.4: MegaBlocks' / stk's block-sparse MoE"),
+    Era("", "absent", "no models/mixtral.py in the v0.2.3 wheel: MixtralForCausalLM is not registered"),
+    Era("0.2.4", "megablocks", "mixtral.py:35-45, 151 at v0.2.4: MegaBlocks' / stk's block-sparse MoE"),
     Era("0.2.5", "full_width", "mixtral.py:57-94, 133-160 at v0.2.7 (:58, :121-171 at v0.2.5): whole experts a rank, "
                                "each over every token"),
     Era("0.3.0", "fused", "mixtral.py:34, 125-140 at v0.3.0: fused_moe, intermediate split across TP"),
