@@ -6,10 +6,9 @@ mixtral.py:114-116 at v0.2.7) and run each of a rank's experts over every token 
 :87-93: w1's output, its SiLU copy, w3's output and their product, three (tokens, intermediate) tensors alive at
 the product), the rank's first expert's output kept as the sum (:146-157). v0.3.0 replaced it with `fused_moe` over
 the routed tokens at intermediate ÷ TP (mixtral.py:125-140), whose transient kvtop's activation counts. The profile at
-0.2.5 – 0.2.7 so holds 3 × tokens × intermediate × dtype bytes at the expert's product, beside the fused path's
-caches (tokens × top-k × (3 × intermediate ÷ TP + hidden) × dtype bytes) kvtop charges instead: the difference is
-charged by the code's count (`full_width_experts_bytes`, read by `v0_profile.v0_forward_bytes`); 0.2.4's MegaBlocks
-path is named not modelled (docs/engines/vllm.md §2.5). Read in the wheels of 0.2.4 – 0.2.7 and 0.3.0.
+0.2.5 – 0.2.7 so holds 3 × tokens × intermediate × dtype bytes at the expert's product where the fused path holds
+tokens × top-k × (3 × intermediate ÷ TP + hidden) × dtype bytes: kvtop counts the full-width path there
+(`full_width_experts_bytes`, read by `v0_profile.v0_forward_bytes`); 0.2.4's MegaBlocks path is named not modelled (docs/engines/vllm.md §2.5). Read in the wheels of 0.2.4 – 0.2.7 and 0.3.0.
 """
 
 from __future__ import annotations
