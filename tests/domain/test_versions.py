@@ -20,7 +20,7 @@ def test_a_release_newer_than_the_newest_modelled_takes_the_newest_rules_and_say
 def test_a_release_older_than_the_oldest_modelled_takes_the_oldest_rules_and_says_so() -> None:
     calendar = engine_rules("vllm").calendar
     oldest = min(calendar, key=lambda day: day.day).release
-    assert from_flag("0.1.0", calendar).detail.endswith(
+    assert from_flag("0.0.1", calendar).detail.endswith(
         f"(older than {oldest}, the oldest release kvtop models: the oldest rules apply)"
     )
 

@@ -89,7 +89,10 @@ def test_releases_before_v06_are_known_releases() -> None:
     assert from_flag("0.3.0", calendar).detail == "--engine-version 0.3.0"
     # the Qwen1.5 start of QwenLM/Qwen3#16, posted 2024-02-06: v0.3.0 (2024-01-31 on PyPI) was the release out
     assert from_dates(calendar, date(2024, 2, 6), "vLLM").text == "0.3.0"
-    assert from_flag("0.1.7", calendar).detail.endswith("(older than 0.2.0, the oldest release kvtop models: the "
+    # the 0.1.x releases are on the calendar (PyPI's upload days: 0.1.7 on 2023-09-11), their own batch modelled
+    assert from_flag("0.1.7", calendar).detail == "--engine-version 0.1.7"
+    assert from_dates(calendar, date(2023, 9, 21), "vLLM").text == "0.1.7"  # brettin's CodeLlama start's day
+    assert from_flag("0.0.1", calendar).detail.endswith("(older than 0.1.0, the oldest release kvtop models: the "
                                                         "oldest rules apply)")  # fmt: skip
 
 

@@ -12,13 +12,15 @@ from kvtop.domain.engines.vllm.mxfp4_unmodelled import mxfp4_not_modelled
 from kvtop.domain.engines.vllm.pp_split import pp_partition_not_modelled
 from kvtop.domain.engines.vllm.sampler_path import dynamo_release_not_read
 from kvtop.domain.engines.vllm.tower_fp8 import tower_fp8_not_modelled
+from kvtop.domain.engines.vllm.v0_mixtral_experts import mixtral_experts_not_modelled
 
 
 def launch_not_modelled(inputs: EngineInputs) -> tuple[str, ...]:
     """The launch's not-modelled lines, in the order plan and explain print them: the MXFP4 experts' layout, a stated
     pipeline partition, the DP gathered batch, a SigLIP tower quantized to FP8 at load, gpt-oss's V2 graphs, a
     compilation mode that drops the piecewise graphs (not where eager: no graphs), DP replicas' communicators, the vLLM
-    release a Dynamo image ships where none is known."""
+    release a Dynamo image ships where none is known, Mixtral's
+    experts through MegaBlocks (vLLM 0.2.4)."""
     m, s, layout, version = inputs.model, inputs.settings, inputs.layout, inputs.version
     lines = (
         mxfp4_not_modelled(m, layout, s, inputs.gpu_name, version),
@@ -29,5 +31,6 @@ def launch_not_modelled(inputs: EngineInputs) -> tuple[str, ...]:
         None if s.enforce_eager else graph_mode_not_modelled(s.flags, version),
         dp_communicators_not_modelled(m, layout, version, inputs.gpu_name, s),
         dynamo_release_not_read(s.image, version),
+        mixtral_experts_not_modelled(m, version),
     )
     return tuple(line for line in lines if line)

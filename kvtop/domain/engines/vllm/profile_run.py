@@ -39,6 +39,7 @@ from kvtop.domain.engines.vllm.graph_keys import (
 from kvtop.domain.engines.vllm.performance_mode import performance_mode, smallest_sizes
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.spec_graph_mode import spec_graph_mode
+from kvtop.domain.engines.vllm.v0_batch_eras import V0_DEFAULT_BATCHED_TOKENS
 from kvtop.domain.gpus import SM100
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.span import flag_switch
@@ -140,9 +141,11 @@ def batch_limits(inputs: CalibrationInputs) -> tuple[int, int, str]:
     s = inputs.settings
     if engine_era(inputs) == "v0":
         seqs, _ = default_max_num_seqs(inputs.gpu_total_bytes, inputs.gpu_name, inputs.version, s.flags)  # the budget's
-        chunk = V0_CHUNKED_TOKENS.at(inputs.version)
+        chunk, fixed = V0_CHUNKED_TOKENS.at(inputs.version), V0_DEFAULT_BATCHED_TOKENS.at(inputs.version)
         tokens = chunk if v0_chunked_prefill(inputs) else max(inputs.context_length, V0_MIN_TOKENS)
         why = f"V0 defaults: {seqs} seqs, max(context, 2048) tokens ({chunk} with chunked prefill, on above 32K)"
+        if fixed is not None:  # vLLM 0.1.x: a fixed batch, no chunked prefill (v0_batch_eras.py)
+            tokens, seqs, why = fixed, min(seqs, fixed), f"vLLM 0.1.x defaults: {min(seqs, fixed)} seqs, {fixed} tokens"
         return s.max_num_batched_tokens or tokens, s.max_running_requests or seqs, why
     batched, seqs, why = default_batch_limits(
         inputs.gpu_total_bytes, inputs.gpu_name, inputs.version, s.llm_class, s.engine_context, s.flags

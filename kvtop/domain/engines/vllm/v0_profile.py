@@ -36,6 +36,7 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.dp_workspace import TOPK_BYTES
 from kvtop.domain.engines.vllm.moe_workspace import CHUNK_ERAS
 from kvtop.domain.engines.vllm.profile_run import batch_limits, engine_era
+from kvtop.domain.engines.vllm.v0_mixtral_experts import full_width_experts_bytes
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec
 from kvtop.domain.rounding import ceil_div
@@ -92,6 +93,9 @@ def v0_forward_bytes(inputs: CalibrationInputs, tokens: int | None = None) -> in
     if model is None or engine_era(inputs) != "v0":
         return None
     tokens = batch_limits(inputs)[0] if tokens is None else tokens
+    wide = full_width_experts_bytes(model, inputs.version, tokens)  # Mixtral at 0.2.5 – 0.2.7's whole experts
+    if wide is not None:
+        return wide + HELD_HIDDEN * tokens * model.hidden_size * 2
     if v0_moe_forward(inputs):
         return fused_moe_forward_bytes(model, inputs.layout, inputs.version, tokens)
     return round(mlp_transient_gib(model, inputs.layout, tokens) * GIB) + HELD_HIDDEN * tokens * model.hidden_size * 2
