@@ -221,7 +221,9 @@ def test_from_v0_29_the_v2_runner_charges_its_graphs_beside_its_profile() -> Non
         # the graphs, and beside them the cold compile's copy of the embedding table above V2's counted peak (session
         # 69, compile_benchmark.py: config.json's vocab 151,936 × hidden 2,560 × 2 B, the FP8 checkpoint's table bf16)
         table = 151_936 * 2_560 * 2
-        assert graphs.bytes == v2_estimate + max(table - profile_peak(inputs), 0)
+        # session 71 (helper H3): on this sm_120 card the copy's freed segment (371 × 2 MiB) is charged too
+        # (pinned_copy.pinned_at_centre); with main's fits the plans land at +0.85 % and +1.30 %
+        assert graphs.bytes == v2_estimate + max(table - profile_peak(inputs), 0) + 371 * 2 * 1024 * 1024
         judged = blind(RECORDS[record_id], {**CUDA_TOTAL_FITS, **vllm.FITS}, weights_logged=False)
         assert judged is not None and judged.truth == tokens
         assert abs(judged.error) < 0.05, (record_id, judged.predicted)
@@ -287,8 +289,10 @@ def test_the_v2_graph_charge_and_the_memory_beside_it_err_together() -> None:
     graphs = next(term for term in terms if term.term is Term.CUDA_GRAPHS)
     v2_estimate = max(fits["vllm.cuda_graphs"].predict(((1 + 34) * 36 / 1000,)), 0)  # V2's form: its FULL graphs
     table = 151_936 * 2_560 * 2  # the cold compile's copy of the embedding table (session 69, compile_benchmark.py)
-    assert graphs.bytes == v2_estimate + max(table - profile_peak(inputs), 0)
-    # the figure's error kept (what the copy leaves out), and the pinned segment at v0.29.0 (pinned_copy.py)
+    # from session 71 (helper H3) the pinned segment is at the centre on an sm_120 card (pinned_copy.pinned_at_centre)
+    assert graphs.bytes == v2_estimate + max(table - profile_peak(inputs), 0) + segment
+    # the figure's error kept (what the copy leaves out), and the pinned segment at v0.29.0 (pinned_copy.py): on the
+    # RTX 5090 on both sides of the figure, elsewhere above it only
     assert graphs.error_bytes == 2 * figure.error_bytes + segment
     plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
                             gpu_name=gpu_key(record.gpu), fits=fits)  # fmt: skip

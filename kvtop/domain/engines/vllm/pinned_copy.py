@@ -54,13 +54,21 @@ session 71 that error was a half-width, so it also raised the high end where the
 76 intervals it widened, the haitang89 H200 pair: +15,019 and +10,240 tokens) though a pin only ever takes from KV; no
 judgement's holding changed (1,127 of 1,156 before and after), so the corpus itself asks nothing of it: it is there for
 held-out starts that pin. From session 71 it is the term's error above its figure only (`TermEstimate.raise_only_bytes`):
-the low end takes it, the high end does not move."""
+the low end takes it, the high end does not move.
+
+Session 71 (helper H3): on an sm_120 GPU the segment is charged at the centre (`pinned_at_centre`), on the
+corpus's evidence by architecture, not on a rule read in code: 12 of the 13 V2 records of such cards where the copy is
+read (RTX 5090, RTX 5070 Ti, RTX 5060 Ti, RTX PRO 4000; v0.28.0 – v0.30.0) planned 0.2 – 1.3 GiB too much KV without
+it and land at −5.3 – +1.5 % with it; the 13th (keke0712's RTX 5090, release and compile state unsaid) moves from
+−6.7 to −15.3 %, its interval holding (docs/engines/vllm.md §9, "Session 71 (helper H3)"). There its error stands on
+both sides."""
 
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.vllm.profile_run import PROFILE_SPLIT_UNLIMITED
 from kvtop.domain.engines.vllm.weights_held import allocator_block
+from kvtop.domain.gpus import compute_capability
 from kvtop.domain.wording import gib
 
 
@@ -78,3 +86,28 @@ def pinned_copy(copy_bytes: int, inputs: CalibrationInputs) -> tuple[int, str]:
         "carved out of it, and vLLM counts it again as consumed memory (mem_utils.py:317-319, no split limit around "
         "the profile: gpu_worker.py:553-557 at v0.29.0; from v0.31.0 the profile's max_split_size_mb 20 releases it)"
     )
+
+
+# The compute capability's major whose cold V2 starts pinned the segment in 12 of the corpus's 13 (session 71, helper
+# H3; `pinned_at_centre`): consumer and workstation Blackwell, sm_120.
+PINS_AT_CENTRE_MAJOR = 12
+
+PINNED_AT_CENTRE = (
+    "charged at the centre on an sm_120 GPU (calibrated, not read in code: 12 of the 13 V2 starts of kvtop's corpus "
+    "on one, RTX 5090, RTX 5070 Ti, RTX 5060 Ti and RTX PRO 4000 at v0.28.0 - v0.30.0, lost it; "
+    "docs/engines/vllm.md §9, 'Session 71 (helper H3)')"
+)
+
+
+def pinned_at_centre(inputs: CalibrationInputs) -> bool:
+    """Whether the pinned segment (`pinned_copy`) is charged at the centre rather than in the term's error: on an
+    sm_120 GPU (compute capability 12.x), where 12 of the corpus's 13 V2 starts with the copy read lost it (session
+    71, helper H3): wrbooth's RTX 5090 printed 0.98 GiB more consumed memory cold than warm (the 1.016 GiB segment of
+    Qwen2.5-7B's table), burbanit0's RTX 5070 Ti held 1.09 GiB more KV at v0.31.0 (the split limit) than at v0.30.0 on
+    one launch, and Xecutive-Development-LLC's RTX 5090 VM (Phi-4-mini, Qwen3-4B-2507), freshair129's and
+    file70376054105's RTX 5060 Ti and kashif's RTX PRO 4000 plan 0.2 - 1.3 GiB too much KV without it. Which request lands in the freed block is
+    the start's allocation order, which vLLM's and torch's code leave open (no launch setting fixes it), so this is an
+    observation by architecture, not a rule read in code; elsewhere (Ampere, Ada, Turing, Hopper) most cold starts
+    did not pin it, and it stays the term's error above its figure."""
+    capability = compute_capability(inputs.gpu_name)
+    return capability is not None and capability[0] == PINS_AT_CENTRE_MAJOR

@@ -131,7 +131,7 @@ from kvtop.domain.engines.vllm.compile_benchmark import (
 from kvtop.domain.engines.vllm.compile_cache import warm_unread
 from kvtop.domain.engines.vllm.encoder_compile import multimodal_profile_peak
 from kvtop.domain.engines.vllm.graph_keys import V2_DECODE_KEYS, decode_query_len, spec_tokens
-from kvtop.domain.engines.vllm.pinned_copy import pinned_copy
+from kvtop.domain.engines.vllm.pinned_copy import PINNED_AT_CENTRE, pinned_at_centre, pinned_copy
 from kvtop.domain.engines.vllm.profile_run import graph_counts, lora
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.spec_methods import NO_DRAFT_METHODS, stated_method
@@ -326,10 +326,10 @@ def with_v2_beside(
         # v0.27.0 - v0.28.x pin the freed copy's segment as v0.29.0 does (session 71: the same budget and profile,
         # pinned_copy.py): its error above the figure (`raise_only_bytes`), not its centre
         pinned, pinned_why = said_warm(*pinned_copy(copy or 0, inputs), inputs)[:2]
-        side = f"{side}; {pinned_why}" if pinned else side
-        widened += pinned
+        charged, widened, both = _pin(pinned, charged, widened, inputs)
+        side = f"{side}; {_pin_words(pinned_why, inputs)}" if pinned else side
         # said warm, what a cold start (or a changed cache key) would charge only raises the term, as the pin does
-        return graphs.widened_by(raise_only_bytes=widened, bytes=charged, first_stage_only_bytes=_first_stage(
+        return graphs.widened_by(both, raise_only_bytes=widened, bytes=charged, first_stage_only_bytes=_first_stage(
             charged, copy, inputs), basis=f"{graphs.basis}{'; ' + side if side else ''}{_staged(charged, copy, inputs)}")  # fmt: skip
     why = v2_beside_kept(inputs)
     if why is None or figure is None:
@@ -340,17 +340,18 @@ def with_v2_beside(
     # the freed copy's segment, pinned past the profile in some cold starts and counted again as consumed (vLLM
     # v0.27.0 - v0.30.x; read here where the copy is, v0.29.0 - v0.30.x): whether it is follows the start's allocation
     # order, so it widens the term's error only, above its figure (`raise_only_bytes`: it only takes from KV, so the
-    # interval's low end takes it and its high end does not; pinned_copy.py)
+    # interval's low end takes it and its high end does not; pinned_copy.py), but on sm_120 cards, where every cold
+    # start of the corpus lost it, it is charged
     pinned, pinned_why = said_warm(*pinned_copy(copy or 0, inputs), inputs)[:2]
-    side = f"{side}; {pinned_why}" if pinned else side
-    widened += pinned
+    charged, widened, both = _pin(pinned, charged, widened, inputs)
+    side = f"{side}; {_pin_words(pinned_why, inputs)}" if pinned else side
     workspace = flashinfer_workspace(inputs)
     inside = (f"; V2's estimate holds {workspace[1]}: its capture into the throwaway pool builds fresh metadata "
               "builders on a minimal KV cache (cudagraph_utils.py `_init_minimal_kv_cache_for_profiling`, v0.29.0:756, "
               "v0.31.0:892, v0.34.0:1030)") if workspace else ""  # fmt: skip
     # the figure's own one-sided part kept; said warm, its uncharged part (`said_warm`) and the pin only raise the term
     return graphs.widened_by(
-        figure.error_below_bytes, figure.raise_only_bytes + widened,
+        figure.error_below_bytes + both, figure.raise_only_bytes + widened,
         label="vLLM V2's CUDA-graph estimate and the memory beside its profile",
         bytes=graphs.bytes + charged + (workspace[0] if workspace else 0),
         first_stage_only_bytes=_first_stage(charged, copy, inputs),
@@ -370,6 +371,21 @@ def _first_stage(charged: int, copy: int | None, inputs: CalibrationInputs) -> i
 def _staged(charged: int, copy: int | None, inputs: CalibrationInputs) -> str:
     """The term's words for `_first_stage`'s part ('' where none)."""
     return f"; {V2_COPY_STAGED} ({gib(charged)} on the first stage only)" if _first_stage(charged, copy, inputs) else ""
+
+
+def _pin(pinned: int, charged: int, widened: int, inputs: CalibrationInputs) -> tuple[int, int, int]:
+    """(charged, widened above, widened both ways) with the pinned segment: in the centre where the GPU pins it in
+    every start of the corpus (`pinned_copy.pinned_at_centre`, sm_120), and in the error on both sides, since a start
+    that does not pin it holds that much more KV and kvtop has no error below a figure only (docs/engines/vllm.md §9,
+    'Not expressible'); else in the term's error above its figure only (`raise_only_bytes`)."""
+    if pinned_at_centre(inputs):
+        return charged + pinned, widened, pinned
+    return charged, widened + pinned, 0
+
+
+def _pin_words(why: str, inputs: CalibrationInputs) -> str:
+    """The pinned segment's words: where it is charged at the centre, that and why (`PINNED_AT_CENTRE`)."""
+    return f"{why}; {PINNED_AT_CENTRE}" if pinned_at_centre(inputs) else why
 
 
 def v2_graphs_not_modelled(inputs: CalibrationInputs) -> str | None:
