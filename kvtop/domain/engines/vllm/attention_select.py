@@ -39,7 +39,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.backends import (
     ATTENTION_BACKEND_FLAG,
-    FLASHINFER_HEAD_SIZES,
+    FLASHINFER_HEAD_SIZE_ERAS,
     MM_PREFIX_LM_MODELS,
 )
 from kvtop.domain.engines.vllm.kv_storage import kv_storage_for
@@ -52,11 +52,6 @@ Backend = Literal["FLASH_ATTN", "FLASHINFER", "TRITON_ATTN"]
 BACKENDS: tuple[Backend, ...] = ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN")
 FLASHINFER_CAPABILITIES = ((8, 0), (12, 1))  # FlashInferBackend.supports_compute_capability, v0.24.0-v0.34.0
 FLASH_ATTN_FLOOR = (8, 0)  # FlashAttentionBackend.supports_compute_capability (flash_attn.py:404-405 at v0.30.0)
-# FlashInfer's head sizes by release (FlashInferBackend.get_supported_head_sizes)
-FLASHINFER_HEAD_SIZE_ERAS: Eras[tuple[int, ...]] = Eras((
-    Era("", (64, 128, 256), "flashinfer.py:400-402 at v0.20.0, :404-406 at v0.21.0: 64, 128, 256"),
-    Era("0.22.0", FLASHINFER_HEAD_SIZES, "flashinfer.py:403-405 at v0.22.0: 512 added"),
-))  # fmt: skip
 FA_HEAD_CEILING = 256  # FA2 and FA3 take head sizes up to 256; FA4 above it (not modelled)
 # Whether FLASH_ATTN (FA3 on sm90) takes an fp8_e5m2 KV: any quantized KV through `flash_attn_supports_fp8` before
 # v0.22.0, fp8/fp8_e4m3 alone after (the rule's words by release, for the pick's why)
