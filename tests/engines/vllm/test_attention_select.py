@@ -3,8 +3,8 @@ review R5 (session 71) found it wrong: Gemma-4's override, fp8_e5m2 on Hopper at
 sizes before v0.22.0, its floor by release.
 
 Expected values from vLLM's code in its wheels: Gemma4Config.verify_and_update_config (models/config.py:58-107 at
-v0.20.0: TRITON_ATTN where head_dim 256 != global_head_dim 512 and 512 > 256; :209-256 at v0.30.0: FA4 where it
-runs, else TRITON_ATTN), flash_attn.py supports_kv_cache_dtype (:188-193 at v0.20.0: any quantized KV where FA3 runs
+v0.20.0, the same at v0.23.0: TRITON_ATTN where head_dim 256 != global_head_dim 512 and 512 > 256; :57-105 at
+v0.24.0, :209-256 at v0.30.0: FA4 where it runs, sm9x-sm11x by flash_attn_interface.py:84, else TRITON_ATTN), flash_attn.py supports_kv_cache_dtype (:188-193 at v0.20.0: any quantized KV where FA3 runs
 on sm90; :183-193 at v0.22.0: fp8/fp8_e4m3 only), flashinfer.py get_supported_head_sizes ([64, 128, 256] at
 v0.20.0:402, 512 added at v0.22.0:405), supports_compute_capability (sm75 at v0.23.0, sm80 from v0.24.0).
 The Gemma-4 31B config (RedHatAI--gemma-4-31B-it-FP8-block, tests/data/calibration/configs): 50 sliding layers of
@@ -50,16 +50,17 @@ def test_gemma4_runs_triton_where_vllm_forces_it() -> None:
     assert pick is not None and pick.backend == "TRITON_ATTN" and "no FA4 on sm89" in pick.why
     assert not spec_graph_mode(launch, "FULL_AND_PIECEWISE").lowered
     assert graph_counts(launch) == (49, 49)
-    assert _on(GEMMA4, "RTX3090", "0.21.0") == "TRITON_ATTN"  # v0.20-v0.22: the larger head 512 > 256
+    assert _on(GEMMA4, "RTX3090", "0.21.0") == "TRITON_ATTN"  # v0.20-v0.23: the larger head 512 > 256
+    assert _on(GEMMA4, "L40S", "0.23.0", "fp8") == "TRITON_ATTN"
+    assert _on(GEMMA4, "H100", "0.23.0", "fp8") == "TRITON_ATTN"  # before v0.24.0 no FA4 branch
     assert _on(GEMMA4, "RTX5090", "0.30.0", "fp8") == "TRITON_ATTN"  # no FA4 on sm12x
 
 
 def test_gemma4_is_not_modelled_where_fa4_runs_or_unread() -> None:
-    """FA4 forced on sm9x/sm10x (v0.33.0 sm90 + fp8 KV: FA3/FA4 per layer), v0.23.0 not read: None, and the graph
-    term says so instead of keeping FULL silently."""
+    """FA4 forced on sm9x/sm10x from v0.24.0 (v0.33.0 sm90 + fp8 KV: FA3/FA4 per layer): None, and the graph term
+    says so instead of keeping FULL silently."""
     assert _on(GEMMA4, "H100", "0.24.0", "fp8") is None
     assert _on(GEMMA4, "B200", "0.30.0") is None
-    assert _on(GEMMA4, "L40S", "0.23.0", "fp8") is None
     launch = _launch(GEMMA4, "H100", "0.24.0", "fp8", speculative_config=NGRAM)
     assert "not modelled" in spec_graph_mode(launch, "FULL_AND_PIECEWISE").words
 

@@ -18,10 +18,9 @@ FLASH_ATTN declines the KV or the GPU: an FP8 KV on sm80, sm86, sm89 and sm12x (
 v0.22.0, and sm75 at v0.20.0-v0.23.x.
 
 Layers whose head sizes differ: Gemma-4's `Gemma4Config.verify_and_update_config` names the backend where none is
-named (`GEMMA4_OVERRIDE`): TRITON_ATTN at v0.20.0-v0.22.x where the larger head exceeds 256; from v0.24.0 FA4 for
+named (`GEMMA4_OVERRIDE`): TRITON_ATTN at v0.20.0-v0.23.x where the larger head exceeds 256; from v0.24.0 FA4 for
 every layer where FA4 runs (sm9x to sm11x: not modelled, and at v0.33.0 on sm90 with an fp8 KV FA3/FA4 per layer),
-TRITON_ATTN elsewhere. Any other model whose layers' head sizes differ, and v0.23.0, are not modelled (vLLM picks
-per layer).
+TRITON_ATTN elsewhere. Any other model whose layers' head sizes differ is not modelled (vLLM picks per layer).
 
 Not modelled (None): MLA (its own selector, `backends.py`), sinks, a multimodal prefix LM, head sizes FLASH_ATTN or
 FLASHINFER may decline, an unknown GPU, a KV dtype other than the model's or fp8. Not read (the pick as if unset):
@@ -79,13 +78,13 @@ FA_KV_RULE: Eras[str] = Eras((
 GEMMA4_ARCHITECTURES = ("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration")
 GEMMA4_OVERRIDE: Eras[str | None] = Eras((
     Era("", None, "not read before v0.20.0 (the selector is not read there)"),
-    Era("0.20.0", "triton_above_256", "models/config.py:58-107 at v0.20.0, :57-106 at v0.22.0 Gemma4Config: "
-                                      "TRITON_ATTN where head_dim != global_head_dim and the larger > 256"),
-    Era("0.23.0", None, "v0.23.0's Gemma4Config not read"),
-    Era("0.24.0", "fa4_else_triton", "models/config.py Gemma4Config (v0.24.0; :209-256 at v0.30.0, :301-368 at "
-                                     "v0.33.0): FA4 for every layer where FA4 runs, else TRITON_ATTN"),
+    Era("0.20.0", "triton_above_256", "models/config.py:58-107 at v0.20.0, :57-106 at v0.22.0 and v0.23.0 "
+                                      "Gemma4Config: TRITON_ATTN where head_dim != global_head_dim and the larger > 256"),
+    Era("0.24.0", "fa4_else_triton", "models/config.py:57-105 at v0.24.0, :209-256 at v0.30.0, :301-368 at v0.33.0 "
+                                     "Gemma4Config: FA4 for every layer where FA4 runs, else TRITON_ATTN"),
 ))  # fmt: skip
-FA4_MAJORS = (9, 10, 11)  # where vllm_flash_attn's FA4 runs (is_fa_version_supported(4))
+# where vllm_flash_attn's FA4 runs (is_fa_version_supported(4): flash_attn_interface.py:72-84 at v0.24.0)
+FA4_MAJORS = (9, 10, 11)
 # FlashInfer's lowest compute capability by release (FlashInferBackend.supports_compute_capability)
 FLASHINFER_FLOORS: Eras[tuple[int, int]] = Eras((
     Era("", (7, 5), "flashinfer.py:405 at v0.20.0, :409 v0.21.0, :408 v0.22.0, :407 v0.23.0: sm75 to sm121"),
