@@ -194,3 +194,19 @@ def test_an_attention_free_start_refused_at_the_high_end_holds_none_there(capsys
     line = next(line for line in text.splitlines() if line.startswith("Interval"))
     assert line.split(None, 1)[1].startswith("0 – 256 requests at --gpu-memory-utilization 0.85 (0: refused where "
                                              "the host holds more than 17.96 GiB)")  # fmt: skip
+
+
+# Qwen3-8B-AWQ on vLLM 0.28.0 on a GB10 with n-gram speculation (k = 3): the V1 runner's pinned copy segment only
+# raises the activation term (one-sided, pinned_copy.py). At --gpu-memory-utilization 0.9 the start is refused at the
+# centre ('0 – 756,688'), at 0.85 at the span's high end ('0 – 712,384'): both intervals have width, so the one-sided
+# sentence is said there too (review R5 C3-5, session 71: it was said for SPREAD and REQUESTS alone)
+NGRAM_GB10 = ("--model", str(DATA / "calibration" / "configs" / "Qwen--Qwen3-8B-AWQ.RECONSTRUCTED.json"), "--engine",
+              "vllm", "--engine-version", "0.28.0", "--gpu", "GB10", "--speculative-config",
+              '{"method":"ngram","num_speculative_tokens":3,"prompt_lookup_max":3}')  # fmt: skip
+
+
+@pytest.mark.parametrize(("fraction", "kind"), [("0.9", "refused_at_centre"), ("0.85", "refused_at_high_end")])
+def test_a_refused_end_keeps_the_one_sided_sentence(capsys: pytest.CaptureFixture[str], fraction: str, kind: str) -> None:
+    out = plan_json(capsys, *NGRAM_GB10, "--gpu-memory-utilization", fraction)
+    assert out["interval_kind"] == kind and out["token_capacity_min"] == 0 < out["token_capacity_max"]
+    assert "the interval is one-sided" in plan_text(capsys, *NGRAM_GB10, "--gpu-memory-utilization", fraction)

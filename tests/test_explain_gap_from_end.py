@@ -138,3 +138,17 @@ def test_gap_bytes_given_at_construction_is_refused_as_a_copy_refuses_it() -> No
     with pytest.raises(ValidationError, match="gap_bytes is gap_tokens"):
         Explanation(engine="vllm", logged=Logged(token_capacity=LOGGED), token_capacity=40_368, verdict="match",
                     gap_bytes=1)  # fmt: skip
+
+
+def test_an_explanation_reads_its_own_dump_back() -> None:
+    # model_dump() writes the computed gap_bytes (−20,160 × 524,288 B); reading the dump back must not refuse it
+    # (review R5 C3-1, session 71), while a dump whose gap_bytes was edited away from the derived figure is refused
+    result = Explanation(engine="trtllm", logged=Logged(token_capacity=LOGGED), token_capacity=40_368,
+                         token_capacity_min=LOW_END, token_capacity_max=40_384, kv_bytes_per_token=524_288,
+                         verdict="mismatch", gap_tokens=-20_160, cause="c")  # fmt: skip
+    dumped = result.model_dump()
+    assert dumped["gap_bytes"] == -10_569_646_080
+    assert Explanation.model_validate(dumped) == result
+    assert Explanation.model_validate_json(result.model_dump_json()) == result
+    with pytest.raises(ValidationError, match="gap_bytes is gap_tokens"):
+        Explanation.model_validate({**dumped, "gap_bytes": -1})

@@ -427,8 +427,11 @@ def plan_text(plan: CapacityPlan) -> str:
         terms += column_rows(term.label, f"{fmt_gib(term.bytes):>12}  {term_error(term):<{width}} {term.source:<11} {basis}")
     if plan.estimate.scale_basis:
         terms.append(prose("  ", f"the interval: the errors together {plan.estimate.scale_basis}", hang=4))
-    # one-sided only where the interval has two ends apart (not one fixed by a flag, exact or ± 0)
-    spread = plan.interval_kind in (IntervalKind.SPREAD, IntervalKind.REQUESTS)
+    # one-sided only where the interval has two ends apart (not one fixed by a flag, exact or ± 0): a refused start's
+    # "0 – 315,764" too (REFUSED_AT_CENTRE, REFUSED_AT_HIGH_END; review R5 C3-5)
+    ends = (plan.requests.requests_min, plan.requests.requests_max) if plan.requests else (
+        plan.token_capacity_min, plan.token_capacity_max)  # fmt: skip
+    spread = ends[0] != ends[1]
     terms.extend(prose("  ", f"the interval is {words}", hang=4)
                  for words in (term.one_sided_words for term in plan.estimate.one_sided if spread) if words)  # fmt: skip
     outside = plan.extrapolation_term

@@ -228,20 +228,22 @@ class Explanation(BaseModel):
         """The capacity gap in bytes: `gap_tokens` × the predicted bytes per token (`kv_bytes_per_token`), derived so the
         two can never disagree; 0 where the tokens agree (only printed pools differ), None where no gap is said or
         no cell was predicted. `explain --json` writes it under its old key."""
-        if self.gap_tokens is None:
-            return None
-        if self.gap_tokens == 0:
-            return 0
-        return self.gap_tokens * self.kv_bytes_per_token if self.kv_bytes_per_token is not None else None
+        return _derived_gap_bytes(self.gap_tokens, self.kv_bytes_per_token)
 
     @model_validator(mode="before")
     @classmethod
     def _gap_bytes_is_derived(cls, data: Any) -> Any:
-        """`gap_bytes` is derived (`gap_tokens` × `kv_bytes_per_token`): given at construction it is refused as
-        `model_copy` refuses it, never silently dropped (the model ignores unknown fields)."""
-        if isinstance(data, Mapping) and "gap_bytes" in data:
+        """`gap_bytes` is derived (`gap_tokens` × `kv_bytes_per_token`): a dump's own value (`model_dump` writes the
+        computed field) reads back, None read as not given; one that differs from the derived figure is refused,
+        never silently dropped (the model ignores unknown fields)."""
+        if not isinstance(data, Mapping) or "gap_bytes" not in data:
+            return data
+        given, rest = data["gap_bytes"], {key: value for key, value in data.items() if key != "gap_bytes"}
+        tokens, cell = rest.get("gap_tokens"), rest.get("kv_bytes_per_token")
+        if given is not None and (not isinstance(tokens, int | None) or not isinstance(cell, int | None)
+                                  or given != _derived_gap_bytes(tokens, cell)):  # fmt: skip
             raise ValueError("gap_bytes is gap_tokens × kv_bytes_per_token (derived): set gap_tokens")
-        return data
+        return rest
 
     @model_validator(mode="after")
     def _gap_tokens_are_the_gap(self) -> Explanation:
@@ -260,6 +262,16 @@ class Explanation(BaseModel):
         copied = super().model_copy(update=update, deep=deep)
         _check_gap_tokens(copied)
         return copied
+
+
+def _derived_gap_bytes(gap_tokens: int | None, kv_bytes_per_token: int | None) -> int | None:
+    """`Explanation.gap_bytes`: `gap_tokens` × `kv_bytes_per_token`, 0 where the tokens agree, None where no gap is
+    said or no cell was predicted."""
+    if gap_tokens is None:
+        return None
+    if gap_tokens == 0:
+        return 0
+    return gap_tokens * kv_bytes_per_token if kv_bytes_per_token is not None else None
 
 
 def _check_gap_tokens(result: Explanation) -> None:

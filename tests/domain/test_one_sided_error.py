@@ -44,7 +44,7 @@ QWEN3_8B_SEGMENT = 594 * 2_097_152
 def _term(error: float, below: float | None = None, term: Term = Term.CUDA_GRAPHS, value: float = 1.0) -> TermEstimate:
     estimate = TermEstimate(term=term, label=term.value, bytes=round(value * GIB), error_bytes=round(error * GIB),
                             source="calibrated", basis="by hand")  # fmt: skip
-    return estimate if below is None else estimate.model_copy(update={"raise_only_bytes": round((error - below) * GIB)})
+    return estimate if below is None else estimate.with_error(estimate.error_bytes, round((error - below) * GIB))
 
 
 def test_a_term_is_symmetric_unless_told() -> None:
@@ -109,7 +109,7 @@ def _plan_without(record: Record, monkeypatch: pytest.MonkeyPatch) -> CapacityPl
 
 def _as_symmetric(plan: CapacityPlan) -> PreloadEstimate:
     """The plan's estimate with its graph term's error a half-width both ways (as session 70 carried it)."""
-    terms = tuple(term.model_copy(update={"raise_only_bytes": 0}) for term in plan.estimate.terms)
+    terms = tuple(term.with_error(term.error_bytes, 0) for term in plan.estimate.terms)
     return plan.estimate.model_copy(update={"terms": terms})
 
 
@@ -235,3 +235,20 @@ def test_the_pinned_widening_on_the_v1_runner_leaves_the_high_end(monkeypatch: p
     assert activation is not None and activation.raise_only_bytes == QWEN3_8B_SEGMENT
     assert plan.token_capacity_max == without.token_capacity_max
     assert plan.token_capacity_min < without.token_capacity_min
+
+
+def test_a_copy_cannot_rewrite_the_error_nor_drop_a_key() -> None:
+    """Review R5 (C3-2, C3-3): `model_copy(update=variable)` passed the AST guard and dropped the one-sided part (a
+    3 GiB error with 2 GiB above only copied to 4 GiB with raise_only 2 GiB silently unchecked, or 0.5 GiB with 2 GiB
+    raise-only beyond it); `with_error(6, bsis=…)` kept the old basis, `error_below_bytes=` was dropped."""
+    term = _term(3.0, below=1.0)
+    update = {"error_bytes": GIB // 2}
+    with pytest.raises(ValueError, match="with_error"):
+        term.model_copy(update=update)
+    with pytest.raises(ValueError, match="with_error"):
+        term.model_copy(update={"raise_only_bytes": 0})
+    assert term.model_copy(update={"basis": "b"}).basis == "b"
+    with pytest.raises(ValueError, match="bsis"):
+        term.with_error(6 * GIB, bsis="x")
+    with pytest.raises(ValueError, match="error_below_bytes"):
+        term.with_error(6 * GIB, error_below_bytes=GIB)

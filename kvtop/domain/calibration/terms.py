@@ -12,8 +12,9 @@ read from them; `MeasuredInputs` carries it beside the measured values.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from enum import Enum
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, computed_field, model_validator
 
@@ -49,6 +50,10 @@ class Term(str, Enum):
 # Terms whose bytes the engines charge as runtime memory besides the weights (vLLM's non-KV memory,
 # TensorRT-LLM's profiled reserve): their sum is `CalibratedFigures.non_kv_bytes`.
 RUNTIME_TERMS = (Term.ACTIVATION, Term.NON_TORCH, Term.CUDA_GRAPHS)
+
+
+_Term = TypeVar("_Term", bound="TermEstimate")
+ERROR_FIELDS = frozenset({"error_bytes", "raise_only_bytes", "error_below_bytes"})  # changed by `with_error` alone
 
 
 class TermEstimate(BaseModel):
@@ -113,9 +118,20 @@ class TermEstimate(BaseModel):
         which `raise_only_bytes` only above it (None: the part it carried, kept), checked as construction checks it
         (pydantic's `model_copy` checks nothing): every change of a term's error goes through here, so none drops the
         one-sided part (tests/domain/test_one_sided_error.py greps for any that does not)."""
+        unknown = sorted(set(update) - set(type(self).model_fields) | set(update) & ERROR_FIELDS)
+        if unknown:  # frozen and ignoring extra keys, the model would drop them silently (review R5 C3-3)
+            raise ValueError(f"{self.term.value}: with_error takes no {', '.join(unknown)} (not a settable field)")
         kept = self.raise_only_bytes if raise_only_bytes is None else raise_only_bytes
         fields = {**{name: getattr(self, name) for name in type(self).model_fields}, **update}
         return TermEstimate.model_validate({**fields, "error_bytes": error_bytes, "raise_only_bytes": kept})
+
+    def model_copy(self: _Term, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> _Term:
+        """pydantic's copy, refusing an update of the error (`ERROR_FIELDS`): a copy that sets `error_bytes` without
+        `raise_only_bytes` drops the one-sided part and runs no check, so the error changes through `with_error`
+        alone (review R5 C3-2: the AST guard sees literal updates only)."""
+        if update is not None and ERROR_FIELDS & set(update):
+            raise ValueError(f"{self.term.value}: set a term's error with with_error, not model_copy")
+        return super().model_copy(update=update, deep=deep)
 
     def widened_by(self, error_bytes: int = 0, raise_only_bytes: int = 0, **update: object) -> TermEstimate:
         """This term with errors that move with its own added to it (the sum, not the root of squares: the same

@@ -81,3 +81,22 @@ def test_nothing_is_lowered_without_the_rule() -> None:
     assert _at("GB10", "0.19.0") == "FULL_AND_PIECEWISE"  # graphs not charged: not read
     assert _at("GB10", "0.24.0", flags={"attention-backend": "TRITON_ATTN"}) == "FULL_AND_PIECEWISE"  # ALWAYS
     assert spec_graph_mode(BF16, "PIECEWISE").mode == "PIECEWISE" and not spec_graph_mode(BF16, "PIECEWISE").lowered
+
+
+def test_what_the_rule_does_not_read_is_said() -> None:
+    """Decode context parallel 2 (FlashInfer single-token under DCP from v0.30.0) and an MTP method without
+    num_speculative_tokens (vLLM fills it from n_predict): the mode kept, the not-modelled words on the term."""
+    dcp = BF16.model_copy(update={"settings": BF16.settings.model_copy(update={"dcp": 2})})
+    assert "not modelled" in spec_graph_mode(dcp, "FULL_AND_PIECEWISE").words
+    flags = {**BF16.settings.flags, "speculative-config": json.dumps({"method": "mtp"})}
+    mtp = BF16.model_copy(update={"settings": BF16.settings.model_copy(update={"flags": flags})})
+    assert "not modelled" in spec_graph_mode(mtp, "FULL_AND_PIECEWISE").words
+    assert not spec_graph_mode(mtp, "FULL_AND_PIECEWISE").lowered
+
+
+def test_lightning_attention_is_single_token_through_v0_28() -> None:
+    """linear_attn.py:50 at v0.20.0 UNIFORM_SINGLE_TOKEN_DECODE; :125 at v0.29.0 conditional, not read."""
+    from kvtop.domain.engines.vllm.spec_graph_mode import LIGHTNING_SINGLE
+
+    assert LIGHTNING_SINGLE.at(ResolvedVersion(text="0.28.0")) is True
+    assert LIGHTNING_SINGLE.at(ResolvedVersion(text="0.29.0")) is None

@@ -6,16 +6,27 @@ both FlashInfer's workspace (`attention_pick.py`, read from v0.29.0) and the spe
 passes (vllm/platforms/cuda.py :399-427 at v0.30.0). Without MLA the order is FLASHINFER, FLASH_ATTN, TRITON_ATTN on
 sm10x (causal attention) and FLASH_ATTN, FLASHINFER, TRITON_ATTN elsewhere (:154-179 at v0.30.0; the same non-MLA
 branch in the v0.20.0, v0.24.0, v0.28.0, v0.29.0, v0.31.0, v0.32.0 and v0.34.0 wheels). FLASH_ATTN takes sm80+
-(flash_attn.py:404-405 at v0.30.0) and a quantized KV only where FA3 runs on sm90 or FA4 on sm10x, never fp8_e5m2
-(`flash_attn_supports_kv_cache_dtype`, fa_utils.py:282-308; v0.20.0's `flash_attn_supports_fp8`, fa_utils.py:187-193,
-and v0.24.0's `supports_kv_cache_dtype`, flash_attn.py:183-193: FA3 on sm90 only). FLASHINFER takes sm80 to sm121
-from v0.24.0 (flashinfer.py:426-434 at v0.24.0, :508-518 at v0.30.0: the floor raised from sm75 while
-flashinfer#3620 is open; :704 at v0.34.0), sm75 to sm121 at v0.20.0-v0.23.x (flashinfer.py:405 at v0.20.0, :407 at
-v0.23.0: `FLASHINFER_FLOORS`), head sizes 64, 128, 256 and 512, and every fp8 KV dtype (:414-423). So FLASHINFER runs
-on sm10x, and elsewhere where FLASH_ATTN declines the KV or the GPU: an FP8 KV on sm80, sm86, sm89 and sm12x (FA2
-there), fp8_e5m2 on sm90 too, and sm75 at v0.20.0-v0.23.x. Not modelled (None): MLA (its own selector,
-`backends.py`), sinks, a multimodal prefix LM, head sizes FLASH_ATTN or FLASHINFER may decline, an unknown GPU, a KV
-dtype other than the model's or fp8.
+(flash_attn.py:404-405 at v0.30.0), head sizes up to 256 (FA2/FA3; FA4 above it not modelled: None) and a quantized
+KV only where FA3 runs on sm90 (or FA4 on sm10x), by release (`FLASH_ATTN_E5M2`): any quantized KV, fp8_e5m2 too,
+at v0.20.0-v0.21.x (`flash_attn_supports_fp8`), fp8/fp8_e4m3 alone from v0.22.0 (flash_attn.py:183-193 at v0.24.0),
+never fp8_e5m2 from v0.27.1 (`flash_attn_supports_kv_cache_dtype`, fa_utils.py:282-308 at v0.30.0). FLASHINFER
+takes sm80 to sm121 from v0.24.0 (flashinfer.py:426-434 at v0.24.0, :508-518 at v0.30.0: the floor raised from sm75
+while flashinfer#3620 is open; :704 at v0.34.0), sm75 to sm121 at v0.20.0-v0.23.x (flashinfer.py:405 at v0.20.0,
+:407 at v0.23.0: `FLASHINFER_FLOORS`), head sizes 64, 128 and 256, and 512 from v0.22.0
+(`FLASHINFER_HEAD_SIZE_ERAS`), and every fp8 KV dtype (:414-423). So FLASHINFER runs on sm10x, and elsewhere where
+FLASH_ATTN declines the KV or the GPU: an FP8 KV on sm80, sm86, sm89 and sm12x (FA2 there), fp8_e5m2 on sm90 from
+v0.22.0, and sm75 at v0.20.0-v0.23.x.
+
+Layers whose head sizes differ: Gemma-4's `Gemma4Config.verify_and_update_config` names the backend where none is
+named (`GEMMA4_OVERRIDE`): TRITON_ATTN at v0.20.0-v0.23.x where the larger head exceeds 256; from v0.24.0 FA4 for
+every layer where FA4 runs (sm9x to sm11x: not modelled, and at v0.33.0 on sm90 with an fp8 KV FA3/FA4 per layer),
+TRITON_ATTN elsewhere. Any other model whose layers' head sizes differ is not modelled (vLLM picks per layer).
+
+Not modelled (None): MLA (its own selector, `backends.py`), sinks, a multimodal prefix LM, head sizes FLASH_ATTN or
+FLASHINFER may decline, an unknown GPU, a KV dtype other than the model's or fp8. Not read (the pick as if unset):
+`--attention-config` (use_trtllm_attention, flash_attn_version), a DFlash drafter's `use_non_causal` (from v0.28.0
+sm10x orders FLASH_ATTN first for it), and the drafter's own `speculative_config.attention_backend` /
+`kv_cache_dtype`: the pick is the target model's.
 """
 
 from __future__ import annotations
@@ -27,7 +38,7 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.backends import (
     ATTENTION_BACKEND_FLAG,
-    FLASHINFER_HEAD_SIZES,
+    FLASHINFER_HEAD_SIZE_ERAS,
     MM_PREFIX_LM_MODELS,
 )
 from kvtop.domain.engines.vllm.kv_storage import kv_storage_for
@@ -40,6 +51,40 @@ Backend = Literal["FLASH_ATTN", "FLASHINFER", "TRITON_ATTN"]
 BACKENDS: tuple[Backend, ...] = ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN")
 FLASHINFER_CAPABILITIES = ((8, 0), (12, 1))  # FlashInferBackend.supports_compute_capability, v0.24.0-v0.34.0
 FLASH_ATTN_FLOOR = (8, 0)  # FlashAttentionBackend.supports_compute_capability (flash_attn.py:404-405 at v0.30.0)
+FA_HEAD_CEILING = 256  # FA2 and FA3 take head sizes up to 256; FA4 above it (not modelled)
+# Whether FLASH_ATTN (FA3 on sm90) takes an fp8_e5m2 KV: any quantized KV through `flash_attn_supports_fp8` before
+# v0.22.0, fp8/fp8_e4m3 alone after (the rule's words by release, for the pick's why)
+FLASH_ATTN_E5M2: Eras[bool] = Eras((
+    Era("", True, "flash_attn.py:188-193 at v0.20.0, :191-196 at v0.21.0: any quantized KV where "
+                  "flash_attn_supports_fp8 (fa_utils.py:187-193 at v0.20.0: FA3 on sm90 only)"),
+    Era("0.22.0", False, "flash_attn.py:183-193 at v0.22.0, :186 v0.23.0, :183-193 v0.24.0, :169 v0.25.0, :181 "
+                         "v0.26.0: fp8 and fp8_e4m3 only, FA3 on sm90 only"),
+    Era("0.27.0", False, "fa_utils.py flash_attn_supports_kv_cache_dtype (:296 at v0.27.1, the first read; :223 "
+                         "v0.28.0, :282 v0.29.0, :282-308 v0.30.0): no fp8_e5m2, FA3 on sm90 or FA4 on sm10x only"),
+))  # fmt: skip
+# The words for FLASH_ATTN's quantized-KV rule, by release (sources: FLASH_ATTN_E5M2's)
+FA_KV_RULE: Eras[str] = Eras((
+    Era("", "flash_attn_supports_fp8: FA3 on sm90 only", "fa_utils.py:187-193 at v0.20.0"),
+    Era("0.22.0", "flash_attn.py supports_kv_cache_dtype: fp8 or fp8_e4m3 on FA3, sm90 only",
+        "flash_attn.py:183-193 at v0.22.0 and v0.24.0"),
+    Era("0.27.0", "fa_utils.py flash_attn_supports_kv_cache_dtype: FA3 on sm90 or FA4 on sm10x only",
+        "fa_utils.py:296 at v0.27.1, :282-308 at v0.30.0"),
+))  # fmt: skip
+# Gemma4Config.verify_and_update_config (model_executor/models/config.py; MODELS_CONFIG_MAP's Gemma4ForCausalLM and
+# Gemma4ForConditionalGeneration) where no backend is named and the layers' head sizes differ: "triton_above_256"
+# forces TRITON_ATTN where the larger exceeds 256, "fa4_else_triton" forces FA4 for every layer where FA4 runs
+# (sm9x to sm11x: not modelled, None; v0.33.0 on sm90 with an fp8 KV picks FA3/FA4 per layer) and TRITON_ATTN
+# elsewhere, whatever the sizes; None: not read
+GEMMA4_ARCHITECTURES = ("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration")
+GEMMA4_OVERRIDE: Eras[str | None] = Eras((
+    Era("", None, "not read before v0.20.0 (the selector is not read there)"),
+    Era("0.20.0", "triton_above_256", "models/config.py:58-107 at v0.20.0, :57-106 at v0.22.0 and v0.23.0 "
+                                      "Gemma4Config: TRITON_ATTN where head_dim != global_head_dim and the larger > 256"),
+    Era("0.24.0", "fa4_else_triton", "models/config.py:57-105 at v0.24.0, :209-256 at v0.30.0, :301-368 at v0.33.0 "
+                                     "Gemma4Config: FA4 for every layer where FA4 runs, else TRITON_ATTN"),
+))  # fmt: skip
+# where vllm_flash_attn's FA4 runs (is_fa_version_supported(4): flash_attn_interface.py:72-84 at v0.24.0)
+FA4_MAJORS = (9, 10, 11)
 # FlashInfer's lowest compute capability by release (FlashInferBackend.supports_compute_capability)
 FLASHINFER_FLOORS: Eras[tuple[int, int]] = Eras((
     Era("", (7, 5), "flashinfer.py:405 at v0.20.0, :409 v0.21.0, :408 v0.22.0, :407 v0.23.0: sm75 to sm121"),
@@ -70,6 +115,26 @@ def fp8_kv(inputs: CalibrationInputs, model: ModelSpec) -> str | None:
     return "fp8" if requested == "auto" else requested
 
 
+def _head_sizes(model: ModelSpec) -> set[tuple[int, int]]:
+    """The (K, V) head sizes of the model's layers (one pair where its layers do not differ)."""
+    layers = model.layer_geometry or (model.own_geometry,)
+    return {(layer.head_dim, layer.v_head_dim) for layer in layers}
+
+
+def _mixed_heads(model: ModelSpec, cap: tuple[int, int], inputs: CalibrationInputs) -> AttentionPick | None:
+    """The pick where the layers' head sizes differ: Gemma-4's override by release (`GEMMA4_OVERRIDE`), None (not
+    modelled: vLLM picks per layer) elsewhere."""
+    override = GEMMA4_OVERRIDE.at(inputs.version) if model.architecture in GEMMA4_ARCHITECTURES else None
+    source = GEMMA4_OVERRIDE.era(inputs.version).source
+    largest = max(max(pair) for pair in _head_sizes(model))
+    where = f"sm{cap[0]}{cap[1]}"
+    if override == "triton_above_256" and largest > FA_HEAD_CEILING:
+        return AttentionPick("TRITON_ATTN", f"Gemma-4's head sizes differ, the larger {largest} > 256 ({source})")
+    if override == "fa4_else_triton" and cap[0] not in FA4_MAJORS:
+        return AttentionPick("TRITON_ATTN", f"Gemma-4's head sizes differ, no FA4 on {where} ({source})")
+    return None
+
+
 def selected_backend(inputs: CalibrationInputs) -> AttentionPick | None:
     """The backend vLLM's selector runs this launch's attention on at its release (module docstring); None where
     not modelled."""
@@ -82,10 +147,14 @@ def selected_backend(inputs: CalibrationInputs) -> AttentionPick | None:
         return AttentionPick(named, f"named by {ATTENTION_BACKEND_FLAG}") if named else None
     cap = compute_capability(inputs.gpu_name)
     kv = fp8_kv(inputs, model)
-    mm_prefix = model.multimodal and model.model_type.removesuffix("_text") in MM_PREFIX_LM_MODELS
-    if cap is None or kv is None or model.attention_sinks or mm_prefix:
+    if cap is None or kv is None:
         return None
-    if model.head_dim not in FLASHINFER_HEAD_SIZES or model.v_head_dim != model.head_dim:
+    if len(_head_sizes(model)) > 1:
+        return _mixed_heads(model, cap, inputs)
+    mm_prefix = model.multimodal and model.model_type.removesuffix("_text") in MM_PREFIX_LM_MODELS
+    if model.attention_sinks or mm_prefix:
+        return None
+    if model.head_dim not in FLASHINFER_HEAD_SIZE_ERAS.at(inputs.version) or model.v_head_dim != model.head_dim:
         return None  # FLASHINFER declines it, FLASH_ATTN's own head sizes not read
     high = FLASHINFER_CAPABILITIES[1]
     low = FLASHINFER_FLOORS.at(inputs.version)
@@ -94,16 +163,14 @@ def selected_backend(inputs: CalibrationInputs) -> AttentionPick | None:
         return AttentionPick("FLASHINFER", f"first on {where} (platforms/cuda.py _get_backend_priorities)")
     if cap < FLASH_ATTN_FLOOR:
         if cap >= low:
-            return AttentionPick("FLASHINFER", f"FLASH_ATTN takes sm80+, FLASHINFER sm75+ at this release ({where})")
+            return AttentionPick("FLASHINFER", f"FLASH_ATTN takes sm80+; FLASHINFER sm75+ at this release ({where})")
         return AttentionPick("TRITON_ATTN", f"FLASH_ATTN and FLASHINFER take sm80+ ({where})")
-    if not kv or (cap[0] == 9 and kv != "fp8_e5m2"):
+    fa_takes_kv = not kv or (cap[0] == 9 and (kv != "fp8_e5m2" or FLASH_ATTN_E5M2.at(inputs.version)))
+    if fa_takes_kv:
+        if model.head_dim > FA_HEAD_CEILING:
+            return None  # FA2/FA3 take up to 256: FA4 (or FLASHINFER after it) not modelled
         return AttentionPick("FLASH_ATTN", f"first on {where}" + (" (FA3 takes the FP8 KV)" if kv else ""))
+    rule = FA_KV_RULE.at(inputs.version)
     if cap <= high:
-        return AttentionPick(
-            "FLASHINFER",
-            f"FLASH_ATTN declines the {kv} KV on {where} (fa_utils.py "
-            "flash_attn_supports_kv_cache_dtype: FA3 on sm90 or FA4 on sm10x only)",
-        )
-    return AttentionPick(
-        "TRITON_ATTN", f"FLASH_ATTN declines the {kv} KV on {where}, FLASHINFER takes up to sm121"
-    )
+        return AttentionPick("FLASHINFER", f"FLASH_ATTN declines the {kv} KV on {where}, {rule}")
+    return AttentionPick("TRITON_ATTN", f"FLASH_ATTN declines the {kv} KV on {where}; FLASHINFER takes up to sm121")

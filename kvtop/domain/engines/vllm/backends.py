@@ -26,7 +26,12 @@ from kvtop.domain.model import AttentionKind, ModelSpec
 Capability = tuple[int, int]
 HOPPER: Capability = (9, 0)
 FP8_NATIVE: Capability = (8, 9)  # Triton's fp8e4nv
-FLASHINFER_HEAD_SIZES = (64, 128, 256, 512)  # FlashInferBackend.get_supported_head_sizes
+FLASHINFER_HEAD_SIZES = (64, 128, 256, 512)  # FlashInferBackend.get_supported_head_sizes from v0.22.0
+# FlashInfer's head sizes by release (FlashInferBackend.get_supported_head_sizes)
+FLASHINFER_HEAD_SIZE_ERAS: Eras[tuple[int, ...]] = Eras((
+    Era("", (64, 128, 256), "flashinfer.py:400-402 at v0.20.0, :404-406 at v0.21.0: 64, 128, 256 (earlier not read)"),
+    Era("0.22.0", FLASHINFER_HEAD_SIZES, "flashinfer.py:403-405 at v0.22.0: 512 added"),
+))  # fmt: skip
 # ModelArchConfigConvertorBase.is_mm_prefix_lm: bidirectional attention over image tokens, which
 # FLASH_ATTN and FLASHINFER do not serve (supports_mm_prefix)
 MM_PREFIX_LM_MODELS = ("bagel", "gemma3", "molmo2", "moondream3", "paligemma")
@@ -85,11 +90,12 @@ def block_size(
     return 16, f"16: TRITON_MLA{guess}"
 
 
-def _falls_to_triton(model: ModelSpec, cap: Capability) -> bool:
+def _falls_to_triton(model: ModelSpec, cap: Capability, version: ResolvedVersion) -> bool:
     """Below sm89 a plain-attention model runs on TRITON_ATTN where FLASH_ATTN (FA2: no FP8 KV) and
     FLASHINFER (sm80+, its head sizes, no sinks there, no mm-prefix) decline it (§3.5)."""
     mm_prefix = model.multimodal and model.model_type.removesuffix("_text") in MM_PREFIX_LM_MODELS
-    head_sizes_ok = model.head_dim in FLASHINFER_HEAD_SIZES and model.v_head_dim in FLASHINFER_HEAD_SIZES
+    sizes = FLASHINFER_HEAD_SIZE_ERAS.at(version)
+    head_sizes_ok = model.head_dim in sizes and model.v_head_dim in sizes
     return cap < (8, 0) or not head_sizes_ok or model.attention_sinks or mm_prefix
 
 
@@ -128,7 +134,7 @@ def check_attention(model: ModelSpec, fmt: KvFormat, gpu_name: str | None, versi
                 field="--kv-cache-dtype",
             )
         return
-    if fp8 and TRITON_ATTN_FP8_SM89_ERAS.at(version) and cap < FP8_NATIVE and _falls_to_triton(model, cap):
+    if fp8 and TRITON_ATTN_FP8_SM89_ERAS.at(version) and cap < FP8_NATIVE and _falls_to_triton(model, cap, version):
         raise InputError(
             f"vLLM {version.label} refuses FP8 KV for this model on {where}: it runs TRITON_ATTN there "
             "(FLASH_ATTN and FLASHINFER decline it), whose FP8 (native fp8e4nv) needs sm89+; use --kv-cache-dtype auto",

@@ -30,9 +30,13 @@ release (causal attention, decode context parallel 1, NVIDIA's artifactory reach
   attention's (linear_attn.py:50 at v0.20.0) UNIFORM_SINGLE_TOKEN_DECODE through v0.28.x, conditional from v0.29.0
   (:125, not read).
 Not modelled (the stated or default mode kept, said on the graph term): MLA's backends (CUTLASS_MLA, and TRITON_MLA
-at v0.26.0-v0.28.x, support single-token decode only; TRITON_MLA conditional at v0.29.x-v0.30.x), a backend the selector's reading does not give
-(`attention_select`), the other state mixers, decode context parallel, VLLM_BATCH_INVARIANT and a host without
-the artifactory (FlashInfer's TRT-LLM path off: lowered on sm10x too).
+at v0.26.0-v0.28.x, support single-token decode only; TRITON_MLA conditional at v0.29.x-v0.30.x), a backend the
+selector's reading does not give (`attention_select`), the other state mixers, decode context parallel above 1
+(FlashInfer single-token there: sm12x from v0.28.0, every GPU from v0.30.0), a method stated without
+num_speculative_tokens (vLLM fills it from the MTP layers' n_predict, config/speculative.py:803-810 at v0.24.0).
+Not read (the pick as if unset): VLLM_BATCH_INVARIANT, a host without the artifactory and
+`--attention-config.use_trtllm_attention=false` (FlashInfer's TRT-LLM path off: single-token on sm10x too), a
+DFlash drafter's `use_non_causal` and the drafter's own `speculative_config.attention_backend` / `kv_cache_dtype`.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.attention_select import selected_backend
 from kvtop.domain.engines.vllm.compilation import graph_config
 from kvtop.domain.engines.vllm.graph_keys import spec_tokens
+from kvtop.domain.engines.vllm.spec_methods import stated_method
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.model_layers import StateKind
 
@@ -91,10 +96,10 @@ FLASHINFER_UNIFORM: Eras[Callable[[Capability, int], bool]] = Eras((
                                "native decode takes uniform queries"),
 ))  # fmt: skip
 FLASHINFER_WORDS: dict[Callable[[Capability, int], bool], str] = {
-    _trtllm: "TRT-LLM attention (sm10x)",
-    _trtllm_xqa12: "TRT-LLM attention or XQA (sm10x, sm12x)",
-    _trtllm_xqa: "TRT-LLM attention or XQA (sm10x; sm90 and sm12x at head sizes 16-256)",
-    _fa2_native: "sm10x, or XQA (sm90 and sm12x at head sizes 16-256), or FA2's native decode (below sm90)",
+    _trtllm: "TRT-LLM attention, on sm10x",
+    _trtllm_xqa12: "TRT-LLM attention or XQA, on sm10x or sm12x",
+    _trtllm_xqa: "TRT-LLM attention or XQA, on sm10x, or sm90 and sm12x at head sizes 16-256",
+    _fa2_native: "sm10x, XQA on sm90 and sm12x at head sizes 16-256, or FA2's native decode below sm90",
 }
 UNIFORM_STATES = frozenset({StateKind.MAMBA1, StateKind.MAMBA2, StateKind.SHORT_CONV, StateKind.GATED_DELTA_NET})
 LIGHTNING_SINGLE: Eras[bool | None] = Eras((
@@ -118,19 +123,19 @@ def _single_token_only(inputs: CalibrationInputs) -> tuple[bool, str] | None:
     model = inputs.model
     pick = selected_backend(inputs)
     cap = compute_capability(inputs.gpu_name)
-    if model is None or pick is None or cap is None:
-        return None
+    if model is None or pick is None or cap is None or inputs.settings.dcp > 1:
+        return None  # decode context parallel: FlashInfer's DCP path is single-token (module docstring), not modelled
     where = f"sm{cap[0]}{cap[1]}"
     if pick.backend == "FLASHINFER" and not FLASHINFER_UNIFORM.at(inputs.version)(cap, model.head_dim):
         rule = FLASHINFER_WORDS[FLASHINFER_UNIFORM.at(inputs.version)]
-        return True, f"FLASHINFER on {where} ({pick.why}; its FULL graphs of q > 1 tokens need {rule} at this release)"
+        return True, f"FLASHINFER runs on {where} as {pick.why}; at this release its FULL graphs of q > 1 tokens need {rule}; it"
     state = model.state
     if state is not None and state.kind not in UNIFORM_STATES:
         single = LIGHTNING_SINGLE.at(inputs.version) if state.kind == StateKind.LIGHTNING else None
         if single is None:
             return None
         if single:
-            return True, f"lightning attention's builder ({LIGHTNING_SINGLE.era(inputs.version).source})"
+            return True, f"lightning attention's builder, {LIGHTNING_SINGLE.era(inputs.version).source},"
     return False, f"{pick.backend} on {where}"
 
 
@@ -138,9 +143,14 @@ def spec_graph_mode(inputs: CalibrationInputs, mode: str) -> SpecGraphMode:
     """The graphs' mode given the stated or default `mode`: PIECEWISE where speculative decoding meets an attention
     builder without uniform-batch graphs (module docstring), else `mode`, with words where the support is not
     modelled."""
-    if spec_tokens(inputs.settings) == 0 or mode not in DECODE_FULL_MODES or not READ.at(inputs.version):
+    if mode not in DECODE_FULL_MODES or not READ.at(inputs.version):
         return SpecGraphMode(mode, False, "")
-    found = _single_token_only(inputs)
+    if spec_tokens(inputs.settings) == 0:
+        if stated_method(inputs.settings) is None:
+            return SpecGraphMode(mode, False, "")
+        found = None  # a method without num_speculative_tokens: vLLM's count (n_predict) not read
+    else:
+        found = _single_token_only(inputs)
     if found is None:
         return SpecGraphMode(mode, False, (
             "whether the attention backend runs FULL graphs of the speculative decode batch is not modelled "
