@@ -64,6 +64,7 @@ from kvtop.domain.engines.sglang.prefill_graphs_off import PREFILL
 from kvtop.domain.engines.sglang.prefill_graphs_optin import check_optin_flag
 from kvtop.domain.engines.sglang.rope_growth import rope_growth
 from kvtop.domain.engines.sglang.spec_requests import spec_default_requests
+from kvtop.domain.engines.sglang.ssm_dtype import cache_key_not_modelled, ignored_env_note
 from kvtop.domain.engines.sglang.torch_compile import check_torch_compile
 from kvtop.domain.engines.sglang.vision_tp_reduce import vision_tp_reduce_note
 from kvtop.domain.engines.sglang.whole_fraction import WHOLE, whole_fraction_note
@@ -200,6 +201,8 @@ class SglangBudget:
             rest_gib -= grown[0] / GIB
         state_slots, slots_per_request, too_small, state_short, spec_d = 0, 1, None, 0, 0
         state = kv.state_bytes_per_request
+        if state and (env_note := ignored_env_note(s, inputs.version)):  # ssm_dtype.py: the launch's variable unused
+            notes.append(env_note)
         if state and rest_gib > 0:
             state = most_stage_state(m, kv, lay.pp, inputs.version)  # §8.3.2: every stage's pool the fattest's
             per_request = mamba_ratio(m, s, inputs.version, page)[0]
@@ -260,6 +263,7 @@ class SglangBudget:
             not_modelled=tuple(n for n in (
                 plain_w13_pad_not_modelled(m, inputs.layout, inputs.gpu_name, inputs.version, inputs.settings.quantization),
                 runner_default_not_modelled(m, inputs.gpu_name, inputs.version, inputs.settings.quantization),
+                cache_key_not_modelled(m, s, inputs.version),
             ) if n),
         )  # fmt: skip
 
