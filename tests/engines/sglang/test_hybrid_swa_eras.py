@@ -1,9 +1,11 @@
 """Which classes SGLang splits a sliding-window pool for, by release (hybrid_swa.py HYBRID_SWA_ARCHS_ERAS).
 
 Read in the wheels: 0.4.9.post3 … 0.5.6.post2 model_runner.py splits one only where the model defines
-get_attention_sliding_window_size (gemma3n_causal.py does); 0.5.7's is_hybrid_model names MiMo-V2-Flash alone and
-0.5.8 … 0.5.23's is_hybrid_swa_model never names Gemma-3n, so its 35 layers (7 full, 28 sliding, 2 KV heads × 256,
-bf16 K and V) stay in one full pool: 35 × 2 × 256 × 2 × 2 = 71,680 B a token.
+get_attention_sliding_window_size (gemma3n_causal.py does), but server_args.py turns it off for Gemma-2/3/3n's classes
+0.5.0rc0 … 0.5.14 ('Disable hybrid SWA memory for {model_arch} as it is not yet supported.'); 0.5.7's is_hybrid_model
+names MiMo-V2-Flash alone and 0.5.8 … 0.5.23's is_hybrid_swa_model never names Gemma-3n. So from 0.5.0rc0 its 35
+layers (7 full, 28 sliding, 2 KV heads × 256, bf16 K and V) stay in one full pool: 35 × 2 × 256 × 2 × 2 = 71,680 B a
+token; only 0.4.9.post3 … 0.4.10.post2 split it.
 
 Expected tokens by SGLang's own arithmetic (0.5.12 model_runner_kv_cache_mixin.py profile_max_num_token: rest =
 post-load free − pre-load free × (1 − mem_fraction_static), in GiB; pool_configurator.py max_total_num_tokens =
@@ -44,17 +46,18 @@ def _tokens(version: str) -> int:
     return ledger.ranks[0].token_capacity
 
 
-@pytest.mark.parametrize("version", ["0.5.7", "0.5.8", "0.5.12", "0.5.18", "0.5.22"])
-def test_gemma3n_keeps_one_full_pool_from_0_5_7(version: str) -> None:
+@pytest.mark.parametrize("version", ["0.5.0rc0", "0.5.6", "0.5.7", "0.5.8", "0.5.12", "0.5.15", "0.5.18", "0.5.22"])
+def test_gemma3n_keeps_one_full_pool_from_0_5_0rc0(version: str) -> None:
     rest = int((FREE_AFTER - FREE_BEFORE * (1 - FRACTION)) * (1 << 30))
     assert _tokens(version) == rest // FULL_CELL == 775_047
 
 
-def test_gemma3n_split_while_its_window_method_decided() -> None:
-    """0.5.6's split: total = max_total_num_tokens × 35 layers over 0.8 × 28 sliding + 7 full (model_runner.py
-    init_memory_pool), the full pool int(775,047 × 35 / 29.4) = 922,674 — kvtop's full + 0.8 × SWA cell gives one more
-    (the engine's float quotient lands a hair under the whole number)."""
-    assert _tokens("0.5.6") - int(775_047 * 35 / (0.8 * 28 + 7)) in (0, 1)
+@pytest.mark.parametrize("version", ["0.4.9.post3", "0.4.10.post2"])
+def test_gemma3n_split_before_server_args_turned_it_off(version: str) -> None:
+    """0.4.10.post2's split (model_runner.py init_memory_pool): total = max_total_num_tokens × 35 layers over
+    0.8 × 28 sliding + 7 full, the full pool int(775,047 × 35 / 29.4) = 922,674 — kvtop's full + 0.8 × SWA cell
+    gives one more (the engine's float quotient lands a hair under the whole number)."""
+    assert _tokens(version) - int(775_047 * 35 / (0.8 * 28 + 7)) in (0, 1)
 
 
 @pytest.mark.parametrize(
@@ -62,8 +65,7 @@ def test_gemma3n_split_while_its_window_method_decided() -> None:
     [
         ("0.4.9", "Gemma3nForCausalLM", False),  # no window switch before 0.4.9.post3
         ("0.4.9.post3", "Gemma3nForCausalLM", True),
-        ("0.5.3", "Olmo2ForCausalLM", False),  # olmo2.py's get_attention_sliding_window_size from 0.5.4
-        ("0.5.4", "Olmo2ForCausalLM", True),
+        ("0.5.4", "Olmo2ForCausalLM", False),  # olmo2.py's method from 0.5.4, server_args.py's switch-off too
         ("0.5.6", "Cohere2ForCausalLM", False),  # no window method
         ("0.5.7", "GptOssForCausalLM", False),  # is_hybrid_model: MiMo-V2-Flash only
         ("0.5.7", "MiMoV2FlashForCausalLM", True),

@@ -3,8 +3,11 @@
 Three mechanisms, each read in the release wheels (0.4.0 … 0.5.23, the releases named in each era's source):
 - before 0.4.9.post3 no class but Llama-4 (its --hybrid-kvcache-ratio, eras.py) has a sliding-window pool;
 - 0.4.9.post3 … 0.5.6.post2: `ModelRunner.__init__` splits one where `sliding_window_size` > 0, which only a class
-  whose model defines `get_attention_sliding_window_size` sets (models/*.py; Llama-4's `attention_chunk_size` is
-  excluded by name), so Cohere2, Mistral, EXAONE-4 … keep every layer in the one full pool;
+  whose model defines `get_attention_sliding_window_size` sets (models/*.py: Gemma-2/3/3n, GPT-OSS; Llama-4's
+  `attention_chunk_size` is excluded by name), so Cohere2, Mistral, EXAONE-4 … keep every layer in the one full pool;
+  server_args.py turns it off for Gemma (eras.py GEMMA_SWA_OFF_ERAS: all of them from 0.5.0rc0), GPT-OSS
+  (GPT_OSS_FULL_POOL_ERAS) and Olmo2 (0.5.4 on, the release its model first defines the method), so from 0.5.0rc0
+  no class but Llama-4 splits;
 - from 0.5.7 `configs/model_config.py` decides by class name alone (`is_hybrid_model` 0.5.7, `is_hybrid_swa_model`
   from 0.5.8): an unlisted sliding-window class (Gemma-3n, Cohere2, Llama-4's text-only class …) keeps every layer in
   the full pool, its per-token cell all layers — unless, from 0.5.13, the config opts in itself (`is_hybrid_swa`
@@ -29,7 +32,8 @@ class HybridSwaClasses(NamedTuple):
     laguna_by_window: bool = False  # Laguna only where its config states a sliding_window (0.5.14 on)
 
 
-# models/*.py classes defining get_attention_sliding_window_size (Gemma-2/3 are turned off by eras.py)
+# models/*.py classes defining get_attention_sliding_window_size (server_args.py turns each off in the releases
+# eras.py names; olmo2.py's from 0.5.4, switched off in the same release: never split)
 _WINDOW_METHOD = frozenset({
     "Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration", "Gemma3nForCausalLM",
     "Gemma3nForConditionalGeneration", "GptOssForCausalLM",
@@ -55,9 +59,8 @@ HYBRID_SWA_ARCHS_ERAS: Eras[HybridSwaClasses] = Eras((
         "0.4.0, 0.4.3, 0.4.5, 0.4.6.post5, 0.4.8.post1, 0.4.9, 0.4.9.post1, 0.4.9.post2)"),
     Era("0.4.9.post3", HybridSwaClasses(_WINDOW_METHOD, "window_method"), "model_runner.py ModelRunner.__init__ "
         "'Check if the model is using hybrid SWA' + models/*.py get_attention_sliding_window_size (read at 0.4.9.post3, "
-        "0.4.10.post2, 0.5.0rc2, 0.5.1, 0.5.1.post3, 0.5.2, 0.5.3 … 0.5.3.post3)"),
-    Era("0.5.4", HybridSwaClasses(_WINDOW_METHOD | {"Olmo2ForCausalLM"}, "window_method"),
-        "… olmo2.py defines it (a config with sliding_window) (read at 0.5.4, 0.5.5, 0.5.6, 0.5.6.post1, 0.5.6.post2)"),
+        "0.4.10 … 0.4.10.post2, 0.5.0rc0 … 0.5.0rc2, 0.5.1, 0.5.1.post3, 0.5.2, 0.5.3 … 0.5.3.post3, 0.5.4, 0.5.5, "
+        "0.5.6 … 0.5.6.post2)"),
     Era("0.5.7", HybridSwaClasses(frozenset({"MiMoV2FlashForCausalLM", "MiMoV2MTP"}), "listed"),
         "configs/model_config.py is_hybrid_model (0.5.7): MiMo-V2-Flash always, Llama-4 with --hybrid-kvcache-ratio; "
         "model_runner.py's window switch removed"),
