@@ -53,6 +53,11 @@ def test_unlisted_sliding_window_classes_keep_one_full_pool(config: str, all_lay
     assert ledger.engine.swa_token_capacity is None
 
 
-def test_earlier_releases_keep_the_split_pool() -> None:
-    """Not checked before 0.5.23: kvtop keeps the sliding-window pool it planned there."""
-    assert plan("Cohere2ForCausalLM", "0.5.10rc0").engine.swa_token_capacity is not None
+@pytest.mark.parametrize("version", ["0.5.4", "0.5.6.post2", "0.5.10rc0", "0.5.18"])
+def test_earlier_releases_keep_one_full_pool_too(version: str) -> None:
+    """No release splits Cohere2's pool (engines/sglang/hybrid_swa.py, read in the wheels): 0.4.9.post3 … 0.5.6.post2
+    only for a class defining get_attention_sliding_window_size (models/commandr.py does not), 0.5.7 on only for
+    the classes configs/model_config.py lists, never Cohere2."""
+    ledger = plan("Cohere2ForCausalLM", version)
+    assert ledger.kv_bytes_per_token == 40 * 64 * 128 * 2 * 2
+    assert ledger.engine.swa_token_capacity is None

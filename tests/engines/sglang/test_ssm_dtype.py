@@ -9,13 +9,20 @@ the record's config): 48 of them, conv (48 × 128 + 2 × 16 × 128) × 3 × 2 B 
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from benchmarks.calibration.corpus import load
 from kvtop.domain.calibration.estimate import planned_capacity
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.sglang import RULES
-from kvtop.domain.engines.sglang.ssm_dtype import launch_ssm_dtype_bytes
+from kvtop.domain.engines.sglang.ssm_dtype import (
+    cache_key_not_modelled,
+    ignored_env_note,
+    launch_ssm_dtype_bytes,
+)
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import gpu_key
@@ -23,6 +30,8 @@ from kvtop.domain.kv_state import state_bytes_per_request
 from kvtop.domain.launch import parse_flags
 from kvtop.domain.launch_line import with_environment
 from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.model_config import model_from_config
 
 BF16_STATE = 48 * (61_440 + 1_572_864)  # 78,446,592 B a slot
 FP32_STATE = 48 * (61_440 + 2 * 1_572_864)  # 153,944,064 B a slot
@@ -95,10 +104,65 @@ def test_the_flag_before_052_is_refused() -> None:
         )
 
 
-def test_a_config_stating_bfloat16_is_float32_before_059() -> None:
-    """0.5.2 – 0.5.8 never read the config's mamba_ssm_dtype: the flag's float32 default is the state's."""
-    assert launch_ssm_dtype_bytes(parse_flags("sglang", []), ResolvedVersion(text="0.5.8")) == 4
-    assert launch_ssm_dtype_bytes(parse_flags("sglang", []), ResolvedVersion(text="0.5.9")) is None
+# Nemotron-3-Nano-30B-A3B (tests/data/configs): 23 Mamba2 layers ('M' in hybrid_override_pattern), 64 heads × 64,
+# 8 groups, state 128, kernel 4: conv (64 × 64 + 2 × 8 × 128) × 3 × 2 B = 36,864 B and temporal 64 × 64 × 128 =
+# 524,288 elements a layer (configs/mamba_utils.py Mamba2StateShape: conv (conv_dim, kernel − 1), temporal
+# (heads, head_dim, state))
+NANO = Path(__file__).resolve().parents[2] / "data" / "configs" / "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json"
+NANO_CONV, NANO_TEMPORAL = (64 * 64 + 2 * 8 * 128) * 3 * 2, 64 * 64 * 128
+
+
+def _nano(key: str, dtype: str) -> ModelSpec:
+    config = {k: v for k, v in json.loads(NANO.read_text()).items() if k != "mamba_ssm_cache_dtype"}
+    return model_from_config({**config, key: dtype}, source="nemotron-3-nano")
+
+
+def _nano_state(model: ModelSpec, release: str) -> int:
+    settings = parse_flags("sglang", [])
+    storage = RULES.kv_storage_for(model, settings, ResolvedVersion(text=release))
+    layers = sum(1 for i in range(model.num_layers) if model.has_state(i))
+    assert layers == 23
+    return layers * state_bytes_per_request(model, ParallelLayout(), storage.unstated_ssm_dtype_bytes,
+                                            storage.conv_extra_rows, storage.conv_state_dtype_bytes,
+                                            storage.launch_ssm_dtype_bytes)  # fmt: skip
+
+
+@pytest.mark.parametrize(("release", "ssm_bytes"), [("0.5.2", 4), ("0.5.8", 4), ("0.5.9", 2), ("0.5.23", 2)])
+def test_a_config_stating_bfloat16_is_read_from_059(release: str, ssm_bytes: int) -> None:
+    """mamba_ssm_dtype bfloat16: 0.5.2 – 0.5.8 write the flag's float32 default over it (server_args.py:2391 at
+    0.5.8), 0.5.9 on mamba2_state_dtype(config) reads it (configs/nemotron_h.py:313 at 0.5.9)."""
+    assert _nano_state(_nano("mamba_ssm_dtype", "bfloat16"), release) == 23 * (NANO_CONV + NANO_TEMPORAL * ssm_bytes)
+
+
+def test_vllms_key_is_named_not_modelled() -> None:
+    """NemotronH's mamba_ssm_cache_dtype is vLLM's key; SGLang 0.5.9 on reads only mamba_ssm_dtype, and kvtop reads
+    the two as one: a bfloat16 state under that key is named, not planned silently."""
+    settings = parse_flags("sglang", ["--engine-version", "0.5.18"])
+    model = _nano("mamba_ssm_cache_dtype", "bfloat16")
+    assert cache_key_not_modelled(model, settings, ResolvedVersion(text="0.5.18")) is not None
+    assert cache_key_not_modelled(model, settings, ResolvedVersion(text="0.5.8")) is None  # float32: the flag's
+    assert cache_key_not_modelled(_nano("mamba_ssm_cache_dtype", "float32"), settings,
+                                  ResolvedVersion(text="0.5.18")) is None  # fmt: skip
+
+
+def test_the_flag_alone_needs_a_value() -> None:
+    with pytest.raises(InputError, match="needs a value"):
+        launch_ssm_dtype_bytes(parse_flags("sglang", ["--mamba-ssm-dtype"]), ResolvedVersion(text="0.5.9"))
+
+
+@pytest.mark.parametrize(
+    ("flags", "env", "release", "said"),
+    [
+        ([], "bf16", "0.5.18", "Invalid mamba_ssm_dtype"),  # unknown to mamba2_state_dtype: warned, skipped
+        ([], "bfloat16", "0.5.8", "float32"),  # overwritten by the flag's default
+        (["--mamba-ssm-dtype", "float32"], "bfloat16", "0.5.18", "float32"),  # the typed flag sets it
+        ([], "bfloat16", "0.5.18", None),  # used
+    ],
+)
+def test_an_unused_variable_is_said(flags: list[str], env: str, release: str, said: str | None) -> None:
+    settings = with_environment(parse_flags("sglang", flags), {"SGLANG_MAMBA_SSM_DTYPE": env})
+    note = ignored_env_note(settings, ResolvedVersion(text=release))
+    assert note is None if said is None else (note is not None and said in note and "not used" in note)
 
 
 def test_the_bf16_mtp_start_fits() -> None:

@@ -15,6 +15,7 @@ from kvtop.domain.engines.base import EngineResult
 from kvtop.domain.engines.measured_reads import MeasuredField
 from kvtop.domain.engines.modules import EngineBase
 from kvtop.domain.engines.protocols import EngineRules
+from kvtop.domain.engines.sglang.architectures import GEMMA3N_CLASSES, GEMMA4_CLASSES
 from kvtop.domain.engines.sglang.blockscale_leak import leak_rows
 from kvtop.domain.engines.sglang.budget import SglangBudget
 from kvtop.domain.engines.sglang.deployment import draft_reserve_terms
@@ -45,10 +46,6 @@ if TYPE_CHECKING:
     from kvtop.domain.refusals import Refusal
 
 
-# Gemma-4's classes (class_releases.py: 0.5.11, Unified 0.5.13), whose KV-shared layers SGLang pools
-GEMMA4_CLASSES = ("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration")
-
-
 class SglangRules(SglangBudget, EngineBase):
     id = "sglang"
     display_name = "SGLang"
@@ -70,9 +67,10 @@ class SglangRules(SglangBudget, EngineBase):
         # model_config.py; meta-built cell 71,680 B for the class default's 35 layers, not 20). Gemma-4's too, from
         # its first release: get_hybrid_layer_ids splits the SWA and full pools over every layer of layer_types
         # (configs/model_config.py:1608-1617 at 0.5.11, :1725-1733 at 0.5.12, :2142-2157 at 0.5.18, :2754-2770 at
-        # 0.5.23; no release read skips a shared layer), each shared layer in its own kind's pool (§6.1: the DGX
+        # 0.5.23; every wheel 0.5.11 … 0.5.23 read: no num_kv_shared_layers in model_config.py, model_executor/ or
+        # mem_cache/), each shared layer in its own kind's pool (§6.1: the DGX
         # Spark's gemma-4-E4B-it, 'swa size: 798276, full size: 997846' in 79.94 GB, 7 full and 35 sliding layers)
-        shared_layers_keep_kv=frozenset({"Gemma3nForCausalLM", "Gemma3nForConditionalGeneration", *GEMMA4_CLASSES}),
+        shared_layers_keep_kv=frozenset({*GEMMA3N_CLASSES, *GEMMA4_CLASSES}),
     )
     pools_draft_kv = True  # §4.3: the draft reuses the target's max_total_num_tokens
     dcp_splits_kv_heads = True

@@ -298,12 +298,12 @@ _GEMMA3 = ("Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
 # them; v_norm has no scale), as Gemma-3n's do: gemma4_causal.py Gemma4Attention qkv_proj / k_norm / the shared test
 # 0.5.11 :247/:268/:285, 0.5.14 :326/:347/:364, 0.5.17 :324/:345/:362, 0.5.23 :358/:380/:397 (0.5.11, the class's
 # first release, to 0.5.23 read; the releases between hold the same build)
-_GEMMA4 = ("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration")
+GEMMA4_CLASSES = ("Gemma4ForCausalLM", "Gemma4ForConditionalGeneration", "Gemma4UnifiedForConditionalGeneration")
 # Gemma-3n (gemma3n_causal.py): Gemma3nTextScaledWordEmbedding (plain) for embed_tokens and embed_tokens_per_layer,
 # but per_layer_model_projection a ColumnParallelLinear; a qkv_proj and k_norm on every layer, the
 # num_kv_shared_layers ones included (vLLM's gemma3n.py builds q_proj alone there); Gemma3nForConditionalGeneration
 # (gemma3n_mm.py) builds the same Gemma3nTextModel
-_GEMMA3N = ("Gemma3nForCausalLM", "Gemma3nForConditionalGeneration")
+GEMMA3N_CLASSES = ("Gemma3nForCausalLM", "Gemma3nForConditionalGeneration")
 # Kimi-K3's MoonViT (kimi_k3_vl.py MoonViTEncoderLayer: wqkv, wo and MLP2's fc0 / fc1 nn.Linear; the attention
 # backends built with use_data_parallel=True): every block whole on every rank, where vLLM splits them with the
 # heads (towers_moon.kimi_k3). moonshotai--Kimi-K3 meta-built at TP 2: vision_tower 802,428,928 B a rank (vLLM's 406,067,200 B)
@@ -393,9 +393,9 @@ ATTENTION_TP_TOWERS = tuple((cls, "0.5.9") for cls in ("Qwen3VLVisionConfig", "Q
 # MiMo-V2.5's merger (mimo_vl.py 0.5.12 :301 … 0.5.23 :308 builds qwen2_5_vl.py's Qwen2_5_VisionPatchMerger, its two
 # linears bias=True, 0.5.23 :330/:339) holds biases vLLM's build lacks: width × merge² split, out_hidden_size whole
 TOWER_SPLIT = TowerSplit(position_table=True, replicated_linears=True, projector_whole=True, mlp_multiple=8,
-                         block_mlp_whole=True, whole_embedding=_GEMMA3 + _GEMMA4 + _GEMMA3N + _WHISPER, k_eq_v_holds_v=_GEMMA4,
-                         post_norm=True, float32_norms=True, per_layer_split=_GEMMA3N,
-                         shared_kv_holds_kv=_GEMMA3N + _GEMMA4, whole_blocks=_WHOLE_BLOCKS, blocks=_BLOCKS,
+                         block_mlp_whole=True, whole_embedding=_GEMMA3 + GEMMA4_CLASSES + GEMMA3N_CLASSES + _WHISPER, k_eq_v_holds_v=GEMMA4_CLASSES,
+                         post_norm=True, float32_norms=True, per_layer_split=GEMMA3N_CLASSES,
+                         shared_kv_holds_kv=GEMMA3N_CLASSES + GEMMA4_CLASSES, whole_blocks=_WHOLE_BLOCKS, blocks=_BLOCKS,
                          second_out_proj=("Step3VisionEncoderConfig",),
                          data_parallel_flag=("mm-enable-dp-encoder", True),
                          data_parallel=DATA_PARALLEL_ENCODER,

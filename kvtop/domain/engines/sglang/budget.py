@@ -12,6 +12,7 @@ Weights are charged implicitly (they are no longer free after loading); the slac
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from kvtop.domain.engines.base import EngineInputs, EngineResult, KvCell
 from kvtop.domain.engines.budget_step import BudgetStep
@@ -64,6 +65,7 @@ from kvtop.domain.engines.sglang.prefill_graphs_off import PREFILL
 from kvtop.domain.engines.sglang.prefill_graphs_optin import check_optin_flag
 from kvtop.domain.engines.sglang.rope_growth import rope_growth
 from kvtop.domain.engines.sglang.spec_requests import spec_default_requests
+from kvtop.domain.engines.sglang.ssm_dtype import cache_key_not_modelled, ignored_env_note
 from kvtop.domain.engines.sglang.torch_compile import check_torch_compile
 from kvtop.domain.engines.sglang.vision_tp_reduce import vision_tp_reduce_note
 from kvtop.domain.engines.sglang.whole_fraction import WHOLE, whole_fraction_note
@@ -88,7 +90,8 @@ def resolve_max_num_reqs(tokens: int, context: int, requested: int | None, attn_
 class SglangBudget:
     """`solve_budget`: the budget of one rank set, from the tightest rank's memory (docs/engines/sglang.md §4, §6, §7)."""
 
-    kv_storage: KvStorage  # the engine's (SglangRules): which layers its pools count
+    # SglangRules.kv_storage_for: the storage the ledger built the book with (which layers its pools count)
+    kv_storage_for: Callable[[ModelSpec, LaunchSettings, ResolvedVersion], KvStorage]
 
     def solve_budget(self, inputs: EngineInputs) -> EngineResult:
         m, s, lay, kv, meas = inputs.model, inputs.settings, inputs.layout, inputs.kv, inputs.measured
@@ -200,6 +203,8 @@ class SglangBudget:
             rest_gib -= grown[0] / GIB
         state_slots, slots_per_request, too_small, state_short, spec_d = 0, 1, None, 0, 0
         state = kv.state_bytes_per_request
+        if state and (env_note := ignored_env_note(s, inputs.version)):  # ssm_dtype.py: the launch's variable unused
+            notes.append(env_note)
         if state and rest_gib > 0:
             state = most_stage_state(m, kv, lay.pp, inputs.version)  # §8.3.2: every stage's pool the fattest's
             per_request = mamba_ratio(m, s, inputs.version, page)[0]
@@ -260,6 +265,7 @@ class SglangBudget:
             not_modelled=tuple(n for n in (
                 plain_w13_pad_not_modelled(m, inputs.layout, inputs.gpu_name, inputs.version, inputs.settings.quantization),
                 runner_default_not_modelled(m, inputs.gpu_name, inputs.version, inputs.settings.quantization),
+                cache_key_not_modelled(m, s, inputs.version),
             ) if n),
         )  # fmt: skip
 
@@ -309,7 +315,8 @@ class SglangBudget:
             if whole:
                 full_pool = kv.pool("full")
                 stage_full = full_pool.layers if full_pool is not None else 0
-                kinds = pooled_kinds(m, self.kv_storage)  # Gemma-4's KV-shared layers are pooled (kv.py)
+                # the whole model's layers by the kind its pools hold them (Gemma-3n/4's KV-shared ones pooled, kv.py)
+                kinds = pooled_kinds(m, self.kv_storage_for(m, s, version))
                 full_part += swa_pool.bytes_per_layer_token * (kinds.count(LayerKind.FULL) - stage_full)
                 swa_part += swa_pool.bytes_per_layer_token * (kinds.count(LayerKind.SLIDING) - swa_pool.layers)
             cell_f = full_part + ratio * swa_part
@@ -317,7 +324,8 @@ class SglangBudget:
             swa = round_down(int(full * ratio), page)
             steps.append(
                 BudgetStep(
-                    label=f"cell: full + {ratio:g} × SWA bytes per token", value=cell_f,
+                    # the float's binary tail (60211.200000000004) is not a byte: shown to a tenth of one
+                    label=f"cell: full + {ratio:g} × SWA bytes per token", value=round(cell_f, 1),
                     note="whole-model layer counts, also under PP" if whole else "this PP stage's layers",
                 )
             )  # fmt: skip

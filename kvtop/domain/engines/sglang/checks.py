@@ -14,7 +14,7 @@ from __future__ import annotations
 from kvtop.domain.engines.base import EngineInputs
 from kvtop.domain.engines.sglang.chunked_prefix import check_chunked_prefix
 from kvtop.domain.engines.sglang.deployment import setup as deployment_setup
-from kvtop.domain.engines.sglang.hybrid_swa import HYBRID_SWA_ARCHS_ERAS
+from kvtop.domain.engines.sglang.hybrid_swa import hybrid_swa_classes
 from kvtop.domain.engines.sglang.mxfp4_held import a2a_ep, check_quantization_upcast
 from kvtop.domain.engines.sglang.nvfp4_pad import check_gated_w13_pad
 from kvtop.domain.engines.sglang.nvfp4_runner import NvFp4MoeRunner, runner_pick
@@ -86,15 +86,20 @@ PLAIN_GPTQ_REFUSED_ERAS: Eras[bool] = Eras((
 ))  # fmt: skip
 # Classes configs/model_config.py is_hybrid_swa_model takes as hybrid SWA whatever their layers (hybrid_swa.py's list,
 # less DeepSeek-V4, whose window kvtop reads as compressed attention, Beam, hybrid only with a sliding layer, and
-# Laguna, hybrid only where sliding_window is stated: HYBRID_BY_WINDOW): HybridSWAPoolConfigurator
-# asserts "Hybrid SWA model must have at least one SWA layer" (model_executor/pool_configurator.py) unless
-# --disable-hybrid-swa-memory. 0.5.6.post2 registers none of the classes that reach it here (Granite SWA, Mellum).
+# Laguna, hybrid only where sliding_window is stated from 0.5.14: HYBRID_BY_WINDOW): from 0.5.9 the pool asserts
+# "Hybrid SWA model must have at least one SWA layer" (model_runner_kv_cache_mixin.py 0.5.9 … 0.5.10.post1,
+# model_executor/pool_configurator.py from 0.5.11) unless --disable-hybrid-swa-memory. 0.5.6.post2 registers none of
+# the classes that reach it here (Granite SWA, Mellum).
 NOT_BY_CLASS_ALONE = ("BeamForCausalLM", "LagunaForCausalLM", "DeepseekV4")
 
 
 def _hybrid_by_class(version: ResolvedVersion) -> frozenset[str]:
-    listed = era_for(HYBRID_SWA_ARCHS_ERAS, version).value or frozenset()
-    return frozenset(name for name in listed if not name.startswith(NOT_BY_CLASS_ALONE))
+    rule = hybrid_swa_classes(version)
+    if not rule.asserts:
+        return frozenset()
+    # 0.5.12 … 0.5.13.post1 list Laguna with no sliding_window test: by class alone
+    alone = NOT_BY_CLASS_ALONE if rule.laguna_by_window else tuple(n for n in NOT_BY_CLASS_ALONE if n != "LagunaForCausalLM")
+    return frozenset(name for name in rule.classes if not name.startswith(alone))
 
 
 HYBRID_SWA_WORDS = "Hybrid SWA model must have at least one SWA layer"
@@ -299,7 +304,8 @@ HYBRID_BY_WINDOW = ("LagunaForCausalLM",)
 def _check_hybrid_swa_layers(inputs: EngineInputs) -> None:
     model = inputs.model
     by_window = model.architecture in HYBRID_BY_WINDOW and model.sliding_window_stated
-    listed = era_for(HYBRID_SWA_ARCHS_ERAS, inputs.version).value or frozenset()
+    rule = hybrid_swa_classes(inputs.version)
+    listed = rule.classes if rule.asserts else frozenset()
     if model.architecture not in _hybrid_by_class(inputs.version) and not (by_window and model.architecture in listed):
         return
     if inputs.settings.disable_hybrid_swa_memory or model.layers_of(LayerKind.SLIDING):

@@ -427,8 +427,8 @@ def full_pool_reason(
     """Why this release keeps a sliding-window model in the one full pool (None: it splits a SWA pool)."""
     if settings.disable_hybrid_swa_memory:
         return "--disable-hybrid-swa-memory"
-    if model.model_type in _NO_HYBRID_SWA:
-        return "SGLang turns hybrid SWA memory off for Gemma 2/3"
+    if model.model_type in era_for(GEMMA_SWA_OFF_ERAS, version).value:
+        return f"SGLang {version.label} turns hybrid SWA memory off for Gemma 2/3/3n (server_args.py)"
     if model.architecture == "GptOssForCausalLM":
         family = era_for(GPT_OSS_FULL_POOL_ERAS, version).value
         if family is None or family.holds(gpu_name):
@@ -440,5 +440,15 @@ def full_pool_reason(
     return unlisted_reason(model, version)
 
 
-# Gemma 2/3 ask SGLang for the plain full pool: no sliding-window savings.
-_NO_HYBRID_SWA = {"gemma2", "gemma3", "gemma3_text"}
+# Gemma ask SGLang for the plain full pool (server_args.py "Disable hybrid SWA memory for {model_arch} as it is not yet
+# supported."): none at 0.4.9.post3 … 0.4.10.post1, Gemma2ForCausalLM at 0.4.10.post2, Gemma-2/3/3n's five classes
+# 0.5.0rc0 … 0.5.14, none from 0.5.15 (wheels read: 0.4.9.post3 … 0.5.1, 0.5.1.post3, 0.5.2, 0.5.3 … 0.5.3.post3,
+# 0.5.4 … 0.5.6.post2 and every release from 0.5.7; the rcs and posts between not); from 0.5.7 no list of
+# configs/model_config.py names them either (hybrid_swa.py), so the pool is one full pool all the same
+GEMMA_SWA_OFF_ERAS: Eras[frozenset[str]] = Eras((
+    Era("", frozenset(), "server_args.py: no Gemma switch (0.4.9.post3, 0.4.10, 0.4.10.post1)"),
+    Era("0.4.10.post2", frozenset({"gemma2"}), "server_args.py check_server_args: Gemma2ForCausalLM"),
+    Era("0.5.0rc0", frozenset({"gemma2", "gemma3", "gemma3_text", "gemma3n", "gemma3n_text"}),
+        "server_args.py: Gemma2/3/3n classes (read at 0.5.0rc0 … 0.5.14)"),
+    Era("0.5.15", frozenset(), "server_args.py: no Gemma switch (0.5.15 … 0.5.23): is_hybrid_swa_model lists none"),
+))  # fmt: skip

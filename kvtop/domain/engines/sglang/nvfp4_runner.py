@@ -33,6 +33,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.engines.sglang.architectures import GEMMA4_CLASSES
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.model import ModelSpec
@@ -138,7 +139,7 @@ _NEMOTRON_TRTLLM = (("NemotronHForCausalLM", ClassDefault(fixed=_T)),)  # flashi
 # an NVFP4 checkpoint's is uint8 or its float8 scale, by the shard's key order: unsure); 0.5.13 adds `or None`
 _DSV3_FP8 = ((_DSV3, _FP4_OR_NONE),)
 _DSV3_FILES = ((_DSV3, ClassDefault(trtllm=frozenset({MODELOPT_FP4}), unsure=frozenset({NONE}))),)
-_GEMMA4 = ("Gemma4ForConditionalGeneration", "Gemma4ForCausalLM", "Gemma4UnifiedForConditionalGeneration")
+_GEMMA4 = GEMMA4_CLASSES
 _GEMMA4_0521 = _GEMMA4 + ("DiffusionGemmaForBlockDiffusion",)
 _DEEPSEEK_0514 = (_DSV3, "DeepseekV32ForCausalLM") + _DEEPSEEK_059
 _DEEPSEEK_0519 = _DEEPSEEK_0514 + ("Dots3NoteForCausalLM",)

@@ -28,6 +28,8 @@ from kvtop.domain.engines.sglang.flag_releases import check_flag_release
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
+from kvtop.domain.model_layers import StateKind
 
 FLAG = "--mamba-ssm-dtype"
 ENV = "SGLANG_MAMBA_SSM_DTYPE"
@@ -61,6 +63,9 @@ def launch_ssm_dtype_bytes(settings: LaunchSettings, version: ResolvedVersion) -
     typed = settings.flags.get(FLAG[2:])
     if typed is not None:
         check_flag_release(FLAG, version)
+        if typed is True:  # the flag alone: argparse wants one of its choices
+            raise InputError(f"{FLAG} needs a value: one of {', '.join(sorted(rule.value.choices))} "
+                             f"(SGLang {version.label})", field=FLAG)  # fmt: skip
         if str(typed) not in rule.value.choices:
             raise InputError(f"{FLAG} {typed!r} is not one SGLang {version.label} takes ({rule.source}): "
                              f"{', '.join(sorted(rule.value.choices))}", field=FLAG)  # fmt: skip
@@ -69,3 +74,35 @@ def launch_ssm_dtype_bytes(settings: LaunchSettings, version: ResolvedVersion) -
     if rule.value.env_read and env is not None and str(env) in BYTES:
         return BYTES[str(env)]
     return BYTES[rule.value.default] if rule.value.default is not None else None
+
+
+def ignored_env_note(settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+    """A launch's own SGLANG_MAMBA_SSM_DTYPE the release does not use: 0.5.2 – 0.5.8 overwrite it with the flag's
+    value (server_args.py:2391 at 0.5.8), 0.5.9 on warn on a value mamba2_state_dtype does not know and skip it
+    (configs/mamba_utils.py:95-101 at 0.5.23), or the typed flag sets it over the launch's."""
+    env = settings.flags.get(ENV)
+    if env is None:
+        return None
+    rule = era_for(SSM_DTYPE_ERAS, version).value
+    typed = settings.flags.get(FLAG[2:])
+    if not rule.env_read or typed is not None:
+        return (f"{ENV}={env} is not used: SGLang {version.label} sets the variable to {FLAG}'s "
+                f"{typed if typed is not None else rule.default}")  # fmt: skip
+    if str(env) not in BYTES:
+        return (f"{ENV}={env} is not used: SGLang {version.label} warns 'Invalid mamba_ssm_dtype' and keeps the "
+                "config's (float32 where it states none)")  # fmt: skip
+    return None
+
+
+def cache_key_not_modelled(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> str | None:
+    """A Mamba2 config's stated SSM dtype kvtop cannot place: from 0.5.9 SGLang reads only `mamba_ssm_dtype`
+    (configs/mamba_utils.py mamba2_state_dtype, 0.5.9 … 0.5.23), and kvtop reads it and vLLM's
+    `mamba_ssm_cache_dtype` (NemotronH's key) as one field, so a non-float32 state there may be SGLang's float32."""
+    state = model.state
+    if state is None or state.kind is not StateKind.MAMBA2 or not state.ssm_dtype_stated or state.ssm_dtype_bytes == 4:
+        return None
+    if launch_ssm_dtype_bytes(settings, version) is not None:  # the flag, the variable or the release decides
+        return None
+    return (f"the config's {state.ssm_dtype_bytes}-byte SSM state dtype: SGLang {version.label} reads only "
+            "mamba_ssm_dtype (configs/mamba_utils.py mamba2_state_dtype), float32 where the config names it "
+            "mamba_ssm_cache_dtype; kvtop does not tell the two keys apart")  # fmt: skip
