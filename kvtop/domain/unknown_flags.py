@@ -5,19 +5,26 @@ another engine's flag. Split from launch.py (its parser's words), which re-expor
 from __future__ import annotations
 
 import difflib
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Protocol
 
 from kvtop.domain.engines.catalogue import ENGINE_IDS, EngineId, display_name, engine_module
-from kvtop.domain.launch_vocabulary import KVTOP_SPELLINGS
-
-if TYPE_CHECKING:
-    from kvtop.domain.launch import EngineFlags
+from kvtop.domain.launch_vocabulary import KVTOP_SPELLINGS, OwnFlag
 
 
-def engine_flags(engine: EngineId) -> EngineFlags:
-    """The engine's command-line vocabulary (its package's `FLAGS`; launch.engine_flags, read here without importing
-    launch.py, which imports this module)."""
-    flags: EngineFlags = engine_module(engine).FLAGS
+class FlagVocabulary(Protocol):
+    """What these words read of an engine's flags (`launch.EngineFlags` holds them, among its other duties): typed here
+    so that this module needs nothing of launch.py, which imports it."""
+
+    spellings: Mapping[str, str]
+    own_flags: Mapping[str, OwnFlag]
+    passthrough: frozenset[str]
+    unmodelled: frozenset[str]
+
+
+def engine_flags(engine: EngineId) -> FlagVocabulary:
+    """The engine's command-line vocabulary (its package's `FLAGS`, as `launch.engine_flags` reads it)."""
+    flags: FlagVocabulary = engine_module(engine).FLAGS
     return flags
 
 
