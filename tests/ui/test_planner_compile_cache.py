@@ -71,8 +71,8 @@ def test_the_field_plans_the_logged_pair_as_plan_does(capsys: pytest.CaptureFixt
     assert abs(cold.ledger.token_capacity / COLD_LOGGED - 1) < 0.02  # a cold start's plan: near the cold log
 
 
-async def test_the_field_moves_the_planners_interval(make_app) -> None:
-    """Driven on screen at `DRIVEN_AT`: the field starts unsaid; warm moves the fresh start's plan to what the domain
+async def test_the_field_reaches_the_planners_plan(make_app) -> None:
+    """Driven on screen at `DRIVEN_AT`: the field starts unsaid; warm makes the fresh start's plan what the domain
     plans with the same launch said warm (`planned_capacity`, `MeasuredInputs.compile_cache`), cold leaves it as
     unsaid, and no engine flag is written for it (said to kvtop, not to vLLM)."""
     node = DemoSource.open(SCENARIO).collect_at(0)
@@ -98,7 +98,11 @@ async def test_the_field_moves_the_planners_interval(make_app) -> None:
                                 measured=basis.measured.model_copy(update={"compile_cache": "warm"}))  # fmt: skip
     assert (warm.ledger.token_capacity, warm.token_capacity_min, warm.token_capacity_max) == (
         expected.ledger.token_capacity, expected.token_capacity_min, expected.token_capacity_max)
-    assert warm.ledger.token_capacity > unsaid.ledger.token_capacity
+    # PP 2: the cold compile's table copy sits on the first stage only (vLLM gives every stage the least stage's blocks,
+    # session 71), and here the last stage (the LM head's, with the sampler's peak) binds, so no said state moves the
+    # centre; the field still reaches the domain: the plan said warm drops the unsaid state's start note
+    assert warm.ledger.token_capacity >= unsaid.ledger.token_capacity
+    assert unsaid.start_notes and not warm.start_notes
     assert cold is not None and cold.ledger.token_capacity == unsaid.ledger.token_capacity
 
 
