@@ -59,15 +59,16 @@ def _is_repr(node: ast.AST) -> bool:
 
 def quoted_cuts(tree: ast.AST) -> list[int]:
     """Lines that quote a cut value (`{x[:N]!r}`, `repr(x[:N])`) or cut a quote (`repr(x)[:N]`)."""
-    lines = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FormattedValue) and node.conversion == ord("r") and _bare_cut(node.value):
-            lines.append(node.lineno)
-        elif _bare_cut(node) and _is_repr(node.value):  # type: ignore[attr-defined]
-            lines.append(node.lineno)
-        elif _is_repr(node) and any(_bare_cut(arg) for arg in node.args):  # type: ignore[attr-defined]
-            lines.append(node.lineno)
-    return lines
+    return [node.lineno for node in ast.walk(tree) if isinstance(node, ast.expr) and _quotes_a_cut(node)]
+
+
+def _quotes_a_cut(node: ast.AST) -> bool:
+    if isinstance(node, ast.FormattedValue):  # f"{x[:N]!r}"
+        return node.conversion == ord("r") and _bare_cut(node.value)
+    if isinstance(node, ast.Subscript) and _bare_cut(node):  # repr(x)[:N]
+        return _is_repr(node.value)
+    # repr(x[:N])
+    return isinstance(node, ast.Call) and _is_repr(node) and any(_bare_cut(arg) for arg in node.args)
 
 
 def test_the_guard_finds_each_shape_it_refuses() -> None:

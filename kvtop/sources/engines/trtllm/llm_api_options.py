@@ -106,7 +106,8 @@ def complete_settings(
                 value_is_file=True,
             )
         return settings
-    return settings_with_options(settings, _redacted(read_options(path)), str(path))
+    options = {key: _redacted(value, key) for key, value in read_options(path).items()}
+    return settings_with_options(settings, options, str(path))
 
 
 def _redacted(node: object, name: str = "") -> object:
