@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from kvtop.domain.errors import InputError
+from kvtop.domain.redact import quoted, shown_cut
 from kvtop.domain.refresh import REFRESH_FLOOR, below_refresh_floor
 
 MAX_URL_CHARS = 2048
@@ -34,7 +35,7 @@ def refresh_seconds(text: str) -> float:
     value = positive_seconds(text)
     if below_refresh_floor(value):
         raise argparse.ArgumentTypeError(
-            f"{REFRESH_FLOOR} (got {text[:40]!r})"
+            f"{REFRESH_FLOOR} (got {quoted(text)})"
         )
     return value
 
@@ -45,10 +46,10 @@ def positive_seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, e.g. 5 (got {text[:40]!r})") from None
+        raise argparse.ArgumentTypeError(f"expected seconds, e.g. 5 (got {quoted(text)})") from None
     if not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
         raise argparse.ArgumentTypeError(
-            f"must be a positive number of seconds, at most {MAX_SECONDS:g} (got {text[:40]!r})")
+            f"must be a positive number of seconds, at most {MAX_SECONDS:g} (got {quoted(text)})")
     return value
 
 
@@ -57,7 +58,7 @@ def gpu_index(text: str) -> int:
     stripped = text.strip()
     if not (stripped.isascii() and stripped.isdigit()):
         raise argparse.ArgumentTypeError(
-            f"expected the index of the GPU to probe (NVML order, as nvidia-smi lists them), e.g. 0 (got {text[:40]!r})"
+            f"expected the index of the GPU to probe (NVML order, as nvidia-smi lists them), e.g. 0 (got {quoted(text)})"
         )
     return int(stripped)
 
@@ -67,7 +68,7 @@ def _whole(text: str, example: int) -> int:
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, e.g. {example} (got {text[:40]!r})") from None
+        raise argparse.ArgumentTypeError(f"expected a whole number, e.g. {example} (got {quoted(text)})") from None
 
 
 def whole_number(text: str) -> int:
@@ -86,7 +87,7 @@ def label_name(text: str) -> str:
     """A name kvtop writes as a label value (`export --node-name`): blank is refused, since an empty label
     reads as no label at all in Prometheus and the exporter would fall back to the host's name unasked."""
     if not text.strip():
-        raise argparse.ArgumentTypeError(f"must not be blank (got {text[:40]!r}); leave the option out for the default")
+        raise argparse.ArgumentTypeError(f"must not be blank (got {quoted(text)}); leave the option out for the default")
     return text
 
 
@@ -106,7 +107,7 @@ def prometheus_url(text: str) -> str:
         parts.port  # noqa: B018 - reading it checks it: a port that is not a number in 0-65535 raises
         httpx.URL(text)
     except (ValueError, httpx.InvalidURL) as error:  # 'Invalid IPv6 URL', a bad port, a host IDNA refuses
-        raise argparse.ArgumentTypeError(f"not a URL kvtop can send to ({str(error)[:80]})") from None
+        raise argparse.ArgumentTypeError(f"not a URL kvtop can send to ({shown_cut(str(error), 80)})") from None
     if parts.scheme.lower() not in ("http", "https"):
         raise argparse.ArgumentTypeError(
             "expected an http:// or https:// URL, e.g. https://prometheus.example:9090"

@@ -12,6 +12,7 @@ import re
 from pydantic import ByteSize, TypeAdapter, ValidationError
 
 from kvtop.domain.errors import InputError
+from kvtop.domain.redact import shown_cut
 from kvtop.domain.wording import GB, GIB, MIB, byte_count, whole
 from kvtop.domain.wording import gb as fmt_gb  # one GB formatter: the domain's sentences and every view
 from kvtop.domain.wording import gb_gib as fmt_both  # one pair of GB and GiB: every sentence and view
@@ -43,7 +44,7 @@ def parse_size(text: str, *, field: str = "size") -> int:
     unit ('20G', '20g'): GB or GiB is always written, never guessed.
     """
     raw = str(text).strip()
-    shown = raw if len(raw) <= 40 else raw[:37] + "..."
+    shown = shown_cut(raw, 40)
     if raw.startswith("-"):
         raise InputError(f"a size cannot be negative (got {shown!r})", field=field)
     bare = _BARE_PREFIX.match(raw)

@@ -25,6 +25,7 @@ from kvtop.domain.launch_line import detect_engine, parse_launch_command
 from kvtop.domain.launch_notes import ignored_flags_note, overridden_flags_note
 from kvtop.domain.launch_tokens import split_command
 from kvtop.domain.launch_vocabulary import MAX_COUNT
+from kvtop.domain.redact import quoted
 from kvtop.domain.units_parse import written_unit
 from kvtop.domain.wording import in_unit
 from kvtop.sources.engines.registry import complete_settings
@@ -184,7 +185,7 @@ def engine_id(text: str) -> str:
     """An `--engine` value the catalogue has a package for; else argparse's error says "unknown engine" and
     lists the ids (an engine whose package is gone is no choice: tests/engines/test_engine_removal.py)."""
     if text not in ENGINE_IDS:
-        raise argparse.ArgumentTypeError(f"unknown engine {text[:40]!r} (one of {', '.join(ENGINE_IDS)})")
+        raise argparse.ArgumentTypeError(f"unknown engine {quoted(text)} (one of {', '.join(ENGINE_IDS)})")
     return text
 
 

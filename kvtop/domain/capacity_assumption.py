@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from kvtop.domain.engines.versions import VersionSource, parse_release
+from kvtop.domain.redact import quoted
 
 AssumptionKind = Literal["primary_pool_tokens_per_block"]
 
@@ -32,7 +33,7 @@ class ReleaseSpan(BaseModel):
     @classmethod
     def _a_release(cls, label: str | None) -> str | None:
         if label is not None and parse_release(label) is None:
-            raise ValueError(f"not a release label: {label[:40]!r}")
+            raise ValueError(f"not a release label: {quoted(label)}")
         return label
 
 

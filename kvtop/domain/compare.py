@@ -30,6 +30,7 @@ from kvtop.domain.launch_check import architecture_check
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.ledger import Ledger, layout_from_settings
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.redact import quoted
 
 ALL_ENGINES = "all"
 COMPARE_FLAG = "--compare"
@@ -142,9 +143,9 @@ def engines_named(text: str) -> tuple[EngineId, ...]:
         if name == ALL_ENGINES:
             raise InputError(f"{ALL_ENGINES} names every engine: give it alone, or list engines ({valid})", field=COMPARE_FLAG)
         if not name:
-            raise InputError(f"an empty engine name in {text[:80]!r} ({valid})", field=COMPARE_FLAG)
+            raise InputError(f"an empty engine name in {quoted(text, 80)} ({valid})", field=COMPARE_FLAG)
         if name not in ENGINE_IDS:
-            raise InputError(f"unknown engine {name[:40]!r} ({valid})", field=COMPARE_FLAG)
+            raise InputError(f"unknown engine {quoted(name)} ({valid})", field=COMPARE_FLAG)
         if names.count(name) > 1:
             raise InputError(f"{name} is named twice", field=COMPARE_FLAG)
     if len(names) < 2:

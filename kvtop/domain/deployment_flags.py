@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.redact import quoted
 from kvtop.domain.span import flag_set, flag_switch, flag_text
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def flag_int(settings: LaunchSettings, spelling: str, *, least: int = 0) -> int 
     if text is None:
         return None
     if not text.isdigit() or len(text) > 18 or int(text) < least:
-        raise InputError(f"expected a whole number ≥ {least}, got {text[:40]!r}", field=f"--{spelling}")
+        raise InputError(f"expected a whole number ≥ {least}, got {quoted(text)}", field=f"--{spelling}")
     return int(text)
 
 
@@ -53,7 +54,7 @@ def flag_float(settings: LaunchSettings, spelling: str, *, above: float = 0.0) -
     except ValueError:
         value = float("nan")
     if not value > above or value == float("inf"):
-        raise InputError(f"expected a number above {above:g}, got {text[:40]!r}", field=f"--{spelling}")
+        raise InputError(f"expected a number above {above:g}, got {quoted(text)}", field=f"--{spelling}")
     return value
 
 
@@ -74,10 +75,10 @@ def as_json_object(text: object, field: str, example: str) -> dict[str, object]:
         value = json.loads(text)
     except ValueError as err:
         where = f"{err.msg} at character {err.pos}: " if isinstance(err, json.JSONDecodeError) else ""
-        raise InputError(f"is not JSON ({where}{text[:60]!r}); expected a JSON object, e.g. '{example}'",
+        raise InputError(f"is not JSON ({where}{quoted(text, 60)}); expected a JSON object, e.g. '{example}'",
                          field=field) from None  # fmt: skip
     if not isinstance(value, dict):
-        raise InputError(f"must be a JSON object, e.g. '{example}' (got {text[:60]!r})", field=field)
+        raise InputError(f"must be a JSON object, e.g. '{example}' (got {quoted(text, 60)})", field=field)
     return value
 
 

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from kvtop.domain import gpu_variants as variants
 from kvtop.domain.errors import InputError
+from kvtop.domain.redact import quoted
 from kvtop.domain.wording import MIB, gib
 
 GPU_TOTAL_MIB: dict[str, int] = {
@@ -134,10 +135,10 @@ def gpu_total_bytes(name: str) -> int:
     if key not in GPU_TOTAL_MIB:
         board = unlisted_board(name)
         if board is not None:
-            raise InputError(f"no row for {name[:48]!r}: {board}; give --gpu-memory SIZE (CUDA's total of this "
+            raise InputError(f"no row for {quoted(name, 48)}: {board}; give --gpu-memory SIZE (CUDA's total of this "
                              f"{'slice' if variants.is_mig_slice(name) else 'card'}: an engine log's 'Free memory on device (F/T GiB)' T)", field="--gpu")  # fmt: skip
         ask = f"did you mean {', '.join(near)}? " if (near := nearest_gpus(name)) else ""  # none near: no guess
-        raise InputError(f"unknown GPU {name[:40]!r} ({ask}`{LIST_GPUS}` lists the {len(known_gpus())} "
+        raise InputError(f"unknown GPU {quoted(name)} ({ask}`{LIST_GPUS}` lists the {len(known_gpus())} "
                          "kvtop knows; or give --gpu-memory SIZE)", field="--gpu")  # fmt: skip
     return GPU_TOTAL_MIB[key] * MIB
 

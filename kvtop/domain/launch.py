@@ -40,7 +40,7 @@ from kvtop.domain.launch_vocabulary import NeutralGroup as NeutralGroup
 from kvtop.domain.launch_vocabulary import OwnFlag as OwnFlag
 from kvtop.domain.launch_vocabulary import written_flags as written_flags
 from kvtop.domain.load_casts import LoadCasts
-from kvtop.domain.redact import masked_glued_flag, redact_argv
+from kvtop.domain.redact import masked_glued_flag, quoted, redact_argv
 from kvtop.domain.units_parse import written_size, written_unit
 from kvtop.domain.unknown_flags import alike_flag as alike_flag
 from kvtop.domain.unknown_flags import flag_field, not_modelled_why, other_engines_flag, respelled
@@ -358,7 +358,7 @@ def check_values(
         value = values.get(field)
         if value is not None and value not in words:
             flag = spelled.get(field) or spelling_of(engine, field)
-            raise InputError(f"must be {' or '.join(words)} (got {str(value)[:40]!r})", field=flag)
+            raise InputError(f"must be {' or '.join(words)} (got {quoted(value)})", field=flag)
     for field, value in values.items():  # the engine's own refusals of its other settings
         if field in FIELD_TYPES and field not in POSITIVE_COUNTS and value is not None:
             flags.refuse(field, value, spelled.get(field) or spelling_of(engine, field))
@@ -450,7 +450,7 @@ def parse_flags(
         # quoted as the redactor shows the line: a word left over after a secret flag may be a second key (SGLang's
         # one-valued `--api-key k1 k2`), not a positional to echo
         shown = redact_argv(tokens)[positionals[0]]  # by position: the same word may be a flag's value before it
-        raise InputError(f"unexpected argument {shown[:80]!r}", field="command line")
+        raise InputError(f"unexpected argument {quoted(shown, 80)}", field="command line")
     if model is not None and "model" not in values:
         values["model"] = model
     check_values(engine, values, spelled, written)

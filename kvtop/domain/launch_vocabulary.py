@@ -15,6 +15,7 @@ from typing import NamedTuple
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.errors import InputError
+from kvtop.domain.redact import quoted
 
 # canonical field -> value type (the engines' spellings live in their packages)
 FIELD_TYPES: dict[str, type] = {
@@ -114,5 +115,5 @@ def refuse_unlisted_kv_dtype(
     """Raise InputError for a KV dtype outside those an engine's flags take (`EngineFlags.kv_cache_dtypes`), naming
     them: the refusal of an engine whose package has no more to say by release (`source`: the file it was read from)."""
     if dtype not in accepted:
-        raise InputError(f"{engine_name} has no KV cache dtype {dtype[:40]!r} (one of {', '.join(accepted)})",
+        raise InputError(f"{engine_name} has no KV cache dtype {quoted(dtype)} (one of {', '.join(accepted)})",
                          field=flag, source=source)  # fmt: skip

@@ -22,6 +22,7 @@ from kvtop.domain.launch import LaunchSettings, check_parallel
 from kvtop.domain.ledger import Ledger, layout_from_settings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.placement import Placement, check_placement, place
+from kvtop.domain.redact import quoted, shown_cut
 
 LAYOUTS_FLAG = "--layouts"
 _NODES = re.compile(r"(\d{1,4})x(\d{1,4})")
@@ -53,7 +54,7 @@ class LayoutSpec(BaseModel):
 def parse_layout(text: str) -> LayoutSpec:
     """'2x8 tp16', '4x8 tp8 dp4', '2x8 tp16 dp16 dpa' (words may be split by spaces, commas or colons)."""
     words = [w for w in re.split(r"[\s,:]+", text.strip().lower()) if w]
-    shown = text.strip()[:60]
+    shown = shown_cut(text.strip(), 60)
     if not words or not _NODES.fullmatch(words[0]):
         raise InputError(f"{shown!r}: start with NODESxGPUS, e.g. '2x8 tp16'", field=LAYOUTS_FLAG)
     nodes_match = _NODES.fullmatch(words[0])
@@ -66,7 +67,7 @@ def parse_layout(text: str) -> LayoutSpec:
         elif axis is not None:
             values[axis[1]] = int(axis[2])
         else:
-            raise InputError(f"{shown!r}: {word[:20]!r} is none of tpN, ppN, dpN, epN, dpa", field=LAYOUTS_FLAG)
+            raise InputError(f"{shown!r}: {quoted(word, 20)} is none of tpN, ppN, dpN, epN, dpa", field=LAYOUTS_FLAG)
     for name in ("nodes", "gpus_per_node", "tp", "pp", "dp", "ep"):
         if values.get(name, 1) == 0:
             raise InputError(f"{shown!r}: {name.replace('_', ' ')} must be at least 1", field=LAYOUTS_FLAG)

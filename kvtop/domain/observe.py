@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any
 
-from pydantic import field_validator
+from pydantic import Field, field_validator, model_validator
 
 from kvtop.domain.engines.catalogue import EngineId
 from kvtop.domain.host_desktop import HostDesktop
@@ -254,23 +254,32 @@ class EngineCounters(_Frozen):
 
 
 SAID_CHARS = 40  # the most of an endpoint's version words kept (SGLang's server info may run on)
+WORDS_CHARS = 200  # the most of them read for the release: a source build's version runs past 40 (49 in R8's)
 
 
 class ReportedVersion(_Frozen):
     """A version as a running engine's endpoint reported it: its own words (`said`: SGLang's server info may carry
     more than the release, '0.5.9 api_key=…'), as one line, redacted, then cut to `SAID_CHARS` (a cut before the
     redaction could leave a secret's head no shape matches). Which release they name is the engine's to read
-    (`stated_release.endpoint_release`, by its `RELEASE_NAMES`: PEP 440's '0.5.9', llama.cpp's 'b6980'); `said`
-    is shown as the endpoint's, never as an `--engine-version` nobody typed."""
+    (`stated_release.endpoint_release`, by its `RELEASE_NAMES`: PEP 440's '0.5.9', llama.cpp's 'b6980') from
+    `words`, the same line redacted and cut only at `WORDS_CHARS` (a source build's
+    '0.11.1rc2.dev150+g8e4ca4d54.d20251024.precompiled' is 49 characters: cut to 40 it lost its build date);
+    `said` is shown as the endpoint's, never as an `--engine-version` nobody typed; `words` is read, not shown."""
 
     said: RedactedStr
+    words: RedactedStr = Field(default="", exclude=True, repr=False)
 
-    @field_validator("said", mode="before")
+    @model_validator(mode="before")
     @classmethod
-    def _one_redacted_line(cls, value: object) -> object:
+    def _one_redacted_line(cls, data: Any) -> Any:
         """Every reader's words alike (an endpoint's, the demo's): whitespace runs made one space (a tab or a line
-        break never hides a release), redacted, then cut."""
-        return shown_cut(" ".join(value.split()), SAID_CHARS) if isinstance(value, str) else value
+        break never hides a release), redacted, then cut: `said` to show, `words` to read."""
+        if not isinstance(data, dict) or not isinstance(data.get("said"), str):
+            return data
+        line = " ".join(data["said"].split())
+        given = data.get("words")
+        words = given if isinstance(given, str) and given else line
+        return {**data, "said": shown_cut(line, SAID_CHARS), "words": shown_cut(" ".join(words.split()), WORDS_CHARS)}
 
 
 class EngineLive(_Frozen):

@@ -134,6 +134,13 @@ def shown_cut(text: str, limit: int) -> str:
     return cut(redact_shown(text), limit)
 
 
+def quoted(value: object, limit: int = 40) -> str:
+    """Text from outside quoted inside a message (`'…'`): `repr` of `shown_cut(str(value), limit)`, so the secret is
+    masked before the cut and the cut is marked; `repr(x)[:N]` cuts off the closing quote, `x[:N]` leaves no `…`, and
+    either lets a key sliced at the boundary show (an AWS key id's first 19 of 20 characters)."""
+    return repr(shown_cut(str(value), limit))
+
+
 def shown_argv(argv: Sequence[str]) -> tuple[str, ...]:
     """A command line as any surface may show it: `redact_argv`, then each argument a safe line."""
     return tuple(safe_line(arg) for arg in redact_argv(argv))

@@ -20,6 +20,7 @@ from kvtop.domain.errors import InputError, LayoutError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.launch_tokens import switch_in
 from kvtop.domain.layout import ParallelLayout
+from kvtop.domain.redact import quoted
 
 
 class ServingRole(str, Enum):
@@ -191,7 +192,7 @@ def flag_count(settings: LaunchSettings, spelling: str, default: int, *, least: 
     if text is None:
         return default
     if not text.isdigit() or len(text) > 6 or int(text) < least:
-        raise InputError(f"expected a whole number ≥ {least}, got {text[:40]!r}", field=f"--{spelling}")
+        raise InputError(f"expected a whole number ≥ {least}, got {quoted(text)}", field=f"--{spelling}")
     return int(text)
 
 

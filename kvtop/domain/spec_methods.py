@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from kvtop.domain.engines.versions import Eras, ResolvedVersion, parse_release
 from kvtop.domain.errors import InputError
+from kvtop.domain.redact import quoted
 
 
 def _same(word: str) -> str:
@@ -57,7 +58,7 @@ def check_method(method: str | None, eras: Eras[tuple[str, ...]], version_text: 
         return
     # the release's source as the error's `source`: `kvtop plan` prints it after the words, the planner leaves it out
     # (plan_errors.field_error), so its line is the field, the names, the method typed and the release
-    got = f"got {method[:40]!r}; " + (f"release {version_text}" if source is not None else "no release kvtop read takes it")
+    got = f"got {quoted(method)}; " + (f"release {version_text}" if source is not None else "no release kvtop read takes it")
     if not accepted:
         raise InputError(f"this release has no speculative decoding ({got})", field=flag, source=source)
     raise InputError(f"must be one of {compact(accepted)} ({got})", field=flag, source=source)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.redact import redact_shown
+from kvtop.domain.redact import quoted, redact_shown
 
 
 @dataclass(frozen=True)
@@ -217,7 +217,7 @@ class HttpServer:
         try:
             return self.router(request)
         except Exception as err:  # a bug in the router answers 500; the server keeps serving
-            failure = redact_shown(f"{request.method} {request.path[:100]!r} failed: {type(err).__name__}: {err}")
+            failure = redact_shown(f"{request.method} {quoted(request.path, 100)} failed: {type(err).__name__}: {err}")
             print(f"kvtop export: {failure}", file=sys.stderr)
             return plain(HTTPStatus.INTERNAL_SERVER_ERROR, "internal error (see the exporter's log)")
 

@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from kvtop.domain.cluster import IgnoredSample, PrometheusError, PrometheusState, SampleLie
-from kvtop.domain.redact import redact_mapping, shown_cut
+from kvtop.domain.redact import quoted, redact_mapping, shown_cut
 from kvtop.sources.prometheus_gpus import GPU_SUMMARY_QUERIES
 from kvtop.sources.prometheus_queries import ENGINE_METRICS
 
@@ -39,12 +39,12 @@ def _vector(payload: Any, expr: str, *, keep_nan: bool = False) -> Series:
     if not isinstance(payload, dict) or "status" not in payload:
         raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"not a Prometheus API answer for {expr!r}")
     if payload["status"] != "success":
-        kind, message = str(payload.get("errorType", "error"))[:40], str(payload.get("error", "no message"))
+        kind, message = shown_cut(str(payload.get("errorType", "error")), 40), str(payload.get("error", "no message"))
         raise PrometheusError(PrometheusState.QUERY_ERROR, f"{kind}: {shown_cut(message, 200)} (query {expr!r})")
     data = payload.get("data")
     result = data.get("result") if isinstance(data, dict) else None
     if not isinstance(data, dict) or data.get("resultType") != "vector" or not isinstance(result, list):
-        got = str(data.get("resultType"))[:40] if isinstance(data, dict) else type(data).__name__
+        got = shown_cut(str(data.get("resultType")), 40) if isinstance(data, dict) else type(data).__name__
         raise PrometheusError(PrometheusState.BAD_PAYLOAD, f"expected a vector for {expr!r}, got {got!r}")
     series: Series = []
     for item in result:
@@ -66,7 +66,7 @@ def _vector(payload: Any, expr: str, *, keep_nan: bool = False) -> Series:
             continue
         if number == number and not abs(number) < _MAX_SAMPLE:
             raise PrometheusError(
-                PrometheusState.BAD_PAYLOAD, f"sample {pair[1][:40]!r} in {expr!r} is no figure kvtop reads"
+                PrometheusState.BAD_PAYLOAD, f"sample {quoted(pair[1])} in {expr!r} is no figure kvtop reads"
             )
         series.append((_shown_labels(labels), number))
     return series

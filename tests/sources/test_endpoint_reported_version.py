@@ -201,3 +201,23 @@ def test_a_dated_source_build_reads_the_same_from_an_endpoint_as_from_a_log() ->
     assert "built 2025-08-06 (the date in its version) → vLLM 0.10.0 or older" in version.detail
     logged = resolve(engine_name="vLLM", stated=said, stated_line=3, hint=None, first_date=None, calendar=CALENDAR)
     assert logged.text == version.text
+
+
+@pytest.mark.parametrize(
+    ("said", "release"),
+    [
+        # R8: a precompiled vLLM dev wheel's version, 49 characters; a CUDA-suffixed one, 43: cut to 40 before
+        # they were read, both were ENDPOINT_UNREAD ('…d20251024.p…' names no release PEP 440 parses)
+        ("0.11.1rc2.dev150+g8e4ca4d54.d20251024.precompiled", "0.11.1rc2"),
+        ("0.10.1rc2.dev123+g1a2b3c4d5.d20250806.cu126", "0.10.1rc2"),
+    ],
+)
+def test_a_long_version_is_read_whole_and_shown_cut(said: str, release: str) -> None:
+    reported = ReportedVersion(said=said)
+    assert len(said) > SAID_CHARS and reported.said == said[: SAID_CHARS - 1] + "…"
+    assert reported.model_dump() == {"said": reported.said}  # the whole words are read, never shown
+    version = endpoint_release("vllm", reported)
+    assert version.source is VersionSource.ENDPOINT and version.text is not None
+    assert version.text.startswith(release)
+    logged = resolve(engine_name="vLLM", stated=said, stated_line=3, hint=None, first_date=None, calendar=CALENDAR)
+    assert logged.text == version.text  # as a log's line reads it

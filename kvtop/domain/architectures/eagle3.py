@@ -14,6 +14,7 @@ from typing import Any
 
 from kvtop.domain.errors import InputError
 from kvtop.domain.model import Eagle3Head
+from kvtop.domain.redact import quoted
 
 DEFAULT_AUX_STATES = (
     3  # llama_eagle3.py: "num_aux resolution: explicit attr > eagle_config layer_ids > default 3"
@@ -25,7 +26,7 @@ def _count(value: Any, field: str, source: str) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= 1 << 20:
         raise InputError(
-            f"must be a positive whole number (got {str(value)[:40]!r})", field=field, source=source
+            f"must be a positive whole number (got {quoted(value)})", field=field, source=source
         )
     return value
 

@@ -40,19 +40,20 @@ def endpoint_release(engine: EngineId, reported: ReportedVersion) -> ResolvedVer
     log's does (`versions.resolve`). Words that name no release ('dev', '', an undated source build's) are the
     named state `ENDPOINT_UNREAD`: the latest release's rules, the endpoint's words quoted (redacted)."""
     package = engine_module(engine)
-    release = package.RELEASE_NAMES.reported(reported.said)
+    words = reported.words or reported.said  # read whole (redacted), quoted as said (cut)
+    release = package.RELEASE_NAMES.reported(words)
     if release is None:
-        return _unread(package.RULES.display_name, package.RULES.calendar, reported.said)
+        return _unread(package.RULES.display_name, package.RULES.calendar, reported.said, words)
     flagged = from_flag(release, package.RULES.calendar)
     detail = flagged.detail.replace(f"--engine-version {release}", f"the engine's endpoint reports {release}", 1)
     return flagged.model_copy(update={"source": VersionSource.ENDPOINT, "detail": detail})
 
 
-def _unread(name: str, calendar: tuple[ReleaseDate, ...], said: str) -> ResolvedVersion:
+def _unread(name: str, calendar: tuple[ReleaseDate, ...], said: str, words: str) -> ResolvedVersion:
     """An endpoint's words that name no release: a dated source build's day on the calendar (approximate, the
-    release out then or older), else `ENDPOINT_UNREAD`."""
-    built = names_no_release(reported_release(said))
-    day = build_date(said) if built else None
+    release out then or older), else `ENDPOINT_UNREAD`; read from `words`, quoted as `said`."""
+    built = names_no_release(reported_release(words))
+    day = build_date(words) if built else None
     dated = NOT_STATED if day is None else from_dates(calendar, date.fromisoformat(day), name)
     if dated.text is not None:
         return dated.model_copy(update={

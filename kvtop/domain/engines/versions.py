@@ -18,6 +18,8 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from kvtop.domain.redact import quoted
+
 Release = tuple[int, int, int, int, int, int, int, int]
 """A release as a sortable key, in PEP 440 order: (major, minor, micro, fourth, pre stage, pre number,
 post number, dev number). Pre stage: −4 a dev build of the release itself (`0.13.0.dev2024082000`),
@@ -174,7 +176,7 @@ class ReleaseNames:
         """The one line that refuses `text`: "not a build: '0.5.9' (llama.cpp names its releases by build
         number: write e.g. b6980, b5400 or latest)"."""
         why = f"{self.why}: " if self.why else ""
-        return f"not a {self.noun}: {text[:40]!r} ({why}write e.g. {', '.join(self.examples)} or {LATEST})"
+        return f"not a {self.noun}: {quoted(text)} ({why}write e.g. {', '.join(self.examples)} or {LATEST})"
 
 
 def _whole_release(text: str, *, words_follow: bool) -> re.Match[str] | None:

@@ -39,6 +39,7 @@ from kvtop.domain.engines.llamacpp.flags import (
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import LayerKind, ModelSpec
+from kvtop.domain.redact import quoted
 from kvtop.domain.rounding import round_up
 from kvtop.domain.wording import counted
 
@@ -85,7 +86,7 @@ def _int_flag(settings: LaunchSettings, names: tuple[str, ...], flag: str) -> in
     try:
         number = int(str(value).strip())
     except ValueError:
-        raise InputError(f"expected a whole number, got {str(value)[:40]!r}", field=flag) from None
+        raise InputError(f"expected a whole number, got {quoted(value)}", field=flag) from None
     if number < 1:
         raise InputError(f"must be at least 1 (got {number})", field=flag)
     return number

@@ -20,6 +20,7 @@ from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.launch_tokens import false_word
 from kvtop.domain.launch_vocabulary import NeutralGroup, refuse_unlisted_kv_dtype
 from kvtop.domain.load_casts import NO_CASTS, LoadCasts
+from kvtop.domain.redact import quoted
 
 SPELLINGS: Mapping[str, str] = {
     "-m": "model", "--model": "model", "--host": "host", "--port": "port",
@@ -112,7 +113,7 @@ class LlamacppFlags:
                                  "split modes (-sm layer/row) are not modelled", field=f"--{field}")  # fmt: skip
         override = flag_value(settings, OVERRIDE_KV_FLAGS)
         if override is not None:
-            raise InputError(f"{str(override)[:60]!r} rewrites the GGUF's metadata (e.g. "
+            raise InputError(f"{quoted(override, 60)} rewrites the GGUF's metadata (e.g. "
                              "<arch>.context_length=int:N sets n_ctx_train, the training context the default -c "
                              "and the slot cap read); kvtop does not read it: not modelled", field="--override-kv")
         v_type = flag_value(settings, V_TYPE_FLAGS)
@@ -120,7 +121,7 @@ class LlamacppFlags:
             cache_type(v_type, "-ctv")
         ubatch = flag_value(settings, UBATCH_FLAGS)
         if ubatch is not None and not (isinstance(ubatch, str) and ubatch.strip().isdigit() and int(ubatch) >= 1):
-            raise InputError(f"expected a whole number of at least 1, got {str(ubatch)[:40]!r}", field="-ub")
+            raise InputError(f"expected a whole number of at least 1, got {quoted(ubatch)}", field="-ub")
 
     def launch_parts(self, settings: LaunchSettings) -> None:
         """None: its command line carries every setting kvtop reads (`to_flags` is the engine's own line)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvtop.domain.errors import InputError
+from kvtop.domain.redact import quoted
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,6 @@ def cache_type(name: str, flag: str) -> GgmlType:
     """The ggml type `-ctk`/`-ctv` names (case as llama.cpp accepts it), or an InputError naming the flag."""
     found = KV_CACHE_TYPES.get(name.strip().lower())
     if found is None:
-        raise InputError(f"llama.cpp has no KV cache type {name[:40]!r} (one of {', '.join(KV_CACHE_TYPES)})",
+        raise InputError(f"llama.cpp has no KV cache type {quoted(name)} (one of {', '.join(KV_CACHE_TYPES)})",
                          field=flag)  # fmt: skip
     return found

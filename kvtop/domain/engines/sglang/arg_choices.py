@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.errors import InputError
+from kvtop.domain.redact import quoted
 
 DTYPE_FLAG = "--dtype"
 DTYPES = ("auto", "half", "float16", "bfloat16", "float", "float32")
@@ -26,5 +27,5 @@ def refuse_dtype(value: object, version: ResolvedVersion, flag: str = DTYPE_FLAG
     """A `--dtype` outside the release's words (a release not stated: the latest's); a release not read refuses none."""
     era = DTYPE_ERAS.era(version)
     if isinstance(value, str) and era.value is not None and value not in era.value:
-        raise InputError(f"SGLang {version.label} refuses {value[:40]!r} ('invalid choice'): it takes "
+        raise InputError(f"SGLang {version.label} refuses {quoted(value)} ('invalid choice'): it takes "
                          f"{', '.join(era.value)} ({era.source})", field=flag)  # fmt: skip

@@ -32,6 +32,7 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, p
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.redact import quoted
 
 ATTENTION_BACKEND_FLAG = "--attention-backend"
 PREFILL_BACKEND_FLAG = "--prefill-attention-backend"
@@ -208,7 +209,7 @@ def check_attention_backend(settings: LaunchSettings, gpu_name: str | None, vers
         era = era_for(CHOICE_ERAS, version) if phase == ATTENTION else era_for(PHASE_CHOICE_ERAS, version)
         # an estimated release is not checked: the launch's log says the engine took the backend
         if era.value is not None and backend not in era.value and not version.approximate:
-            raise InputError(f"SGLang {version.label} takes one of {', '.join(era.value)} (got {backend[:40]!r}; "
+            raise InputError(f"SGLang {version.label} takes one of {', '.join(era.value)} (got {quoted(backend)}; "
                              f"{era.source})", field=flag)  # fmt: skip
         _check_gpu_and_budget(backend, phase, gpu_name, version)
         check_kv_dtype(backend, phase, settings.kv_cache_dtype, version)
@@ -237,7 +238,7 @@ def _check_deterministic_backend(settings: LaunchSettings, gpu_name: str | None,
     era = era_for(DETERMINISTIC_BACKEND_ERAS, version)
     if named not in era.value and not version.approximate:
         raise InputError(f"SGLang {version.label} runs {DETERMINISTIC_FLAG} with --attention-backend "
-                         f"{' / '.join(era.value)} only (got {named[:40]!r}; {era.source})",
+                         f"{' / '.join(era.value)} only (got {quoted(named)}; {era.source})",
                          field=ATTENTION_BACKEND_FLAG)  # fmt: skip
 
 
@@ -267,7 +268,7 @@ def check_kv_dtype(backend: str, phase: str, dtype: str, version: ResolvedVersio
     era = era_for(KV_DTYPES[backend], version)
     if dtype not in era.value and not version.approximate:
         raise InputError(f"SGLang {version.label} runs {backend} with --kv-cache-dtype {' / '.join(era.value)} only "
-                         f"(got {dtype[:40]!r}; {era.source})", field="--kv-cache-dtype")  # fmt: skip
+                         f"(got {quoted(dtype)}; {era.source})", field="--kv-cache-dtype")  # fmt: skip
 
 
 def _check_gpu_and_budget(backend: str, phase: str, gpu_name: str | None, version: ResolvedVersion) -> None:

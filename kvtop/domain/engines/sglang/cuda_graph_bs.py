@@ -35,6 +35,7 @@ from kvtop.domain.engines.sglang.flag_releases import check_flag_release
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.gpus import compute_capability
+from kvtop.domain.redact import quoted
 
 # the releases that have each flag: its row in flag_releases.READ (--cuda-graph-bs v0.4.3 … v0.5.19, --cuda-graph-max-bs
 # … v0.5.19, their -decode fields from v0.5.14); what kvtop models of the sizes by release is ACCEPTED_ERAS
@@ -76,7 +77,7 @@ def typed_max_bs(inputs: EngineInputs) -> int | None:
         return None
     flag, words = typed
     if not words or not all(w.isdigit() and 0 < len(w) <= 6 and int(w) > 0 for w in words):
-        raise InputError(f"expected positive whole numbers, got {' '.join(words)[:40]!r}", field=flag)
+        raise InputError(f"expected positive whole numbers, got {quoted(' '.join(words))}", field=flag)
     return max(int(w) for w in words)
 
 

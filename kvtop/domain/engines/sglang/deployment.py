@@ -72,6 +72,7 @@ from kvtop.domain.engines.versions import ResolvedVersion, era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.redact import quoted
 from kvtop.domain.spec_methods import check_method
 from kvtop.domain.wording import MIB, counted
 
@@ -128,7 +129,7 @@ def setup(settings: LaunchSettings) -> DeploymentSetup:
     modules = flag_words(settings, "lora-target-modules")
     for module in modules or ():
         if module not in LORA_MODULE_NAMES:
-            raise InputError(f"not a LoRA target module kvtop models: {module[:40]!r} (one of "
+            raise InputError(f"not a LoRA target module kvtop models: {quoted(module)} (one of "
                              f"{', '.join(LORA_MODULE_NAMES)})", field="--lora-target-modules")  # fmt: skip
     host = None
     if flag_set(settings, "enable-hierarchical-cache"):

@@ -46,6 +46,7 @@ from kvtop.domain.kv import FP8_KV_FORMATS, KvBook
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.redact import quoted
 from kvtop.domain.rounding import ceil_div
 from kvtop.domain.wording import GIB
 
@@ -94,7 +95,7 @@ def runtime(settings: LaunchSettings, version: ResolvedVersion) -> Backend:
             "TensorRT-LLM's AutoDeploy backend sizes its cache its own way: not modelled", field="--backend"
         )
     raise InputError(
-        f"no such backend {backend[:40]!r} (one of pytorch, tensorrt, _autodeploy)", field="--backend"
+        f"no such backend {quoted(backend)} (one of pytorch, tensorrt, _autodeploy)", field="--backend"
     )
 
 
@@ -176,7 +177,7 @@ def _context_parallel(settings: LaunchSettings) -> int:
         try:
             return int(str(raw).strip()[:20])
         except ValueError:
-            raise InputError(f"expected a whole number, got {str(raw)[:40]!r}", field=f"--{key}") from None
+            raise InputError(f"expected a whole number, got {quoted(raw)}", field=f"--{key}") from None
     return 1
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.redact import quoted
 
 GRAPHS_KEY = "cuda_graph_config"
 # how a launch says `cuda_graph_config: null`: the YAML's null as kvtop keeps it (str(None)), or the word typed
@@ -51,7 +52,7 @@ def graphs_off(settings: LaunchSettings) -> bool:
     if text == EMPTY_MAPPING:
         return False
     raise InputError(
-        f"expected null (CUDA graphs off) or {{}} (the default graphs), got {text[:40]!r}: set its keys as "
+        f"expected null (CUDA graphs off) or {{}} (the default graphs), got {quoted(text)}: set its keys as "
         "cuda_graph_config.<key>",
         field=f"--{GRAPHS_KEY}",
     )

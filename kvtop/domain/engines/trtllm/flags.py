@@ -27,6 +27,7 @@ from kvtop.domain.launch import NO_WORDS, LaunchSettings, OwnFlag, written_flags
 from kvtop.domain.launch_tokens import positional_model
 from kvtop.domain.launch_vocabulary import NeutralGroup, refuse_unlisted_kv_dtype
 from kvtop.domain.load_casts import LoadCasts
+from kvtop.domain.redact import quoted, shown_cut
 
 SPELLINGS: Mapping[str, str] = {
     # trtllm-serve (the first spelling of each field is the one kvtop names)
@@ -339,7 +340,7 @@ def _typed(key: str, value: object, kind: type, source: str) -> object:
             return value
     elif isinstance(value, str):
         return value
-    shown = repr(value)[:40]
+    shown = quoted(value)
     raise InputError(f"expected {kind.__name__}, got {shown}", field=key, source=source)
 
 
@@ -365,7 +366,7 @@ def settings_with_options(
         if field is None and value is None and key != GRAPHS_KEY:
             continue  # null: the key's default, as the LLM API's model reads it (`moe_config.backend: null`)
         if field is None:
-            extra[key] = value if isinstance(value, bool) else str(value)[:200]
+            extra[key] = value if isinstance(value, bool) else shown_cut(str(value), 200)
             continue
         if value is None:
             continue

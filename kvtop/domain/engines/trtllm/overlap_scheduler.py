@@ -15,6 +15,7 @@ from __future__ import annotations
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.redact import quoted
 
 OVERLAP_OFF_KEY = "disable_overlap_scheduler"
 OLD_OVERLAP_ON_KEY = "pytorch_backend_config.enable_overlap_scheduler"
@@ -36,7 +37,7 @@ def flag_bool(value: object, key: str, source: str | None = None) -> bool:
     text = str(value).strip().lower()
     if text in _TRUE or text in _FALSE:
         return text in _TRUE
-    raise InputError(f"expected true or false, got {str(value)[:40]!r}", field=f"--{key}", source=source)
+    raise InputError(f"expected true or false, got {quoted(value)}", field=f"--{key}", source=source)
 
 
 def overlap_on(settings: LaunchSettings, version: ResolvedVersion) -> bool:

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.errors import InputError
+from kvtop.domain.redact import quoted
 
 DTYPE_FLAG = "--dtype"
 QUANTIZATION_FLAG = "--quantization"
@@ -134,7 +135,7 @@ def refuse_dtype(value: object, flag: str = DTYPE_FLAG) -> None:
     ModelConfig.dtype after _get_and_verify_dtype), not a typed word: passed."""
     if isinstance(value, str) and value not in DTYPES and not value.startswith(LOGGED_PREFIX):
         raise InputError(
-            f"vLLM refuses {value[:40]!r} ('invalid choice'): it takes {', '.join(DTYPES)} "
+            f"vLLM refuses {quoted(value)} ('invalid choice'): it takes {', '.join(DTYPES)} "
             "(ModelDType, config/model.py; engine/arg_utils.py choices before v0.9.0)",
             field=flag,
         )
@@ -150,7 +151,7 @@ def refuse_quantization(value: object, version: ResolvedVersion, flag: str = QUA
         return
     if value not in era.value:
         raise InputError(
-            f"vLLM {version.label} refuses {value[:40]!r} ('Unknown quantization method', argparse's 'invalid choice' "
+            f"vLLM {version.label} refuses {quoted(value)} ('Unknown quantization method', argparse's 'invalid choice' "
             f"to v0.8.5): it takes {', '.join(era.value)} ({era.source})",
             field=flag,
         )

@@ -46,6 +46,7 @@ from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.launch_tokens import switch_in
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.redact import quoted
 from kvtop.domain.span import flag_text
 
 # PP > 1 turns the default off: always, never, under the V1 model runner
@@ -259,7 +260,7 @@ def _ray_v2_stated(settings: LaunchSettings, version: ResolvedVersion) -> bool |
         return bool(int(str(value).strip()))
     except ValueError:
         raise InputError(f"vLLM {version.label} reads it as a whole number (envs.py bool(int(value))), got "
-                         f"{str(value)[:40]!r}", field=RAY_V2_ENV) from None
+                         f"{quoted(value)}", field=RAY_V2_ENV) from None
 
 
 def _padded_off(settings: LaunchSettings) -> bool:

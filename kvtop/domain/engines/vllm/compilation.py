@@ -43,6 +43,7 @@ from kvtop.domain.engines.vllm.compilation_aliases import CAPTURE_SIZE_FLAG, FUS
 from kvtop.domain.engines.vllm.flags_table import FlagSpan
 from kvtop.domain.engines.vllm.graph_sizes import SIZES_FLAG, stated_sizes
 from kvtop.domain.errors import InputError
+from kvtop.domain.redact import quoted
 
 CONFIG_FLAG = "--compilation-config"
 SHORT_FLAG = "-cc"  # the same add_argument call's short spelling, from v0.12.0
@@ -307,7 +308,7 @@ def stated_pass_config(flags: Mapping[str, object], version: ResolvedVersion) ->
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise InputError(f"pass_config {str(value)[:40]!r}: a JSON object of PassConfig's fields", field=CONFIG_FLAG)
+        raise InputError(f"pass_config {quoted(value)}: a JSON object of PassConfig's fields", field=CONFIG_FLAG)
     return value
 
 

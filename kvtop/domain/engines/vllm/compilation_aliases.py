@@ -25,6 +25,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.errors import InputError
+from kvtop.domain.redact import quoted
 
 CAPTURE_SIZE_FLAG = "--max-cudagraph-capture-size"
 FUSE_ALLREDUCE_FLAG = "--compilation-config.pass_config.fuse_allreduce_rms"
@@ -74,5 +75,5 @@ def fuse_allreduce_rms(pass_config: Mapping[str, object], version: ResolvedVersi
     try:
         return PASS_CONFIG_BOOL.validate_python(value)
     except ValidationError:
-        raise InputError(f"{str(value)[:40]!r}: a pydantic bool (true/false, 1/0, yes/no, on/off, t/f, y/n)",
+        raise InputError(f"{quoted(value)}: a pydantic bool (true/false, 1/0, yes/no, on/off, t/f, y/n)",
                          field=FUSE_ALLREDUCE_FLAG) from None

@@ -149,10 +149,15 @@ NEUTRAL_SPELLINGS = spellings(MEMORY_NEUTRAL)
 # runai_streamer`, flags_valued.py)
 # --spec-method / --spec-model / --spec-tokens (spec_methods.SPLIT_FIELDS): absent from v0.21.0
 SPLIT_SPEC_SPAN = FlagSpan("0.22.0", None, "engine/arg_utils.py:1900-1903 (v0.34.0)")
+# `--enable-eplb` (ParallelConfig.enable_eplb, a bool field: `--no-` too) first in v0.9.2 (engine/arg_utils.py:687-688;
+# v0.9.0's and v0.9.1's wheels have no eplb): argparse stops an older release (R8: 0.8.5 planned, and wrote back
+# `--no-enable-eplb`)
+EPLB_FLAG = "--enable-eplb"
+EPLB_SPAN = FlagSpan("0.9.2", None, "engine/arg_utils.py:687-688 (v0.9.2), :1367 (v0.34.0)", True)
 RELEASE_SPANS = merged((MEMORY_NEUTRAL, POOLING_SPANS, DP_SPANS, NODE_SPANS, {
     SHORT_FLAG: SHORT_SPAN, CACHE_MODE_FLAG: CACHE_MODE_SPAN, MM_LIMIT_FLAG: MM_LIMIT_SPAN, TEXT_ONLY_FLAG: TEXT_ONLY_SPAN,
     SKIP_MM_FLAG: SKIP_MM_SPAN,
-    ENCODER_TP_FLAG: ENCODER_TP_SPAN, ASYNC_FLAG: ASYNC_SPAN, EXTENSIBLE_FLAG: EXTENSIBLE_SPAN,
+    ENCODER_TP_FLAG: ENCODER_TP_SPAN, ASYNC_FLAG: ASYNC_SPAN, EXTENSIBLE_FLAG: EXTENSIBLE_SPAN, EPLB_FLAG: EPLB_SPAN,
     **{f"--{flag}": SPLIT_SPEC_SPAN for flag, _ in SPLIT_FIELDS}, **MAMBA_DTYPE_SPANS,
 }))  # fmt: skip
 # each kind of NEUTRAL_GROUPS as `--help` names it

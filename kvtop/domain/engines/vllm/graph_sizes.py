@@ -18,6 +18,7 @@ from typing import Literal
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.errors import InputError
+from kvtop.domain.redact import quoted
 
 SIZES_FLAG = "--cuda-graph-sizes"
 SizesMeaning = Literal["absent", "pattern", "alias"]
@@ -45,7 +46,7 @@ def stated_sizes(
                          field=SIZES_FLAG)  # fmt: skip
     words = str(value).replace(",", " ").split() if value is not True else []
     if not words or not all(word.isdigit() and int(word) > 0 for word in words):
-        raise InputError(f"{str(value)[:40]!r}: one or more positive token counts (argparse nargs='+', int)",
+        raise InputError(f"{quoted(value)}: one or more positive token counts (argparse nargs='+', int)",
                          field=SIZES_FLAG)  # fmt: skip
     sizes = [int(word) for word in words]
     if fields.get("cudagraph_capture_sizes") is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from kvtop.domain.engines.versions import LATEST, Era, Eras, ResolvedVersion, parse_release
 from kvtop.domain.errors import InputError
+from kvtop.domain.redact import quoted
 
 _V010 = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc")
 _V011 = (*_V010[:1], "bfloat16", *_V010[1:])
@@ -60,7 +61,7 @@ def refuse_kv_dtype(dtype: str, flag: str, version: str | None, modelled: tuple[
 def _refusal(dtype: str, version: str | None, modelled: tuple[str, ...]) -> str:
     """The refusal of `--kv-cache-dtype dtype` at `version`: one kvtop does not take (`modelled`), or one the release
     lacks."""
-    word = repr(dtype[:40])
+    word = quoted(dtype)
     era = CACHE_DTYPES.era(ResolvedVersion(text=version))
     release = version.strip() if version and version.strip().lower() != LATEST else READ[-1]
     models = "" if dtype in modelled else f"; kvtop models {', '.join(modelled)}"

@@ -48,6 +48,7 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.flags_table import FlagSpan
 from kvtop.domain.engines.vllm.rope_override import json_object
 from kvtop.domain.errors import InputError, UnsupportedModelError
+from kvtop.domain.redact import quoted
 
 FLAG = "--limit-mm-per-prompt"
 SPAN = FlagSpan("0.6.3.post1", None, "engine/arg_utils.py:1499 (v0.33.0)")
@@ -120,7 +121,7 @@ def _count(modality: str, value: object, options: bool) -> tuple[int, bool]:
         value = value.get("count", DEFAULT_LIMIT)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         kind = "a whole number ≥ 0 or {\"count\": N, …}" if options else "a whole number ≥ 0 (a dict from v0.11.1)"
-        raise InputError(f"{modality}: {kind} (got {str(value)[:40]!r})", field=FLAG)
+        raise InputError(f"{modality}: {kind} (got {quoted(value)})", field=FLAG)
     return value, sized
 
 

@@ -54,6 +54,7 @@ from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.gpus import compute_capability
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.launch_tokens import false_word
+from kvtop.domain.redact import quoted
 
 MARLIN, TRITON = "marlin", "triton"
 MARLIN_ENV = "VLLM_MXFP4_USE_MARLIN"  # envs.py: maybe_convert_bool(os.environ.get(...)) where set
@@ -189,7 +190,7 @@ def _as_the_variable_decides(
         marlin = value if isinstance(value, bool) else bool(int(str(value)))
     except ValueError:
         raise InputError(f"vLLM {version.label} reads it as a whole number (envs.py maybe_convert_bool: "
-                         f"bool(int(value))), got {str(value)[:40]!r}", field=MARLIN_ENV) from None  # fmt: skip
+                         f"bool(int(value))), got {quoted(value)}", field=MARLIN_ENV) from None  # fmt: skip
     if marlin:
         return Mxfp4Backend(MARLIN, "stated", f"{MARLIN_ENV}=1 in the launch ({source})")
     if capability[0] != 9:

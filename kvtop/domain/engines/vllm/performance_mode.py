@@ -22,6 +22,7 @@ from typing import Literal
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.errors import InputError
+from kvtop.domain.redact import quoted
 
 FLAG = "--performance-mode"
 Mode = Literal["balanced", "interactivity", "throughput"]
@@ -46,7 +47,7 @@ def performance_mode(flags: Mapping[str, object] | None, version: ResolvedVersio
     for mode in MODES:
         if value == mode:
             return mode
-    raise InputError(f"{str(value)[:40]!r}: one of {', '.join(MODES)} (argparse's choices)", field=FLAG)
+    raise InputError(f"{quoted(value)}: one of {', '.join(MODES)} (argparse's choices)", field=FLAG)
 
 
 def batch_factor(flags: Mapping[str, object] | None, version: ResolvedVersion) -> tuple[int, str]:

@@ -10,6 +10,7 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.flags_table import FlagSpan
 from kvtop.domain.errors import InputError
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.redact import quoted
 
 RUNNER_FLAG = "--runner"
 CONVERT_FLAG = "--convert"
@@ -85,7 +86,7 @@ def refuse_values(flags: Mapping[str, object]) -> None:
     for flag, choices in CHOICES:
         value = flags.get(flag.lstrip("-"))
         if value is not None and str(value) not in choices:
-            raise InputError(f"{str(value)[:40]!r}: one of {', '.join(choices)} (kvtop plans these)", field=flag)
+            raise InputError(f"{quoted(value)}: one of {', '.join(choices)} (kvtop plans these)", field=flag)
 
 
 def auto_pooling(architecture: str, version: ResolvedVersion) -> bool:

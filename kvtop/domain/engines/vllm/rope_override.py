@@ -36,6 +36,7 @@ from kvtop.domain.engines.vllm.rope_rows import DYNAMIC_SCALED_ERAS, LONGROPE_TY
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.redact import quoted
 
 ROPE_SCALING_FLAG = "--rope-scaling"
 HF_OVERRIDES_FLAG = "--hf-overrides"
@@ -103,9 +104,9 @@ def json_object(text: object, flag: str) -> dict[str, object]:
     except ValueError:
         value = _printed_dict(text)
         if value is None:
-            raise InputError(f"is not JSON (got {text[:60]!r})", field=flag) from None
+            raise InputError(f"is not JSON (got {quoted(text, 60)})", field=flag) from None
     if not isinstance(value, dict):
-        raise InputError(f"must be a JSON object (got {text[:60]!r})", field=flag)
+        raise InputError(f"must be a JSON object (got {quoted(text, 60)})", field=flag)
     return value
 
 

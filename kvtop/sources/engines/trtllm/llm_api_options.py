@@ -15,6 +15,9 @@ import yaml
 from kvtop.domain.engines.trtllm.flags import settings_with_options
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.redact import redact_shown
+from kvtop.domain.secret_names import masks_value
+from kvtop.domain.secret_userinfo import MASK
 
 MAX_OPTIONS_BYTES = 1 << 20  # an LLM-API options file is a few hundred bytes; anything past 1 MiB is not one
 MAX_VALUES = 10_000  # values once YAML's aliases are expanded (the file itself holds a few dozen)
@@ -103,4 +106,18 @@ def complete_settings(
                 value_is_file=True,
             )
         return settings
-    return settings_with_options(settings, read_options(path), str(path))
+    options = {key: _redacted(value, key) for key, value in read_options(path).items()}
+    return settings_with_options(settings, options, str(path))
+
+
+def _redacted(node: object, name: str = "") -> object:
+    """The YAML with every string value redacted before the domain types it: a value refused there is quoted in the
+    error, and a running server's error reaches `snapshot --json` (`api_key: sk-…` masked, a key inside any other value
+    too), as `redact_mapping` does: a secret-named key's value masked by the name's strength and the value's shape."""
+    if isinstance(node, dict):
+        return {key: _redacted(value, str(key)) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_redacted(item, name) for item in node]
+    if isinstance(node, str):
+        return MASK if masks_value(name, node) else redact_shown(node)
+    return node
