@@ -54,6 +54,7 @@ from kvtop.domain.config_types import (
     WindowPattern,
 )
 from kvtop.domain.errors import InputError
+from kvtop.domain.redact import quoted
 
 _SectionT = TypeVar("_SectionT", bound=ConfigSection)
 
@@ -312,5 +313,7 @@ def shown(value: Any) -> str:
         return (
             f"{float(value):.3g}" if value.bit_length() < 1000 else f"an integer of {value.bit_length()} bits"
         )
+    if isinstance(value, str):  # a config's words may hold a key: masked before the cut (`redact.quoted`)
+        return quoted(value, 38)
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "…"
