@@ -8,7 +8,7 @@ from typing import Any
 from kvtop.commands.columns import column_rows
 from kvtop.commands.output import prose
 from kvtop.commands.render_deployment import deployment_json, deployment_lines, term_json
-from kvtop.commands.render_launch import engine_config_json, engine_launch_lines
+from kvtop.commands.render_launch import LAUNCH_HEADS, engine_launch_json, engine_launch_lines
 from kvtop.commands.render_notes import plan_notes
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
 from kvtop.domain.calibration.terms import TermEstimate
@@ -91,10 +91,10 @@ def ledger_json(ledger: Ledger) -> dict[str, Any]:
         "config_nominal_defaults": [d.said for d in ledger.model.nominal_defaults],
         "config_format": ledger.model.config_format or None, "read_from": list(ledger.model.read_from),
         "unchecked_class": unchecked_json(ledger.model.unchecked_class),
-        # the launch as the engine takes it: its own options (TensorRT-LLM: trtllm-serve's), and where those are not the
-        # whole of it the config file the line names and the build's flags (`engine_config`, null for the others)
-        "engine_flags": list(ledger.settings.engine_launch().line),
-        "engine_config": engine_config_json(ledger.settings),
+        # the launch as the engine takes it: its own options (TensorRT-LLM: trtllm-serve's), where those are not the
+        # whole of it the config file the line names and the build's flags (`engine_config`, null for the others), and
+        # the environment it set that a rule read (`engine_env`, set before the server's command)
+        **engine_launch_json(ledger.settings),
         # the launch's flags kvtop did not read (a script sees what the stderr note says)
         "flags_not_read": flags_not_read_json(ledger.settings, e.inputs_not_read),
         "deployment": deployment_json(ledger),
@@ -447,7 +447,7 @@ def plan_text(plan: CapacityPlan) -> str:
     check = architecture_check(plan.ledger)
     said = [check.message] if check.state != "registered" else []  # served otherwise, or not checked
     said += [variant] if (variant := memory_variant_note(ledger.gpu_name, ledger.shown_total_origin)) else []
-    flags = next((i for i, line in enumerate(lines) if line.startswith("engine flags:")), len(lines))
+    flags = next((i for i, line in enumerate(lines) if line.startswith(LAUNCH_HEADS)), len(lines))
     lines[flags:flags] = [prose("note: ", line) for line in said]  # beside the notes
     return qualified("\n".join([*lines[:budget], *terms, "", *lines[budget:]]), ledger.engine.engine)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -25,7 +26,8 @@ _YAML_WORDS = frozenset({"true", "false", "null", "yes", "no", "on", "off", "y",
 class EngineLaunch:
     """`line`: the engine's own options only (pasteable after the server's command and model); `config`: the nested
     body of the file `config_option` names (`config_file` the name the line gives it), empty where the line names
-    none; `build`: flags of the build step (`build_said` names it), never the server's."""
+    none; `build`: flags of the build step (`build_said` names it), never the server's; `env`: the environment the
+    launch set that a rule read (`EngineFlags.env_read`, name -> value), set before the server's command."""
 
     line: tuple[str, ...]
     config: Mapping[str, object] = field(default_factory=dict)
@@ -33,6 +35,13 @@ class EngineLaunch:
     config_file: str | None = None
     build: tuple[str, ...] = ()
     build_said: str = ""
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+def env_words(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The environment as a shell sets it before a command, `NAME=VALUE` (the value quoted where a shell would split
+    it: `shlex.quote`), which `--cmd` reads back (launch_tokens.env_assignments)."""
+    return tuple(f"{name}={shlex.quote(value)}" for name, value in env.items())
 
 
 def yaml_scalar(value: object) -> str:

@@ -261,13 +261,19 @@ class LaunchSettings(BaseModel):
     def engine_launch(self) -> EngineLaunch:
         """The launch to copy and paste as the engine takes it: `to_flags()` where that line is the engine's own
         (vLLM, SGLang, LMDeploy, llama.cpp), else the engine's parts (TensorRT-LLM: trtllm-serve's options, the
-        --extra_llm_api_options YAML beside them, a TensorRT engine's build flags apart), each redacted."""
+        --extra_llm_api_options YAML beside them, a TensorRT engine's build flags apart), each redacted; with the
+        environment the launch set that a rule read (`env`, the engine's `env_read`: without it the engine lays its
+        memory out otherwise), redacted too though no secret's name is kept."""
+        read = engine_flags(self.engine).env_read  # `launch_line.with_environment` keeps them in `flags` by name
+        said = redact_argv([f"{name}={value}" for name, value in self.flags.items() if name in read])
+        env = dict(word.split("=", 1) for word in said)
         parts = engine_flags(self.engine).launch_parts(self)
         if parts is None:
-            return EngineLaunch(line=tuple(self.to_flags()))
+            return EngineLaunch(line=tuple(self.to_flags()), env=env)
         return EngineLaunch(line=tuple(redact_argv(list(parts.line))), config=redacted_body(parts.config),
                             config_option=parts.config_option, config_file=parts.config_file,
-                            build=tuple(redact_argv(list(parts.build))), build_said=parts.build_said)  # fmt: skip
+                            build=tuple(redact_argv(list(parts.build))), build_said=parts.build_said,
+                            env=env)  # fmt: skip
 
     def to_flags(self) -> list[str]:
         """The settings as kvtop spells them for the engine, which `kvtop plan … --` reads back (for every engine but

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from kvtop.domain.calibration.estimate import CapacityPlan, calibrated_ledger, planned_capacity
 from kvtop.domain.calibration.node import NodeMeasure
 from kvtop.domain.deployment import DeploymentSetup, HostKvRequest
-from kvtop.domain.engine_launch import yaml_flow
+from kvtop.domain.engine_launch import env_words, yaml_flow
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import EngineId, display_name, engine_rules
 from kvtop.domain.engines.registry import engine_flags as engine_flags_of
@@ -326,12 +326,15 @@ def engine_flag_list(settings: LaunchSettings, *, with_model: bool, launch: Node
 
 
 def launch_beside(settings: LaunchSettings) -> str:
-    """What the copied line needs beside it and `c` does not copy: the config file it names, on one line
-    (TensorRT-LLM's `extra_llm_api_options.yaml: {kv_cache_config: {dtype: fp8}}`), and the build step's flags; ''
-    where the line is the whole launch (vLLM, SGLang, LMDeploy, llama.cpp)."""
+    """What the copied line needs beside it and `c` does not copy: the environment the launch set that a rule read
+    (`SGLANG_MAMBA_SSM_DTYPE=bfloat16`: it goes before the server's command, where the copied flags cannot), the config
+    file it names, on one line (TensorRT-LLM's `extra_llm_api_options.yaml: {kv_cache_config: {dtype: fp8}}`), and
+    the build step's flags; '' where the line is the whole launch (vLLM, SGLang, LMDeploy, llama.cpp, no variable)."""
     launch = settings.engine_launch()
-    said = [f"{launch.config_file} (not copied; write it before the line runs): {yaml_flow(launch.config)}"]
-    said = said if launch.config else []
+    said = [f"environment (not copied; set it before the server's command): {' '.join(env_words(launch.env))}"]
+    said = said if launch.env else []
+    if launch.config:
+        said.append(f"{launch.config_file} (not copied; write it before the line runs): {yaml_flow(launch.config)}")
     if launch.build:
         said.append(f"build flags ({launch.build_said}): {shlex.join(launch.build)}")
     return " · ".join(said)
