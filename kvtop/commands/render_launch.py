@@ -14,10 +14,11 @@ def engine_config_json(settings: LaunchSettings) -> dict[str, Any] | None:
     """`{option, file, yaml, build_flags, build}`: the file the line names (its body as nested JSON) and the build step's
     flags, where the engine's line is not the whole launch (TensorRT-LLM); None where it is."""
     launch = settings.engine_launch()
-    if not launch.config and not launch.build:
+    if not launch.config and not launch.build and not launch.line_said:
         return None
     return {"option": launch.config_option, "file": launch.config_file, "yaml": dict(launch.config),
-            "build_flags": list(launch.build), "build": launch.build_said or None}  # fmt: skip
+            "build_flags": list(launch.build), "build": launch.build_said or None,
+            "no_line": launch.line_said or None}  # fmt: skip
 
 
 def engine_launch_lines(settings: LaunchSettings) -> list[str]:
@@ -25,8 +26,11 @@ def engine_launch_lines(settings: LaunchSettings) -> list[str]:
     written out, and the build's flags apart (TensorRT-LLM's YAML and trtllm-build; none for the other engines)."""
     launch = settings.engine_launch()  # pasted into a shell: a JSON value quoted whole, broken only between flags
     lines = [shell_prose("engine flags: ", launch.line)] if launch.line else []
+    if launch.line_said:
+        lines.append(f"engine flags: none to copy ({launch.line_said})")
     if launch.config:
-        lines.append(f"  {launch.config_file} (the file {launch.config_option} names; write it beside the line):")
+        lines.append(f"  {launch.config_file} (the file {launch.config_option} names; kvtop's keys only: merge them into "
+                     "your file, or write it beside the line):")
         lines += [f"    {line}" for line in yaml_lines(launch.config)]
     if launch.build:
         lines.append(shell_prose(f"  build flags ({launch.build_said}): ", launch.build))

@@ -25,7 +25,8 @@ _YAML_WORDS = frozenset({"true", "false", "null", "yes", "no", "on", "off", "y",
 class EngineLaunch:
     """`line`: the engine's own options only (pasteable after the server's command and model); `config`: the nested
     body of the file `config_option` names (`config_file` the name the line gives it), empty where the line names
-    none; `build`: flags of the build step (`build_said` names it), never the server's."""
+    none; `build`: flags of the build step (`build_said` names it), never the server's; `line_said`: why there is no
+    line to copy where the release has no server command (TensorRT-LLM before trtllm-serve), else ''."""
 
     line: tuple[str, ...]
     config: Mapping[str, object] = field(default_factory=dict)
@@ -33,6 +34,7 @@ class EngineLaunch:
     config_file: str | None = None
     build: tuple[str, ...] = ()
     build_said: str = ""
+    line_said: str = ""
 
 
 def yaml_scalar(value: object) -> str:
@@ -41,10 +43,26 @@ def yaml_scalar(value: object) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (int, float)):
+    if isinstance(value, int):
         return repr(value)
+    if isinstance(value, float):
+        return _yaml_float(value)
     text = str(value)
     return text if _PLAIN.match(text) and text.lower() not in _YAML_WORDS else json.dumps(text)
+
+
+def _yaml_float(value: float) -> str:
+    """A float as YAML 1.1 (PyYAML, which the engine's loader uses) reads one back: a dot before any exponent, and the
+    exponent signed (`1e-05` is a string there, `1.0e-05` a float); .inf / .nan spelled YAML's way."""
+    if value != value:
+        return ".nan"
+    if value in (float("inf"), float("-inf")):
+        return ".inf" if value > 0 else "-.inf"
+    text = repr(value)
+    mantissa, _, exponent = text.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    return f"{mantissa}e{exponent if exponent[:1] in '+-' else '+' + exponent}" if exponent else mantissa
 
 
 def yaml_lines(body: Mapping[str, object], indent: int = 0) -> list[str]:

@@ -330,8 +330,10 @@ def launch_beside(settings: LaunchSettings) -> str:
     (TensorRT-LLM's `extra_llm_api_options.yaml: {kv_cache_config: {dtype: fp8}}`), and the build step's flags; ''
     where the line is the whole launch (vLLM, SGLang, LMDeploy, llama.cpp)."""
     launch = settings.engine_launch()
-    said = [f"{launch.config_file} (not copied; write it before the line runs): {yaml_flow(launch.config)}"]
-    said = said if launch.config else []
+    said = [f"{launch.config_file} (not copied; kvtop's keys: merge into your file before the line runs): "
+            f"{yaml_flow(launch.config)}"] if launch.config else []  # fmt: skip
+    if launch.line_said:
+        said.insert(0, f"no line to copy: {launch.line_said}")
     if launch.build:
         said.append(f"build flags ({launch.build_said}): {shlex.join(launch.build)}")
     return " · ".join(said)

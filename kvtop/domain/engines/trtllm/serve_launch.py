@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kvtop.domain.engine_launch import EngineLaunch
-from kvtop.domain.engines.trtllm.cuda_graphs import GRAPHS_KEY, NULL_WORDS
+from kvtop.domain.engines.trtllm.cuda_graphs import EMPTY_MAPPING, GRAPHS_KEY, NULL_WORDS
 from kvtop.domain.engines.trtllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.trtllm.engine_build import EMBEDDING_SHARING_FLAG, OLD_BUILDER_FLAGS
 from kvtop.domain.engines.trtllm.overlap_scheduler import OLD_OVERLAP_ON_KEY, OVERLAP_OFF_KEY, flag_bool
@@ -64,6 +64,12 @@ _BUILD_FIELDS: Mapping[str, str] = {"quantization": "--qformat", "max_input_len"
 # `--tokens_per_block`; eras.ENGINE_TOKENS_PER_BLOCK_ERAS): said with the build where the backend is TensorRT
 _ENGINE_BUILT: Mapping[str, str] = {"kv_cache_dtype": "--kv_cache_dtype", "page_size": "--tokens_per_block"}
 _PYTORCH_DEFAULT_SINCE = "1.0.0rc0"  # eras.DEFAULT_BACKEND_ERAS: `--backend` unset serves a TensorRT engine before 1.0
+# before 1.0 serve's `--backend` took only `pytorch` ("Set to 'pytorch' for pytorch path. Default is cpp path.",
+# Choice(["pytorch"]) default None: nvidia.github.io/TensorRT-LLM/0.18.2/commands/trtllm-serve.html; find_string copies
+# 50627517773, 6225645832): a TensorRT engine is served with no --backend there, and `--backend tensorrt` is refused
+# trtllm-serve's first release: 0.15.0 (its docs' release list has no trtllm-serve page before; not pinned at the
+# tags). Before it a TensorRT engine is run by Triton's tensorrtllm backend (config.pbtxt) or examples/run.py
+SERVE_SINCE = "0.15.0"
 BUILD_FLAGS = frozenset(f"--{name}" for name in (*OLD_BUILDER_FLAGS, EMBEDDING_SHARING_FLAG))
 # the read keys (kept in `flags` by their dotted path) that go in the YAML, and how each value is typed there
 YAML_KEYS = frozenset({
@@ -80,7 +86,9 @@ _LINE_KEYS = frozenset({"gpus_per_node"})  # read keys that are serve options
 
 
 def _put(body: dict[str, object], path: str, value: object) -> None:
-    """Set a dotted key in the nested body; a child under a section set to a scalar (null) is left out."""
+    """Set a dotted key in the nested body; never replaces a section that holds keys (`cuda_graph_config: {}` beside
+    `cuda_graph_config.max_batch_size`: the section stays), and a child under a section set to null is left out
+    (graphs_off refuses null beside a child before a plan is made)."""
     *parents, leaf = path.split(".")
     node = body
     for part in parents:
@@ -88,6 +96,8 @@ def _put(body: dict[str, object], path: str, value: object) -> None:
         if not isinstance(child, dict):
             return
         node = child
+    if isinstance(node.get(leaf), dict) and node[leaf]:
+        return
     node[leaf] = value
 
 
@@ -96,6 +106,8 @@ def _yaml_value(key: str, raw: object) -> object:
     text = str(raw).strip()
     if text.lower() in NULL_WORDS:
         return None
+    if key == GRAPHS_KEY and text == EMPTY_MAPPING:
+        return {}  # the default CudaGraphConfig as a mapping, not the string '{}' (Optional[CudaGraphConfig] refuses it)
     if key in _INT_KEYS and text.lstrip("-").isdigit():
         return int(text)
     return text
@@ -131,19 +143,33 @@ def yaml_body(settings: LaunchSettings) -> dict[str, object]:
             if flag_bool(raw, key):
                 _put(body, key, True)
             continue
-        _put(body, key, None if key == GRAPHS_KEY and raw is True else _yaml_value(key, raw))
+        _put(body, key, _yaml_value(key, raw))
     if "kv_cache_config" in body and settings.free_gpu_memory_fraction is not None:
         _put(body, "kv_cache_config.free_gpu_memory_fraction", settings.free_gpu_memory_fraction)
     return body
 
 
+def _before(settings: LaunchSettings, since: str) -> bool:
+    """Whether the stated release is before `since` (an unstated one is the latest: never)."""
+    release, first = parse_release(settings.engine_version), parse_release(since)
+    return release is not None and first is not None and release < first
+
+
+def _line_fields(settings: LaunchSettings) -> Mapping[str, str]:
+    """Serve's options for the modelled fields: without `--backend` where it names a TensorRT engine before 1.0 (serve's
+    Choice then was `pytorch` alone, unset the TensorRT engine)."""
+    if tensorrt_engine(settings) and _before(settings, _PYTORCH_DEFAULT_SINCE):
+        return {field: option for field, option in _LINE.items() if field != "backend"}
+    return _LINE
+
+
 def serve_launch(settings: LaunchSettings) -> EngineLaunch:
     """trtllm-serve's line (serve's options only, `--extra_llm_api_options` naming the YAML where it has a body), the
-    YAML's body, and the build flags apart."""
+    YAML's body, and the build flags apart; before trtllm-serve's first release no line, and that named."""
     body = yaml_body(settings)
-    line = written_flags(settings, _LINE)
+    line = written_flags(settings, _line_fields(settings))
     if "kv_cache_config" not in body and settings.free_gpu_memory_fraction is not None:
-        line += [_FRACTION, f"{settings.free_gpu_memory_fraction:g}"]
+        line += [_FRACTION, repr(settings.free_gpu_memory_fraction)]
     for key in sorted(_LINE_KEYS):
         raw = settings.flags.get(key)
         if raw is not None and raw is not False:
@@ -155,6 +181,11 @@ def serve_launch(settings: LaunchSettings) -> EngineLaunch:
         raw = settings.flags.get(flag[2:])
         if raw is not None and raw is not False:
             build += [flag] if raw is True else [flag, str(raw)]
+    if _before(settings, SERVE_SINCE):
+        said = (f"TensorRT-LLM {settings.engine_version} has no trtllm-serve, first in {SERVE_SINCE} (not pinned): the "
+                "engine runs under Triton's tensorrtllm backend (config.pbtxt) or examples/run.py, whose options kvtop "
+                "does not write" + (f"; kvtop's settings: {' '.join(line)}" if line else ""))
+        return EngineLaunch(line=(), line_said=said, build=tuple(build), build_said=BUILD_SAID if build else "")
     return EngineLaunch(line=tuple(line), config=body, config_option=CONFIG_OPTION if body else None,
                         config_file=CONFIG_FILE if body else None, build=tuple(build),
                         build_said=BUILD_SAID if build else "")  # fmt: skip
