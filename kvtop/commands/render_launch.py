@@ -3,10 +3,11 @@ config file it names and a build step's flags (TensorRT-LLM's YAML and trtllm-bu
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from kvtop.commands.output import shell_prose
-from kvtop.domain.engine_launch import yaml_lines
+from kvtop.domain.engine_launch import yaml_flow, yaml_lines
 from kvtop.domain.launch import LaunchSettings
 
 
@@ -35,3 +36,16 @@ def engine_launch_lines(settings: LaunchSettings) -> list[str]:
     if launch.build:
         lines.append(shell_prose(f"  build flags ({launch.build_said}): ", launch.build))
     return lines
+
+
+def launch_text(settings: LaunchSettings) -> str:
+    """The launch on one line, as the engine takes it (a layout's or the smallest fit's): the engine's own options,
+    then the config file the line names and the build's flags (TensorRT-LLM: `--backend pytorch
+    --extra_llm_api_options extra_llm_api_options.yaml · extra_llm_api_options.yaml: {kv_cache_config: {dtype: fp8}}`,
+    never kvtop's `--kv_cache_config.dtype`, which trtllm-serve refuses); '' where the launch takes none."""
+    launch = settings.engine_launch()
+    said = [shlex.join(launch.line)] if launch.line else []
+    said += [f"no line ({launch.line_said})"] if launch.line_said else []
+    said += [f"{launch.config_file}: {yaml_flow(launch.config)}"] if launch.config else []
+    said += [f"build flags: {shlex.join(launch.build)}"] if launch.build else []
+    return " · ".join(said)

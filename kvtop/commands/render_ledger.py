@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
 from kvtop.commands.columns import column_rows
 from kvtop.commands.output import prose
 from kvtop.commands.render_deployment import deployment_json, deployment_lines, term_json
-from kvtop.commands.render_launch import engine_config_json, engine_launch_lines
+from kvtop.commands.render_launch import engine_config_json, engine_launch_lines, launch_text
 from kvtop.commands.render_notes import plan_notes
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
 from kvtop.domain.calibration.terms import TermEstimate
@@ -473,16 +472,19 @@ def fitting_lines(ledger: Ledger, smallest: FittingLayout | None, defaults: tupl
 
 
 def _flags_said(smallest: FittingLayout) -> str:
-    """'engine flags: --tensor-parallel-size 2', or that the layout that fits takes none (every default)."""
-    flags = smallest.settings.to_flags()
-    return f"engine flags: {shlex.join(flags)}" if flags else f"no engine flags: {DEFAULTS_SAID}"
+    """'engine flags: --tensor-parallel-size 2' (the launch as the engine takes it: TensorRT-LLM's serve options and
+    YAML, render_launch.launch_text), or that the layout that fits takes none (every default)."""
+    said = launch_text(smallest.settings)
+    return f"engine flags: {said}" if said else f"no engine flags: {DEFAULTS_SAID}"
 
 
 def fitting_json(smallest: FittingLayout | None, defaults: tuple[str, ...]) -> dict[str, Any]:
     """`smallest_fit` ({gpus, token_capacity, engine_flags} or null) and `assumed` (the defaults taken)."""
     fit = None
     if smallest is not None:
-        fit = {"gpus": smallest.gpus, "token_capacity": smallest.token_capacity, "engine_flags": smallest.settings.to_flags()}
+        fit = {"gpus": smallest.gpus, "token_capacity": smallest.token_capacity,
+               "engine_flags": list(smallest.settings.engine_launch().line),
+               "engine_config": engine_config_json(smallest.settings)}  # as the top level's: what the engine takes
         if smallest.dropped is not None:  # the launch's memory share fits no layout: this one is at the engine's own
             dropped = smallest.dropped
             flag = spelling_of(smallest.settings.engine, dropped.setting)

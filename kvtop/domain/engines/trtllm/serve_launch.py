@@ -17,7 +17,7 @@ from kvtop.domain.engine_launch import EngineLaunch
 from kvtop.domain.engines.trtllm.cuda_graphs import EMPTY_MAPPING, GRAPHS_KEY, NULL_WORDS
 from kvtop.domain.engines.trtllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.trtllm.engine_build import EMBEDDING_SHARING_FLAG, OLD_BUILDER_FLAGS
-from kvtop.domain.engines.trtllm.overlap_scheduler import OLD_OVERLAP_ON_KEY, OVERLAP_OFF_KEY, flag_bool
+from kvtop.domain.engines.trtllm.overlap_scheduler import OVERLAP_KEYS, flag_bool
 from kvtop.domain.engines.versions import parse_release
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.launch_vocabulary import written_flags
@@ -74,9 +74,9 @@ BUILD_FLAGS = frozenset(f"--{name}" for name in (*OLD_BUILDER_FLAGS, EMBEDDING_S
 # the read keys (kept in `flags` by their dotted path) that go in the YAML, and how each value is typed there
 YAML_KEYS = frozenset({
     "moe_config.backend", "allreduce_strategy", "use_cute_dsl_blockscaling_bmm", "cache_transceiver_config.backend",
-    "cache_transceiver_config.max_tokens_in_buffer", GRAPHS_KEY, OVERLAP_OFF_KEY, OLD_OVERLAP_ON_KEY,
+    "cache_transceiver_config.max_tokens_in_buffer", GRAPHS_KEY, *OVERLAP_KEYS,
 }) | {flag[2:] for flag in DEPLOYMENT_FLAGS}  # fmt: skip
-BOOL_KEYS = frozenset({"use_cute_dsl_blockscaling_bmm", OVERLAP_OFF_KEY, OLD_OVERLAP_ON_KEY})
+BOOL_KEYS = frozenset({"use_cute_dsl_blockscaling_bmm", *OVERLAP_KEYS})
 _INT_KEYS = frozenset({
     "cache_transceiver_config.max_tokens_in_buffer", "speculative_config.max_draft_len",
     "speculative_config.num_nextn_predict_layers", "moe_config.load_balancer.num_slots", "lora_config.max_loras",
