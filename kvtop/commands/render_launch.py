@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from kvtop.commands.output import shell_prose
+from kvtop.commands.output import prose, shell_prose
 from kvtop.domain.engine_launch import yaml_flow, yaml_lines
 from kvtop.domain.launch import LaunchSettings
 
@@ -19,7 +19,7 @@ def engine_config_json(settings: LaunchSettings) -> dict[str, Any] | None:
         return None
     return {"option": launch.config_option, "file": launch.config_file, "yaml": dict(launch.config),
             "build_flags": list(launch.build), "build": launch.build_said or None,
-            "no_line": launch.line_said or None}  # fmt: skip
+            "no_line": launch.line_said or None, "yaml_note": launch.config_said or None}  # fmt: skip
 
 
 def engine_launch_lines(settings: LaunchSettings) -> list[str]:
@@ -33,6 +33,7 @@ def engine_launch_lines(settings: LaunchSettings) -> list[str]:
         lines.append(f"  {launch.config_file} (the file {launch.config_option} names; kvtop's keys only: merge them into "
                      "your file, or write it beside the line):")
         lines += [f"    {line}" for line in yaml_lines(launch.config)]
+        lines += [prose("  note: ", launch.config_said, hang=4)] if launch.config_said else []
     if launch.build:
         lines.append(shell_prose(f"  build flags ({launch.build_said}): ", launch.build))
     return lines

@@ -26,7 +26,8 @@ class EngineLaunch:
     """`line`: the engine's own options only (pasteable after the server's command and model); `config`: the nested
     body of the file `config_option` names (`config_file` the name the line gives it), empty where the line names
     none; `build`: flags of the build step (`build_said` names it), never the server's; `line_said`: why there is no
-    line to copy where the release has no server command (TensorRT-LLM before trtllm-serve), else ''."""
+    line to copy where the release has no server command (TensorRT-LLM before trtllm-serve), else ''; `config_said`:
+    where the body is not in the release's schema, which keys and what the release spelled, else ''."""
 
     line: tuple[str, ...]
     config: Mapping[str, object] = field(default_factory=dict)
@@ -35,6 +36,7 @@ class EngineLaunch:
     build: tuple[str, ...] = ()
     build_said: str = ""
     line_said: str = ""
+    config_said: str = ""
 
 
 def yaml_scalar(value: object) -> str:

@@ -334,6 +334,8 @@ def launch_beside(settings: LaunchSettings) -> str:
             f"{yaml_flow(launch.config)}"] if launch.config else []  # fmt: skip
     if launch.line_said:
         said.insert(0, f"no line to copy: {launch.line_said}")
+    if launch.config_said:
+        said.append(launch.config_said)
     if launch.build:
         said.append(f"build flags ({launch.build_said}): {shlex.join(launch.build)}")
     return " · ".join(said)

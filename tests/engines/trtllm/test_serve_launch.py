@@ -235,3 +235,29 @@ def test_the_fraction_on_the_line_is_written_in_full(capsys) -> None:
     out = plan_json(capsys, ("--model", LLAMA, "--engine", "trtllm", "--gpu", "H100", "--backend", "pytorch",
                              "--kv_cache_free_gpu_memory_fraction", "0.123456789"))  # fmt: skip
     assert out["engine_flags"] == ["--backend", "pytorch", "--kv_cache_free_gpu_memory_fraction", "0.123456789"]
+
+
+def test_the_smallest_fit_is_said_as_trtllm_serve_takes_it(capsys) -> None:
+    """Llama-3.1-70B (BF16, 141 GB of weights) fits no H100 alone: the layout that fits is said with serve's options
+    and the YAML, never kvtop's `--kv_cache_config.dtype`, which trtllm-serve refuses ("No such option")."""
+    args = ["plan", "--no-calibration-store", "--model", str(CONFIGS / "meta-llama--Llama-3.1-70B-Instruct.json"),
+            "--engine", "trtllm", "--gpu", "H100", "--backend", "pytorch", "--kv_cache_config.dtype", "fp8"]  # fmt: skip
+    assert main(args) == 0
+    fit = next(text for text in capsys.readouterr().out.splitlines() if text.startswith("smallest layout that fits:"))
+    said = fit.split("(engine flags: ")[1]
+    assert said.startswith("--tp_size 2 --backend pytorch --extra_llm_api_options extra_llm_api_options.yaml")
+    assert said.endswith("extra_llm_api_options.yaml: {kv_cache_config: {dtype: fp8}})")
+    assert main([*args, "--json"]) == 0
+    smallest = json.loads(capsys.readouterr().out)["smallest_fit"]
+    assert set(_serve_tokens(smallest["engine_flags"])) <= SERVE_OPTIONS
+    assert smallest["engine_config"]["yaml"] == {"kv_cache_config": {"dtype": "fp8"}}
+
+
+def test_a_yaml_before_pr_4603_is_said_not_the_release_s_schema(capsys) -> None:
+    """At 0.20.0 the CUDA-graph and MoE knobs sat under pytorch_backend_config (PR #4603, 0.21.0rc0, flattened them):
+    the YAML kvtop writes is named as not that release's schema; at 0.21.0 it is."""
+    base = ("--model", LLAMA, "--engine", "trtllm", "--gpu", "H100", "--backend", "pytorch",
+            "--cuda_graph_config.max_batch_size", "8")  # fmt: skip
+    old = plan_json(capsys, (*base, "--engine-version", "0.20.0"))["engine_config"]
+    assert old["yaml_note"].startswith("not TensorRT-LLM 0.20.0's schema: cuda_graph_config (pytorch_backend_config.")
+    assert plan_json(capsys, (*base, "--engine-version", "0.21.0"))["engine_config"]["yaml_note"] is None

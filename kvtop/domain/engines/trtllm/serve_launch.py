@@ -70,6 +70,14 @@ _PYTORCH_DEFAULT_SINCE = "1.0.0rc0"  # eras.DEFAULT_BACKEND_ERAS: `--backend` un
 # trtllm-serve's first release: 0.15.0 (its docs' release list has no trtllm-serve page before; not pinned at the
 # tags). Before it a TensorRT engine is run by Triton's tensorrtllm backend (config.pbtxt) or examples/run.py
 SERVE_SINCE = "0.15.0"
+# PR #4603 ("Flatten PyTorchConfig knobs into TorchLlmArgs"; 0.21.0rc0, uploaded 2025-06-04, read as its first release,
+# not pinned) gave the YAML the sections kvtop writes; before, the PyTorch backend's knobs sat under
+# pytorch_backend_config (PyTorchConfig, ids 377615380, 204719384; the DeepSeek-R1 blog's YAML, id 56391322792)
+FLAT_SINCE = "0.21.0rc0"
+_BEFORE_FLAT: Mapping[str, str] = {
+    "cuda_graph_config": "pytorch_backend_config.use_cuda_graph / cuda_graph_max_batch_size",
+    "moe_config": "pytorch_backend_config.moe_backend / moe_load_balancer",
+}
 BUILD_FLAGS = frozenset(f"--{name}" for name in (*OLD_BUILDER_FLAGS, EMBEDDING_SHARING_FLAG))
 # the read keys (kept in `flags` by their dotted path) that go in the YAML, and how each value is typed there
 YAML_KEYS = frozenset({
@@ -181,6 +189,10 @@ def serve_launch(settings: LaunchSettings) -> EngineLaunch:
         raw = settings.flags.get(flag[2:])
         if raw is not None and raw is not False:
             build += [flag] if raw is True else [flag, str(raw)]
+    older = [f"{key} ({_BEFORE_FLAT[key]} there)" for key in _BEFORE_FLAT if key in body]
+    said = (f"not TensorRT-LLM {settings.engine_version}'s schema: {', '.join(older)}; these sections came with PR "
+            f"#4603 ({FLAT_SINCE}, not pinned), kvtop does not write the older spelling") if older and _before(
+        settings, FLAT_SINCE) else ""  # fmt: skip
     if _before(settings, SERVE_SINCE):
         said = (f"TensorRT-LLM {settings.engine_version} has no trtllm-serve, first in {SERVE_SINCE} (not pinned): the "
                 "engine runs under Triton's tensorrtllm backend (config.pbtxt) or examples/run.py, whose options kvtop "
@@ -188,4 +200,4 @@ def serve_launch(settings: LaunchSettings) -> EngineLaunch:
         return EngineLaunch(line=(), line_said=said, build=tuple(build), build_said=BUILD_SAID if build else "")
     return EngineLaunch(line=tuple(line), config=body, config_option=CONFIG_OPTION if body else None,
                         config_file=CONFIG_FILE if body else None, build=tuple(build),
-                        build_said=BUILD_SAID if build else "")  # fmt: skip
+                        build_said=BUILD_SAID if build else "", config_said=said)  # fmt: skip
