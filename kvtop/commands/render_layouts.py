@@ -66,14 +66,14 @@ def _layout_row(plan: LayoutPlan) -> dict[str, Any]:
     }  # fmt: skip
     if ledger is None:
         return row
-    return row | {
+    config = engine_config_json(ledger.settings)  # TensorRT-LLM's YAML and build flags; absent for the others
+    return row | ({"engine_config": config} if config is not None else {}) | {
         "parallel": ledger.layout.describe(), "gpus": ledger.layout.gpus, "gpus_idle": plan.gpus_idle,
         "weights_bytes": ledger.weights_bytes, "kv_bytes_per_token": ledger.kv_bytes_per_token,
         "kv_pool_bytes": ledger.engine.kv_pool_bytes, "token_capacity": ledger.token_capacity, "pools": plan.pools,
         "deployment_tokens": plan.deployment_tokens, "full_context_requests": plan.full_context_requests,
         "fits": ledger.engine.fits, "shortfall_bytes": ledger.engine.shortfall_bytes,
-        "engine_flags": list(ledger.settings.engine_launch().line), "engine_config": engine_config_json(ledger.settings),
-        "placement": placement_json(plan.placement),
+        "engine_flags": list(ledger.settings.engine_launch().line), "placement": placement_json(plan.placement),
     }  # fmt: skip
 
 

@@ -483,8 +483,9 @@ def fitting_json(smallest: FittingLayout | None, defaults: tuple[str, ...]) -> d
     fit = None
     if smallest is not None:
         fit = {"gpus": smallest.gpus, "token_capacity": smallest.token_capacity,
-               "engine_flags": list(smallest.settings.engine_launch().line),
-               "engine_config": engine_config_json(smallest.settings)}  # as the top level's: what the engine takes
+               "engine_flags": list(smallest.settings.engine_launch().line)}  # what the engine takes, as the top level
+        if (config := engine_config_json(smallest.settings)) is not None:  # TensorRT-LLM's YAML and build flags
+            fit["engine_config"] = config
         if smallest.dropped is not None:  # the launch's memory share fits no layout: this one is at the engine's own
             dropped = smallest.dropped
             flag = spelling_of(smallest.settings.engine, dropped.setting)
