@@ -88,17 +88,6 @@ def yaml_flow(body: Mapping[str, object]) -> str:
     return "{" + ", ".join(cells) + "}"
 
 
-def flat_paths(body: Mapping[str, object], prefix: str = "") -> frozenset[str]:
-    """Every leaf's dotted path ({'a': {'b': 1}} -> {'a.b'})."""
-    paths: set[str] = set()
-    for key, value in body.items():
-        if isinstance(value, Mapping) and value:
-            paths |= flat_paths(value, f"{prefix}{key}.")
-        else:
-            paths.add(f"{prefix}{key}")
-    return frozenset(paths)
-
-
 def redacted_body(body: Mapping[str, object]) -> dict[str, object]:
     """The body with each text value redacted as free text (a path's `user:pass@`, a key of a known shape): every
     surface prints or copies it, as it does the line."""

@@ -128,7 +128,7 @@ def test_a_tensorrt_engine_s_build_flags_are_said_apart(capsys) -> None:
     assert lines[at].endswith("kvtop's settings: --max_batch_size 8)")
     build = " ".join(text.strip().rstrip("\\") for text in lines[at + 1 :])
     assert build.startswith("build flags (the TensorRT engine's build: quantize.py --qformat / --kv_cache_dtype, ")
-    assert build.split("not serve's): ")[1].split() == ["--qformat", "fp8", "--max_input_len", "2048",
+    assert build.split("the engine's build limits): ")[1].split() == ["--qformat", "fp8", "--max_input_len", "2048",
                                                         "--tokens_per_block", "128", "--use_gpt_attention_plugin"]  # fmt: skip
 
 

@@ -44,7 +44,10 @@ SERVE_OPTIONS_2026 = frozenset({
 })  # fmt: skip
 CONFIG_OPTION = "--extra_llm_api_options"
 CONFIG_FILE = "extra_llm_api_options.yaml"
-BUILD_SAID = "the TensorRT engine's build: quantize.py --qformat / --kv_cache_dtype, trtllm-build the rest; not serve's"
+BUILD_SAID = ("the TensorRT engine's build: quantize.py --qformat / --kv_cache_dtype, trtllm-build the rest (the "
+              "--use_*_plugin / --enable_context_fmha / --use_inflight_batching spellings are 0.8's examples/<model>/"
+              "build.py; trtllm-build's is --gpt_attention_plugin …); not serve's, and the line's --max_batch_size, "
+              "--max_num_tokens, --max_seq_len, --max_beam_width may not exceed the engine's build limits")
 
 # the modelled fields serve's options set (field -> option), in the order the line writes them
 _LINE: Mapping[str, str] = {
@@ -91,6 +94,9 @@ _INT_KEYS = frozenset({
     "lora_config.max_lora_rank", "kv_cache_config.host_cache_size",
 })  # fmt: skip
 _LINE_KEYS = frozenset({"gpus_per_node"})  # read keys that are serve options
+# every option the line writes is one both trees declare (SERVE_SOURCE); SERVE_OPTIONS_2026's are never written
+if not {*_LINE.values(), _FRACTION, CONFIG_OPTION, *(f"--{key}" for key in _LINE_KEYS)} <= SERVE_OPTIONS:
+    raise RuntimeError("serve_launch writes an option trtllm-serve does not declare")
 
 
 def _put(body: dict[str, object], path: str, value: object) -> None:
