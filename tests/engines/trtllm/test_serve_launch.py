@@ -261,3 +261,14 @@ def test_a_yaml_before_pr_4603_is_said_not_the_release_s_schema(capsys) -> None:
     old = plan_json(capsys, (*base, "--engine-version", "0.20.0"))["engine_config"]
     assert old["yaml_note"].startswith("not TensorRT-LLM 0.20.0's schema: cuda_graph_config (pytorch_backend_config.")
     assert plan_json(capsys, (*base, "--engine-version", "0.21.0"))["engine_config"]["yaml_note"] is None
+
+
+def test_a_compare_row_is_the_launch_trtllm_serve_takes(capsys) -> None:
+    """`--compare`'s TensorRT-LLM row: serve's options and the YAML body, not kvtop's `--kv_cache_config.dtype`."""
+    args = ["plan", "--no-calibration-store", "--model", LLAMA, "--gpu", "H100", "--compare", "trtllm,vllm", "--json",
+            "--kv_cache_config.dtype", "fp8"]  # fmt: skip
+    assert main(args) == 0
+    rows = {row["engine"]: row for row in json.loads(capsys.readouterr().out)["engines"]}
+    assert rows["trtllm"]["engine_flags"] == ["--extra_llm_api_options", "extra_llm_api_options.yaml"]
+    assert rows["trtllm"]["engine_config"] == {"kv_cache_config": {"dtype": "fp8"}}
+    assert rows["vllm"]["engine_flags"] == ["--kv-cache-dtype", "fp8"] and rows["vllm"]["engine_config"] is None
