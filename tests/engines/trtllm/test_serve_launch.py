@@ -272,3 +272,17 @@ def test_a_compare_row_is_the_launch_trtllm_serve_takes(capsys) -> None:
     assert rows["trtllm"]["engine_flags"] == ["--extra_llm_api_options", "extra_llm_api_options.yaml"]
     assert rows["trtllm"]["engine_config"] == {"kv_cache_config": {"dtype": "fp8"}}
     assert rows["vllm"]["engine_flags"] == ["--kv-cache-dtype", "fp8"] and rows["vllm"]["engine_config"] is None
+
+
+def test_the_planner_s_lora_edit_reaches_the_copied_yaml() -> None:
+    """The planner's LoRA slots 4 and rank 64 on TensorRT-LLM: written as `lora_config` (they were left out, so the
+    copied launch served no LoRA), and read back as the same setup."""
+    from kvtop.domain.deployment import DeploymentSetup
+    from kvtop.domain.engines.trtllm.deployment import setup, with_setup
+    from kvtop.domain.launch import LaunchSettings
+
+    edited = with_setup(LaunchSettings(engine="trtllm", backend="pytorch"),
+                        DeploymentSetup(lora=True, max_loras=4, max_lora_rank=64))  # fmt: skip
+    assert edited.engine_launch().config == {"lora_config": {"max_loras": 4, "max_lora_rank": 64}}
+    assert (setup(edited).lora, setup(edited).max_loras, setup(edited).max_lora_rank) == (True, 4, 64)
+    assert with_setup(edited, DeploymentSetup()).engine_launch().config == {}
