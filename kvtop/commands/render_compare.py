@@ -46,6 +46,7 @@ def row_json(row: EngineRow) -> dict[str, Any]:
         "max_running_requests": row.max_running_requests,
         "fits": row.fits,
         "engine_flags": list(row.engine_flags),
+        "engine_config": dict(row.engine_config) or None,  # TensorRT-LLM's --extra_llm_api_options YAML body
         "error": row.error,
         # the measured inputs given that this engine's rule does not read (`plan --json`'s `flags_not_read` entries)
         "flags_not_read": [flag.model_dump() for flag in unread_measured_flags(row.inputs_not_read)],

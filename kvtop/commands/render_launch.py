@@ -4,11 +4,13 @@ trtllm-build; kvtop.domain.engine_launch)."""
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
-from kvtop.commands.output import shell_prose
-from kvtop.domain.engine_launch import EngineLaunch, env_words, yaml_lines
+from kvtop.commands.output import prose, shell_prose
+from kvtop.domain.engine_launch import EngineLaunch, env_words, yaml_flow, yaml_lines
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.wording import DEFAULTS_SAID
 
 ENV_HEAD = "engine environment (set before the server's command): "
 # the block's opening line, whichever comes first: the notes said beside it go above it (render_ledger)
@@ -18,10 +20,11 @@ LAUNCH_HEADS = (ENV_HEAD, "engine flags:")
 def engine_config_json(launch: EngineLaunch) -> dict[str, Any] | None:
     """`{option, file, yaml, build_flags, build}`: the file the line names (its body as nested JSON) and the build step's
     flags, where the engine's line is not the whole launch (TensorRT-LLM); None where it is."""
-    if not launch.config and not launch.build:
+    if not launch.config and not launch.build and not launch.line_said:
         return None
     return {"option": launch.config_option, "file": launch.config_file, "yaml": dict(launch.config),
-            "build_flags": list(launch.build), "build": launch.build_said or None}  # fmt: skip
+            "build_flags": list(launch.build), "build": launch.build_said or None,
+            "no_line": launch.line_said or None, "yaml_note": launch.config_said or None}  # fmt: skip
 
 
 def engine_launch_json(settings: LaunchSettings) -> dict[str, Any]:
@@ -43,9 +46,33 @@ def engine_launch_lines(settings: LaunchSettings) -> list[str]:
     lines = [ENV_HEAD + " ".join(env_words(launch.env))]
     lines = lines if launch.env else []
     lines += [shell_prose("engine flags: ", launch.line)] if launch.line else []
+    if launch.line_said:
+        lines.append(f"engine flags: none to copy ({launch.line_said})")
     if launch.config:
-        lines.append(f"  {launch.config_file} (the file {launch.config_option} names; write it beside the line):")
+        lines.append(f"  {launch.config_file} (the file {launch.config_option} names; kvtop's keys only: merge them into "
+                     "your file, or write it beside the line):")
         lines += [f"    {line}" for line in yaml_lines(launch.config)]
+        lines += [prose("  note: ", launch.config_said, hang=4)] if launch.config_said else []
     if launch.build:
         lines.append(shell_prose(f"  build flags ({launch.build_said}): ", launch.build))
     return lines
+
+
+def launch_text(settings: LaunchSettings) -> str:
+    """The launch on one line, as the engine takes it (a layout's or the smallest fit's): the engine's own options,
+    then the config file the line names and the build's flags (TensorRT-LLM: `--backend pytorch
+    --extra_llm_api_options extra_llm_api_options.yaml · extra_llm_api_options.yaml: {kv_cache_config: {dtype: fp8}}`,
+    never kvtop's `--kv_cache_config.dtype`, which trtllm-serve refuses); '' where the launch takes none."""
+    launch = settings.engine_launch()
+    said = [shlex.join(launch.line)] if launch.line else []
+    said += [f"no line ({launch.line_said})"] if launch.line_said else []
+    said += [f"{launch.config_file}: {yaml_flow(launch.config)}"] if launch.config else []
+    said += [f"build flags: {shlex.join(launch.build)}"] if launch.build else []
+    return " · ".join(said)
+
+
+def flags_said(settings: LaunchSettings) -> str:
+    """'engine flags: --tensor-parallel-size 2' for a layout that fits (the launch as the engine takes it: TensorRT-LLM's
+    serve options and YAML, `launch_text`), or that it takes none (every default)."""
+    said = launch_text(settings)
+    return f"engine flags: {said}" if said else f"no engine flags: {DEFAULTS_SAID}"

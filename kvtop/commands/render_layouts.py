@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Sequence
 from typing import Any
 
+from kvtop.commands.render_launch import engine_config_json, launch_text
 from kvtop.commands.render_ledger import flags_not_read_json, gpu_shown
 from kvtop.domain.engines.registry import display_name, engine_rules
 from kvtop.domain.launch import LaunchSettings
@@ -66,13 +66,14 @@ def _layout_row(plan: LayoutPlan) -> dict[str, Any]:
     }  # fmt: skip
     if ledger is None:
         return row
-    return row | {
+    config = engine_config_json(ledger.settings.engine_launch())  # TensorRT-LLM's YAML and build flags; absent for the others
+    return row | ({"engine_config": config} if config is not None else {}) | {
         "parallel": ledger.layout.describe(), "gpus": ledger.layout.gpus, "gpus_idle": plan.gpus_idle,
         "weights_bytes": ledger.weights_bytes, "kv_bytes_per_token": ledger.kv_bytes_per_token,
         "kv_pool_bytes": ledger.engine.kv_pool_bytes, "token_capacity": ledger.token_capacity, "pools": plan.pools,
         "deployment_tokens": plan.deployment_tokens, "full_context_requests": plan.full_context_requests,
         "fits": ledger.engine.fits, "shortfall_bytes": ledger.engine.shortfall_bytes,
-        "engine_flags": ledger.settings.to_flags(), "placement": placement_json(plan.placement),
+        "engine_flags": list(ledger.settings.engine_launch().line), "placement": placement_json(plan.placement),
     }  # fmt: skip
 
 
@@ -117,5 +118,5 @@ def layouts_text(plans: Sequence[LayoutPlan]) -> str:
         if plan.ledger is not None and plan.placement is not None:
             lines.append(f"  {plan.spec.text:<18}{placement_text(plan.ledger, plan.placement).replace(chr(10), chr(10) + ' ' * 20)}")
             # none: said in `plan`'s words (DEFAULTS_SAID), not a bare 'flags: '
-            lines.append(f"  {'':<18}flags: {flags_said(shlex.join(plan.ledger.settings.to_flags()))}")
+            lines.append(f"  {'':<18}flags: {flags_said(launch_text(plan.ledger.settings))}")
     return "\n".join(lines)

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
 from kvtop.commands.columns import column_rows
 from kvtop.commands.output import prose
 from kvtop.commands.render_deployment import deployment_json, deployment_lines, term_json
-from kvtop.commands.render_launch import LAUNCH_HEADS, engine_launch_json, engine_launch_lines
+from kvtop.commands.render_launch import (
+    LAUNCH_HEADS,
+    engine_config_json,
+    engine_launch_json,
+    engine_launch_lines,
+    flags_said,
+)
 from kvtop.commands.render_notes import plan_notes
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
 from kvtop.domain.calibration.terms import TermEstimate
@@ -27,7 +32,7 @@ from kvtop.domain.neutral_flags import memory_neutral_flags
 from kvtop.domain.request_capacity import RequestCapacity, RequestInterval
 from kvtop.domain.unchecked_class import UncheckedClass
 from kvtop.domain.weights import WeightRow
-from kvtop.domain.wording import DEFAULTS_SAID, number
+from kvtop.domain.wording import number
 from kvtop.units import (
     MIB,
     fmt_both,
@@ -465,27 +470,23 @@ def fitting_lines(ledger: Ledger, smallest: FittingLayout | None, defaults: tupl
         flag = spelling_of(ledger.settings.engine, smallest.dropped.setting)
         lines.append(
             f"no layout up to 32× {gpu} fits with {flag} {smallest.dropped.value:g}; at the engine's own share {smallest.gpus}× {gpu} "
-            f"fits, {fmt_tokens(smallest.token_capacity)} tokens per rank ({_flags_said(smallest)})"
+            f"fits, {fmt_tokens(smallest.token_capacity)} tokens per rank ({flags_said(smallest.settings)})"
         )
     else:
         lines.append(
             f"smallest layout that fits: {smallest.gpus}× {gpu}, {fmt_tokens(smallest.token_capacity)} tokens per rank "
-            f"({_flags_said(smallest)})"
+            f"({flags_said(smallest.settings)})"
         )
     return lines
-
-
-def _flags_said(smallest: FittingLayout) -> str:
-    """'engine flags: --tensor-parallel-size 2', or that the layout that fits takes none (every default)."""
-    flags = smallest.settings.to_flags()
-    return f"engine flags: {shlex.join(flags)}" if flags else f"no engine flags: {DEFAULTS_SAID}"
 
 
 def fitting_json(smallest: FittingLayout | None, defaults: tuple[str, ...]) -> dict[str, Any]:
     """`smallest_fit` ({gpus, token_capacity, engine_flags} or null) and `assumed` (the defaults taken)."""
     fit = None
     if smallest is not None:
-        fit = {"gpus": smallest.gpus, "token_capacity": smallest.token_capacity, "engine_flags": smallest.settings.to_flags()}
+        launch = smallest.settings.engine_launch()  # what the engine takes, as the top level; TensorRT-LLM's YAML too
+        fit = {"gpus": smallest.gpus, "token_capacity": smallest.token_capacity, "engine_flags": list(launch.line)}
+        fit |= {"engine_config": config} if (config := engine_config_json(launch)) is not None else {}
         if smallest.dropped is not None:  # the launch's memory share fits no layout: this one is at the engine's own
             dropped = smallest.dropped
             flag = spelling_of(smallest.settings.engine, dropped.setting)

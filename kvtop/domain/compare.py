@@ -83,7 +83,9 @@ class EngineRow(BaseModel):
     interval_kind: IntervalKind | None = None
     max_running_requests: int | None = None
     fits: bool = False
-    engine_flags: tuple[str, ...] = ()  # the launch in the engine's own spelling
+    engine_flags: tuple[str, ...] = ()  # the launch in the engine's own spelling (`engine_launch().line`)
+    # the config file that line names, where it is not the whole launch (TensorRT-LLM's YAML body); else empty
+    engine_config: dict[str, object] = {}
     error: str | None = None  # the named state when the engine cannot plan this launch
     inputs_not_read: tuple[MeasuredNotRead, ...] = ()  # measured figures given that its rule does not read
     notes: tuple[str, ...] = ()  # its plan's notes (`Ledger.notes`: the engine's, an assumed nvidia-smi total)
@@ -275,7 +277,8 @@ def _row(plan: CapacityPlan) -> EngineRow:
         interval_kind=plan.interval_kind,
         max_running_requests=result.max_running_requests,
         fits=result.fits,
-        engine_flags=tuple(ledger.settings.to_flags()),
+        engine_flags=(launch := ledger.settings.engine_launch()).line,
+        engine_config=dict(launch.config),
         inputs_not_read=result.inputs_not_read,
         notes=ledger.notes,
         not_modelled=ledger.not_modelled,

@@ -26,8 +26,10 @@ _YAML_WORDS = frozenset({"true", "false", "null", "yes", "no", "on", "off", "y",
 class EngineLaunch:
     """`line`: the engine's own options only (pasteable after the server's command and model); `config`: the nested
     body of the file `config_option` names (`config_file` the name the line gives it), empty where the line names
-    none; `build`: flags of the build step (`build_said` names it), never the server's; `env`: the environment the
-    launch set that a rule read (`EngineFlags.env_read`, name -> value), set before the server's command."""
+    none; `build`: flags of the build step (`build_said` names it), never the server's; `line_said`: why there is no
+    line to copy where the release has no server command (TensorRT-LLM before trtllm-serve), else ''; `config_said`:
+    where the body is not in the release's schema, which keys and what the release spelled, else ''; `env`: the
+    environment the launch set that a rule read (`EngineFlags.env_read`, name -> value), set before the server's command."""
 
     line: tuple[str, ...]
     config: Mapping[str, object] = field(default_factory=dict)
@@ -35,6 +37,8 @@ class EngineLaunch:
     config_file: str | None = None
     build: tuple[str, ...] = ()
     build_said: str = ""
+    line_said: str = ""
+    config_said: str = ""
     env: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -50,10 +54,26 @@ def yaml_scalar(value: object) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (int, float)):
+    if isinstance(value, int):
         return repr(value)
+    if isinstance(value, float):
+        return _yaml_float(value)
     text = str(value)
     return text if _PLAIN.match(text) and text.lower() not in _YAML_WORDS else json.dumps(text)
+
+
+def _yaml_float(value: float) -> str:
+    """A float as YAML 1.1 (PyYAML, which the engine's loader uses) reads one back: a dot before any exponent, and the
+    exponent signed (`1e-05` is a string there, `1.0e-05` a float); .inf / .nan spelled YAML's way."""
+    if value != value:
+        return ".nan"
+    if value in (float("inf"), float("-inf")):
+        return ".inf" if value > 0 else "-.inf"
+    text = repr(value)
+    mantissa, _, exponent = text.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    return f"{mantissa}e{exponent if exponent[:1] in '+-' else '+' + exponent}" if exponent else mantissa
 
 
 def yaml_lines(body: Mapping[str, object], indent: int = 0) -> list[str]:
@@ -75,17 +95,6 @@ def yaml_flow(body: Mapping[str, object]) -> str:
         f"{key}: {yaml_flow(value) if isinstance(value, Mapping) else yaml_scalar(value)}" for key, value in body.items()
     ]
     return "{" + ", ".join(cells) + "}"
-
-
-def flat_paths(body: Mapping[str, object], prefix: str = "") -> frozenset[str]:
-    """Every leaf's dotted path ({'a': {'b': 1}} -> {'a.b'})."""
-    paths: set[str] = set()
-    for key, value in body.items():
-        if isinstance(value, Mapping) and value:
-            paths |= flat_paths(value, f"{prefix}{key}.")
-        else:
-            paths.add(f"{prefix}{key}")
-    return frozenset(paths)
 
 
 def redacted_body(body: Mapping[str, object]) -> dict[str, object]:

@@ -19,8 +19,7 @@ from kvtop.domain.wording import MIB, gib
 
 GPU_TOTAL_MIB: dict[str, int] = {
     "H100": 81559, "H100-SXM": 81559, "H100-PCIE": 81559, "H100-NVL": 95830,
-    "H200": 143771, "H20": 97871, "B200": 183359, "GB200": 189471,
-    "A100-80GB": 81920, "A100": 81920, "A100-40GB": 40960,
+    "H200": 143771, "H20": 97871, "B200": 183359, "GB200": 189471, "A100-80GB": 81920, "A100": 81920, "A100-40GB": 40960,
     "L40S": 46068, "L40": 46068, "A10": 23028, "L4": 23034, "T4": 15360,
     "RTX4090": 24564, "RTX3090": 24576, "RTX5090": 32607, "V100": 16384, "V100-32GB": 32768,
     # Added in session 49 from public nvidia-smi outputs (`name, memory.total` as NVML names the card; search-index

@@ -334,7 +334,12 @@ def launch_beside(settings: LaunchSettings) -> str:
     said = [f"environment (not copied; set it before the server's command): {' '.join(env_words(launch.env))}"]
     said = said if launch.env else []
     if launch.config:
-        said.append(f"{launch.config_file} (not copied; write it before the line runs): {yaml_flow(launch.config)}")
+        said.append(f"{launch.config_file} (not copied; kvtop's keys: merge into your file before the line runs): "
+                    f"{yaml_flow(launch.config)}")
+    if launch.line_said:
+        said.insert(0, f"no line to copy: {launch.line_said}")
+    if launch.config_said:
+        said.append(launch.config_said)
     if launch.build:
         said.append(f"build flags ({launch.build_said}): {shlex.join(launch.build)}")
     return " · ".join(said)

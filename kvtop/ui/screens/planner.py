@@ -47,6 +47,7 @@ from kvtop.ui.planning import (
     engine_flag_list,
     field_texts,
     kv_dtype_options,
+    launch_beside,
     memory_fraction_field,
     plan,
 )
@@ -463,7 +464,8 @@ class PlannerScreen(NodeScreen):
             return
         self.app.copy_to_clipboard(text)
         nodes = copied_words(self.outcome.nodes) if self.outcome else ""
-        self.notify(f"copied{f' {nodes}' if nodes else ''}: {flags_said(text)}")
+        beside = launch_beside(self.outcome.settings) if self.outcome and self.outcome.settings else ""  # the YAML
+        self.notify(f"copied{f' {nodes}' if nodes else ''}: {flags_said(text)}" + (f" · {beside}" if beside else ""))
 
     @on(Button.Pressed, "#plan-reset")
     def action_reset(self) -> None:

@@ -10,6 +10,8 @@ from kvtop.cli import main
 from tests.data_paths import CONFIGS
 from tests.engines.measured_flags import plan_json
 
+MID = "pytorch_backend_config.disable_overlap_scheduler"
+
 
 def _temporary_pool(plan: dict[str, object]) -> object:
     steps = plan["steps"]
@@ -22,13 +24,14 @@ def test_overlap_off_typed_false_is_not_set(capsys: pytest.CaptureFixture[str]) 
     the overlap scheduler on, one without (§3 step 1): 148 requests (23,552 ÷ 159, the last 20 tokens) take
     ⌈(159 + 2) ÷ 32⌉ = 6 blocks each (⌈22 ÷ 32⌉ = 1 for the last), 889 × 32 = 28,448 tokens; with it off
     ⌈160 ÷ 32⌉ = 5 each, 741 × 32 = 23,712; each token 131,072 B (32 layers × 8 KV heads × 128 × 2 × 2 B). A typed
-    'false' is the scheduler on, not a set switch."""
+    'false' is the scheduler on, not a set switch. At 0.20.0 (between PR #4174 and PR #4603) the key sits under
+    pytorch_backend_config."""
     base = ("--model", str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"), "--engine", "trtllm",
             "--engine-version", "0.20.0", "--gpu", "H100", "--backend", "pytorch", "--max_batch_size", "4096",
             "--max_num_tokens", "23552", "--max_seq_len", "160")  # fmt: skip
     on = _temporary_pool(plan_json(capsys, base))
-    off = _temporary_pool(plan_json(capsys, base, "--disable_overlap_scheduler"))
-    typed_false = _temporary_pool(plan_json(capsys, base, "--disable_overlap_scheduler", "false"))
+    off = _temporary_pool(plan_json(capsys, base, f"--{MID}"))
+    typed_false = _temporary_pool(plan_json(capsys, base, f"--{MID}", "false"))
     pools = [(step["note"], step["bytes"]) for step in (on, off, typed_false)]  # type: ignore[index]
     assert pools == [("28,448 tokens", 28_448 * 131_072), ("23,712 tokens", 23_712 * 131_072),
                      ("28,448 tokens", 28_448 * 131_072)]  # fmt: skip
@@ -65,12 +68,14 @@ def test_the_tensorrt_backend_refuses_the_overlap_key(capsys) -> None:
     assert "--disable_overlap_scheduler: the TensorRT backend takes no overlap-scheduler key" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("version", "fraction"), [("1.2.0rc2", 0.9), ("1.1.0", 0.9), ("1.2.1", 0.5)])
+@pytest.mark.parametrize(("version", "fraction"), [("1.2.0rc2", 0.9), ("1.1.0", 0.9), ("1.2.0rc3", 0.9), ("1.2.0rc4", 0.9),
+                                                   ("1.2.0rc5", 0.5), ("1.2.1", 0.5)])  # fmt: skip
 def test_a_yaml_kv_cache_config_without_the_fraction_before_pr_9262(capsys, tmp_path, version, fraction) -> None:
     """Before PR #9262 update_llm_args_with_extra_dict's `llm_args | llm_args_dict` put the YAML's kv_cache_config in
     place of the line's KvCacheConfig, whose fraction came back at the 0.9 default (KvCacheConfig, llm_args.py);
-    1.2.0rc2 (2025-11-07) predates it; 1.1.0 sorts before 1.2.0rc3 and is read so (whether its branch took the fix
-    was not read); 1.2.1 is read as carrying it."""
+    1.2.0rc2 (2025-11-07) predates it, and so do 1.2.0rc3 / rc4 (2025-11-21, 11-25: the PR's reviewer asked for tests
+    on 2025-11-27); 1.1.0 sorts before them and is read so (whether its branch took the fix was not read); 1.2.0rc5
+    (2025-12-10) and 1.2.1 are read as carrying it (not pinned)."""
     options = tmp_path / "kv.yaml"
     options.write_text("kv_cache_config:\n  dtype: fp8\n")
     base = ("--model", str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"), "--engine", "trtllm",
@@ -78,3 +83,26 @@ def test_a_yaml_kv_cache_config_without_the_fraction_before_pr_9262(capsys, tmp_
     cmd = f"trtllm-serve MODEL --backend pytorch --kv_cache_free_gpu_memory_fraction 0.5 --extra_llm_api_options {options}"
     out = plan_json(capsys, base, "--cmd", cmd)
     assert out["memory_fraction"]["value"] == pytest.approx(fraction, abs=1e-6)
+
+
+@pytest.mark.parametrize(("version", "key"), [
+    ("0.19.0", "disable_overlap_scheduler"), ("0.20.0", "disable_overlap_scheduler"),
+    ("0.20.0", "pytorch_backend_config.enable_overlap_scheduler"), ("0.21.0", MID), ("1.2.1", MID),
+])  # fmt: skip
+def test_another_release_s_overlap_key_is_refused_naming_it(capsys, version: str, key: str) -> None:
+    """Three spellings by release (PR #4174 at 0.20.0rc3, PR #4603 at 0.21.0rc0): a key the release does not read
+    would plan the scheduler's default without a word, so it is refused, naming it and the release's own."""
+    args = ["plan", "--no-calibration-store", *_LLAMA_019, f"--{key}", "true"]
+    args[args.index("0.19.0")] = version
+    assert main(args) != 0
+    err = capsys.readouterr().err
+    assert f"--{key}: TensorRT-LLM {version} reads the overlap scheduler as " in err
+
+
+def test_the_0_20_yaml_writes_the_key_under_pytorch_backend_config(capsys) -> None:
+    """At 0.20.0 the copied YAML holds `pytorch_backend_config: {disable_overlap_scheduler: true}`, the spelling that
+    release reads, not the later top-level key."""
+    args = list(_LLAMA_019)
+    args[args.index("0.19.0")] = "0.20.0"
+    out = plan_json(capsys, tuple(args), f"--{MID}")
+    assert out["engine_config"]["yaml"] == {"pytorch_backend_config": {"disable_overlap_scheduler": True}}

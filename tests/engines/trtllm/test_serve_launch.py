@@ -11,6 +11,8 @@ YAML they plan another (the YAML's keys move the figure, so losing them is seen)
 from __future__ import annotations
 
 import json
+import shlex
+from itertools import takewhile
 from pathlib import Path
 from typing import Any
 
@@ -44,15 +46,31 @@ def _serve_tokens(line: list[str]) -> list[str]:
     return [token for token in line if token.startswith("--")]
 
 
-def _replan(capsys: pytest.CaptureFixture[str], base: tuple[str, ...], out: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
-    """The printed launch planned again: its YAML written where the line names it, the line read by `--cmd`."""
-    config = out["engine_config"]
-    line = list(out["engine_flags"])
-    if config is not None and config["yaml"]:
-        path = tmp_path / config["file"]
-        path.write_text(yaml.safe_dump(config["yaml"]))
-        line[line.index(config["option"]) + 1] = str(path)
-    return plan_json(capsys, base, "--cmd", " ".join(["trtllm-serve", "MODEL", *line]))
+def _printed(capsys: pytest.CaptureFixture[str], args: tuple[str, ...]) -> tuple[list[str], str]:
+    """The text plan's launch as an operator copies it: the `engine flags:` line's words (its ` \\` breaks joined,
+    split as a shell splits them) and the YAML block under it, dedented, as text."""
+    assert main(["plan", "--no-calibration-store", *args]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, text in enumerate(lines) if text.startswith("engine flags: "))
+    words, end = lines[at].removeprefix("engine flags: "), at
+    while words.endswith("\\"):
+        end += 1
+        words = words[:-1] + lines[end]
+    block: list[str] = []
+    if end + 1 < len(lines) and lines[end + 1].startswith("  extra_llm_api_options.yaml (the file "):
+        block = list(takewhile(lambda text: text.startswith("    "), lines[end + 2 :]))
+    return shlex.split(words), "\n".join(text[4:] for text in block)
+
+
+def _replan(capsys: pytest.CaptureFixture[str], base: tuple[str, ...], typed: tuple[str, ...], tmp_path: Path) -> dict[str, Any]:
+    """The printed text launch planned again: its YAML block written where the line names it, the line read by
+    `--cmd`."""
+    line, text = _printed(capsys, (*base, *typed))
+    if text:
+        path = tmp_path / "extra_llm_api_options.yaml"
+        path.write_text(text)
+        line[line.index("--extra_llm_api_options") + 1] = str(path)
+    return plan_json(capsys, base, "--cmd", shlex.join(["trtllm-serve", "MODEL", *line]))
 
 
 def test_zufayu_gpt_oss_launch_is_serve_options_and_a_yaml_that_plan_it_again(capsys, tmp_path) -> None:
@@ -66,8 +84,8 @@ def test_zufayu_gpt_oss_launch_is_serve_options_and_a_yaml_that_plan_it_again(ca
     assert config["yaml"] == {"kv_cache_config": {"dtype": "fp8", "free_gpu_memory_fraction": 0.8},
                               "cuda_graph_config": {"max_batch_size": 64}, "moe_config": {"backend": "TRTLLM"}}  # fmt: skip
     assert config["build_flags"] == []
-    again = _replan(capsys, _base(record), typed, tmp_path)
-    assert again["token_capacity"] == typed["token_capacity"] == 2_559_648
+    again = _replan(capsys, _base(record), tuple(record["flags"]), tmp_path)
+    assert again["token_capacity"] == typed["token_capacity"]
     # without the YAML the line plans another launch: the checkpoint's BF16 cache (2 B an element, not fp8's 1) at
     # the fraction 0.9, with CUTLASS's padding
     bare = plan_json(capsys, _base(record), "--cmd", " ".join(["trtllm-serve", "MODEL", *line[:-2]]))
@@ -91,24 +109,26 @@ def test_ddps_lab_yaml_comes_back_as_its_yaml(capsys, tmp_path) -> None:
     assert line[line.index("--kv_cache_free_gpu_memory_fraction") + 1] == "0.85"
     assert config["yaml"] == {"cache_transceiver_config": {"backend": "NIXL", "max_tokens_in_buffer": 8192},
                               "cuda_graph_config": None, "disable_overlap_scheduler": True}  # fmt: skip
-    again = _replan(capsys, _base(record), typed, tmp_path)
+    again = _replan(capsys, _base(record), ("--cmd", cmd), tmp_path)
     assert again["token_capacity"] == typed["token_capacity"]
     assert again["notes"] == typed["notes"]  # graphs off and the transceiver named alike
 
 
 def test_a_tensorrt_engine_s_build_flags_are_said_apart(capsys) -> None:
     """A TensorRT engine (0.8.0): --qformat is quantize.py's, --tokens_per_block and --max_input_len trtllm-build's,
-    --use_gpt_attention_plugin build.py's; none is serve's, and the engine holds its block size (no YAML to write)."""
+    --use_gpt_attention_plugin build.py's; none is serve's, and the engine holds its block size (no YAML to write).
+    0.8.0 has no trtllm-serve (first in 0.15.0): no line to copy, said so, the settings named as kvtop's."""
     args = ["plan", "--no-calibration-store", "--model", LLAMA, "--engine", "trtllm", "--engine-version", "0.8.0",
             "--gpu", "H100", "--backend", "tensorrt", "--max_batch_size", "8", "--max_input_len", "2048",
             "--kv_cache_config.tokens_per_block", "128", "--use_gpt_attention_plugin", "--qformat", "fp8"]  # fmt: skip
     assert main(args) == 0
     lines = capsys.readouterr().out.splitlines()
     at = next(i for i, text in enumerate(lines) if text.startswith("engine flags:"))
-    assert lines[at] == "engine flags: --backend tensorrt --max_batch_size 8"
+    assert lines[at].startswith("engine flags: none to copy (TensorRT-LLM 0.8.0 has no trtllm-serve, first in 0.15.0")
+    assert lines[at].endswith("kvtop's settings: --max_batch_size 8)")
     build = " ".join(text.strip().rstrip("\\") for text in lines[at + 1 :])
     assert build.startswith("build flags (the TensorRT engine's build: quantize.py --qformat / --kv_cache_dtype, ")
-    assert build.split("not serve's): ")[1].split() == ["--qformat", "fp8", "--max_input_len", "2048",
+    assert build.split("the engine's build limits): ")[1].split() == ["--qformat", "fp8", "--max_input_len", "2048",
                                                         "--tokens_per_block", "128", "--use_gpt_attention_plugin"]  # fmt: skip
 
 
@@ -160,7 +180,7 @@ def test_the_planner_copies_serve_s_line_and_says_the_yaml_beside_it() -> None:
     assert copied == ["openai/gpt-oss-120b", "--backend", "pytorch", "--extra_llm_api_options",
                       "extra_llm_api_options.yaml"]  # fmt: skip
     assert launch_beside(settings) == (
-        "extra_llm_api_options.yaml (not copied; write it before the line runs): "
+        "extra_llm_api_options.yaml (not copied; kvtop's keys: merge into your file before the line runs): "
         "{kv_cache_config: {dtype: fp8, free_gpu_memory_fraction: 0.8}, moe_config: {backend: TRTLLM}}"
     )
     assert launch_beside(settings.model_copy(update={"engine": "vllm", "flags": {}})) == ""
@@ -174,3 +194,95 @@ def test_the_yaml_s_text_values_are_redacted_as_the_line_is() -> None:
                                                       "speculative_config.speculative_model_dir": "s3://bob:hunter2@b/m"})  # fmt: skip
     config = settings.engine_launch().config
     assert config == {"speculative_config": {"decoding_type": "Eagle", "speculative_model_dir": "s3://***@b/m"}}
+
+
+def test_an_empty_graph_section_stays_a_mapping_beside_its_batch_size(capsys, tmp_path) -> None:
+    """`--cuda_graph_config {}` (the default CudaGraphConfig) with `--cuda_graph_config.max_batch_size 64`: the
+    YAML holds the section with its 64 (the empty mapping does not replace it, nor is it written as the string
+    '{}', which Optional[CudaGraphConfig] refuses); alone it is written `{}`, which PyYAML reads as a mapping."""
+    base = ("--model", LLAMA, "--engine", "trtllm", "--gpu", "H100", "--backend", "pytorch")
+    both = ("--cuda_graph_config", "{}", "--cuda_graph_config.max_batch_size", "64")
+    typed = plan_json(capsys, base, *both)
+    assert typed["engine_config"]["yaml"] == {"cuda_graph_config": {"max_batch_size": 64}}
+    again = _replan(capsys, base, both, tmp_path)
+    assert again["token_capacity"] == typed["token_capacity"]
+    line, text = _printed(capsys, (*base, "--cuda_graph_config", "{}"))
+    assert yaml.safe_load(text) == {"cuda_graph_config": {}}
+
+
+def test_graphs_off_beside_a_graph_key_is_refused_naming_the_section(capsys) -> None:
+    """`cuda_graph_config: null` cannot hold `max_batch_size`: the YAML's null drops it, so kvtop refuses the pair."""
+    args = ["plan", "--no-calibration-store", "--model", LLAMA, "--engine", "trtllm", "--gpu", "H100", "--backend",
+            "pytorch", "--cuda_graph_config", "null", "--cuda_graph_config.max_batch_size", "64"]  # fmt: skip
+    assert main(args) != 0
+    err = capsys.readouterr().err
+    assert "--cuda_graph_config" in err and "cuda_graph_config.max_batch_size" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("version", "line"), [
+    # serve's --backend was Choice(["pytorch"]), default the TensorRT engine, before 1.0 (0.18.2's trtllm-serve docs)
+    ("0.18.0", ["--max_batch_size", "8"]),
+    ("0.20.0", ["--max_batch_size", "8"]),
+    ("1.0.0", ["--backend", "tensorrt", "--max_batch_size", "8"]),
+])  # fmt: skip
+def test_a_tensorrt_engine_is_served_without_backend_before_1_0(capsys, version: str, line: list[str]) -> None:
+    out = plan_json(capsys, ("--model", LLAMA, "--engine", "trtllm", "--engine-version", version, "--gpu", "H100",
+                             "--backend", "tensorrt", "--max_batch_size", "8"))  # fmt: skip
+    assert out["engine_flags"] == line
+
+
+def test_the_fraction_on_the_line_is_written_in_full(capsys) -> None:
+    out = plan_json(capsys, ("--model", LLAMA, "--engine", "trtllm", "--gpu", "H100", "--backend", "pytorch",
+                             "--kv_cache_free_gpu_memory_fraction", "0.123456789"))  # fmt: skip
+    assert out["engine_flags"] == ["--backend", "pytorch", "--kv_cache_free_gpu_memory_fraction", "0.123456789"]
+
+
+def test_the_smallest_fit_is_said_as_trtllm_serve_takes_it(capsys) -> None:
+    """Llama-3.1-70B (BF16, 141 GB of weights) fits no H100 alone: the layout that fits is said with serve's options
+    and the YAML, never kvtop's `--kv_cache_config.dtype`, which trtllm-serve refuses ("No such option")."""
+    args = ["plan", "--no-calibration-store", "--model", str(CONFIGS / "meta-llama--Llama-3.1-70B-Instruct.json"),
+            "--engine", "trtllm", "--gpu", "H100", "--backend", "pytorch", "--kv_cache_config.dtype", "fp8"]  # fmt: skip
+    assert main(args) == 0
+    fit = next(text for text in capsys.readouterr().out.splitlines() if text.startswith("smallest layout that fits:"))
+    said = fit.split("(engine flags: ")[1]
+    assert said.startswith("--tp_size 2 --backend pytorch --extra_llm_api_options extra_llm_api_options.yaml")
+    assert said.endswith("extra_llm_api_options.yaml: {kv_cache_config: {dtype: fp8}})")
+    assert main([*args, "--json"]) == 0
+    smallest = json.loads(capsys.readouterr().out)["smallest_fit"]
+    assert set(_serve_tokens(smallest["engine_flags"])) <= SERVE_OPTIONS
+    assert smallest["engine_config"]["yaml"] == {"kv_cache_config": {"dtype": "fp8"}}
+
+
+def test_a_yaml_before_pr_4603_is_said_not_the_release_s_schema(capsys) -> None:
+    """At 0.20.0 the CUDA-graph and MoE knobs sat under pytorch_backend_config (PR #4603, 0.21.0rc0, flattened them):
+    the YAML kvtop writes is named as not that release's schema; at 0.21.0 it is."""
+    base = ("--model", LLAMA, "--engine", "trtllm", "--gpu", "H100", "--backend", "pytorch",
+            "--cuda_graph_config.max_batch_size", "8")  # fmt: skip
+    old = plan_json(capsys, (*base, "--engine-version", "0.20.0"))["engine_config"]
+    assert old["yaml_note"].startswith("not TensorRT-LLM 0.20.0's schema: cuda_graph_config (pytorch_backend_config.")
+    assert plan_json(capsys, (*base, "--engine-version", "0.21.0"))["engine_config"]["yaml_note"] is None
+
+
+def test_a_compare_row_is_the_launch_trtllm_serve_takes(capsys) -> None:
+    """`--compare`'s TensorRT-LLM row: serve's options and the YAML body, not kvtop's `--kv_cache_config.dtype`."""
+    args = ["plan", "--no-calibration-store", "--model", LLAMA, "--gpu", "H100", "--compare", "trtllm,vllm", "--json",
+            "--kv_cache_config.dtype", "fp8"]  # fmt: skip
+    assert main(args) == 0
+    rows = {row["engine"]: row for row in json.loads(capsys.readouterr().out)["engines"]}
+    assert rows["trtllm"]["engine_flags"] == ["--extra_llm_api_options", "extra_llm_api_options.yaml"]
+    assert rows["trtllm"]["engine_config"] == {"kv_cache_config": {"dtype": "fp8"}}
+    assert rows["vllm"]["engine_flags"] == ["--kv-cache-dtype", "fp8"] and rows["vllm"]["engine_config"] is None
+
+
+def test_the_planner_s_lora_edit_reaches_the_copied_yaml() -> None:
+    """The planner's LoRA slots 4 and rank 64 on TensorRT-LLM: written as `lora_config` (they were left out, so the
+    copied launch served no LoRA), and read back as the same setup."""
+    from kvtop.domain.deployment import DeploymentSetup
+    from kvtop.domain.engines.trtllm.deployment import setup, with_setup
+    from kvtop.domain.launch import LaunchSettings
+
+    edited = with_setup(LaunchSettings(engine="trtllm", backend="pytorch"),
+                        DeploymentSetup(lora=True, max_loras=4, max_lora_rank=64))  # fmt: skip
+    assert edited.engine_launch().config == {"lora_config": {"max_loras": 4, "max_lora_rank": 64}}
+    assert (setup(edited).lora, setup(edited).max_loras, setup(edited).max_lora_rank) == (True, 4, 64)
+    assert with_setup(edited, DeploymentSetup()).engine_launch().config == {}

@@ -40,14 +40,26 @@ EMPTY_MAPPING = "{}"
 READ_REST_EXECUTOR_GIB = 0.31
 
 
+def graph_children(settings: LaunchSettings) -> list[str]:
+    """The `cuda_graph_config.<key>` the launch sets (kvtop's `cuda_graph_max_bs`, or one kept as its path)."""
+    kept = sorted(key for key in settings.flags if key.startswith(f"{GRAPHS_KEY}."))
+    return [f"{GRAPHS_KEY}.max_batch_size"] * (settings.cuda_graph_max_bs is not None) + kept
+
+
 def graphs_off(settings: LaunchSettings) -> bool:
     """Whether the launch turns the PyTorch backend's CUDA graphs off (`cuda_graph_config: null`); any other value
-    given to the key itself (not one of its sub-keys) is an InputError naming it."""
+    given to the key itself (not one of its sub-keys), or null beside one of its sub-keys (which one YAML section
+    cannot hold: the null drops it), is an InputError naming it."""
     value = settings.flags.get(GRAPHS_KEY)
     if value is None:
         return False
     text = str(value).strip()
     if text.lower() in NULL_WORDS:
+        if children := graph_children(settings):
+            raise InputError(
+                f"null (CUDA graphs off) beside {children[0]}: a null section holds no keys; drop one of them",
+                field=f"--{GRAPHS_KEY}",
+            )
         return True
     if text == EMPTY_MAPPING:
         return False

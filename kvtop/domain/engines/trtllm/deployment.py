@@ -100,6 +100,11 @@ def with_setup(settings: LaunchSettings, setup: DeploymentSetup) -> LaunchSettin
         "kv_cache_config.host_cache_size": str(host.bytes_per_rank) if host and host.bytes_per_rank else None,
         # the planner's method field: written, so the engine's check above sees it (it was dropped)
         "speculative_config.decoding_type": setup.spec_method,
+        # the planner's LoRA slots and rank: written (the copied launch's YAML had no lora_config, R6); LoRA on at the
+        # default slots keeps the launch's own word, as `setup` reads LoRA on from the key's presence
+        "lora_config.max_loras": (str(setup.max_loras) if setup.max_loras else settings.flags.get("lora_config.max_loras"))
+        if setup.lora else None,
+        "lora_config.max_lora_rank": str(setup.max_lora_rank) if setup.lora and setup.max_lora_rank else None,
     })  # fmt: skip
 
 

@@ -19,7 +19,7 @@ from kvtop.domain.engines.trtllm.build_quant import SOURCE as BUILD_SOURCE
 from kvtop.domain.engines.trtllm.cuda_graphs import GRAPHS_KEY, NULL_WORDS, graphs_off
 from kvtop.domain.engines.trtllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.trtllm.max_seq_len import ALLOW_LONG_ENV
-from kvtop.domain.engines.trtllm.overlap_scheduler import OLD_OVERLAP_ON_KEY, OVERLAP_OFF_KEY, flag_bool
+from kvtop.domain.engines.trtllm.overlap_scheduler import OVERLAP_KEYS, flag_bool
 from kvtop.domain.engines.trtllm.serve_launch import BOOL_KEYS, BUILD_FLAGS, serve_launch
 from kvtop.domain.engines.versions import parse_release
 from kvtop.domain.errors import InputError
@@ -121,12 +121,13 @@ PASSTHROUGH = frozenset(
 # copies; engine_build.py which builder made a v0.8 engine, a tied head shared; transceiver_buffers.py a disaggregated
 # worker's transfer buffers (named, not charged); cuda_graphs.py whether the decode CUDA graphs are captured
 # (`cuda_graph_config: null`, written `--cuda_graph_config null`); budget.py the profiling run's temporary pool
-# (`disable_overlap_scheduler`, before PR #4174 `pytorch_backend_config.enable_overlap_scheduler`: one generated token
+# (`disable_overlap_scheduler`; before PR #4603 `pytorch_backend_config.disable_overlap_scheduler`, before PR #4174
+# `pytorch_backend_config.enable_overlap_scheduler`, overlap_scheduler.KEY_ERAS: one generated token
 # a dummy request instead of two, §3 step 1)
 READ_BY_RULES = frozenset({"--moe_config.backend", "--allreduce_strategy", "--gpus_per_node",
                            "--use_cute_dsl_blockscaling_bmm", "--cache_transceiver_config.backend",
                            "--cache_transceiver_config.max_tokens_in_buffer", "--cuda_graph_config",
-                           f"--{OVERLAP_OFF_KEY}", f"--{OLD_OVERLAP_ON_KEY}"}) | BUILD_FLAGS  # fmt: skip
+                           *(f"--{key}" for key in OVERLAP_KEYS)}) | BUILD_FLAGS  # fmt: skip
 PASSTHROUGH = PASSTHROUGH | READ_BY_RULES | DEPLOYMENT_FLAGS  # deployment.py reads DEPLOYMENT_FLAGS
 PREFERRED: Mapping[str, str] = {
     "tp": "--tp_size",
@@ -191,9 +192,11 @@ _MAX_OPTION_KEYS = 4096
 # before PR #9262 ("Prevent YAML partial kv_cache_config from incorrectly overriding …") the YAML's kv_cache_config
 # replaced the line's whole KvCacheConfig (llm_utils.update_llm_args_with_extra_dict: `llm_args | llm_args_dict`), so
 # a YAML kv_cache_config without the fraction ran at KvCacheConfig's 0.9, whatever the line said. The PR's merge date
-# was not read: PR #9054 was opened 2025-11-11, so #9262 came after 1.2.0rc2 (PyPI 2025-11-07), the last release
-# certain to lack it; 1.2.0rc3 (2025-11-21) on are read as carrying it (not pinned)
-PARTIAL_KV_CONFIG_SINCE = "1.2.0rc3"
+# was not read (no copy of the merge commit found). Its thread (NVIDIA/TensorRT-LLM#9262, issues corpus) has a first
+# /bot run 2025-11-18 and a reviewer asking for tests 2025-11-27, so it was not merged before 2025-11-27: 1.2.0rc3
+# (PyPI 2025-11-21) and 1.2.0rc4 (2025-11-25) are read as lacking it; 1.2.0rc5 (2025-12-10) on as carrying it (the
+# first upload after that review; not pinned: the merge may be later)
+PARTIAL_KV_CONFIG_SINCE = "1.2.0rc5"
 # a 16-bit checkpoint built into a quantized engine (`--qformat`, `quant_algo`): the engine's weights
 LOAD_CASTS = LoadCasts(online_quant=BUILD_QUANT, quantization_flag="--qformat", when="at build",
                        releases="TensorRT-LLM 0.8 on (QuantAlgo)", source=BUILD_SOURCE)  # fmt: skip

@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kvtop.domain.engine_launch import EngineLaunch
-from kvtop.domain.engines.trtllm.cuda_graphs import GRAPHS_KEY, NULL_WORDS
+from kvtop.domain.engines.trtllm.cuda_graphs import EMPTY_MAPPING, GRAPHS_KEY, NULL_WORDS
 from kvtop.domain.engines.trtllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.trtllm.engine_build import EMBEDDING_SHARING_FLAG, OLD_BUILDER_FLAGS
-from kvtop.domain.engines.trtllm.overlap_scheduler import OLD_OVERLAP_ON_KEY, OVERLAP_OFF_KEY, flag_bool
+from kvtop.domain.engines.trtllm.overlap_scheduler import OVERLAP_KEYS, flag_bool
 from kvtop.domain.engines.versions import parse_release
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.launch_vocabulary import written_flags
@@ -44,7 +44,10 @@ SERVE_OPTIONS_2026 = frozenset({
 })  # fmt: skip
 CONFIG_OPTION = "--extra_llm_api_options"
 CONFIG_FILE = "extra_llm_api_options.yaml"
-BUILD_SAID = "the TensorRT engine's build: quantize.py --qformat / --kv_cache_dtype, trtllm-build the rest; not serve's"
+BUILD_SAID = ("the TensorRT engine's build: quantize.py --qformat / --kv_cache_dtype, trtllm-build the rest (the "
+              "--use_*_plugin / --enable_context_fmha / --use_inflight_batching spellings are 0.8's examples/<model>/"
+              "build.py; trtllm-build's is --gpt_attention_plugin …); not serve's, and the line's --max_batch_size, "
+              "--max_num_tokens, --max_seq_len, --max_beam_width may not exceed the engine's build limits")
 
 # the modelled fields serve's options set (field -> option), in the order the line writes them
 _LINE: Mapping[str, str] = {
@@ -64,23 +67,42 @@ _BUILD_FIELDS: Mapping[str, str] = {"quantization": "--qformat", "max_input_len"
 # `--tokens_per_block`; eras.ENGINE_TOKENS_PER_BLOCK_ERAS): said with the build where the backend is TensorRT
 _ENGINE_BUILT: Mapping[str, str] = {"kv_cache_dtype": "--kv_cache_dtype", "page_size": "--tokens_per_block"}
 _PYTORCH_DEFAULT_SINCE = "1.0.0rc0"  # eras.DEFAULT_BACKEND_ERAS: `--backend` unset serves a TensorRT engine before 1.0
+# before 1.0 serve's `--backend` took only `pytorch` ("Set to 'pytorch' for pytorch path. Default is cpp path.",
+# Choice(["pytorch"]) default None: nvidia.github.io/TensorRT-LLM/0.18.2/commands/trtllm-serve.html; find_string copies
+# 50627517773, 6225645832): a TensorRT engine is served with no --backend there, and `--backend tensorrt` is refused
+# trtllm-serve's first release: 0.15.0 (its docs' release list has no trtllm-serve page before; not pinned at the
+# tags). Before it a TensorRT engine is run by Triton's tensorrtllm backend (config.pbtxt) or examples/run.py
+SERVE_SINCE = "0.15.0"
+# PR #4603 ("Flatten PyTorchConfig knobs into TorchLlmArgs"; 0.21.0rc0, uploaded 2025-06-04, read as its first release,
+# not pinned) gave the YAML the sections kvtop writes; before, the PyTorch backend's knobs sat under
+# pytorch_backend_config (PyTorchConfig, ids 377615380, 204719384; the DeepSeek-R1 blog's YAML, id 56391322792)
+FLAT_SINCE = "0.21.0rc0"
+_BEFORE_FLAT: Mapping[str, str] = {
+    "cuda_graph_config": "pytorch_backend_config.use_cuda_graph / cuda_graph_max_batch_size",
+    "moe_config": "pytorch_backend_config.moe_backend / moe_load_balancer",
+}
 BUILD_FLAGS = frozenset(f"--{name}" for name in (*OLD_BUILDER_FLAGS, EMBEDDING_SHARING_FLAG))
 # the read keys (kept in `flags` by their dotted path) that go in the YAML, and how each value is typed there
 YAML_KEYS = frozenset({
     "moe_config.backend", "allreduce_strategy", "use_cute_dsl_blockscaling_bmm", "cache_transceiver_config.backend",
-    "cache_transceiver_config.max_tokens_in_buffer", GRAPHS_KEY, OVERLAP_OFF_KEY, OLD_OVERLAP_ON_KEY,
+    "cache_transceiver_config.max_tokens_in_buffer", GRAPHS_KEY, *OVERLAP_KEYS,
 }) | {flag[2:] for flag in DEPLOYMENT_FLAGS}  # fmt: skip
-BOOL_KEYS = frozenset({"use_cute_dsl_blockscaling_bmm", OVERLAP_OFF_KEY, OLD_OVERLAP_ON_KEY})
+BOOL_KEYS = frozenset({"use_cute_dsl_blockscaling_bmm", *OVERLAP_KEYS})
 _INT_KEYS = frozenset({
     "cache_transceiver_config.max_tokens_in_buffer", "speculative_config.max_draft_len",
     "speculative_config.num_nextn_predict_layers", "moe_config.load_balancer.num_slots", "lora_config.max_loras",
     "lora_config.max_lora_rank", "kv_cache_config.host_cache_size",
 })  # fmt: skip
 _LINE_KEYS = frozenset({"gpus_per_node"})  # read keys that are serve options
+# every option the line writes is one both trees declare (SERVE_SOURCE); SERVE_OPTIONS_2026's are never written
+if not {*_LINE.values(), _FRACTION, CONFIG_OPTION, *(f"--{key}" for key in _LINE_KEYS)} <= SERVE_OPTIONS:
+    raise RuntimeError("serve_launch writes an option trtllm-serve does not declare")
 
 
 def _put(body: dict[str, object], path: str, value: object) -> None:
-    """Set a dotted key in the nested body; a child under a section set to a scalar (null) is left out."""
+    """Set a dotted key in the nested body; never replaces a section that holds keys (`cuda_graph_config: {}` beside
+    `cuda_graph_config.max_batch_size`: the section stays), and a child under a section set to null is left out
+    (graphs_off refuses null beside a child before a plan is made)."""
     *parents, leaf = path.split(".")
     node = body
     for part in parents:
@@ -88,6 +110,8 @@ def _put(body: dict[str, object], path: str, value: object) -> None:
         if not isinstance(child, dict):
             return
         node = child
+    if isinstance(node.get(leaf), dict) and node[leaf]:
+        return
     node[leaf] = value
 
 
@@ -96,6 +120,8 @@ def _yaml_value(key: str, raw: object) -> object:
     text = str(raw).strip()
     if text.lower() in NULL_WORDS:
         return None
+    if key == GRAPHS_KEY and text == EMPTY_MAPPING:
+        return {}  # the default CudaGraphConfig as a mapping, not the string '{}' (Optional[CudaGraphConfig] refuses it)
     if key in _INT_KEYS and text.lstrip("-").isdigit():
         return int(text)
     return text
@@ -131,19 +157,33 @@ def yaml_body(settings: LaunchSettings) -> dict[str, object]:
             if flag_bool(raw, key):
                 _put(body, key, True)
             continue
-        _put(body, key, None if key == GRAPHS_KEY and raw is True else _yaml_value(key, raw))
+        _put(body, key, _yaml_value(key, raw))
     if "kv_cache_config" in body and settings.free_gpu_memory_fraction is not None:
         _put(body, "kv_cache_config.free_gpu_memory_fraction", settings.free_gpu_memory_fraction)
     return body
 
 
+def _before(settings: LaunchSettings, since: str) -> bool:
+    """Whether the stated release is before `since` (an unstated one is the latest: never)."""
+    release, first = parse_release(settings.engine_version), parse_release(since)
+    return release is not None and first is not None and release < first
+
+
+def _line_fields(settings: LaunchSettings) -> Mapping[str, str]:
+    """Serve's options for the modelled fields: without `--backend` where it names a TensorRT engine before 1.0 (serve's
+    Choice then was `pytorch` alone, unset the TensorRT engine)."""
+    if tensorrt_engine(settings) and _before(settings, _PYTORCH_DEFAULT_SINCE):
+        return {field: option for field, option in _LINE.items() if field != "backend"}
+    return _LINE
+
+
 def serve_launch(settings: LaunchSettings) -> EngineLaunch:
     """trtllm-serve's line (serve's options only, `--extra_llm_api_options` naming the YAML where it has a body), the
-    YAML's body, and the build flags apart."""
+    YAML's body, and the build flags apart; before trtllm-serve's first release no line, and that named."""
     body = yaml_body(settings)
-    line = written_flags(settings, _LINE)
+    line = written_flags(settings, _line_fields(settings))
     if "kv_cache_config" not in body and settings.free_gpu_memory_fraction is not None:
-        line += [_FRACTION, f"{settings.free_gpu_memory_fraction:g}"]
+        line += [_FRACTION, repr(settings.free_gpu_memory_fraction)]
     for key in sorted(_LINE_KEYS):
         raw = settings.flags.get(key)
         if raw is not None and raw is not False:
@@ -155,6 +195,15 @@ def serve_launch(settings: LaunchSettings) -> EngineLaunch:
         raw = settings.flags.get(flag[2:])
         if raw is not None and raw is not False:
             build += [flag] if raw is True else [flag, str(raw)]
+    older = [f"{key} ({_BEFORE_FLAT[key]} there)" for key in _BEFORE_FLAT if key in body]
+    said = (f"not TensorRT-LLM {settings.engine_version}'s schema: {', '.join(older)}; these sections came with PR "
+            f"#4603 ({FLAT_SINCE}, not pinned), kvtop does not write the older spelling") if older and _before(
+        settings, FLAT_SINCE) else ""  # fmt: skip
+    if _before(settings, SERVE_SINCE):
+        said = (f"TensorRT-LLM {settings.engine_version} has no trtllm-serve, first in {SERVE_SINCE} (not pinned): the "
+                "engine runs under Triton's tensorrtllm backend (config.pbtxt) or examples/run.py, whose options kvtop "
+                "does not write" + (f"; kvtop's settings: {' '.join(line)}" if line else ""))
+        return EngineLaunch(line=(), line_said=said, build=tuple(build), build_said=BUILD_SAID if build else "")
     return EngineLaunch(line=tuple(line), config=body, config_option=CONFIG_OPTION if body else None,
                         config_file=CONFIG_FILE if body else None, build=tuple(build),
-                        build_said=BUILD_SAID if build else "")  # fmt: skip
+                        build_said=BUILD_SAID if build else "", config_said=said)  # fmt: skip
