@@ -157,7 +157,7 @@ def forced_runner(version: ResolvedVersion, model: ModelSpec, settings: LaunchSe
     if era.value == "only_1":
         if value != "1":  # os.environ's text, compared as text
             raise InputError(f"vLLM {version.label} refuses {RUNNER_ENV}={value}: Model Runner V1 has been removed "
-                             f"({era.source}); unset it", field=RUNNER_ENV)  # fmt: skip
+                             "(platforms/interface.py:1481-1490 at v0.34.0); unset it", field=RUNNER_ENV)  # fmt: skip
         return None
     v2 = _env_int(value, version) != 0
     if not v2:
