@@ -181,8 +181,8 @@ def concurrent_batches(
     """(max_concurrent_batches, why) (`VllmConfig.max_concurrent_batches`): pp, or 2 with async scheduling at
     pp 1 (whether it runs: `batching_async.async_scheduling`). At pp > 1 with async scheduling the V2 model runner
     keeps pp + 1 batches and the V1 runner pp (config/vllm.py:492-502 at v0.25.0; multiproc_executor.py:446-449 at
-    v0.17.1); which runner runs is the release's and the model's (`runner_eras.runs_v2`; VLLM_USE_V2_MODEL_RUNNER, which
-    kvtop cannot see, overrides it). Under the V1 runner an explicit --async-scheduling at pp > 1 is not modelled."""
+    v0.17.1); which runner runs is the release's and the model's (`runner_eras.runs_v2`; the launch line's VLLM_USE_V2_MODEL_RUNNER
+    overrides it from v0.22.0). Under the V1 runner an explicit --async-scheduling at pp > 1 is not modelled."""
     on, why = async_scheduling(settings, version, model)
     if not on:
         return pp, why

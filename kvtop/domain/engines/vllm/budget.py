@@ -60,6 +60,7 @@ from kvtop.domain.engines.vllm.long_context import long_context_note
 from kvtop.domain.engines.vllm.page_unify import UnifiedPages, check_v_width, unified_pages
 from kvtop.domain.engines.vllm.pp_groups import MERGED_GROUPS_ERAS, group_size_of, projected_groups
 from kvtop.domain.engines.vllm.pp_split import PP_SPLIT_ERAS
+from kvtop.domain.engines.vllm.runner_eras import runner_env_note
 from kvtop.domain.engines.vllm.state_only import state_page
 from kvtop.domain.engines.vllm.tower_heads import check_tower_heads
 from kvtop.domain.engines.vllm.v0_backends import check_backend_env
@@ -164,6 +165,7 @@ class VllmBudget:
         notes: list[str] = [f"{m.quant.source}: {m.quant.ignored}"] if m.quant.ignored else []
         # §2.6: a said warm the launch cannot read; §3.7: a --max-model-len above the positions the launch allows
         notes.extend(n for n in (unread_warm_note(inputs), long_context_note(inputs)) if n)
+        notes.extend(n for n in (runner_env_note(inputs.version, m, s),) if n)  # §3: VLLM_USE_V2_MODEL_RUNNER (runner_eras.py)
         grows = extensible(s, inputs.version)  # v0.34.0 on: sized after warmup (extensible_kv.py)
         if s.gpu_memory_utilization is not None:
             util, util_source = s.gpu_memory_utilization, "--gpu-memory-utilization"

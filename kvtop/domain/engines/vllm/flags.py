@@ -50,6 +50,7 @@ from kvtop.domain.engines.vllm.pooling_runner import refuse_values as refuse_poo
 from kvtop.domain.engines.vllm.pp_split import PP_PARTITION_ENV
 from kvtop.domain.engines.vllm.rope_override import FLAGS as ROPE_FLAGS
 from kvtop.domain.engines.vllm.rope_override import HF_OVERRIDES_FLAG, launch_ropes, refuse_unmodelled_keys
+from kvtop.domain.engines.vllm.runner_eras import RUNNER_ENV
 from kvtop.domain.engines.vllm.sampler_path import FLASHINFER_SAMPLER_ENV, OFFICIAL_IMAGE, official_image
 from kvtop.domain.engines.vllm.skip_mm_profiling import FLAG as SKIP_MM_FLAG
 from kvtop.domain.engines.vllm.skip_mm_profiling import FLAGS as SKIP_MM_FLAGS
@@ -304,10 +305,11 @@ class VllmFlags:
     # VLLM_ATTENTION_BACKEND outside V1's list: V0 in v0.8-v0.10, v0_backends.py; VLLM_PP_LAYER_PARTITION: named not
     # modelled, pp_split.py; VLLM_USE_RAY_V2_EXECUTOR_BACKEND: the `ray` executor's class, batching_async.py;
     # VLLM_ALLOW_LONG_MAX_MODEL_LEN: a --max-model-len above the positions starts, long_context.py;
-    # VLLM_WSL2_ENABLE_PIN_MEMORY: V2's pinned memory under WSL2, wsl2_pinned.py)
+    # VLLM_WSL2_ENABLE_PIN_MEMORY: V2's pinned memory under WSL2, wsl2_pinned.py; VLLM_USE_V2_MODEL_RUNNER: the model
+    # runner over the release's pick from v0.22.0, refused where the release refuses it, runner_eras.py)
     env_read: frozenset[str] = frozenset({MARLIN_ENV, FLASHINFER_BF16_ENV, FLASHINFER_SAMPLER_ENV, USE_V1_ENV,
                                           ATTENTION_BACKEND_ENV, PP_PARTITION_ENV, RAY_V2_ENV,
-                                          COMPILE_CACHE_ENV, ALLOW_LONG_ENV, PIN_ENV})  # fmt: skip
+                                          COMPILE_CACHE_ENV, ALLOW_LONG_ENV, PIN_ENV, RUNNER_ENV})  # fmt: skip
     # the official image (docker/Dockerfile's vllm-openai target) is tagged with the release it builds: v0.11.0
     release_images: frozenset[str] = frozenset({OFFICIAL_IMAGE})
     specials: Mapping[str, tuple[int, str]] = {}

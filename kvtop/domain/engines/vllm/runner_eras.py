@@ -1,5 +1,6 @@
 """Which model runner `vllm serve` runs a generating model on (V1 or V2, VllmConfig.use_v2_model_runner), by
-release and model: its eras with the first release each holds for and its source (docs/engines/vllm.md §3).
+release and model, and where the launch line sets VLLM_USE_V2_MODEL_RUNNER, by that (`RUNNER_ENV_ERAS`): its eras
+with the first release each holds for and its source (docs/engines/vllm.md §3).
 """
 
 from __future__ import annotations
@@ -7,7 +8,9 @@ from __future__ import annotations
 from typing import Literal
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
+from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.engines.vllm.spec_methods import keeps_v1_runner, stated_method
+from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.quant_spec import NO_QUANT
@@ -86,6 +89,109 @@ LISTED_HYBRID_V2_ERAS: Eras[bool] = Eras((
 
 model_runner = MODEL_RUNNER_ERAS.at
 
+# VLLM_USE_V2_MODEL_RUNNER on the launch line (`NAME=VALUE vllm serve …`, `docker run -e NAME=VALUE …`; flags.py
+# env_read), as each release reads it (read in the wheels' envs.py, config/vllm.py, v1/worker/gpu_worker.py)
+RUNNER_ENV = "VLLM_USE_V2_MODEL_RUNNER"
+RunnerEnv = Literal["absent", "opt_in", "override", "only_1"]
+RUNNER_ENV_ERAS: Eras[RunnerEnv] = Eras((
+    Era("", "absent", "no such variable: v0.11.2's envs.py (and v0.11.1's) has none"),
+    Era("0.12.0", "opt_in",
+        "first in v0.12.0: envs.py:1550-1552 `bool(int(os.getenv(…, '0')))` (v0.21.0 :1711-1713): any int but 0 builds "
+        "the experimental v1/worker/gpu/model_runner.py (gpu_worker.py:104, :252-262 at v0.12.0), which kvtop does not "
+        "model before v0.22.0; 0 the V1 runner, the default"),
+    Era("0.22.0", "override",
+        "v0.22.0 envs.py:1897-1899 `maybe_convert_bool(os.getenv(…, None))` (`bool(int(value))`, unset None; v0.24.0 "
+        ":1830-1832, v0.29.0 :2035-2037): config/vllm.py:493-496 `use_v2_model_runner` returns it before the release's "
+        "pick (v0.25.0 :519-522, v0.29.0 :645-648, v0.33.0 :748-750 after HiSparse and watermarking): 0 the V1 runner "
+        "for any model, 1 V2, which `_validate_v2_model_runner` refuses for a feature V2 lacks (v0.22.0 :2057-2067: "
+        "'VLLM_USE_V2_MODEL_RUNNER does not yet support: …'; v0.25.0 :2137-2146)"),
+    Era("0.34.0", "only_1",
+        "v0.34.0 platforms/interface.py:1481-1490 `validate_environ` (engine/arg_utils.py:2294): any value but '1' "
+        "raises 'is no longer supported: Model Runner V1 has been removed'; '1' is redundant (V2 the only runner)"),
+))  # fmt: skip
+# Which models V2 refuses when forced (`_get_v2_model_runner_unsupported_features`, a model with inner state: a hybrid
+# or attention-free one): any (v0.22.0), one with mamba_cache_mode 'align' (v0.23.0-v0.24.x), none from v0.25.0
+ForcedStateRefused = Literal["any", "align", "none"]
+FORCED_STATE_REFUSED_ERAS: Eras[ForcedStateRefused] = Eras((
+    Era("", "any", "v0.22.0 config/vllm.py:1983-1984 `has_inner_state`: 'hybrid/mamba models'"),
+    Era("0.23.0", "align", "v0.23.0 config/vllm.py:1988-1993, v0.24.0 :2000-2005: 'hybrid/mamba models with align "
+                           "cache mode' (align: prefix caching on, hybrid.py)"),
+    Era("0.25.0", "none", "v0.25.0 config/vllm.py:2042-2135 tests no inner state (v0.28.0, v0.33.0 alike)"),
+))  # fmt: skip
+
+
+def runner_env(settings: LaunchSettings | None) -> str | None:
+    """The launch's VLLM_USE_V2_MODEL_RUNNER as written on its line; None where unset."""
+    value = settings.flags.get(RUNNER_ENV) if settings is not None else None
+    return None if value is None else str(value)
+
+
+def _env_int(value: str, version: ResolvedVersion) -> int:
+    """The value as envs.py reads it (`int(value)`); an InputError where int() refuses it (vLLM's start fails)."""
+    try:
+        return int(value)
+    except ValueError:
+        raise InputError(f"{RUNNER_ENV}={value!r}: vLLM {version.label} reads it as bool(int(value)) (envs.py), which "
+                         "refuses it at start", field=RUNNER_ENV) from None  # fmt: skip
+
+
+def _refused_v2(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings) -> str | None:
+    """What of the launch the release's V2 runner refuses when forced (`_validate_v2_model_runner`): a model with inner
+    state (FORCED_STATE_REFUSED_ERAS) or speculative decoding V2 does not run (`keeps_v1_runner`); None where none."""
+    inner = model.state is not None or model.attention_free
+    state = FORCED_STATE_REFUSED_ERAS.era(version)
+    if inner and (state.value == "any" or state.value == "align" and mamba_prefix_caching(model, settings, version)):
+        return f"a model with Mamba / linear-attention state{' and prefix caching' * (state.value == 'align')} ({state.source})"
+    return keeps_v1_runner(stated_method(settings), settings, version)
+
+
+def forced_runner(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings | None) -> bool | None:
+    """Whether the launch's VLLM_USE_V2_MODEL_RUNNER makes vLLM run V2 (True) or V1 (False) whatever its own pick
+    (RUNNER_ENV_ERAS); None where it decides nothing (unset, a release without it, v0.34.0's redundant '1'). Refused
+    where the release refuses the value or its launch (an InputError), or runs a runner kvtop does not model (v0.12.0-
+    v0.21.x's experimental V2)."""
+    value = runner_env(settings)
+    era = RUNNER_ENV_ERAS.era(version)
+    if value is None or settings is None or era.value == "absent":
+        return None
+    if era.value == "only_1":
+        if value != "1":  # os.environ's text, compared as text
+            raise InputError(f"vLLM {version.label} refuses {RUNNER_ENV}={value}: Model Runner V1 has been removed "
+                             "(platforms/interface.py:1481-1490 at v0.34.0); unset it", field=RUNNER_ENV)  # fmt: skip
+        return None
+    v2 = _env_int(value, version) != 0
+    if not v2:
+        return False
+    if era.value == "opt_in":
+        raise UnsupportedModelError(f"vLLM {version.label} under {RUNNER_ENV}={value} runs its experimental V2 model "
+                                    f"runner, which kvtop does not model ({era.source}); unset it to plan the V1 "
+                                    "runner, or plan v0.22.0 or later", field=RUNNER_ENV)  # fmt: skip
+    refused = _refused_v2(version, model, settings)
+    if refused is not None:
+        raise InputError(f"vLLM {version.label} refuses {RUNNER_ENV}={value} with {refused}: its V2 model runner "
+                         "'does not yet support' it (config/vllm.py _validate_v2_model_runner)", field=RUNNER_ENV)  # fmt: skip
+    return True
+
+
+def runner_env_note(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings) -> str | None:
+    """The plan's words where the launch line sets VLLM_USE_V2_MODEL_RUNNER: the runner it makes vLLM run, or that
+    the release does not read it or runs V2 anyway; None where unset."""
+    value = runner_env(settings)
+    if value is None:
+        return None
+    era = RUNNER_ENV_ERAS.era(version)
+    if era.value == "absent":
+        return f"{RUNNER_ENV}={value} on the launch line: vLLM {version.label} does not read it (first in v0.12.0)"
+    forced = forced_runner(version, model, settings)
+    if forced is None:
+        return (f"{RUNNER_ENV}={value} on the launch line: redundant at vLLM {version.label}, V2 its only runner "
+                "(platforms/interface.py:1481-1490 at v0.34.0)")
+    runner = "V2" if forced else "V1"
+    own = "V2" if _release_runs_v2(version, model, settings) else "V1"
+    return (f"the {runner} model runner, from the launch's environment: {RUNNER_ENV}={value} on the launch line, which "
+            f"vLLM {version.label} takes over its own pick for this model ({own}): config/vllm.py use_v2_model_runner "
+            "returns the variable first (:493-496 at v0.22.0, :646 at v0.29.0, :748 at v0.33.0)")
+
 
 def _listed_runs_v2(version: ResolvedVersion, model: ModelSpec) -> bool:
     """The v2_listed era (v0.22.0-v0.24.x): V2 only for a listed class, without experts or a checkpoint quantization
@@ -96,8 +202,15 @@ def _listed_runs_v2(version: ResolvedVersion, model: ModelSpec) -> bool:
 
 
 def runs_v2(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings | None = None) -> bool:
-    """Whether `vllm serve` runs this generating model on the V2 model runner (VllmConfig.use_v2_model_runner, with
-    VLLM_USE_V2_MODEL_RUNNER unset). In the v2_dense era (v0.25.0-v0.28.x, `_is_default_v2_model_runner_model`): not
+    """Whether `vllm serve` runs this generating model on the V2 model runner (VllmConfig.use_v2_model_runner): the
+    runner the launch line's VLLM_USE_V2_MODEL_RUNNER forces (`forced_runner`; refused where the release refuses it),
+    else the release's own pick (`_release_runs_v2`)."""
+    forced = forced_runner(version, model, settings)
+    return _release_runs_v2(version, model, settings) if forced is None else forced
+
+
+def _release_runs_v2(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings | None = None) -> bool:
+    """The release's own pick, VLLM_USE_V2_MODEL_RUNNER unset. In the v2_dense era (v0.25.0-v0.28.x, `_is_default_v2_model_runner_model`): not
     attention-free, not a hybrid (a recurrent state beside attention: vLLM's `is_hybrid`) unless a listed class from
     v0.27.0, and a listed class or no experts; a dspark draft forces V2 before that test (v0.25.0 config/vllm.py
     :529-532, v0.28.0 :629-632). In either V2 era the launch's speculative decoding keeps V1 where V2 does not run it
