@@ -303,14 +303,16 @@ def ledger_text(ledger: Ledger, capacity: list[str] | None = None) -> str:
 
 def estimate_term_json(term: TermEstimate) -> dict[str, Any]:
     return {"term": term.term.value, "label": term.label, "bytes": term.bytes, "error_bytes": term.error_bytes,
-            "error_below_bytes": term.error_below_bytes, "source": term.source, "basis": term.basis, "beyond": term.beyond, "fit_key": term.fit_key,
+            "error_below_bytes": term.error_below_bytes, "raise_only_bytes": term.raise_only_bytes,
+            "lower_only_bytes": term.lower_only_bytes, "source": term.source, "basis": term.basis, "beyond": term.beyond, "fit_key": term.fit_key,
             "within": term.within}  # fmt: skip
 
 
 def term_error(term: TermEstimate) -> str:
-    """A term's error in the plan's table: '± 0.66 GiB' ('+ 2.41 / − 0.97 GiB' where a part only raises the term),
+    """A term's error in the plan's table: '± 0.66 GiB' ('+ 2.41 / − 0.97 GiB' where a part only raises the term,
+    '+ 0.97 / − 2.41 GiB' where a part only lowers it),
     'in measured' (held in a measured input), or 'exact'."""
-    if term.error_bytes:
+    if term.error_bytes or term.error_below_bytes:
         return term.error_said
     return "in measured" if term.within is not None else "exact"
 

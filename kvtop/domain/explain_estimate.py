@@ -180,14 +180,15 @@ def other_estimates(central: Ledger, planned: PreloadEstimate | None = None) -> 
     as_planned = {term.term: term for term in planned.terms} if planned is not None else {}
     others = tuple(
         as_planned.get(term.term, term) for term in plan.terms
-        if term.error_bytes > 0 and term.within is None and reaches.get(term.term, False)
+        if max(term.error_bytes, term.error_below_bytes) > 0 and term.within is None and reaches.get(term.term, False)
     )  # fmt: skip
     return others, plan.interval_scale
 
 
 def _moved(measured: MeasuredInputs, term: TermEstimate, towards_kv: int, scale: float) -> MeasuredInputs:
     """`measured` with one other term moved by its error × the interval scale towards more KV (+1) or less (−1): its
-    error towards that end (`TermEstimate.error_towards`: a part that only raises the term moves it towards less KV)."""
+    error towards that end (`TermEstimate.error_towards`: a part that only raises the term moves it towards less KV,
+    one that only lowers it towards more)."""
     figures = measured.calibrated or CalibratedFigures()
     move = round(towards_kv * term.error_towards("high" if towards_kv > 0 else "low") * scale)
     if term.term is Term.WEIGHTS:

@@ -192,7 +192,7 @@ def test_no_error_is_rewritten_outside_the_terms_method() -> None:
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "model_copy":
                 update = next((k.value for k in node.keywords if k.arg == "update"), None)
                 keys = {k.value for k in update.keys if isinstance(k, ast.Constant)} if isinstance(update, ast.Dict) else set()
-                if keys & {"error_bytes", "raise_only_bytes"}:
+                if keys & {"error_bytes", "raise_only_bytes", "lower_only_bytes"}:
                     found.append(f"{path.relative_to(root)}:{node.lineno}")
     assert not found
 
@@ -252,3 +252,41 @@ def test_a_copy_cannot_rewrite_the_error_nor_drop_a_key() -> None:
         term.with_error(6 * GIB, bsis="x")
     with pytest.raises(ValueError, match="error_below_bytes"):
         term.with_error(6 * GIB, error_below_bytes=GIB)
+
+
+def test_a_lower_only_error_widens_the_side_below_alone() -> None:
+    """The mirror (`lower_only_bytes`; review R7 H3-1): graphs of 2 GiB ± 1 charged with a 1.5 GiB part a start may not
+    hold: above 1 GiB, below 1 + 1.5 = 2.5 GiB; the capacity's high end (more KV) takes the wider side. A symmetric
+    2 GiB after it adds to both sides as independent errors (above √(1 + 4) = 2.24, below √(6.25 + 4) = 3.20 GiB)."""
+    term = _term(1.0, value=2.0).widened_by(lower_only_bytes=round(1.5 * GIB))
+    assert (term.error_bytes, term.error_below_bytes, term.lower_only_bytes) == (GIB, round(2.5 * GIB), round(1.5 * GIB))
+    assert term.error_towards("low") == GIB and term.error_towards("high") == round(2.5 * GIB)
+    assert term_error(term) == "+ 1.00 / − 2.50 GiB"
+    words = term.one_sided_words or ""
+    assert "only ever lowers that term" in words and "only gives KV" in words
+    assert "the capacity's high end takes the wider side, its low end the narrower" in words
+    added = term.plus(error_bytes=2 * GIB, why="x")
+    assert abs(added.error_bytes - math.sqrt(5) * GIB) <= 1 and abs(added.error_below_bytes - math.sqrt(10.25) * GIB) <= 1
+    assert added.raise_only_bytes == 0 and added.lower_only_bytes == added.error_below_bytes - added.error_bytes
+    # kept by with_error unless told; refused below 0 and through model_copy
+    assert term.with_error(3 * GIB).lower_only_bytes == round(1.5 * GIB)
+    with pytest.raises(ValueError, match="lower_only_bytes"):
+        term.with_error(GIB, lower_only_bytes=-1)
+    with pytest.raises(ValueError, match="with_error"):
+        term.model_copy(update={"lower_only_bytes": 0})
+    # the ends: the high end moves the term by its side below (2.5 GiB, under its 2 GiB of bytes: stops at 0), the
+    # low end by its side above
+    estimate = PreloadEstimate(engine="vllm", terms=(term,))
+    assert estimate.combined_error_at("high") == round(2.5 * GIB) and estimate.combined_error_at("low") == GIB
+    assert estimate.figures("high").non_kv_bytes == 0 and estimate.figures("low").non_kv_bytes == 3 * GIB
+    assert estimate.dominant is term
+    # CUDA's total (more of it, more KV): a part only below its figure is the low end's
+    total = _term(1.0, term=Term.CUDA_TOTAL, value=80).model_copy(update={"more_is_more_kv": True})
+    total = total.widened_by(lower_only_bytes=GIB)
+    assert total.error_towards("low") == 2 * GIB and total.error_towards("high") == GIB
+    assert "only takes KV away" in (total.one_sided_words or "") and "capacity's low end takes the wider" in (
+        total.one_sided_words or "")
+    dumped = estimate_term_json(term)
+    assert (dumped["error_bytes"], dumped["error_below_bytes"], dumped["lower_only_bytes"]) == (
+        GIB, round(2.5 * GIB), round(1.5 * GIB))
+    assert TermEstimate.model_validate(term.model_dump()) == term

@@ -54,7 +54,7 @@ def _said(estimate: TermEstimate) -> str:
 
 def _combined(terms: list[TermEstimate], scale: float, side: Literal["low", "high"]) -> int:
     """The terms' errors towards the capacity's `side` end (`TermEstimate.error_towards`: a part that only raises a
-    term is the low end's) together (the root of their squares) × the engine's interval scale (`coverage.py`)."""
+    term is the low end's, one that only lowers it the high end's) together (the root of their squares) × the engine's interval scale (`coverage.py`)."""
     return round(scale * math.sqrt(sum(term.error_towards(side) ** 2 for term in terms)))
 
 

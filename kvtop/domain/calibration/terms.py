@@ -53,7 +53,7 @@ RUNTIME_TERMS = (Term.ACTIVATION, Term.NON_TORCH, Term.CUDA_GRAPHS)
 
 
 _Term = TypeVar("_Term", bound="TermEstimate")
-ERROR_FIELDS = frozenset({"error_bytes", "raise_only_bytes", "error_below_bytes"})  # changed by `with_error` alone
+ERROR_FIELDS = frozenset({"error_bytes", "raise_only_bytes", "lower_only_bytes", "error_below_bytes"})  # changed by `with_error` alone
 
 
 class TermEstimate(BaseModel):
@@ -85,10 +85,15 @@ class TermEstimate(BaseModel):
     # adds (vLLM's pinned copy segment, pinned_copy.py; a hybrid's first FULL capture, hybrid_graph_sample.py; V1's
     # unsaid cold compile and V2's figure said warm, compile_benchmark.py / v2_graphs.py; FlashInfer's sampler copies
     # taken off, calibration_activation.py), so the end of the interval with less KV takes it and the other does not;
-    # 0: symmetric (`error_below_bytes`). Not expressible: a part that only LOWERS a term (vLLM's sampler path
-    # unknown before the start, `_sampler_path_error`'s "either"; V2's unsaid compile state, whose warm start holds
-    # more KV in no error at all: docs/engines/vllm.md §9, session 71's C3): it stays symmetric, or outside
+    # 0: symmetric (`error_below_bytes`)
     raise_only_bytes: int = 0
+    # its mirror, the error below the figure only, not in `error_bytes`: what a term charged at its centre may lack in
+    # a start (vLLM's pinned copy segment on sm_120, charged at the centre: a start that does not pin it holds that
+    # much more KV; pinned_copy.py `pinned_at_centre`, session 71 fixer H4), so the capacity's high end takes it (the
+    # low end for CUDA's total) and the other does not. Still not expressed this way: vLLM's sampler path unknown
+    # before the start (`_sampler_path_error`'s "either", symmetric) and V2's unsaid compile state, whose warm start
+    # holds more KV in no error at all (docs/engines/vllm.md §9, session 71's C3)
+    lower_only_bytes: int = 0
     # the part of `bytes` only a launch's first pipeline stage holds (vLLM's V1 cold compile's table copy above the
     # count, compile_benchmark.py): a later stage's budget reads the term without it (`CalibratedFigures`); 0: every
     # stage holds the whole figure
@@ -96,11 +101,13 @@ class TermEstimate(BaseModel):
 
     @model_validator(mode="after")
     def _one_sided_within_its_error(self) -> TermEstimate:
-        """The part only the side above carries is a part of the error: 0 ≤ `raise_only_bytes` ≤ `error_bytes`
-        (checked on construction and by `with_error`, which every change of a term's error goes through)."""
+        """The part only the side above carries is a part of the error: 0 ≤ `raise_only_bytes` ≤ `error_bytes`; the
+        part only the side below carries is ≥ 0 (`lower_only_bytes`, beside `error_bytes`) (checked on construction and by `with_error`, which every change of a term's error goes through)."""
         if not 0 <= self.raise_only_bytes <= self.error_bytes:
             raise ValueError(f"{self.term.value}: raise_only_bytes {self.raise_only_bytes:,} is not within its "
                              f"error_bytes {self.error_bytes:,}")  # fmt: skip
+        if self.lower_only_bytes < 0:
+            raise ValueError(f"{self.term.value}: lower_only_bytes {self.lower_only_bytes:,} is below 0")
         if not 0 <= self.first_stage_only_bytes <= max(self.bytes, 0):
             raise ValueError(f"{self.term.value}: first_stage_only_bytes {self.first_stage_only_bytes:,} is not "
                              f"within its bytes {self.bytes:,}")  # fmt: skip
@@ -109,21 +116,28 @@ class TermEstimate(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def error_below_bytes(self) -> int:
-        """How far the term may lie below its figure: `error_bytes` less what only raises it (`raise_only_bytes`);
-        written by every JSON view beside `error_bytes` (the side above), `plan --json` and `explain --json` alike."""
-        return max(self.error_bytes - self.raise_only_bytes, 0)
+        """How far the term may lie below its figure: `error_bytes` less what only raises it (`raise_only_bytes`), more
+        what only lowers it (`lower_only_bytes`); written by every JSON view beside `error_bytes` (the side above), `plan --json` and `explain --json` alike."""
+        return max(self.error_bytes - self.raise_only_bytes, 0) + self.lower_only_bytes
 
-    def with_error(self, error_bytes: int, raise_only_bytes: int | None = None, **update: object) -> TermEstimate:
+    def with_error(
+        self, error_bytes: int, raise_only_bytes: int | None = None, lower_only_bytes: int | None = None,
+        **update: object,
+    ) -> TermEstimate:  # fmt: skip
         """This term with its error rewritten (and any other field in `update`): `error_bytes` above its figure, of
-        which `raise_only_bytes` only above it (None: the part it carried, kept), checked as construction checks it
+        which `raise_only_bytes` only above it, and `lower_only_bytes` below it only (None: the part it carried,
+        kept), checked as construction checks it
         (pydantic's `model_copy` checks nothing): every change of a term's error goes through here, so none drops the
         one-sided part (tests/domain/test_one_sided_error.py greps for any that does not)."""
         unknown = sorted(set(update) - set(type(self).model_fields) | set(update) & ERROR_FIELDS)
         if unknown:  # frozen and ignoring extra keys, the model would drop them silently (review R5 C3-3)
             raise ValueError(f"{self.term.value}: with_error takes no {', '.join(unknown)} (not a settable field)")
         kept = self.raise_only_bytes if raise_only_bytes is None else raise_only_bytes
+        lower = self.lower_only_bytes if lower_only_bytes is None else lower_only_bytes
         fields = {**{name: getattr(self, name) for name in type(self).model_fields}, **update}
-        return TermEstimate.model_validate({**fields, "error_bytes": error_bytes, "raise_only_bytes": kept})
+        return TermEstimate.model_validate(
+            {**fields, "error_bytes": error_bytes, "raise_only_bytes": kept, "lower_only_bytes": lower}
+        )
 
     def model_copy(self: _Term, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> _Term:
         """pydantic's copy, refusing an update of the error (`ERROR_FIELDS`): a copy that sets `error_bytes` without
@@ -133,22 +147,27 @@ class TermEstimate(BaseModel):
             raise ValueError(f"{self.term.value}: set a term's error with with_error, not model_copy")
         return super().model_copy(update=update, deep=deep)
 
-    def widened_by(self, error_bytes: int = 0, raise_only_bytes: int = 0, **update: object) -> TermEstimate:
+    def widened_by(
+        self, error_bytes: int = 0, raise_only_bytes: int = 0, lower_only_bytes: int = 0, **update: object
+    ) -> TermEstimate:
         """This term with errors that move with its own added to it (the sum, not the root of squares: the same
         fit erring alike, or a part known to add): `error_bytes` on both sides, `raise_only_bytes` above its figure
-        only (a mechanism that can only raise the term: `raise_only_bytes`)."""
+        only (a mechanism that can only raise the term), `lower_only_bytes` below it only (a part charged at the
+        centre that a start may not hold: `lower_only_bytes`)."""
         return self.with_error(self.error_bytes + error_bytes + raise_only_bytes,
-                               self.raise_only_bytes + raise_only_bytes, **update)  # fmt: skip
+                               self.raise_only_bytes + raise_only_bytes, self.lower_only_bytes + lower_only_bytes,
+                               **update)  # fmt: skip
 
     @property
     def one_sided(self) -> bool:
-        """Whether the term's error is wider above its figure than below it (a part only raises the term)."""
+        """Whether the term's error differs above its figure and below it (a part only raises or only lowers it)."""
         return self.error_below_bytes != self.error_bytes
 
     @property
     def error_said(self) -> str:
         """The term's error as every view writes it: '± 0.97 GiB', '+ 2.41 / − 0.97 GiB' where a part only raises the
-        term (above its figure / below it), '' where it carries none."""
+        term (above its figure / below it; '+ 0.97 / − 2.41 GiB' where a part only lowers it), '' where it carries
+        none."""
         if not self.one_sided:
             return f"± {gib(self.error_bytes)}" if self.error_bytes else ""
         return f"+ {gib_figure(self.error_bytes)} / − {gib(self.error_below_bytes)}"
@@ -158,12 +177,14 @@ class TermEstimate(BaseModel):
         """What the one-sided part does to the interval, in the words every view says it; None: symmetric."""
         if not self.one_sided:
             return None
-        wider, narrower = ("high", "low") if self.more_is_more_kv else ("low", "high")
+        raises = self.error_bytes > self.error_below_bytes  # the wider side above the figure (else below it)
+        gives = self.more_is_more_kv == raises  # whether the wider side is the one with more KV
+        wider, narrower = ("high", "low") if gives else ("low", "high")
         # the capacity's ends, named so (an input's range in `explain` runs the other way for a term that takes KV)
         return (f"one-sided: the error of {self.label} is {gib(self.error_bytes)} above its figure and "
-                f"{gib(self.error_below_bytes)} below it (a part only ever raises that term, and that part only "
-                f"{'gives KV' if self.more_is_more_kv else 'takes KV away'}): the capacity's {wider} end takes the "
-                f"wider side, its {narrower} end the narrower")
+                f"{gib(self.error_below_bytes)} below it (a part only ever {'raises' if raises else 'lowers'} that "
+                f"term, and that part only {'gives KV' if gives else 'takes KV away'}): the capacity's {wider} end "
+                f"takes the wider side, its {narrower} end the narrower")
 
     def error_towards(self, side: Literal["low", "high"]) -> int:
         """The term's error towards the capacity's `side` end: the low end (less KV) takes a term that takes from KV
@@ -184,12 +205,13 @@ class TermEstimate(BaseModel):
         error = round(math.hypot(self.error_bytes, error_bytes)) if error_bytes else self.error_bytes
         below = self.error_below_bytes
         below = round(math.hypot(below, error_bytes)) if error_bytes and not raise_only else below
+        # the side below wider than above (`lower_only_bytes`) keeps its excess as the part below only
         update: dict[str, object] = {"bytes": self.bytes + added_bytes}
         if beside:
             update["beside_error_bytes"] = round(math.hypot(self.beside_error_bytes, error_bytes))
         if why is not None:
             update["basis"] = f"{self.basis}; {why}"
-        return self.with_error(error, error - below, **update)
+        return self.with_error(error, max(error - below, 0), max(below - error, 0), **update)
 
 
 class CalibratedFigures(BaseModel):
@@ -317,8 +339,8 @@ class PreloadEstimate(BaseModel):
     @property
     def dominant(self) -> TermEstimate | None:
         """The term whose error is the largest (the one to measure first)."""
-        uncertain = [estimate for estimate in self.terms if estimate.error_bytes > 0]
-        return max(uncertain, key=lambda estimate: estimate.error_bytes) if uncertain else None
+        uncertain = [estimate for estimate in self.terms if max(estimate.error_bytes, estimate.error_below_bytes) > 0]
+        return max(uncertain, key=lambda e: max(e.error_bytes, e.error_below_bytes)) if uncertain else None
 
     @property
     def beyond_support(self) -> tuple[str, ...]:
@@ -342,7 +364,8 @@ class PreloadEstimate(BaseModel):
 
     @property
     def one_sided(self) -> tuple[TermEstimate, ...]:
-        """The terms whose error only one end of the interval takes in part (`TermEstimate.raise_only_bytes`)."""
+        """The terms whose error only one end of the interval takes in part (`TermEstimate.raise_only_bytes`,
+        `lower_only_bytes`)."""
         return tuple(estimate for estimate in self.terms if estimate.one_sided)
 
     def _runtime_at(self, side: Literal["central", "low", "high"], runtime: int, weights: int) -> int:

@@ -43,6 +43,15 @@ def test_0_2_0_profiles_the_context_and_the_flag_wins_in_both() -> None:
     assert _batch("0.1.7", 16384, "--max-num-seqs", "64") == (2560, 64)
 
 
+def test_0_1_x_takes_seqs_at_most_the_tokens_after_the_flags() -> None:
+    # EngineArgs.__post_init__: max_num_seqs = min(max_num_seqs, max_num_batched_tokens), on the values the flags gave
+    # (arg_utils.py:30 at 0.1.0, :34 at 0.1.7; review R7 E4-2): 128 tokens bound the default 256 seqs, and 512 seqs
+    # asked are bound by the default 2,560 tokens only above it
+    assert _batch("0.1.7", 16384, "--max-num-batched-tokens", "128") == (128, 128)
+    assert _batch("0.1.0", 16384, "--max-num-seqs", "4096") == (2560, 2560)
+    assert _batch("0.1.7", 16384, "--max-num-seqs", "512") == (2560, 512)
+
+
 def _tokens(capsys: pytest.CaptureFixture[str], *flags: str) -> int:
     argv = ["plan", "--model", CODELLAMA, "--engine", "vllm", "--engine-version", "0.1.7", "--gpu", "A100-40GB"]
     assert main([*argv, *flags]) == 0

@@ -437,7 +437,7 @@ def _sampler_path_error(
     # raises the peak, so they join the error above the figure only, the side below keeps the fit's
     above = round(math.hypot(activation.error_bytes, extra))
     return activation.with_error(
-        above, above - activation.error_below_bytes, bytes=max(activation.bytes - extra, 0),
+        above, above - (activation.error_bytes - activation.raise_only_bytes), bytes=max(activation.bytes - extra, 0),
         basis=f"{activation.basis}; FlashInfer's top-k/top-p sampler ({why}): the fit's logits copies beyond "
               f"FlashInfer's {kept:g} (flashinfer_copies.py) taken off, kept in the interval above the figure",
     )  # fmt: skip

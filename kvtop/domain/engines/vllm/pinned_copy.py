@@ -56,16 +56,21 @@ judgement's holding changed (1,127 of 1,156 before and after), so the corpus its
 held-out starts that pin. From session 71 it is the term's error above its figure only (`TermEstimate.raise_only_bytes`):
 the low end takes it, the high end does not move.
 
-Session 71 (helper H3): on an sm_120 GPU the segment is charged at the centre (`pinned_at_centre`), on the
-corpus's evidence by architecture, not on a rule read in code: 12 of the 13 V2 records of such cards where the copy is
-read (RTX 5090, RTX 5070 Ti, RTX 5060 Ti, RTX PRO 4000; v0.28.0 – v0.30.0) planned 0.2 – 1.3 GiB too much KV without
-it and land at −5.3 – +1.5 % with it; the 13th (keke0712's RTX 5090, release and compile state unsaid) moves from
-−6.7 to −15.3 %, its interval holding (docs/engines/vllm.md §9, "Session 71 (helper H3)"). There its error stands on
-both sides."""
+Session 71 (helper H3, bounded by fixer H4 after review R7): on an sm_120 GPU (compute capability 12.0, not GB10's
+12.1) from v0.28.0 the segment is charged at the centre (`pinned_at_centre`), on the corpus's evidence by architecture,
+not on a rule read in code: 12 of the 14 V2 records of such cards where the copy is read (7 hosts: RTX 5090, RTX 5070
+Ti, RTX 5060 Ti, RTX PRO 4000; v0.28.0 – v0.30.0) planned 0.2 – 1.3 GiB too much KV without it and land at −5.3 –
++1.5 % with it; the other two are v0.27.x starts (keke0712's RTX 5090, its release by date 0.26.0 – 0.27.1 and said
+warm, likeliest warm; case-vllm-blog's RTX PRO 6000 at 0.27.1), which the pin moved the wrong way (−6.7 → −15.3 %,
++10.3 → −10.7 %), so v0.27.x keeps it in the error above the figure (docs/engines/vllm.md §9, "Session 71 (helper
+H3)"). Where charged, a start that keeps the segment free holds that much more KV and none holds less for it: its
+error is the term's below its figure only (`TermEstimate.lower_only_bytes`), the interval the one without the pin with
+only its centre moved."""
 
 from __future__ import annotations
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.engines.versions import Era, Eras
 from kvtop.domain.engines.vllm.profile_run import PROFILE_SPLIT_UNLIMITED
 from kvtop.domain.engines.vllm.weights_held import allocator_block
 from kvtop.domain.gpus import compute_capability
@@ -88,21 +93,36 @@ def pinned_copy(copy_bytes: int, inputs: CalibrationInputs) -> tuple[int, str]:
     )
 
 
-# The compute capability's major whose cold V2 starts pinned the segment in 12 of the corpus's 13 (session 71, helper
-# H3; `pinned_at_centre`): consumer and workstation Blackwell, sm_120.
-PINS_AT_CENTRE_MAJOR = 12
+# The compute capability whose V2 starts pinned the segment in 12 of the corpus's 14 (session 71, helper H3;
+# `pinned_at_centre`): consumer and workstation Blackwell, sm_120 (12.0), not GB10 / DGX Spark's sm_121 (12.1, unified
+# memory, no record; review R7 H3-3).
+PINS_AT_CENTRE_CAPABILITY = (12, 0)
+
+# From which release the pin is charged at the centre there: the 12 starts that lost it are v0.28.0 - v0.30.0; both
+# v0.27.x starts of such cards (keke0712's RTX 5090, case-vllm-blog's RTX PRO 6000) moved away from their logs with it
+# (review R7 H3-2), so v0.27.x keeps it in the error above the figure. Ends with the window (`PROFILE_SPLIT_UNLIMITED`).
+PINNED_AT_CENTRE_FROM: Eras[bool] = Eras((
+    Era("", False, "v0.27.x: keke0712's RTX 5090 (−6.7 → −15.3 %) and case-vllm-blog's RTX PRO 6000 (+10.3 → "
+                   "−10.7 %) moved away from their logs with the pin at the centre (review R7 H3-2)"),
+    Era("0.28.0", True, "12 V2 starts on sm_120 cards at v0.28.0 - v0.30.0 land at −5.3 – +1.5 % with it "
+                        "(session 71, helper H3)"),
+    Era("0.31.0", False, "the profile's max_split_size_mb 20 releases the copy: nothing pinned (gpu_worker.py:612-626 "
+                         "at v0.31.0; `PROFILE_SPLIT_UNLIMITED`)"),
+))  # fmt: skip
 
 PINNED_AT_CENTRE = (
-    "charged at the centre on an sm_120 GPU (calibrated, not read in code: 12 of the 13 V2 starts of kvtop's corpus "
-    "on one, RTX 5090, RTX 5070 Ti, RTX 5060 Ti and RTX PRO 4000 at v0.28.0 - v0.30.0, lost it; "
-    "docs/engines/vllm.md §9, 'Session 71 (helper H3)')"
+    "charged at the centre on an sm_120 GPU from v0.28.0 (calibrated, not read in code: 12 of the 14 V2 starts of "
+    "kvtop's corpus on one, 7 hosts' RTX 5090, RTX 5070 Ti, RTX 5060 Ti and RTX PRO 4000 at v0.28.0 - v0.30.0, lost "
+    "it; a start that keeps it holds that much more KV, the error below the figure; docs/engines/vllm.md §9, "
+    "'Session 71 (helper H3)')"
 )
 
 
 def pinned_at_centre(inputs: CalibrationInputs) -> bool:
-    """Whether the pinned segment (`pinned_copy`) is charged at the centre rather than in the term's error: on an
-    sm_120 GPU (compute capability 12.x), where 12 of the corpus's 13 V2 starts with the copy read lost it (session
-    71, helper H3): wrbooth's RTX 5090 printed 0.98 GiB more consumed memory cold than warm (the 1.016 GiB segment of
+    """Whether the pinned segment (`pinned_copy`) is charged at the centre rather than in the term's error above its
+    figure: on an sm_120 GPU (compute capability 12.0; GB10's 12.1 has no record) from v0.28.0, where 12 of the
+    corpus's 14 V2 starts with the copy read lost it (session 71, helper H3; the other two, at v0.27.x, did not move
+    towards their logs with it: `PINNED_AT_CENTRE_FROM`): wrbooth's RTX 5090 printed 0.98 GiB more consumed memory cold than warm (the 1.016 GiB segment of
     Qwen2.5-7B's table), burbanit0's RTX 5070 Ti held 1.09 GiB more KV at v0.31.0 (the split limit) than at v0.30.0 on
     one launch, and Xecutive-Development-LLC's RTX 5090 VM (Phi-4-mini, Qwen3-4B-2507), freshair129's and
     file70376054105's RTX 5060 Ti and kashif's RTX PRO 4000 plan 0.2 - 1.3 GiB too much KV without it. Which request lands in the freed block is
@@ -110,4 +130,4 @@ def pinned_at_centre(inputs: CalibrationInputs) -> bool:
     observation by architecture, not a rule read in code; elsewhere (Ampere, Ada, Turing, Hopper) most cold starts
     did not pin it, and it stays the term's error above its figure."""
     capability = compute_capability(inputs.gpu_name)
-    return capability is not None and capability[0] == PINS_AT_CENTRE_MAJOR
+    return capability == PINS_AT_CENTRE_CAPABILITY and PINNED_AT_CENTRE_FROM.at(inputs.version)

@@ -145,7 +145,11 @@ def batch_limits(inputs: CalibrationInputs) -> tuple[int, int, str]:
         tokens = chunk if v0_chunked_prefill(inputs) else max(inputs.context_length, V0_MIN_TOKENS)
         why = f"V0 defaults: {seqs} seqs, max(context, 2048) tokens ({chunk} with chunked prefill, on above 32K)"
         if fixed is not None:  # vLLM 0.1.x: a fixed batch, no chunked prefill (v0_batch_eras.py)
-            tokens, seqs, why = fixed, min(seqs, fixed), f"vLLM 0.1.x defaults: {min(seqs, fixed)} seqs, {fixed} tokens"
+            # seqs no more than the batch's tokens, taken after the flags (`EngineArgs.__post_init__`, arg_utils.py:30 at
+            # 0.1.0, :34 at 0.1.7: max_num_seqs = min(max_num_seqs, max_num_batched_tokens); review R7 E4-2)
+            tokens = s.max_num_batched_tokens or fixed
+            seqs = min(s.max_running_requests or seqs, tokens)
+            return tokens, seqs, f"vLLM 0.1.x defaults: {seqs} seqs, {tokens} tokens (seqs at most the tokens)"
         return s.max_num_batched_tokens or tokens, s.max_running_requests or seqs, why
     batched, seqs, why = default_batch_limits(
         inputs.gpu_total_bytes, inputs.gpu_name, inputs.version, s.llm_class, s.engine_context, s.flags

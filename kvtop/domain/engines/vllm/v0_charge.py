@@ -126,8 +126,9 @@ ALL_REDUCE_HELD_ERAS: Eras[bool] = Eras((
     Era("0.2.6", False, "vllm#2151: v0.2.6 vllm/worker/worker.py:50-56 sets TORCH_NCCL_AVOID_RECORD_STREAMS=1"),
 ))  # fmt: skip
 
-# The releases before v0.6.0 and the day each was first on PyPI (UTC; each wheel's vllm/worker/worker.py carries the
-# same date; v0.1.0 – v0.1.3 are sdists only: PyPI's upload_time). v0.2.1 was yanked ("A bug in tensor parallelism
+# The releases before v0.6.0 and the day each was first on PyPI (UTC; PyPI's upload_time; each wheel's
+# vllm/worker/worker.py is stamped within a day of it, 0.1.5's 2023-09-07 23:17 against its 09-08 upload: review R7
+# E4-3; v0.1.0 – v0.1.3 are sdists only). v0.2.1 was yanked ("A bug in tensor parallelism
 # support"); v0.2.1.post1 replaced it.
 CALENDAR_BEFORE_06: tuple[ReleaseDate, ...] = ReleaseDate.table("""
 0.1.0 2023-06-20 0.1.1 2023-06-22 0.1.2 2023-07-05 0.1.3 2023-08-02 0.1.4 2023-08-25 0.1.5 2023-09-08

@@ -3,10 +3,12 @@
 v0.2.4 ran MegaBlocks' sparse kernels (mixtral.py:35-45, `BlockSparseMoE` :151), not read here. v0.2.5 – v0.2.7 split
 the experts whole across the TP ranks (`MixtralMoE.expert_indicies = np.array_split(range(8), tp)[rank]`,
 mixtral.py:114-116 at v0.2.7) and run each of a rank's experts over every token at full width (`MixtralMLP.forward`,
-:87-93: w1's output, its SiLU copy, w3's output and their product, three (tokens, intermediate) tensors alive at
-the product), the rank's first expert's output kept as the sum (:146-157). v0.3.0 replaced it with `fused_moe` over
+:87-93: w1's output passed through SiLU, which frees the pre-SiLU output, w3's output and their product, three
+(tokens, intermediate) tensors still bound when w2 writes its (tokens, hidden) output), the rank's first expert's
+output kept as the sum (:146-157), alive beside the next expert's. v0.3.0 replaced it with `fused_moe` over
 the routed tokens at intermediate ÷ TP (mixtral.py:125-140), whose transient kvtop's activation counts. The profile at
-0.2.5 – 0.2.7 so holds 3 × tokens × intermediate × dtype bytes at the expert's product where the fused path holds
+0.2.5 – 0.2.7 so holds 3 × tokens × intermediate + 2 × tokens × hidden (1 × hidden on a rank of one expert, TP 8)
+dtype bytes at w2's output where the fused path holds
 tokens × top-k × (3 × intermediate ÷ TP + hidden) × dtype bytes: kvtop counts the full-width path there
 (`full_width_experts_bytes`, read by `v0_profile.v0_forward_bytes`); 0.2.4's MegaBlocks path is named not modelled (docs/engines/vllm.md §2.5). Read in the wheels of 0.2.4 – 0.2.7 and 0.3.0.
 """
@@ -26,10 +28,12 @@ MIXTRAL_EXPERT_PATH: Eras[str] = Eras((
 ))  # fmt: skip
 
 
-def full_width_experts_bytes(model: ModelSpec, version: ResolvedVersion, tokens: int) -> int | None:
-    """What a Mixtral layer holds at 0.2.5 – 0.2.7 beside the residual and normed input, at the product of a rank's
-    expert (`MIXTRAL_EXPERT_PATH` "full_width"): w1's output, its SiLU copy, w3's output and their product (3 ×
-    tokens × intermediate, mixtral.py:87-93 at v0.2.7), the sum of the rank's experts so far (tokens × hidden, :146-157),
+def full_width_experts_bytes(model: ModelSpec, version: ResolvedVersion, tokens: int, tp: int = 1) -> int | None:
+    """What a Mixtral layer holds at 0.2.5 – 0.2.7 beside the residual and normed input, at w2's output in a rank's
+    expert (`MIXTRAL_EXPERT_PATH` "full_width"): SiLU of w1's output (the pre-SiLU output rebound, freed), w3's output
+    and their product (3 × tokens × intermediate, mixtral.py:87-91 at v0.2.7), still bound while w2 writes its output
+    (tokens × hidden, :92), and from a rank's second expert the sum of its experts so far (tokens × hidden, :146-157:
+    a rank holds ceil(experts ÷ `tp`) at most, `np.array_split`, :114-116, so one at TP 8 on Mixtral-8x7B),
     the router's logits in the model dtype and their float32 softmax (tokens × experts each), the top-k weights
     (float32) and ids (int64); the intermediate is whole (`ReplicatedLinear`, :71-82), not split by TP. None elsewhere:
     the fused path's count (`v0_profile._fused_moe_bytes`) applies."""
@@ -37,7 +41,8 @@ def full_width_experts_bytes(model: ModelSpec, version: ResolvedVersion, tokens:
     if model.architecture != MIXTRAL or moe is None or MIXTRAL_EXPERT_PATH.at(version) != "full_width":
         return None
     dtype = model.dtype_bytes
-    expert = 3 * tokens * moe.expert_intermediate_size * dtype + tokens * model.hidden_size * dtype
+    held = 2 if -(-moe.num_routed_experts // max(tp, 1)) >= 2 else 1  # w2's output, and the sum beside it
+    expert = 3 * tokens * moe.expert_intermediate_size * dtype + held * tokens * model.hidden_size * dtype
     router = tokens * moe.num_routed_experts * (dtype + 4) + tokens * moe.experts_per_token * (4 + 8)
     return expert + router
 

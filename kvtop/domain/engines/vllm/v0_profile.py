@@ -93,7 +93,7 @@ def v0_forward_bytes(inputs: CalibrationInputs, tokens: int | None = None) -> in
     if model is None or engine_era(inputs) != "v0":
         return None
     tokens = batch_limits(inputs)[0] if tokens is None else tokens
-    wide = full_width_experts_bytes(model, inputs.version, tokens)  # Mixtral at 0.2.5 – 0.2.7's whole experts
+    wide = full_width_experts_bytes(model, inputs.version, tokens, inputs.layout.tp)  # Mixtral at 0.2.5 – 0.2.7's whole experts
     if wide is not None:
         return wide + HELD_HIDDEN * tokens * model.hidden_size * 2
     if v0_moe_forward(inputs):
