@@ -39,12 +39,12 @@ def engine_launch_json(settings: LaunchSettings) -> dict[str, Any]:
 
 def engine_launch_lines(settings: LaunchSettings) -> list[str]:
     """'engine environment …: NAME=VALUE' where the launch set a variable a rule read (before the server's command,
-    as a shell takes it and `--cmd` reads it back), 'engine flags: …' (the engine's own options, as a shell pastes
-    them), then the config file the line names, written out, and the build's flags apart (TensorRT-LLM's YAML and
-    trtllm-build; none for the other engines)."""
+    as a shell takes it and `--cmd` reads it back; none where the release has no server's command), 'engine flags: …'
+    (the engine's own options, as a shell pastes them), then the config file the line names, written out, and the
+    build's flags apart (TensorRT-LLM's YAML and trtllm-build; none for the other engines)."""
     launch = settings.engine_launch()  # pasted into a shell: a JSON value quoted whole, broken only between flags
-    lines = [ENV_HEAD + " ".join(env_words(launch.env))]
-    lines = lines if launch.env else []
+    # no environment line where there is no server's command to set it before (TensorRT-LLM before trtllm-serve)
+    lines = [ENV_HEAD + " ".join(env_words(launch.env))] if launch.env and not launch.line_said else []
     lines += [shell_prose("engine flags: ", launch.line)] if launch.line else []
     if launch.line_said:
         lines.append(f"engine flags: none to copy ({launch.line_said})")

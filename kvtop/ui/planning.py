@@ -332,7 +332,7 @@ def launch_beside(settings: LaunchSettings) -> str:
     the build step's flags; '' where the line is the whole launch (vLLM, SGLang, LMDeploy, llama.cpp, no variable)."""
     launch = settings.engine_launch()
     said = [f"environment (not copied; set it before the server's command): {' '.join(env_words(launch.env))}"]
-    said = said if launch.env else []
+    said = said if launch.env and not launch.line_said else []  # no server's command to set it before
     if launch.config:
         said.append(f"{launch.config_file} (not copied; kvtop's keys: merge into your file before the line runs): "
                     f"{yaml_flow(launch.config)}")

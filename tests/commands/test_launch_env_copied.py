@@ -140,3 +140,18 @@ def test_a_launch_without_a_read_variable_prints_no_environment(
     assert json.loads(_plan(capsys, command, [], "--json"))["engine_env"] == {}
     settings = parse_launch_command(command)
     assert settings is not None and launch_beside(settings) == ""
+
+
+def test_no_environment_line_where_the_release_has_no_servers_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """TensorRT-LLM 0.8.0 has no trtllm-serve (first in 0.15.0: serve_launch.py), so no line to copy: an environment
+    'set before the server's command' would name a command that is not there (final reader 3 of session 71). The
+    variable still plans (the length kept) and `--json` still gives it."""
+    command = f"TLLM_ALLOW_LONG_MAX_MODEL_LEN=1 trtllm-serve {QWEN_15B} --max_seq_len 200000"
+    lines = _plan(capsys, command, ["--engine-version", "0.8.0"]).splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("engine flags: none to copy (TensorRT-LLM 0.8.0"))
+    assert not any(line.startswith(ENV_HEAD.split(" (")[0]) for line in lines), lines[at - 1]
+    plan = json.loads(_plan(capsys, command, ["--engine-version", "0.8.0"], "--json"))
+    assert plan["engine_env"] == {"TLLM_ALLOW_LONG_MAX_MODEL_LEN": "1"}
+    settings = parse_launch_command(command)
+    assert settings is not None
+    assert "environment" not in launch_beside(settings.model_copy(update={"engine_version": "0.8.0"}))

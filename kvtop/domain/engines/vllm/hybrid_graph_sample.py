@@ -57,7 +57,7 @@ HYBRID_SAMPLE_SEEN = (
 # = 32,768) 1.01 against 0.16, 0.85 beyond, where the "mnbt-linear" reading of vllm#50780's title (session 70) widened
 # by 2.21 × 4 = 8.84 GiB. The KV the plan over-states on the starts without a printed estimate agrees: club-3090's
 # 1 × 8,192 1.74 / 1.76 GiB, the L40S 8 × 1,024 1.97, anud18's RTX 5090 32 × 256 0.38 and H100 PCIe 32 × 1,024 1.93
-# (kvtop's blind plan, record_check.py, session 71)
+# (kvtop's blind plan, benchmarks/calibration/record_check.py, session 71)
 HYBRID_SAMPLE_BYTES = round(2.21 * GIB)
 # The releases that charge the sample and show it (kvtop's corpus, V1 runner): v0.24.0 (club-3090 #612 / #652 on an RTX
 # 5090, the L40S Qwen3.6-27B-FP8 start, anud18's three) and v0.27.1 (fentz26). Not before v0.24.0 (session 71, F3,
