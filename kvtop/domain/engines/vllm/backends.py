@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.eras import (
     DEFAULT_BLOCK_ERAS,
-    TRITON_ATTN_FP8_SM89_ERAS,
     TRITON_MLA_FP8_ERAS,
     backend_selection,
     honours_checkpoint_kv_dtype,
@@ -90,9 +89,10 @@ def block_size(
     return 16, f"16: TRITON_MLA{guess}"
 
 
-def _falls_to_triton(model: ModelSpec, cap: Capability, version: ResolvedVersion) -> bool:
+def falls_to_triton(model: ModelSpec, cap: Capability, version: ResolvedVersion) -> bool:
     """Below sm89 a plain-attention model runs on TRITON_ATTN where FLASH_ATTN (FA2: no FP8 KV) and
-    FLASHINFER (sm80+, its head sizes, no sinks there, no mm-prefix) decline it (§3.5)."""
+    FLASHINFER (sm80+, its head sizes, no sinks there, no mm-prefix) decline it (§3.5): the fallback where
+    `attention_select.selected_backend` does not model the pick."""
     mm_prefix = model.multimodal and model.model_type.removesuffix("_text") in MM_PREFIX_LM_MODELS
     sizes = FLASHINFER_HEAD_SIZE_ERAS.at(version)
     head_sizes_ok = model.head_dim in sizes and model.v_head_dim in sizes
@@ -100,7 +100,8 @@ def _falls_to_triton(model: ModelSpec, cap: Capability, version: ResolvedVersion
 
 
 def check_attention(model: ModelSpec, fmt: KvFormat, gpu_name: str | None, version: ResolvedVersion) -> None:
-    """Raise where no vLLM attention backend serves this model and KV dtype on this GPU (§3.5)."""
+    """Raise where no vLLM attention backend serves this model and KV dtype on this GPU (§3.5); TRITON_ATTN's FP8
+    refusal is `attention_select.check_triton_fp8`'s, where the selector's pick is read."""
     cap = compute_capability(gpu_name)
     if cap is None or model.mla is None and not is_quantized(fmt):
         return
@@ -134,12 +135,6 @@ def check_attention(model: ModelSpec, fmt: KvFormat, gpu_name: str | None, versi
                 field="--kv-cache-dtype",
             )
         return
-    if fp8 and TRITON_ATTN_FP8_SM89_ERAS.at(version) and cap < FP8_NATIVE and _falls_to_triton(model, cap, version):
-        raise InputError(
-            f"vLLM {version.label} refuses FP8 KV for this model on {where}: it runs TRITON_ATTN there "
-            "(FLASH_ATTN and FLASHINFER decline it), whose FP8 (native fp8e4nv) needs sm89+; use --kv-cache-dtype auto",
-            field="--kv-cache-dtype",
-        )
 
 
 def _check_diffkv_e5m2(model: ModelSpec, where: str, cap: Capability, version: ResolvedVersion) -> None:
