@@ -122,8 +122,9 @@ def combo_benchmarked(settings: LaunchSettings, version: ResolvedVersion) -> boo
 
 def lookup_compiled(inputs: CalibrationInputs) -> bool:
     """Whether V2's compiled graph holds the embedding lookup: not where the runner hands the model `inputs_embeds`,
-    a multimodal model with a modality on (`text_only.profiles_encoder`, as `supports_multimodal_inputs`), on every
-    stage (the module docstring: model_runner.py:247-249, :1673-1699 at v0.29.0)."""
+    a multimodal model with a modality on (`text_only.profiles_encoder`, as `supports_multimodal_inputs`), on the
+    first pipeline stage (a later stage takes intermediate tensors: `v2_graphs._first_stage`; the module docstring:
+    model_runner.py:247-249, :1673-1699 at v0.29.0)."""
     return not profiles_encoder(inputs.model, inputs.settings, inputs.version)
 
 
@@ -215,8 +216,13 @@ def with_v1_compile_copy(activation: TermEstimate, inputs: CalibrationInputs) ->
                   + (f"; {V1_COPY_STAGED} ({gib(lift)} of it on the first stage only)" if staged else ""),
         )  # fmt: skip
     # a cold start only raises the peak (the larger of the copy and the count): the error above the figure only
+    staged = (
+        "; under pipeline stages the low end charges it on every stage, though only the first stage's forward holds "
+        "it (a bound a little below vLLM's)" if inputs.layout.pp > 1 else ""
+    )
     return activation.widened_by(raise_only_bytes=lift, basis=(
-        f"{activation.basis}; {V1_COPY_UNSAID} ({gib(lift)} above the count, added to the error above the figure)"))
+        f"{activation.basis}; {V1_COPY_UNSAID} ({gib(lift)} above the count, added to the error above the figure"
+        f"{staged})"))
 
 
 def _with_pinned(activation: TermEstimate, copy: int, inputs: CalibrationInputs) -> TermEstimate:
