@@ -9,8 +9,8 @@ branch in the v0.20.0, v0.24.0, v0.28.0, v0.29.0, v0.31.0, v0.32.0 and v0.34.0 w
 (flash_attn.py:404-405 at v0.30.0), head sizes up to 256 (FA2/FA3; FA4 above it not modelled: None) and a quantized
 KV only where FA3 runs on sm90 (or FA4 on sm10x), by release (`FLASH_ATTN_E5M2`): any quantized KV, fp8_e5m2 too,
 at v0.20.0-v0.21.x (`flash_attn_supports_fp8`), fp8/fp8_e4m3 alone from v0.22.0 (flash_attn.py:183-193 at v0.24.0),
-never fp8_e5m2 from v0.27.1 (`flash_attn_supports_kv_cache_dtype`, fa_utils.py:282-308 at v0.30.0). FLASHINFER
-takes sm80 to sm121 from v0.24.0 (flashinfer.py:426-434 at v0.24.0, :508-518 at v0.30.0: the floor raised from sm75
+never fp8_e5m2 from v0.27.1 (`flash_attn_supports_kv_cache_dtype`, fa_utils.py:296 at v0.27.1, the first read:
+v0.27.0 not read; :282-308 at v0.30.0). FLASHINFER takes sm80 to sm121 from v0.24.0 (flashinfer.py:426-434 at v0.24.0, :508-518 at v0.30.0: the floor raised from sm75
 while flashinfer#3620 is open; :704 at v0.34.0), sm75 to sm121 at v0.20.0-v0.23.x (flashinfer.py:405 at v0.20.0,
 :407 at v0.23.0: `FLASHINFER_FLOORS`), head sizes 64, 128 and 256, and 512 from v0.22.0
 (`FLASHINFER_HEAD_SIZE_ERAS`), and every fp8 KV dtype (:414-423). So FLASHINFER runs on sm10x, and elsewhere where
@@ -64,16 +64,17 @@ FLASH_ATTN_E5M2: Eras[bool] = Eras((
                   "flash_attn_supports_fp8 (fa_utils.py:187-193 at v0.20.0: FA3 on sm90 only)"),
     Era("0.22.0", False, "flash_attn.py:183-193 at v0.22.0, :186 v0.23.0, :183-193 v0.24.0, :169 v0.25.0, :181 "
                          "v0.26.0: fp8 and fp8_e4m3 only, FA3 on sm90 only"),
-    Era("0.27.0", False, "fa_utils.py flash_attn_supports_kv_cache_dtype (:296 at v0.27.1, the first read; :223 "
-                         "v0.28.0, :282 v0.29.0, :282-308 v0.30.0): no fp8_e5m2, FA3 on sm90 or FA4 on sm10x only"),
+    Era("0.27.1", False, "fa_utils.py flash_attn_supports_kv_cache_dtype (:296 at v0.27.1, the first read: v0.27.0 "
+                         "not read, held in the era before; :223 v0.28.0, :282 v0.29.0, :282-308 v0.30.0): no "
+                         "fp8_e5m2, FA3 on sm90 or FA4 on sm10x only"),
 ))  # fmt: skip
 # The words for FLASH_ATTN's quantized-KV rule, by release (sources: FLASH_ATTN_E5M2's)
 FA_KV_RULE: Eras[str] = Eras((
     Era("", "flash_attn_supports_fp8: FA3 on sm90 only", "fa_utils.py:187-193 at v0.20.0"),
     Era("0.22.0", "flash_attn.py supports_kv_cache_dtype: fp8 or fp8_e4m3 on FA3, sm90 only",
         "flash_attn.py:183-193 at v0.22.0 and v0.24.0"),
-    Era("0.27.0", "fa_utils.py flash_attn_supports_kv_cache_dtype: FA3 on sm90 or FA4 on sm10x only",
-        "fa_utils.py:296 at v0.27.1, :282-308 at v0.30.0"),
+    Era("0.27.1", "fa_utils.py flash_attn_supports_kv_cache_dtype: FA3 on sm90 or FA4 on sm10x only",
+        "fa_utils.py:296 at v0.27.1 (v0.27.0 not read), :282-308 at v0.30.0"),
 ))  # fmt: skip
 # Gemma4Config.verify_and_update_config (model_executor/models/config.py; MODELS_CONFIG_MAP's Gemma4ForCausalLM and
 # Gemma4ForConditionalGeneration) where no backend is named and the layers' head sizes differ: "triton_above_256"
