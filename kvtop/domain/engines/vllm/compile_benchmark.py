@@ -216,13 +216,13 @@ def with_v1_compile_copy(activation: TermEstimate, inputs: CalibrationInputs) ->
                   + (f"; {V1_COPY_STAGED} ({gib(lift)} of it on the first stage only)" if staged else ""),
         )  # fmt: skip
     # a cold start only raises the peak (the larger of the copy and the count): the error above the figure only
-    staged = (
+    on_stages = (
         "; under pipeline stages the low end charges it on every stage, though only the first stage's forward holds "
         "it (a bound a little below vLLM's)" if inputs.layout.pp > 1 else ""
     )
     return activation.widened_by(raise_only_bytes=lift, basis=(
         f"{activation.basis}; {V1_COPY_UNSAID} ({gib(lift)} above the count, added to the error above the figure"
-        f"{staged})"))
+        f"{on_stages})"))
 
 
 def _with_pinned(activation: TermEstimate, copy: int, inputs: CalibrationInputs) -> TermEstimate:
