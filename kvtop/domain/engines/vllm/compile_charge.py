@@ -116,7 +116,12 @@ def launch_charge(
 ) -> StartCacheCharge:
     """The corpus's cold-less-warm pairs (`COLD_COMPILE_CHARGE`) with the words of what this launch's plan charges in
     each state (`charge_kind`), for a launch that compiles (`compile_cache.compiles`, or a log's compile lines)."""
-    state_words, unsaid = _WORDS[charge_kind(version, model, settings, config_read=config_read)]
+    return charge_of(charge_kind(version, model, settings, config_read=config_read))
+
+
+def charge_of(kind: CompileCharge) -> StartCacheCharge:
+    """`COLD_COMPILE_CHARGE` with the words of what a plan of this kind charges in each state (`_WORDS`)."""
+    state_words, unsaid = _WORDS[kind]
     return COLD_COMPILE_CHARGE.model_copy(update={"state_words": state_words, "unsaid_words": unsaid})
 
 
