@@ -64,17 +64,20 @@ matmuls, not combo groups: not counted, in the term's error. `--enable-prompt-em
 
 from __future__ import annotations
 
+from enum import Enum
+
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.compilation import config_fields
 from kvtop.domain.engines.vllm.compile_cache import compiles, warm_unread
 from kvtop.domain.engines.vllm.pinned_copy import pinned_copy
-from kvtop.domain.engines.vllm.profile_run import lora
+from kvtop.domain.engines.vllm.profile_run import lora_on
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.text_only import profiles_encoder
 from kvtop.domain.engines.vllm.v2_profile import v2_counted
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
 from kvtop.domain.vocab_rows import vocab_parallel_rows
 from kvtop.domain.weights import embedding_tp
 from kvtop.domain.wording import gib
@@ -147,6 +150,30 @@ def embedding_copy_bytes(inputs: CalibrationInputs) -> int | None:
     return rows * (model.embedding_size or model.hidden_size) * model.dtype_bytes
 
 
+class V1Copy(Enum):
+    """Whether the V1 runner's cold compile holds a copy of the table kvtop reads (`v1_copy_read`), or why not."""
+
+    V2 = "V2 runner"  # V2 runs the profile: its own copy (`embedding_copy_bytes`)
+    NOT_BENCHMARKED = "no combo-kernel benchmark"  # the release or the launch's inductor config sets none
+    NO_LOOKUP = "no lookup read"  # a multimodal model's graph holds no lookup; LoRA's embedding wrapper not read
+    READ = "read"
+
+
+def v1_copy_read(
+    version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings, *, config_read: bool = True
+) -> V1Copy:
+    """The one predicate of V1's copy, which the charge (`v1_copy_bytes`) and the start note's words
+    (`compile_charge.charge_kind`) both read: the runner (`runs_v2`), the combo-kernel benchmark (`combo_benchmarked`;
+    not `config_read`, a log's printed config: the release's default), the lookup (not multimodal, not LoRA)."""
+    if runs_v2(version, model, settings):
+        return V1Copy.V2
+    if not (combo_benchmarked(settings, version) if config_read else COMBO_DEFAULT.at(version)):
+        return V1Copy.NOT_BENCHMARKED
+    if lora_on(settings) or profiles_encoder(model, settings, version):
+        return V1Copy.NO_LOOKUP
+    return V1Copy.READ
+
+
 def v1_copy_bytes(inputs: CalibrationInputs) -> int | None:
     """The same random copy of the rank's embedding table where the V1 runner compiles cold (session 70): None where
     V2 runs (`embedding_copy_bytes`, `v2_graphs.with_v2_beside`), the launch compiles nothing or benchmarks no combo
@@ -167,11 +194,9 @@ def v1_copy_bytes(inputs: CalibrationInputs) -> int | None:
     copy charged, at 9,894,100,992 B, which it does not hold: 11,521,228,800 without it). Unsaid (the lift in the
     error above the figure only), the low end charges it on every stage: a bound a little below vLLM's, said so."""
     model = inputs.model
-    if model is None or runs_v2(inputs.version, model, inputs.settings) or lora(inputs):
+    if model is None or v1_copy_read(inputs.version, model, inputs.settings) is not V1Copy.READ:
         return None
-    if not compiles(inputs.version, inputs.gpu_name, inputs.settings) or not benchmarks_combo_kernels(inputs):
-        return None
-    if not lookup_compiled(inputs):
+    if not compiles(inputs.version, inputs.gpu_name, inputs.settings):
         return None
     rows = vocab_parallel_rows(model.vocab_size, embedding_tp(inputs.layout))
     return rows * (model.embedding_size or model.hidden_size) * model.dtype_bytes
