@@ -38,6 +38,8 @@ from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.backends import (
     ATTENTION_BACKEND_FLAG,
+    FLASHINFER_CEILING,
+    FLASHINFER_FLOORS,
     FLASHINFER_HEAD_SIZE_ERAS,
     FP8_NATIVE,
     MM_PREFIX_LM_MODELS,
@@ -54,7 +56,6 @@ from kvtop.domain.model import ModelSpec
 
 Backend = Literal["FLASH_ATTN", "FLASHINFER", "TRITON_ATTN"]
 BACKENDS: tuple[Backend, ...] = ("FLASH_ATTN", "FLASHINFER", "TRITON_ATTN")
-FLASHINFER_CAPABILITIES = ((8, 0), (12, 1))  # FlashInferBackend.supports_compute_capability, v0.24.0-v0.34.0
 FLASH_ATTN_FLOOR = (8, 0)  # FlashAttentionBackend.supports_compute_capability (flash_attn.py:404-405 at v0.30.0)
 FA_HEAD_CEILING = 256  # FA2 and FA3 take head sizes up to 256; FA4 above it (not modelled)
 # Whether FLASH_ATTN (FA3 on sm90) takes an fp8_e5m2 KV: any quantized KV through `flash_attn_supports_fp8` before
@@ -91,12 +92,6 @@ GEMMA4_OVERRIDE: Eras[str | None] = Eras((
 ))  # fmt: skip
 # where vllm_flash_attn's FA4 runs (is_fa_version_supported(4): flash_attn_interface.py:72-84 at v0.24.0)
 FA4_MAJORS = (9, 10, 11)
-# FlashInfer's lowest compute capability by release (FlashInferBackend.supports_compute_capability)
-FLASHINFER_FLOORS: Eras[tuple[int, int]] = Eras((
-    Era("", (7, 5), "flashinfer.py:405 at v0.20.0, :409 v0.21.0, :408 v0.22.0, :407 v0.23.0: sm75 to sm121"),
-    Era("0.24.0", (8, 0), "flashinfer.py:426-434 at v0.24.0 (flashinfer#3620: sm75 broken, floor raised to sm80), "
-                          ":442 v0.25.0, :461 v0.26.0, :462 v0.27.1, :532 v0.28.0, :508-518 v0.30.0"),
-))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -170,7 +165,7 @@ def pick_backend(
         return None
     if model.head_dim not in FLASHINFER_HEAD_SIZE_ERAS.at(version) or model.v_head_dim != model.head_dim:
         return None  # FLASHINFER declines it, FLASH_ATTN's own head sizes not read
-    high = FLASHINFER_CAPABILITIES[1]
+    high = FLASHINFER_CEILING
     low = FLASHINFER_FLOORS.at(version)
     where = f"sm{cap[0]}{cap[1]}"
     if cap[0] == 10:

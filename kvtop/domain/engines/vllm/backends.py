@@ -31,6 +31,14 @@ FLASHINFER_HEAD_SIZE_ERAS: Eras[tuple[int, ...]] = Eras((
     Era("", (64, 128, 256), "flashinfer.py:400-402 at v0.20.0, :404-406 at v0.21.0: 64, 128, 256 (earlier not read)"),
     Era("0.22.0", FLASHINFER_HEAD_SIZES, "flashinfer.py:403-405 at v0.22.0: 512 added"),
 ))  # fmt: skip
+# FlashInferBackend.supports_compute_capability by release: its lowest compute capability (the one rule the selector,
+# attention_select.py, and the sampler's path, sampler_path.py, read) and its highest, sm121 in every release read
+FLASHINFER_FLOORS: Eras[Capability] = Eras((
+    Era("", (7, 5), "flashinfer.py:405 at v0.20.0, :409-412 v0.21.0, :408 v0.22.0, :407 v0.23.0: sm75 to sm121"),
+    Era("0.24.0", (8, 0), "flashinfer.py:426-434 at v0.24.0 (flashinfer#3620: sm75 broken, floor raised to sm80), "
+                          ":442 v0.25.0, :461 v0.26.0, :462 v0.27.1, :532 v0.28.0, :508-518 v0.30.0, :704 v0.34.0"),
+))  # fmt: skip
+FLASHINFER_CEILING: Capability = (12, 1)  # flashinfer.py:409-412 at v0.21.0, :508-518 at v0.30.0, read to v0.34.0
 # ModelArchConfigConvertorBase.is_mm_prefix_lm: bidirectional attention over image tokens, which
 # FLASH_ATTN and FLASHINFER do not serve (supports_mm_prefix)
 MM_PREFIX_LM_MODELS = ("bagel", "gemma3", "molmo2", "moondream3", "paligemma")
