@@ -275,8 +275,10 @@ def test_the_v2_graph_charge_and_the_memory_beside_it_err_together() -> None:
     starts and charged again as consumed at v0.27.0 - v0.30.x (`pinned_copy.py`, docs/engines/vllm.md §9, "Session 70
     (helper G)": not at the centre, in the V2 term's error where the copy is read and the cache not said warm). It is
     one figure, not a fit's read, so it adds to the two erring together as it stands: the table's 151,936 × 2,560 × 2 =
-    777,912,320 B, a segment of its own rounded up to 2 MiB, 371 × 2,097,152 = 778,043,392 B. So the term errs
-    2f + s, and reading the fit's two reads as independent √2 f + s."""
+    777,912,320 B, a segment of its own rounded up to 2 MiB, 371 × 2,097,152 = 778,043,392 B. So on this sm_120
+    card, which charges s at the centre from v0.28.0, the term errs 2f above its figure and 2f + s below it
+    (lower_only_bytes); at v0.27.x, and off sm_120, 2f + s above and 2f below; reading the fit's two reads as
+    independent, √2 f in place of 2f."""
     record = RECORDS["file69057007511-qwen3-4b-2507-5090-v0290"]
     inputs = record.inputs()
     fits = {**CUDA_TOTAL_FITS, **vllm.FITS}

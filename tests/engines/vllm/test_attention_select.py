@@ -88,6 +88,9 @@ def test_the_pick_cites_the_kv_rule_of_its_release() -> None:
     at30 = selected_backend(_launch(QWEN3, "L40S", "0.30.0", "fp8"))
     assert at24 is not None and "flash_attn.py supports_kv_cache_dtype" in at24.why and "fa_utils" not in at24.why
     assert at30 is not None and "flash_attn_supports_kv_cache_dtype" in at30.why
+    # fa_utils.py's rule first read at v0.27.1 (:296); v0.27.0 not read, so it keeps v0.22.0's words (final reader 1)
+    at27 = selected_backend(_launch(QWEN3, "L40S", "0.27.0", "fp8"))
+    assert at27 is not None and "fa_utils" not in at27.why
 
 
 def test_head_size_512() -> None:

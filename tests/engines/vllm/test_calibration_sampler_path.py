@@ -217,3 +217,15 @@ def test_llm_d_planners_text_starts_ran_a_native_release_and_its_v0_11_0_image_s
     assert "FlashInfer's top-k/top-p sampler" in planned.basis
     assert abs(planned.bytes - mistral.figures["activation"]) < 0.2 * GIB
     assert planned.bytes - planned.error_bytes <= mistral.figures["activation"] <= planned.bytes + planned.error_bytes
+
+
+def test_flashinfers_sampler_takes_a_t4_while_its_backend_does() -> None:
+    """FlashInfer's sampler is taken where FlashInferBackend.supports_compute_capability passes (v0.21.0
+    topk_topp_sampler.py:39-66), whose floor is sm75 at v0.20.0-v0.23.x (flashinfer.py:409-412 at v0.21.0, :407 at
+    v0.23.0) and sm80 from v0.24.0 (:426-434, flashinfer#3620): a T4 (7.5) samples with FlashInfer at v0.21.0-v0.23.x,
+    natively from v0.24.0 (final reader 1, session 71: once 8.0-12.1 in every release)."""
+    for release in ("0.21.0", "0.22.0", "0.23.0"):
+        assert sampler_path(ResolvedVersion(text=release), "T4")[0] == "flashinfer"
+    path, why = sampler_path(ResolvedVersion(text="0.24.0"), "T4")
+    assert path == "native" and "compute capability 7.5 is outside 8.0–12.1 at this release" in why
+    assert sampler_path(ResolvedVersion(text="0.24.0"), "A100-80GB")[0] == "flashinfer"

@@ -23,6 +23,7 @@ from kvtop.domain.engines.vllm import calibration as vllm
 from kvtop.domain.engines.vllm.profile_run import graph_counts
 from kvtop.domain.engines.vllm.spec_graph_mode import spec_graph_mode
 from kvtop.domain.wording import GIB
+from tests.conftest import CONFIGS
 
 RECORDS = {record.id: record for record in load("vllm")}
 BF16 = RECORDS["emeazzo-qwen3.8-27b-gb10-ngc2607-v0240dev-bf16-mtp3"].inputs()
@@ -95,8 +96,18 @@ def test_what_the_rule_does_not_read_is_said() -> None:
 
 
 def test_lightning_attention_is_single_token_through_v0_28() -> None:
-    """linear_attn.py:50 at v0.20.0 UNIFORM_SINGLE_TOKEN_DECODE; :125 at v0.29.0 conditional, not read."""
-    from kvtop.domain.engines.vllm.spec_graph_mode import LIGHTNING_SINGLE
+    """A lightning-attention model planned with MTP k = 3 on an H100 (MiniCPM-SALA's config, its lightning layers read
+    as StateKind.LIGHTNING; no MLA, so the pick is read): vLLM's linear_attn.py:50 at v0.20.0 declares
+    UNIFORM_SINGLE_TOKEN_DECODE, so FULL_AND_PIECEWISE is lowered to PIECEWISE at v0.28.0; at v0.29.0 (:125) the
+    support is conditional, which kvtop does not read: the mode kept, 'not modelled' said (final reader 1, session
+    71: the test once asserted LIGHTNING_SINGLE's own values)."""
+    from kvtop.sources.hub import load_model
 
-    assert LIGHTNING_SINGLE.at(ResolvedVersion(text="0.28.0")) is True
-    assert LIGHTNING_SINGLE.at(ResolvedVersion(text="0.29.0")) is None
+    model = load_model(str(CONFIGS / "recon" / "recon--openbmb--MiniCPM-SALA.json"))
+    flags = {**BF16.settings.flags, "speculative-config": json.dumps({"method": "mtp", "num_speculative_tokens": 3})}
+    launch = BF16.model_copy(update={"model": model, "gpu_name": "H100",
+                                     "settings": BF16.settings.model_copy(update={"kv_cache_dtype": "auto", "flags": flags})})  # fmt: skip
+    at28 = spec_graph_mode(launch.model_copy(update={"version": ResolvedVersion(text="0.28.0")}), "FULL_AND_PIECEWISE")
+    at29 = spec_graph_mode(launch.model_copy(update={"version": ResolvedVersion(text="0.29.0")}), "FULL_AND_PIECEWISE")
+    assert (at28.mode, at28.lowered) == ("PIECEWISE", True) and "lightning attention's builder" in at28.words
+    assert (at29.mode, at29.lowered) == ("FULL_AND_PIECEWISE", False) and "not modelled" in at29.words

@@ -114,3 +114,12 @@ def test_before_v0_29_a_multimodal_models_v2_profile_holds_no_copy() -> None:
     assert graphs.bytes == 0 and graphs.error_bytes > 0 and NO_LOOKUP in graphs.basis
     judged = blind(record, FITS, weights_logged=True)
     assert judged is not None and judged.truth == 329_579 and abs(judged.error) < 0.02
+
+
+def test_unsaid_under_pipeline_stages_the_low_end_is_said_to_charge_every_stage() -> None:
+    """Final reader 1 (session 71): the unsaid lift joins the error above the figure, which the low end takes on every
+    stage, though only the first stage's forward embeds the ids (qwen2.py:396 at v0.21.0): the words say so."""
+    inputs = _said(RTX4090_COLD, None)
+    staged = inputs.model_copy(update={"layout": inputs.layout.model_copy(update={"pp": 2})})
+    words = "the low end charges it on every stage, though only the first stage's forward holds it"
+    assert words in _activation(staged).basis and words not in _activation(inputs).basis

@@ -150,21 +150,24 @@ def test_a_value_vllm_cannot_read_is_refused(capsys: pytest.CaptureFixture[str])
 
 
 def test_every_said_state_has_vllm_s_words_and_an_unworded_one_is_refused() -> None:
-    """`StartCacheCharge.state` is a `SaidCacheState`; vLLM's module words each (compile_cache.py `STATE_WORDS`), so
-    the note says the words, never the enum; a charge told a state it has no words for is refused at its build."""
+    """`StartCacheCharge.state` is a `SaidCacheState`; vLLM's module words each, by the runner (compile_charge.py
+    `charge_of`: the V1 runner's here), so the note says the words, never the enum; a charge told a state it has no
+    words for is refused at its build."""
     from pydantic import ValidationError
 
-    from kvtop.domain.engines.vllm.compile_cache import COLD_COMPILE_CHARGE
+    from kvtop.domain.engines.vllm.compile_charge import CompileCharge, charge_of
     from kvtop.domain.start_cache import SaidCacheState, StartCacheCharge
+
+    v1_charge = charge_of(CompileCharge.V1)
 
     worded = {SaidCacheState.COLD: COLD_SAID_V1, SaidCacheState.OVERRIDDEN_COLD: DISABLED_STATE,
               SaidCacheState.WARM_UNCHARGED: WARM_SAID_V1}  # fmt: skip
     for state, words in worded.items():
-        charge = StartCacheCharge.model_validate({**COLD_COMPILE_CHARGE.model_dump(), "state": state})
+        charge = StartCacheCharge.model_validate({**v1_charge.model_dump(), "state": state})
         assert charge.words(None).startswith(f"torch.compile's cache: {words}; ")
-    assert COLD_COMPILE_CHARGE.words(None).startswith(CACHE_LINE)
+    assert v1_charge.words(None).startswith(CACHE_LINE)
     with pytest.raises(ValidationError, match="no words for the said state 'cold'"):
-        StartCacheCharge.model_validate({**COLD_COMPILE_CHARGE.model_dump(), "state_words": (), "state": "cold"})
+        StartCacheCharge.model_validate({**v1_charge.model_dump(), "state_words": (), "state": "cold"})
 
 
 HEDGE = "or nothing where its kernels were cached; "

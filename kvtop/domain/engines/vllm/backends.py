@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm.eras import (
     DEFAULT_BLOCK_ERAS,
-    TRITON_ATTN_FP8_SM89_ERAS,
     TRITON_MLA_FP8_ERAS,
     backend_selection,
     honours_checkpoint_kv_dtype,
@@ -32,6 +31,14 @@ FLASHINFER_HEAD_SIZE_ERAS: Eras[tuple[int, ...]] = Eras((
     Era("", (64, 128, 256), "flashinfer.py:400-402 at v0.20.0, :404-406 at v0.21.0: 64, 128, 256 (earlier not read)"),
     Era("0.22.0", FLASHINFER_HEAD_SIZES, "flashinfer.py:403-405 at v0.22.0: 512 added"),
 ))  # fmt: skip
+# FlashInferBackend.supports_compute_capability by release: its lowest compute capability (the one rule the selector,
+# attention_select.py, and the sampler's path, sampler_path.py, read) and its highest, sm121 in every release read
+FLASHINFER_FLOORS: Eras[Capability] = Eras((
+    Era("", (7, 5), "flashinfer.py:405 at v0.20.0, :409-412 v0.21.0, :408 v0.22.0, :407 v0.23.0: sm75 to sm121"),
+    Era("0.24.0", (8, 0), "flashinfer.py:426-434 at v0.24.0 (flashinfer#3620: sm75 broken, floor raised to sm80), "
+                          ":442 v0.25.0, :461 v0.26.0, :462 v0.27.1, :532 v0.28.0, :508-518 v0.30.0, :704 v0.34.0"),
+))  # fmt: skip
+FLASHINFER_CEILING: Capability = (12, 1)  # flashinfer.py:409-412 at v0.21.0, :508-518 at v0.30.0, read to v0.34.0
 # ModelArchConfigConvertorBase.is_mm_prefix_lm: bidirectional attention over image tokens, which
 # FLASH_ATTN and FLASHINFER do not serve (supports_mm_prefix)
 MM_PREFIX_LM_MODELS = ("bagel", "gemma3", "molmo2", "moondream3", "paligemma")
@@ -90,9 +97,10 @@ def block_size(
     return 16, f"16: TRITON_MLA{guess}"
 
 
-def _falls_to_triton(model: ModelSpec, cap: Capability, version: ResolvedVersion) -> bool:
+def falls_to_triton(model: ModelSpec, cap: Capability, version: ResolvedVersion) -> bool:
     """Below sm89 a plain-attention model runs on TRITON_ATTN where FLASH_ATTN (FA2: no FP8 KV) and
-    FLASHINFER (sm80+, its head sizes, no sinks there, no mm-prefix) decline it (§3.5)."""
+    FLASHINFER (sm80+, its head sizes, no sinks there, no mm-prefix) decline it (§3.5): the fallback where
+    `attention_select.selected_backend` does not model the pick."""
     mm_prefix = model.multimodal and model.model_type.removesuffix("_text") in MM_PREFIX_LM_MODELS
     sizes = FLASHINFER_HEAD_SIZE_ERAS.at(version)
     head_sizes_ok = model.head_dim in sizes and model.v_head_dim in sizes
@@ -100,7 +108,8 @@ def _falls_to_triton(model: ModelSpec, cap: Capability, version: ResolvedVersion
 
 
 def check_attention(model: ModelSpec, fmt: KvFormat, gpu_name: str | None, version: ResolvedVersion) -> None:
-    """Raise where no vLLM attention backend serves this model and KV dtype on this GPU (§3.5)."""
+    """Raise where no vLLM attention backend serves this model and KV dtype on this GPU (§3.5); TRITON_ATTN's FP8
+    refusal is `attention_select.check_triton_fp8`'s, where the selector's pick is read."""
     cap = compute_capability(gpu_name)
     if cap is None or model.mla is None and not is_quantized(fmt):
         return
@@ -134,12 +143,6 @@ def check_attention(model: ModelSpec, fmt: KvFormat, gpu_name: str | None, versi
                 field="--kv-cache-dtype",
             )
         return
-    if fp8 and TRITON_ATTN_FP8_SM89_ERAS.at(version) and cap < FP8_NATIVE and _falls_to_triton(model, cap, version):
-        raise InputError(
-            f"vLLM {version.label} refuses FP8 KV for this model on {where}: it runs TRITON_ATTN there "
-            "(FLASH_ATTN and FLASHINFER decline it), whose FP8 (native fp8e4nv) needs sm89+; use --kv-cache-dtype auto",
-            field="--kv-cache-dtype",
-        )
 
 
 def _check_diffkv_e5m2(model: ModelSpec, where: str, cap: Capability, version: ResolvedVersion) -> None:

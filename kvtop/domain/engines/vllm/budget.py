@@ -19,6 +19,7 @@ import math
 from kvtop.domain.engines.base import EngineInputs, EngineResult
 from kvtop.domain.engines.budget_step import BudgetStep
 from kvtop.domain.engines.versions import ResolvedVersion, era_for
+from kvtop.domain.engines.vllm.attention_select import check_triton_fp8
 from kvtop.domain.engines.vllm.backends import block_size, check_attention, is_quantized
 from kvtop.domain.engines.vllm.batching import (
     batched_tokens,
@@ -131,6 +132,7 @@ class VllmBudget:
         check_weights(m, s, inputs.layout, inputs.gpu_name, inputs.version)  # §3.6, as the config is built
         check_tower_heads(m, inputs.layout, inputs.version)  # §3.6, as the tower is built
         check_attention(m, kv.kv_format, inputs.gpu_name, inputs.version)  # §3.5, as the layers are
+        check_triton_fp8(m, kv.kv_format, s, inputs.gpu_name, inputs.version)  # §3.5: TRITON_ATTN's FP8, by the pick
         check_v_width(m, inputs.version)  # §4.6: MiMo-V2's V padded to K's width before v0.20.0
         check_entry_point(s, inputs.version, m)  # §3: --llm-class / --engine-context batch defaults
         check_backend_env(inputs.version, s.flags)  # §2: VLLM_ATTENTION_BACKEND's engine, where not read

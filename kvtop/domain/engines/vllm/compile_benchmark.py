@@ -64,17 +64,20 @@ matmuls, not combo groups: not counted, in the term's error. `--enable-prompt-em
 
 from __future__ import annotations
 
+from enum import Enum
+
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.compilation import config_fields
 from kvtop.domain.engines.vllm.compile_cache import compiles, warm_unread
 from kvtop.domain.engines.vllm.pinned_copy import pinned_copy
-from kvtop.domain.engines.vllm.profile_run import lora
+from kvtop.domain.engines.vllm.profile_run import lora_on
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.engines.vllm.text_only import profiles_encoder
 from kvtop.domain.engines.vllm.v2_profile import v2_counted
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.model import ModelSpec
 from kvtop.domain.vocab_rows import vocab_parallel_rows
 from kvtop.domain.weights import embedding_tp
 from kvtop.domain.wording import gib
@@ -122,8 +125,9 @@ def combo_benchmarked(settings: LaunchSettings, version: ResolvedVersion) -> boo
 
 def lookup_compiled(inputs: CalibrationInputs) -> bool:
     """Whether V2's compiled graph holds the embedding lookup: not where the runner hands the model `inputs_embeds`,
-    a multimodal model with a modality on (`text_only.profiles_encoder`, as `supports_multimodal_inputs`), on every
-    stage (the module docstring: model_runner.py:247-249, :1673-1699 at v0.29.0)."""
+    a multimodal model with a modality on (`text_only.profiles_encoder`, as `supports_multimodal_inputs`), on the
+    first pipeline stage (a later stage takes intermediate tensors: `v2_graphs._first_stage`; the module docstring:
+    model_runner.py:247-249, :1673-1699 at v0.29.0)."""
     return not profiles_encoder(inputs.model, inputs.settings, inputs.version)
 
 
@@ -146,6 +150,30 @@ def embedding_copy_bytes(inputs: CalibrationInputs) -> int | None:
     return rows * (model.embedding_size or model.hidden_size) * model.dtype_bytes
 
 
+class V1Copy(Enum):
+    """Whether the V1 runner's cold compile holds a copy of the table kvtop reads (`v1_copy_read`), or why not."""
+
+    V2 = "V2 runner"  # V2 runs the profile: its own copy (`embedding_copy_bytes`)
+    NOT_BENCHMARKED = "no combo-kernel benchmark"  # the release or the launch's inductor config sets none
+    NO_LOOKUP = "no lookup read"  # a multimodal model's graph holds no lookup; LoRA's embedding wrapper not read
+    READ = "read"
+
+
+def v1_copy_read(
+    version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings, *, config_read: bool = True
+) -> V1Copy:
+    """The one predicate of V1's copy, which the charge (`v1_copy_bytes`) and the start note's words
+    (`compile_charge.charge_kind`) both read: the runner (`runs_v2`), the combo-kernel benchmark (`combo_benchmarked`;
+    not `config_read`, a log's printed config: the release's default), the lookup (not multimodal, not LoRA)."""
+    if runs_v2(version, model, settings):
+        return V1Copy.V2
+    if not (combo_benchmarked(settings, version) if config_read else COMBO_DEFAULT.at(version)):
+        return V1Copy.NOT_BENCHMARKED
+    if lora_on(settings) or profiles_encoder(model, settings, version):
+        return V1Copy.NO_LOOKUP
+    return V1Copy.READ
+
+
 def v1_copy_bytes(inputs: CalibrationInputs) -> int | None:
     """The same random copy of the rank's embedding table where the V1 runner compiles cold (session 70): None where
     V2 runs (`embedding_copy_bytes`, `v2_graphs.with_v2_beside`), the launch compiles nothing or benchmarks no combo
@@ -166,11 +194,9 @@ def v1_copy_bytes(inputs: CalibrationInputs) -> int | None:
     copy charged, at 9,894,100,992 B, which it does not hold: 11,521,228,800 without it). Unsaid (the lift in the
     error above the figure only), the low end charges it on every stage: a bound a little below vLLM's, said so."""
     model = inputs.model
-    if model is None or runs_v2(inputs.version, model, inputs.settings) or lora(inputs):
+    if model is None or v1_copy_read(inputs.version, model, inputs.settings) is not V1Copy.READ:
         return None
-    if not compiles(inputs.version, inputs.gpu_name, inputs.settings) or not benchmarks_combo_kernels(inputs):
-        return None
-    if not lookup_compiled(inputs):
+    if not compiles(inputs.version, inputs.gpu_name, inputs.settings):
         return None
     rows = vocab_parallel_rows(model.vocab_size, embedding_tp(inputs.layout))
     return rows * (model.embedding_size or model.hidden_size) * model.dtype_bytes
@@ -215,8 +241,13 @@ def with_v1_compile_copy(activation: TermEstimate, inputs: CalibrationInputs) ->
                   + (f"; {V1_COPY_STAGED} ({gib(lift)} of it on the first stage only)" if staged else ""),
         )  # fmt: skip
     # a cold start only raises the peak (the larger of the copy and the count): the error above the figure only
+    on_stages = (
+        "; under pipeline stages the low end charges it on every stage, though only the first stage's forward holds "
+        "it (a bound a little below vLLM's)" if inputs.layout.pp > 1 else ""
+    )
     return activation.widened_by(raise_only_bytes=lift, basis=(
-        f"{activation.basis}; {V1_COPY_UNSAID} ({gib(lift)} above the count, added to the error above the figure)"))
+        f"{activation.basis}; {V1_COPY_UNSAID} ({gib(lift)} above the count, added to the error above the figure"
+        f"{on_stages})"))
 
 
 def _with_pinned(activation: TermEstimate, copy: int, inputs: CalibrationInputs) -> TermEstimate:

@@ -124,15 +124,10 @@ UNSAID_V2 = ("where vLLM's V2 runner runs the plan charges a cold compile as far
 NO_COPY_V1 = ("on vLLM's V1 runner before v0.11.1 the plan charges nothing for the compile, said or not: the release "
               "sets no combo-kernel benchmark (compile_benchmark.py COMBO_DEFAULT), so kvtop reads no part of a cold "
               "compile, whose excess is not modelled")  # fmt: skip
-STATE_WORDS = (
-    (SaidCacheState.COLD, COLD_SAID_V1),
-    (SaidCacheState.OVERRIDDEN_COLD, DISABLED_STATE),
-    (SaidCacheState.WARM_UNCHARGED, WARM_SAID_V1),
-)
+# the corpus's cold-less-warm pairs; each launch's words are `compile_charge.charge_of`'s, by its runner
 COLD_COMPILE_CHARGE = StartCacheCharge(
     cache="torch.compile's cache", least_bytes=min(_EXCESS), median_bytes=round(median(_EXCESS)),
-    most_bytes=max(_EXCESS), pairs=len(_EXCESS), source="docs/engines/vllm.md §2.6", state_words=STATE_WORDS,
-    unsaid_words=UNSAID_V1,
+    most_bytes=max(_EXCESS), pairs=len(_EXCESS), source="docs/engines/vllm.md §2.6",
 )  # fmt: skip
 
 

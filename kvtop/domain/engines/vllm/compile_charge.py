@@ -21,7 +21,7 @@ from kvtop.domain.engine_log import EngineLog
 from kvtop.domain.engines.base import CompileCacheState, EngineInputs, MeasuredInputs
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.batching import engine_era
-from kvtop.domain.engines.vllm.compile_benchmark import COMBO_DEFAULT, combo_benchmarked
+from kvtop.domain.engines.vllm.compile_benchmark import COMBO_DEFAULT, V1Copy, v1_copy_read
 from kvtop.domain.engines.vllm.compile_cache import (
     COLD_COMPILE_CHARGE,
     COLD_SAID_V1,
@@ -40,9 +40,7 @@ from kvtop.domain.engines.vllm.compile_cache import (
     unread_warm_note,
 )
 from kvtop.domain.engines.vllm.log_records import VllmRankLog
-from kvtop.domain.engines.vllm.profile_run import lora_on
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
-from kvtop.domain.engines.vllm.text_only import profiles_encoder
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -97,18 +95,14 @@ def charge_kind(
     version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings, *, config_read: bool = True
 ) -> CompileCharge:
     """The runner the launch runs (`runner_eras.runs_v2`) and, on V1, whether the plan's activation term carries the
-    compile's copy of the table, by the predicates `compile_benchmark.v1_copy_bytes` reads: the compile benchmarks
-    combo kernels (`combo_benchmarked`: the release's default and the launch's inductor_compile_config, one
-    predicate with the charge's; not `config_read`, a log's printed config, Python's repr: the release's default), and
-    the graph holds a lookup kvtop reads (not a multimodal model's, not LoRA)."""
-    if runs_v2(version, model, settings):
-        return CompileCharge.V2
-    benchmarked = combo_benchmarked(settings, version) if config_read else COMBO_DEFAULT.at(version)
-    if not benchmarked:
+    compile's copy of the table, by the one predicate `compile_benchmark.v1_copy_bytes` reads too
+    (`compile_benchmark.v1_copy_read`): the compile benchmarks combo kernels (`combo_benchmarked`: the release's
+    default and the launch's inductor_compile_config; not `config_read`, a log's printed config, Python's repr: the
+    release's default), and the graph holds a lookup kvtop reads (not a multimodal model's, not LoRA)."""
+    read = v1_copy_read(version, model, settings, config_read=config_read)
+    if read is V1Copy.NOT_BENCHMARKED:
         return CompileCharge.V1_NOT_BENCHMARKED if COMBO_DEFAULT.at(version) else CompileCharge.V1_NO_COPY
-    if lora_on(settings) or profiles_encoder(model, settings, version):
-        return CompileCharge.V1_NO_LOOKUP
-    return CompileCharge.V1
+    return {V1Copy.V2: CompileCharge.V2, V1Copy.NO_LOOKUP: CompileCharge.V1_NO_LOOKUP}.get(read, CompileCharge.V1)
 
 
 def launch_charge(
@@ -116,7 +110,12 @@ def launch_charge(
 ) -> StartCacheCharge:
     """The corpus's cold-less-warm pairs (`COLD_COMPILE_CHARGE`) with the words of what this launch's plan charges in
     each state (`charge_kind`), for a launch that compiles (`compile_cache.compiles`, or a log's compile lines)."""
-    state_words, unsaid = _WORDS[charge_kind(version, model, settings, config_read=config_read)]
+    return charge_of(charge_kind(version, model, settings, config_read=config_read))
+
+
+def charge_of(kind: CompileCharge) -> StartCacheCharge:
+    """`COLD_COMPILE_CHARGE` with the words of what a plan of this kind charges in each state (`_WORDS`)."""
+    state_words, unsaid = _WORDS[kind]
     return COLD_COMPILE_CHARGE.model_copy(update={"state_words": state_words, "unsaid_words": unsaid})
 
 

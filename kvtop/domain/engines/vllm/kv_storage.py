@@ -1,5 +1,5 @@
 """How vLLM stores a launch's KV (kv.KvStorage): the one value the KV book (ledger.py) and the attention pick
-(attention_pick.py) both resolve the KV format from (`kv_format.resolve_kv_format`)."""
+(attention_select.py `fp8_kv`) both resolve the KV format from (`kv_format.resolve_kv_format`)."""
 
 from __future__ import annotations
 

@@ -89,7 +89,7 @@ def pinned_copy(copy_bytes: int, inputs: CalibrationInputs) -> tuple[int, str]:
     return segment, (
         f"its freed segment ({gib(segment)}) stays pinned past the profile's empty_cache() where a later request is "
         "carved out of it, and vLLM counts it again as consumed memory (mem_utils.py:317-319, no split limit around "
-        "the profile: gpu_worker.py:553-557 at v0.29.0; from v0.31.0 the profile's max_split_size_mb 20 releases it)"
+        "the profile: gpu_worker.py:500-504 at v0.27.0, :515-519 at v0.28.0, :553-557 at v0.29.0; from v0.31.0 the profile's max_split_size_mb 20 releases it)"
     )
 
 
@@ -111,9 +111,10 @@ PINNED_AT_CENTRE_FROM: Eras[bool] = Eras((
 ))  # fmt: skip
 
 PINNED_AT_CENTRE = (
-    "charged at the centre on an sm_120 GPU from v0.28.0 (calibrated, not read in code: 12 of the 14 V2 starts of "
-    "kvtop's corpus on one, 7 hosts' RTX 5090, RTX 5070 Ti, RTX 5060 Ti and RTX PRO 4000 at v0.28.0 - v0.30.0, lost "
-    "it; a start that keeps it holds that much more KV, the error below the figure; docs/engines/vllm.md §9, "
+    "charged at the centre on an sm_120 GPU from v0.28.0, the V2 runner only (calibrated, not read in code: 12 of the "
+    "14 V2 starts of kvtop's corpus on one, 7 hosts' RTX 5090, RTX 5070 Ti, RTX 5060 Ti and RTX PRO 4000 at v0.28.0 - "
+    "v0.30.0, lost it; a start that keeps it holds that much more KV, the error below the figure; on the V1 runner it "
+    "stays the activation term's error above its figure, not measured there; docs/engines/vllm.md §9, "
     "'Session 71 (helper H3)')"
 )
 
@@ -128,6 +129,8 @@ def pinned_at_centre(inputs: CalibrationInputs) -> bool:
     file70376054105's RTX 5060 Ti and kashif's RTX PRO 4000 plan 0.2 - 1.3 GiB too much KV without it. Which request lands in the freed block is
     the start's allocation order, which vLLM's and torch's code leave open (no launch setting fixes it), so this is an
     observation by architecture, not a rule read in code; elsewhere (Ampere, Ada, Turing, Hopper) most cold starts
-    did not pin it, and it stays the term's error above its figure."""
+    did not pin it, and it stays the term's error above its figure. The V2 runner only (the 12 starts are V2's): on
+    the V1 runner it stays the activation term's error above its figure (`compile_benchmark._with_pinned`), not
+    measured there."""
     capability = compute_capability(inputs.gpu_name)
     return capability == PINS_AT_CENTRE_CAPABILITY and PINNED_AT_CENTRE_FROM.at(inputs.version)

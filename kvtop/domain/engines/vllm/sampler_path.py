@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Literal, NamedTuple
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
+from kvtop.domain.engines.vllm.backends import FLASHINFER_CEILING, FLASHINFER_FLOORS
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
 from kvtop.domain.gpus import compute_capability, gpu_model_key
 from kvtop.domain.launch import LaunchSettings
@@ -56,11 +57,11 @@ SAMPLER_PATHS: Eras[SamplerPath] = Eras((
                                 "defaults); VLLM_USE_FLASHINFER_SAMPLER=0 or a failed JIT build falls back to the native "
                                 "path"),
 ))  # fmt: skip
-# FlashInferBackend.supports_compute_capability (v1/attention/backends/flashinfer.py, read at v0.33.0): 8.0 to 12.1
-# (SM75 is left out while flashinfer#3620 stands). flashinfer_sampler_supported (v0.33.0) also asks for more than 16
+# FlashInferBackend.supports_compute_capability (v1/attention/backends/flashinfer.py) by release: backends.py
+# FLASHINFER_FLOORS (7.5 at v0.20.0 - v0.23.x, 8.0 from v0.24.0 while flashinfer#3620 stands) to FLASHINFER_CEILING
+# (12.1); v0.21.0's topk_topp_sampler.py:39-66 takes FlashInfer's sampler where it passes. flashinfer_sampler_supported (v0.33.0) also asks for more than 16
 # SMs (FlashInfer 0.7+'s multi-CTA top-k masking), which every GPU model gpus.py names has (the fewest: T4's 40, L4's
 # 58), and that FlashInfer JIT-compiles for the GPU, which a plan cannot know: the interval keeps the native path.
-FLASHINFER_CAPABILITIES = ((8, 0), (12, 1))
 # the launch's own choice, a leading NAME=VALUE of its command (flags.py env_read): `bool(int(os.getenv(...)))`
 # where set (envs.py; topk_topp_sampler.py takes FlashInfer's path for 1 where FlashInfer imports, the native one
 # for 0). Read on the V1 runner's profile, and on V2's from v0.33.0 (`V2_WARMUP_PASS_ERAS`): before it V2's dummy batch
@@ -235,10 +236,11 @@ def sampler_path(
     capability = compute_capability(gpu_name)
     if capability is None:
         return "either", f"{era.source}; the GPU's compute capability is not known"
-    low, high = FLASHINFER_CAPABILITIES
+    low, high = FLASHINFER_FLOORS.at(version), FLASHINFER_CEILING
     if low <= capability <= high:
         return "flashinfer", era.source
-    return "native", f"{era.source}; compute capability {capability[0]}.{capability[1]} is outside 8.0-12.1"
+    return "native", (f"{era.source}; compute capability {capability[0]}.{capability[1]} is outside "
+                      f"{low[0]}.{low[1]}–{high[0]}.{high[1]} at this release")  # fmt: skip
 
 
 def profiled_sampler_path(
