@@ -270,7 +270,8 @@ def test_a_compare_row_is_the_launch_trtllm_serve_takes(capsys) -> None:
     assert main(args) == 0
     rows = {row["engine"]: row for row in json.loads(capsys.readouterr().out)["engines"]}
     assert rows["trtllm"]["engine_flags"] == ["--extra_llm_api_options", "extra_llm_api_options.yaml"]
-    assert rows["trtllm"]["engine_config"] == {"kv_cache_config": {"dtype": "fp8"}}
+    assert rows["trtllm"]["engine_config"]["yaml"] == {"kv_cache_config": {"dtype": "fp8"}}  # plan --json's shape
+    assert rows["trtllm"]["engine_config"]["file"] == "extra_llm_api_options.yaml"
     assert rows["vllm"]["engine_flags"] == ["--kv-cache-dtype", "fp8"] and rows["vllm"]["engine_config"] is None
 
 
