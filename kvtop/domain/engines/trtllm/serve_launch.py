@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kvtop.domain.engine_launch import EngineLaunch
+from kvtop.domain.engine_launch import EngineLaunch, yaml_flow
 from kvtop.domain.engines.trtllm.cuda_graphs import EMPTY_MAPPING, GRAPHS_KEY, NULL_WORDS
 from kvtop.domain.engines.trtllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.trtllm.engine_build import EMBEDDING_SHARING_FLAG, OLD_BUILDER_FLAGS
@@ -204,10 +204,12 @@ def serve_launch(settings: LaunchSettings) -> EngineLaunch:
     said = (f"not TensorRT-LLM {settings.engine_version}'s schema: {', '.join(older)}; these sections came with PR "
             f"#4603 ({FLAT_SINCE}, not pinned), kvtop does not write the older spelling") if older and _before(
         settings, FLAT_SINCE) else ""  # fmt: skip
-    if _before(settings, SERVE_SINCE):
+    if _before(settings, SERVE_SINCE):  # no file to name: the options alone, the YAML's keys said apart
+        options = line[:-2] if body else line
         said = (f"TensorRT-LLM {settings.engine_version} has no trtllm-serve, first in {SERVE_SINCE} (not pinned): the "
                 "engine runs under Triton's tensorrtllm backend (config.pbtxt) or examples/run.py, whose options kvtop "
-                "does not write" + (f"; kvtop's settings: {' '.join(line)}" if line else ""))
+                "does not write" + (f"; kvtop's settings: {' '.join(options)}" if options else "")
+                + (f"; LLM-API keys: {yaml_flow(body)}" if body else ""))
         return EngineLaunch(line=(), line_said=said, build=tuple(build), build_said=BUILD_SAID if build else "")
     return EngineLaunch(line=tuple(line), config=body, config_option=CONFIG_OPTION if body else None,
                         config_file=CONFIG_FILE if body else None, build=tuple(build),
