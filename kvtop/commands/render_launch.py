@@ -65,7 +65,7 @@ def launch_text(settings: LaunchSettings) -> str:
     --extra_llm_api_options extra_llm_api_options.yaml · extra_llm_api_options.yaml: {kv_cache_config: {dtype: fp8}}`,
     never kvtop's `--kv_cache_config.dtype`, which trtllm-serve refuses); '' where the launch takes none."""
     launch = settings.engine_launch()
-    said = [" ".join(env_words(launch.env))] if launch.env else []
+    said = [" ".join(env_words(launch.env))] if launch.env and not launch.line_said else []  # no command to precede
     said += [shlex.join(launch.line)] if launch.line else []
     said += [f"no line ({launch.line_said})"] if launch.line_said else []
     said += [f"{launch.config_file}: {yaml_flow(launch.config)}"] if launch.config else []
