@@ -168,4 +168,3 @@ def test_a_launch_without_a_read_variable_prints_no_environment(
     assert json.loads(_plan(capsys, command, [], "--json"))["engine_env"] == {}
     settings = parse_launch_command(command)
     assert settings is not None and launch_beside(settings) == ""
-
