@@ -336,7 +336,8 @@ def test_a_plan_that_does_not_fit_names_its_defaults_and_the_smallest_layout_tha
     assert f"smallest layout that fits: 4× H100 (79.65 GiB), {tokens} tokens per rank (engine flags: --tp-size 4)" in text
     assert main(["plan", "--model", "llama-3-70b", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["smallest_fit"] == {"gpus": 4, "token_capacity": at_tp4["token_capacity"], "engine_flags": ["--tp-size", "4"]}
+    assert out["smallest_fit"] == {"gpus": 4, "token_capacity": at_tp4["token_capacity"], "engine_flags": ["--tp-size", "4"],
+                                 "engine_env": {}}
 
 
 def test_a_memory_share_that_fits_no_layout_is_named_with_the_layout_at_the_engines_own(capsys) -> None:

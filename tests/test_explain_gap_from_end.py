@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from kvtop.cli import main
 from kvtop.commands.explain import verdict_line
 from kvtop.domain.capacity_gap import CapacityGap, ReversedInterval, capacity_gap_of
-from kvtop.domain.errors import KvtopError
+from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.explanation import Explanation, Logged, capacity_gap
 from tests.conftest import CASES, CONFIGS
 
@@ -64,12 +64,13 @@ def test_explain_text_and_json_say_the_same_gap(capsys: pytest.CaptureFixture[st
 
 
 def test_a_reversed_interval_is_refused_by_name() -> None:
-    # low 40,384 above high 40,352: no end is 'nearer', so no gap; refused as kvtop's named error (one line naming the
-    # field, which the CLI prints without a traceback), not pydantic's raw ValidationError, however it is reached
-    said = r"low_tokens: the interval's low end 40,384 tokens lies above its high end 40,352"
+    # low 40,384 above high 40,352: no end is 'nearer', so no gap; refused as kvtop's named error (one line, which the
+    # CLI prints without a traceback), not pydantic's raw ValidationError, however it is reached; kvtop's own
+    # inconsistency, never bad input (final reader 2, LOW 11): it names no field
+    said = r"^internal inconsistency: the plan's interval is reversed \(its low end 40,384 tokens above its high end 40,352\)"
     with pytest.raises(ReversedInterval, match=said) as refused:
         CapacityGap(logged_tokens=LOGGED, plan_tokens=40_368, low_tokens=40_384, high_tokens=LOW_END)
-    assert isinstance(refused.value, KvtopError) and not isinstance(refused.value, ValidationError)
+    assert isinstance(refused.value, KvtopError) and not isinstance(refused.value, ValidationError | InputError)
     assert "\n" not in str(refused.value)
     with pytest.raises(ReversedInterval, match=said):
         capacity_gap_of(LOGGED, 40_368, 40_384, LOW_END)

@@ -6,6 +6,7 @@ import shlex
 from typing import Any
 
 from kvtop.commands.output import prose
+from kvtop.commands.render_launch import engine_config_json
 from kvtop.commands.render_ledger import flags_not_read_json, gpu_shown
 from kvtop.commands.render_notes import config_default_notes, unmodelled_notes
 from kvtop.domain.compare import Comparison, EngineRow, NotStarting, SameBudget, SameBudgetMethod
@@ -45,8 +46,10 @@ def row_json(row: EngineRow) -> dict[str, Any]:
         "interval_kind": row.interval_kind.value if row.interval_kind else None,
         "max_running_requests": row.max_running_requests,
         "fits": row.fits,
-        "engine_flags": list(row.engine_flags),
-        "engine_config": dict(row.engine_config) or None,  # TensorRT-LLM's --extra_llm_api_options YAML body
+        # the launch as `plan --json` writes it (render_launch): the line, the file it names (TensorRT-LLM), the env
+        "engine_flags": list(row.launch.line) if row.launch else [],
+        "engine_config": engine_config_json(row.launch) if row.launch else None,
+        "engine_env": dict(row.launch.env) if row.launch else {},
         "error": row.error,
         # the measured inputs given that this engine's rule does not read (`plan --json`'s `flags_not_read` entries)
         "flags_not_read": [flag.model_dump() for flag in unread_measured_flags(row.inputs_not_read)],

@@ -59,20 +59,22 @@ def engine_launch_lines(settings: LaunchSettings) -> list[str]:
 
 
 def launch_text(settings: LaunchSettings) -> str:
-    """The launch on one line, as the engine takes it (a layout's or the smallest fit's): the engine's own options,
-    then the config file the line names and the build's flags (TensorRT-LLM: `--backend pytorch
+    """The launch on one line, as the engine takes it (a layout's or the smallest fit's): the environment a rule
+    read (`VLLM_USE_V1=0`, set before the server's command: pasted without it the plan changes), the engine's own
+    options, then the config file the line names and the build's flags (TensorRT-LLM: `--backend pytorch
     --extra_llm_api_options extra_llm_api_options.yaml · extra_llm_api_options.yaml: {kv_cache_config: {dtype: fp8}}`,
     never kvtop's `--kv_cache_config.dtype`, which trtllm-serve refuses); '' where the launch takes none."""
     launch = settings.engine_launch()
-    said = [shlex.join(launch.line)] if launch.line else []
+    said = [" ".join(env_words(launch.env))] if launch.env and not launch.line_said else []  # no command to precede
+    said += [shlex.join(launch.line)] if launch.line else []
     said += [f"no line ({launch.line_said})"] if launch.line_said else []
     said += [f"{launch.config_file}: {yaml_flow(launch.config)}"] if launch.config else []
     said += [f"build flags: {shlex.join(launch.build)}"] if launch.build else []
     return " · ".join(said)
 
 
-def flags_said(settings: LaunchSettings) -> str:
-    """'engine flags: --tensor-parallel-size 2' for a layout that fits (the launch as the engine takes it: TensorRT-LLM's
+def launch_said(settings: LaunchSettings) -> str:
+    """'engine flags: --tensor-parallel-size 2' (its environment first, where it set one) for a layout that fits (the launch as the engine takes it: TensorRT-LLM's
     serve options and YAML, `launch_text`), or that it takes none (every default)."""
     said = launch_text(settings)
     return f"engine flags: {said}" if said else f"no engine flags: {DEFAULTS_SAID}"

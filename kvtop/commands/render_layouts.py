@@ -73,7 +73,8 @@ def _layout_row(plan: LayoutPlan) -> dict[str, Any]:
         "kv_pool_bytes": ledger.engine.kv_pool_bytes, "token_capacity": ledger.token_capacity, "pools": plan.pools,
         "deployment_tokens": plan.deployment_tokens, "full_context_requests": plan.full_context_requests,
         "fits": ledger.engine.fits, "shortfall_bytes": ledger.engine.shortfall_bytes,
-        "engine_flags": list(ledger.settings.engine_launch().line), "placement": placement_json(plan.placement),
+        "engine_flags": list(ledger.settings.engine_launch().line), "engine_env": dict(ledger.settings.engine_launch().env),
+        "placement": placement_json(plan.placement),
     }  # fmt: skip
 
 

@@ -12,7 +12,7 @@ from kvtop.commands.render_launch import (
     engine_config_json,
     engine_launch_json,
     engine_launch_lines,
-    flags_said,
+    launch_said,
 )
 from kvtop.commands.render_notes import plan_notes
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind
@@ -472,12 +472,12 @@ def fitting_lines(ledger: Ledger, smallest: FittingLayout | None, defaults: tupl
         flag = spelling_of(ledger.settings.engine, smallest.dropped.setting)
         lines.append(
             f"no layout up to 32× {gpu} fits with {flag} {smallest.dropped.value:g}; at the engine's own share {smallest.gpus}× {gpu} "
-            f"fits, {fmt_tokens(smallest.token_capacity)} tokens per rank ({flags_said(smallest.settings)})"
+            f"fits, {fmt_tokens(smallest.token_capacity)} tokens per rank ({launch_said(smallest.settings)})"
         )
     else:
         lines.append(
             f"smallest layout that fits: {smallest.gpus}× {gpu}, {fmt_tokens(smallest.token_capacity)} tokens per rank "
-            f"({flags_said(smallest.settings)})"
+            f"({launch_said(smallest.settings)})"
         )
     return lines
 
@@ -487,7 +487,8 @@ def fitting_json(smallest: FittingLayout | None, defaults: tuple[str, ...]) -> d
     fit = None
     if smallest is not None:
         launch = smallest.settings.engine_launch()  # what the engine takes, as the top level; TensorRT-LLM's YAML too
-        fit = {"gpus": smallest.gpus, "token_capacity": smallest.token_capacity, "engine_flags": list(launch.line)}
+        fit = {"gpus": smallest.gpus, "token_capacity": smallest.token_capacity, "engine_flags": list(launch.line),
+               "engine_env": dict(launch.env)}  # fmt: skip
         fit |= {"engine_config": config} if (config := engine_config_json(launch)) is not None else {}
         if smallest.dropped is not None:  # the launch's memory share fits no layout: this one is at the engine's own
             dropped = smallest.dropped

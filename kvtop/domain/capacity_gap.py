@@ -12,18 +12,19 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from kvtop.domain.errors import InputError
+from kvtop.domain.errors import KvtopError
 from kvtop.domain.wording import signed
 
 
-class ReversedInterval(InputError):
-    """A capacity gap asked of an interval whose low end lies above its high end: refused by name (never pydantic's
-    raw ValidationError), one line naming the field, which the CLI prints without a traceback. No figure of such an
-    interval is a gap: its 'nearer end' is not defined."""
+class ReversedInterval(KvtopError):
+    """A capacity gap asked of an interval whose low end lies above its high end: kvtop's own inconsistency (the plan
+    made both ends), never the person's input, so no field is named; refused by name (never pydantic's raw
+    ValidationError) on one line, which the CLI prints without a traceback. No figure of such an interval is a gap:
+    its 'nearer end' is not defined."""
 
     def __init__(self, low: int, high: int) -> None:
-        super().__init__(f"the interval's low end {low:,} tokens lies above its high end {high:,}: no capacity gap is "
-                         "counted from a reversed interval", field="low_tokens")  # fmt: skip
+        super().__init__(f"internal inconsistency: the plan's interval is reversed (its low end {low:,} tokens above "
+                         f"its high end {high:,}), so no capacity gap is counted; please report it")  # fmt: skip
 
 
 def tokens_beyond(logged: int, low: int, high: int) -> int:

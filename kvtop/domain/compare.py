@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind, planned_capacity
 from kvtop.domain.calibration.node import NodeMeasure
+from kvtop.domain.engine_launch import EngineLaunch
 from kvtop.domain.engines.base import EngineResult, MeasuredInputs
 from kvtop.domain.engines.measured_reads import MeasuredNotRead
 from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, engine_rules
@@ -83,9 +84,9 @@ class EngineRow(BaseModel):
     interval_kind: IntervalKind | None = None
     max_running_requests: int | None = None
     fits: bool = False
-    engine_flags: tuple[str, ...] = ()  # the launch in the engine's own spelling (`engine_launch().line`)
-    # the config file that line names, where it is not the whole launch (TensorRT-LLM's YAML body); else empty
-    engine_config: dict[str, object] = {}
+    # the launch as the engine takes it (`LaunchSettings.engine_launch`: its line, the config file the line names, the
+    # environment a rule read), each row's as `plan --json` writes it; None where the engine cannot plan the launch
+    launch: EngineLaunch | None = None
     error: str | None = None  # the named state when the engine cannot plan this launch
     inputs_not_read: tuple[MeasuredNotRead, ...] = ()  # measured figures given that its rule does not read
     notes: tuple[str, ...] = ()  # its plan's notes (`Ledger.notes`: the engine's, an assumed nvidia-smi total)
@@ -277,8 +278,7 @@ def _row(plan: CapacityPlan) -> EngineRow:
         interval_kind=plan.interval_kind,
         max_running_requests=result.max_running_requests,
         fits=result.fits,
-        engine_flags=(launch := ledger.settings.engine_launch()).line,
-        engine_config=dict(launch.config),
+        launch=ledger.settings.engine_launch(),
         inputs_not_read=result.inputs_not_read,
         notes=ledger.notes,
         not_modelled=ledger.not_modelled,

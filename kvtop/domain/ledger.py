@@ -171,7 +171,8 @@ def settings_key(settings: LaunchSettings) -> tuple[object, ...]:
 def _stage_measured(measured: MeasuredInputs, pp_rank: int, own_terms: bool) -> MeasuredInputs:
     """The measured inputs of one pipeline stage: its own KV memory where each stage's was measured; where each stage
     is solved with its own terms (`own_terms`), a later stage's calibrated runtime memory without what only the
-    first stage holds (`CalibratedFigures.later_stage`: vLLM's V1 cold compile's table copy)."""
+    first stage holds (`CalibratedFigures.later_stage`: vLLM's cold compile's table copy,
+    V1's, compile_benchmark.py; V2's, v2_graphs.py)."""
     calibrated = measured.calibrated
     if own_terms and pp_rank > 0 and calibrated is not None and calibrated.first_stage_only_bytes:
         measured = measured.model_copy(update={"calibrated": calibrated.later_stage()})

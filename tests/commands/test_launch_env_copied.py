@@ -97,6 +97,34 @@ def test_tensorrt_llms_variable_stays_above_its_flags_and_keeps_the_length(capsy
     assert json.loads(_plan(capsys, f"{server} --max_seq_len 200000", [], "--json"))["context_length"] == 131_072
 
 
+def test_a_layout_row_and_the_smallest_fit_carry_the_environment(capsys: pytest.CaptureFixture[str]) -> None:
+    """Final reader 2, MEDIUM 2: a `--layouts` row said only the flags and its JSON had no `engine_env`, so the row
+    pasted back planned V1's figure (2,332,816), not the launch's V0 one (2,486,992: the test above's pair). The
+    row's text says the variable first; its JSON's env and flags pasted back plan the row's own figure."""
+    server, flags, variable, own = VLLM
+    rows = json.loads(_plan(capsys, f"{variable} {server} {flags}", [*own, "--layouts", "1x2"], "--json"))["layouts"]
+    (row,) = rows
+    assert row["token_capacity"] == 2_486_992 and row["engine_env"] == {"VLLM_USE_V1": "0"}
+    words = [f"{key}={shlex.quote(said)}" for key, said in row["engine_env"].items()]
+    pasted = json.loads(_plan(capsys, f"{' '.join(words)} {server} {shlex.join(row['engine_flags'])}", own, "--json"))
+    assert pasted["token_capacity"] == row["token_capacity"]
+    text = _plan(capsys, f"{variable} {server} {flags}", [*own, "--layouts", "1x2"])
+    assert f"flags: {variable} · {flags}" in text
+
+
+def test_the_compare_rows_write_the_launch_as_plan_does(capsys: pytest.CaptureFixture[str]) -> None:
+    """Final reader 2, MEDIUM 3: `--compare --json` wrote TensorRT-LLM's `engine_config` as the bare YAML body where
+    `plan --json` writes {option, file, yaml, …}; each row now writes `plan --json`'s launch keys, shape for shape."""
+    command = f"vllm serve {QWEN_15B} --max-model-len 8192 --kv-cache-dtype fp8"
+    rows = json.loads(_plan(capsys, command, ["--compare", "vllm,trtllm"], "--json"))["engines"]
+    trtllm = next(row for row in rows if row["engine"] == "trtllm")
+    served = f"trtllm-serve {QWEN_15B} --max_seq_len 8192 --kv_cache_config.dtype fp8"
+    alone = json.loads(_plan(capsys, served, ["--engine", "trtllm"], "--json"))
+    assert trtllm["engine_config"]["yaml"] == {"kv_cache_config": {"dtype": "fp8"}}
+    for key in ("engine_flags", "engine_config", "engine_env"):
+        assert trtllm[key] == alone[key], key
+
+
 def test_only_the_variables_a_rule_reads_are_kept_and_redacted_anyway() -> None:
     """`HF_TOKEN=…` is dropped when the line is read (launch_line.with_environment); a read variable holding a key's
     shape is masked on the copy, as every copied word is (redact_argv)."""

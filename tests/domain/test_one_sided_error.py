@@ -290,3 +290,18 @@ def test_a_lower_only_error_widens_the_side_below_alone() -> None:
     assert (dumped["error_bytes"], dumped["error_below_bytes"], dumped["lower_only_bytes"]) == (
         GIB, round(2.5 * GIB), round(1.5 * GIB))
     assert TermEstimate.model_validate(term.model_dump()) == term
+
+
+def test_a_measured_term_keeps_no_error_below() -> None:
+    """A term the launch measured carries no error, on either side (final reader 2, HIGH 1): graphs of 2 GiB ± 1
+    charged with 600 MiB below only, then fixed by a logged KV memory, read 0 both ways, not 600 MiB below."""
+    from kvtop.domain.calibration.estimate import _measured, _with_measured
+    from kvtop.domain.engines.base import MeasuredInputs
+
+    widened = _term(1.0, value=2.0).widened_by(lower_only_bytes=600 * 2**20)
+    assert widened.error_below_bytes == GIB + 629_145_600  # the widening is there before
+    measured = _measured(widened, 3 * GIB, "the KV memory")
+    assert (measured.bytes, measured.error_bytes, measured.error_below_bytes) == (3 * GIB, 0, 0)
+    assert not measured.one_sided and measured.lower_only_bytes == 0
+    (through,) = _with_measured((widened,), MeasuredInputs(available_kv_bytes=40 * GIB))
+    assert (through.source, through.error_bytes, through.error_below_bytes) == ("measured", 0, 0)

@@ -3,7 +3,7 @@ problem of the edit marks its fields, a model typed and not loaded is said befor
 
 from __future__ import annotations
 
-from kvtop.commands import render_ledger
+from kvtop.commands import render_launch
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.wording import DEFAULTS_SAID, flags_said
 from kvtop.ui.plan_fields import FieldError
@@ -45,4 +45,4 @@ def test_a_launch_with_no_flag_is_said_in_plans_words() -> None:
     outcome = PlanOutcome(before=None, after=None, settings=live)
     assert flags_line(outcome, EditProblems(), live).plain == "engine flags: none: the engine's defaults"
     assert flags_said("") == "none: the engine's defaults" and flags_said("--tensor-parallel-size 2") == "--tensor-parallel-size 2"
-    assert render_ledger.DEFAULTS_SAID is DEFAULTS_SAID  # plan's fitting line reads the same words
+    assert render_launch.DEFAULTS_SAID is DEFAULTS_SAID  # plan's fitting line (render_launch.launch_said) reads the same words

@@ -63,7 +63,7 @@ def calibration_inputs(ledger: Ledger) -> CalibrationInputs:
 
 
 def _measured(estimate: TermEstimate, value: int, what: str) -> TermEstimate:
-    return estimate.with_error(0, 0, bytes=value, source="measured", basis=f"measured: {what}", beyond=None,
+    return estimate.with_error(0, 0, 0, bytes=value, source="measured", basis=f"measured: {what}", beyond=None,
                                origin="input", first_stage_only_bytes=0)  # fmt: skip
 
 
@@ -91,7 +91,7 @@ def _with_measured(
     after = measured.free_after_load_bytes is not None and reads_free_after_load
     if after and weights is not None and measured.weights_bytes is None and measured.free_before_load_bytes is not None:
         # both free figures measured: the weights are their difference, still predicted here, and read by no budget
-        by_term[Term.WEIGHTS] = weights.with_error(0, 0, beside_error_bytes=0, beyond=None,
+        by_term[Term.WEIGHTS] = weights.with_error(0, 0, 0, beside_error_bytes=0, beyond=None,
                                                    within="the free memory before and after load (measured)")
     if after and measured.free_before_load_bytes is None:
         # only the free memory after the load was measured: what it holds besides the weights (CUDA's total, the
@@ -100,7 +100,7 @@ def _with_measured(
         held = "the free memory after load (measured: --free-after-load)"
         for term in (Term.CUDA_TOTAL, Term.CONTEXT, Term.HOST):
             if term in by_term and by_term[term].source != "measured":
-                by_term[term] = by_term[term].with_error(0, 0, beside_error_bytes=0, beyond=None, within=held)
+                by_term[term] = by_term[term].with_error(0, 0, 0, beside_error_bytes=0, beyond=None, within=held)
     runtime = [by_term.pop(term) for term in RUNTIME_TERMS if term in by_term] if measured.non_kv_bytes is not None else []
     if runtime:
         by_term[Term.ACTIVATION] = _measured(
@@ -131,7 +131,7 @@ def _from_node(estimate: TermEstimate, node: NodeMeasure, settings: LaunchSettin
     if estimate.term is Term.WEIGHTS and node.weights_stage is not None:  # one stage's load: the others derived
         said += (f" (stage {node.weights_stage}'s load; each other stage's derived from it + its book beyond "
                      f"stage {node.weights_stage}'s)")
-    return estimate.with_error(NODE_REPEAT_ERROR_BYTES, 0, bytes=value, source="measured", beyond=None,
+    return estimate.with_error(NODE_REPEAT_ERROR_BYTES, 0, 0, bytes=value, source="measured", beyond=None,
                                first_stage_only_bytes=0,
                                basis=f"measured on this node at a start on {node.date}{said}", origin="node")  # fmt: skip
 

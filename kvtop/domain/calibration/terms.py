@@ -94,8 +94,8 @@ class TermEstimate(BaseModel):
     # before the start (`_sampler_path_error`'s "either", symmetric) and V2's unsaid compile state, whose warm start
     # holds more KV in no error at all (docs/engines/vllm.md §9, session 71's C3)
     lower_only_bytes: int = 0
-    # the part of `bytes` only a launch's first pipeline stage holds (vLLM's V1 cold compile's table copy above the
-    # count, compile_benchmark.py): a later stage's budget reads the term without it (`CalibratedFigures`); 0: every
+    # the part of `bytes` only a launch's first pipeline stage holds (vLLM's cold compile's table copy above the
+    # count: V1's, compile_benchmark.py; V2's, v2_graphs.py): a later stage's budget reads the term without it (`CalibratedFigures`); 0: every
     # stage holds the whole figure
     first_stage_only_bytes: int = 0
 
@@ -238,19 +238,25 @@ class CalibratedFigures(BaseModel):
     context_error_bytes: int = 0
     # what a unified-memory host is assumed to hold, taken from the free memory before load above (0: a GPU of its own)
     host_held_bytes: int = 0
-    # the part of `non_kv_bytes` (and of `activation_bytes`) only the first pipeline stage holds
-    # (`TermEstimate.first_stage_only_bytes`): the ledger solves every later stage without it
+    # the part of `non_kv_bytes` only the first pipeline stage holds (`TermEstimate.first_stage_only_bytes`, every
+    # runtime term's): the ledger solves every later stage without it
     first_stage_only_bytes: int = 0
+    # of it, the activation term's own part (V1's copy sits there, V2's on the CUDA-graphs term): what a later
+    # stage takes off `activation_bytes`, never the whole sum (that would take V2's graphs copy off the activation)
+    first_stage_only_activation_bytes: int = 0
 
     def later_stage(self) -> CalibratedFigures:
         """These figures as a pipeline stage after the first reads them: the runtime memory without what only the
-        first stage holds (vLLM's V1 cold compile's table copy: only the first stage's forward embeds the ids)."""
+        first stage holds (vLLM's cold compile's table copy, V1's on the activation term (compile_benchmark.py), V2's on
+        the CUDA-graphs term (v2_graphs.py): only the first stage's forward embeds the ids). The activation term loses
+        only its own part, non-KV the whole."""
         less = self.first_stage_only_bytes
         if not less or self.non_kv_bytes is None:
             return self
-        activation = None if self.activation_bytes is None else self.activation_bytes - less
+        own = self.first_stage_only_activation_bytes
+        activation = None if self.activation_bytes is None else self.activation_bytes - own
         return self.model_copy(update={"non_kv_bytes": self.non_kv_bytes - less, "activation_bytes": activation,
-                                       "first_stage_only_bytes": 0})  # fmt: skip
+                                       "first_stage_only_bytes": 0, "first_stage_only_activation_bytes": 0})  # fmt: skip
 
 
 _STRENGTH: dict[TermSource, int] = {"assumed": 0, "calibrated": 1, "measured": 2}
@@ -421,6 +427,9 @@ class PreloadEstimate(BaseModel):
             # at an end, never more than the end's own figure of the term (a later stage's term stays ≥ 0)
             first_stage_only_bytes=sum(min(estimate.first_stage_only_bytes, max(by_term[estimate.term], 0))
                                        for estimate in self.terms if estimate.term in RUNTIME_TERMS),
+            first_stage_only_activation_bytes=sum(
+                min(estimate.first_stage_only_bytes, max(by_term[estimate.term], 0))
+                for estimate in self.terms if estimate.term is Term.ACTIVATION),
         )
 
 

@@ -91,3 +91,14 @@ def test_the_config_opts_in_from_0_5_13(version: str, splits: bool) -> None:
     """`getattr(hf_text_config, "is_hybrid_swa", False)` joins is_hybrid_swa_model at 0.5.13 (absent at 0.5.12.post1)."""
     model = _model().model_copy(update={"architecture": "SparkForCausalLM", "hybrid_swa_stated": True})
     assert (unlisted_reason(model, ResolvedVersion(text=version)) is None) is splits
+
+
+def test_the_reason_names_the_models_own_class() -> None:
+    """server_args.py logs 'Disable hybrid SWA memory for {model_arch} …': the reason names the launch's class, not
+    'Gemma 2/3/3n' (0.4.10.post2 turns it off for Gemma2ForCausalLM alone: final reader 2, LOW 10)."""
+    from kvtop.domain.engines.sglang.eras import full_pool_reason
+
+    settings = parse_flags("sglang", [])
+    reason = full_pool_reason(_model(), settings, "H100", ResolvedVersion(text="0.5.0rc0"))
+    assert reason == "SGLang 0.5.0rc0 turns hybrid SWA memory off for Gemma3nForCausalLM (server_args.py)"
+    assert full_pool_reason(_model(), settings, "H100", ResolvedVersion(text="0.4.10.post2")) is None

@@ -96,6 +96,16 @@ def test_float16_before_059_is_refused() -> None:
         )
 
 
+def test_a_long_value_is_cut_and_the_flag_said_once() -> None:
+    """A 300-character value is quoted cut to 40 characters (redact.quoted), and the flag is named once, as the
+    field (final reader 2, LOW 8: '--mamba-ssm-dtype: --mamba-ssm-dtype '…'' with the value whole)."""
+    with pytest.raises(InputError) as refused:
+        launch_ssm_dtype_bytes(parse_flags("sglang", ["--mamba-ssm-dtype", "f" * 300]), ResolvedVersion(text="0.5.8"))
+    said = str(refused.value)
+    assert said.startswith("--mamba-ssm-dtype: 'fff") and said.count("--mamba-ssm-dtype") == 1
+    assert "f" * 41 not in said and "is not one SGLang 0.5.8 takes" in said
+
+
 def test_the_flag_before_052_is_refused() -> None:
     """0.5.1.post3's server_args.py has no --mamba-ssm-dtype."""
     with pytest.raises(InputError, match="mamba-ssm-dtype"):

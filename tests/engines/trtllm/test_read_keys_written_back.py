@@ -106,3 +106,33 @@ def test_the_0_20_yaml_writes_the_key_under_pytorch_backend_config(capsys) -> No
     args[args.index("0.19.0")] = "0.20.0"
     out = plan_json(capsys, tuple(args), f"--{MID}")
     assert out["engine_config"]["yaml"] == {"pytorch_backend_config": {"disable_overlap_scheduler": True}}
+
+
+@pytest.mark.parametrize(("release", "refused"), [("0.19.0", False), ("0.20.0rc0", True), ("1.0.0", True)])
+def test_the_tensorrt_refusal_reads_the_release_the_budget_resolved(release: str, refused: bool) -> None:
+    """Final reader 2, MEDIUM 5: the refusal reads the release the budget resolved (a log's date, say), not only a
+    typed --engine-version: PR #3823's split (0.20.0rc0, TENSORRT_REFUSES_ERAS) refuses the key, before it it is
+    left unread. The launch here states no release."""
+    from kvtop.domain.engines.trtllm.overlap_scheduler import refuse_on_tensorrt
+    from kvtop.domain.engines.versions import ResolvedVersion
+    from kvtop.domain.errors import InputError
+    from kvtop.domain.launch import parse_flags
+
+    settings = parse_flags("trtllm", ["--backend", "tensorrt", "--disable_overlap_scheduler"])
+    assert settings.engine_version is None
+    if refused:
+        with pytest.raises(InputError, match="the TensorRT backend takes no overlap-scheduler key"):
+            refuse_on_tensorrt(settings, ResolvedVersion(text=release))
+    else:
+        refuse_on_tensorrt(settings, ResolvedVersion(text=release))
+
+
+@pytest.mark.parametrize(("release", "on"), [("0.20.0rc2", False), ("0.20.0rc3", True), ("0.21.0", True), (None, True)])
+def test_the_overlap_default_is_the_keys_false(release: str | None, on: bool) -> None:
+    """PR #4174 (0.20.0rc3): `enable_overlap_scheduler` False (off) before, `disable_overlap_scheduler` False (on)
+    after — the default read off KEY_ERAS alone (final reader 2, MEDIUM 6: no second table of the same boundary)."""
+    from kvtop.domain.engines.trtllm.overlap_scheduler import overlap_on
+    from kvtop.domain.engines.versions import ResolvedVersion
+    from kvtop.domain.launch import parse_flags
+
+    assert overlap_on(parse_flags("trtllm", ["--backend", "pytorch"]), ResolvedVersion(text=release)) is on

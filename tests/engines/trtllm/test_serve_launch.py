@@ -132,6 +132,17 @@ def test_a_tensorrt_engine_s_build_flags_are_said_apart(capsys) -> None:
                                                         "--tokens_per_block", "128", "--use_gpt_attention_plugin"]  # fmt: skip
 
 
+def test_before_trtllm_serve_the_llm_api_keys_are_said_not_a_file_name(capsys) -> None:
+    """Final reader 2, LOW 7: at 0.14.0 (no trtllm-serve) `--moe_config.backend CUTLASS` was said as
+    '--extra_llm_api_options extra_llm_api_options.yaml', a file no launch there reads, its key lost (yaml {}); the
+    sentence now holds the options and the keys themselves."""
+    out = plan_json(capsys, ("--model", LLAMA, "--engine", "trtllm", "--engine-version", "0.14.0", "--gpu", "H100",
+                             "--moe_config.backend", "CUTLASS", "--max_seq_len", "4096"))  # fmt: skip
+    said = out["engine_config"]["no_line"]
+    assert out["engine_flags"] == [] and "extra_llm_api_options" not in said
+    assert said.endswith("kvtop's settings: --max_seq_len 4096; LLM-API keys: {moe_config: {backend: CUTLASS}}")
+
+
 def test_attention_dp_is_the_yaml_s_switch_not_kvtop_s_dp(capsys) -> None:
     args = ("--model", LLAMA, "--engine", "trtllm", "--gpu", "H100", "--tp_size", "2", "--enable_attention_dp",
             "--dp", "2")  # fmt: skip
@@ -270,7 +281,8 @@ def test_a_compare_row_is_the_launch_trtllm_serve_takes(capsys) -> None:
     assert main(args) == 0
     rows = {row["engine"]: row for row in json.loads(capsys.readouterr().out)["engines"]}
     assert rows["trtllm"]["engine_flags"] == ["--extra_llm_api_options", "extra_llm_api_options.yaml"]
-    assert rows["trtllm"]["engine_config"] == {"kv_cache_config": {"dtype": "fp8"}}
+    assert rows["trtllm"]["engine_config"]["yaml"] == {"kv_cache_config": {"dtype": "fp8"}}  # plan --json's shape
+    assert rows["trtllm"]["engine_config"]["file"] == "extra_llm_api_options.yaml"
     assert rows["vllm"]["engine_flags"] == ["--kv-cache-dtype", "fp8"] and rows["vllm"]["engine_config"] is None
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from kvtop.cli import main
-from kvtop.domain.calibration.terms import CalibratedFigures
+from kvtop.domain.calibration.terms import CalibratedFigures, PreloadEstimate, Term, TermEstimate
 
 QWEN25_7B = "tests/data/configs/Qwen--Qwen2.5-7B-Instruct.json"
 TABLE = 152_064 * 3_584 * 2
@@ -50,7 +50,24 @@ def test_v2_charges_the_first_stages_copy_under_pp(capsys: pytest.CaptureFixture
 
 
 def test_a_later_stage_reads_the_runtime_memory_without_the_first_stages_part() -> None:
-    figures = CalibratedFigures(non_kv_bytes=3_000, activation_bytes=2_000, first_stage_only_bytes=500)
+    figures = CalibratedFigures(non_kv_bytes=3_000, activation_bytes=2_000, first_stage_only_bytes=500,
+                                first_stage_only_activation_bytes=500)  # fmt: skip
     later = figures.later_stage()
     assert (later.non_kv_bytes, later.activation_bytes, later.first_stage_only_bytes) == (2_500, 1_500, 0)
+    # the part on another term (V2's copy on the graphs term) leaves the activation whole
+    on_graphs = CalibratedFigures(non_kv_bytes=3_000, activation_bytes=2_000, first_stage_only_bytes=500).later_stage()
+    assert (on_graphs.non_kv_bytes, on_graphs.activation_bytes) == (2_500, 2_000)
     assert CalibratedFigures(non_kv_bytes=3_000).later_stage().non_kv_bytes == 3_000
+
+
+def test_v2s_copy_on_the_graphs_term_leaves_a_later_stages_activation_whole() -> None:
+    """Final reader 2, MEDIUM 4: Qwen3-8B-AWQ on an L40S at v0.34.0, PP 2 — V2's cold copy (681,246,720 B, on the
+    CUDA-graphs term) above an activation peak of 563,412,992 B; the later stage took the whole first-stage sum off
+    the activation (−117,833,728 B, read by v0.34.0's extensible-cache margin). Now the activation stays whole and
+    only non-KV loses the copy."""
+    activation = TermEstimate(term=Term.ACTIVATION, label="activation", bytes=563_412_992, error_bytes=0,
+                              source="calibrated", basis="by hand")  # fmt: skip
+    graphs = TermEstimate(term=Term.CUDA_GRAPHS, label="graphs", bytes=681_246_720, error_bytes=0, source="calibrated",
+                          basis="by hand", first_stage_only_bytes=681_246_720)  # fmt: skip
+    later = PreloadEstimate(engine="vllm", terms=(activation, graphs)).figures().later_stage()
+    assert later.activation_bytes == 563_412_992 and later.non_kv_bytes == 563_412_992

@@ -428,7 +428,7 @@ def full_pool_reason(
     if settings.disable_hybrid_swa_memory:
         return "--disable-hybrid-swa-memory"
     if model.model_type in era_for(GEMMA_SWA_OFF_ERAS, version).value:
-        return f"SGLang {version.label} turns hybrid SWA memory off for Gemma 2/3/3n (server_args.py)"
+        return f"SGLang {version.label} turns hybrid SWA memory off for {model.architecture} (server_args.py)"
     if model.architecture == "GptOssForCausalLM":
         family = era_for(GPT_OSS_FULL_POOL_ERAS, version).value
         if family is None or family.holds(gpu_name):

@@ -30,6 +30,7 @@ from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.model_layers import StateKind
+from kvtop.domain.redact import quoted
 
 FLAG = "--mamba-ssm-dtype"
 ENV = "SGLANG_MAMBA_SSM_DTYPE"
@@ -67,7 +68,7 @@ def launch_ssm_dtype_bytes(settings: LaunchSettings, version: ResolvedVersion) -
             raise InputError(f"{FLAG} needs a value: one of {', '.join(sorted(rule.value.choices))} "
                              f"(SGLang {version.label})", field=FLAG)  # fmt: skip
         if str(typed) not in rule.value.choices:
-            raise InputError(f"{FLAG} {typed!r} is not one SGLang {version.label} takes ({rule.source}): "
+            raise InputError(f"{quoted(typed)} is not one SGLang {version.label} takes ({rule.source}): "
                              f"{', '.join(sorted(rule.value.choices))}", field=FLAG)  # fmt: skip
         return BYTES[str(typed)]
     env = settings.flags.get(ENV)

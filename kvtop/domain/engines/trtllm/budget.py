@@ -86,7 +86,7 @@ def runtime(settings: LaunchSettings, version: ResolvedVersion) -> Backend:
     if backend is None or backend in ("tensorrt", "trt"):
         resolved = default_backend(version) if backend is None else "tensorrt"
         if resolved == "tensorrt":
-            refuse_on_tensorrt(settings)
+            refuse_on_tensorrt(settings, version)
         return resolved
     if backend == "pytorch":
         return "pytorch"
@@ -152,7 +152,7 @@ def estimation_tokens(
     first `Allocated` line and the spring-2025 budget depend on it.
     """
     budget_tokens = executor_max_num_tokens(settings, context_length)
-    overlap = overlap_on(settings, version)  # off by default before PR #4174 (overlap_scheduler.DEFAULT_ERAS)
+    overlap = overlap_on(settings, version)  # off by default before PR #4174 (overlap_scheduler.KEY_ERAS)
     rule = estimation_rule(version)
     extra = 1 + (1 if overlap and rule == "dummy_requests" else 0)
     length = min(budget_tokens, max(1, context_length - 1))

@@ -17,7 +17,7 @@ and leaves it unread before (an unknown key was not refused until PR #4600, 2025
 
 from __future__ import annotations
 
-from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for, parse_release
+from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.redact import quoted
@@ -34,16 +34,15 @@ KEY_ERAS: Eras[tuple[str, bool]] = Eras((
     Era("0.21.0rc0", (OVERLAP_OFF_KEY, True), "PR #4603 (opened 2025-05-23; 0.21.0rc0 uploaded 2025-06-04, not pinned): "
         "TorchLlmArgs.disable_overlap_scheduler at the YAML's top level"),
 ))  # fmt: skip
-# the LLM API split by backend (PR #3823): before, the TensorRT backend's LLM did not refuse an unknown key
-TENSORRT_REFUSES_SINCE = "0.20.0rc0"
+# whether the TensorRT backend's LLM refuses the PyTorch backend's key: from the LLM API's split by backend
+TENSORRT_REFUSES_ERAS: Eras[bool] = Eras((
+    Era("", False, "before PR #3823: one LLM args class, an unknown key not refused until PR #4600 (2025-05-23)"),
+    Era("0.20.0rc0", True, "PR #3823 split the LLM API's args by backend (read as 0.20.0rc0, not pinned): "
+        "`_TrtLLM got invalid argument: disable_overlap_scheduler` (NVIDIA/TensorRT-LLM#7752, 1.0.0rc4)"),
+))  # fmt: skip
 # pydantic's bool words (what the LLM API's model accepts), and YAML's y/n read as strings
 _TRUE = frozenset({"true", "1", "yes", "on", "t", "y"})
 _FALSE = frozenset({"false", "0", "no", "off", "f", "n"})
-DEFAULT_ERAS: Eras[bool] = Eras((
-    Era("", False, "before PR #4174: PyTorchConfig.enable_overlap_scheduler, default False (off)"),
-    Era("0.20.0rc3", True, "PR #4174 (merged 2025-05-13): disable_overlap_scheduler, default False (on); the first "
-        "PyPI upload after the merge, not pinned at the tags"),
-))  # fmt: skip
 
 
 def flag_bool(value: object, key: str, source: str | None = None) -> bool:
@@ -58,8 +57,9 @@ def flag_bool(value: object, key: str, source: str | None = None) -> bool:
 
 
 def overlap_on(settings: LaunchSettings, version: ResolvedVersion) -> bool:
-    """Whether the PyTorch backend runs the overlap scheduler at this release: the release's key, else its default;
-    another release's spelling is an InputError naming it and the release's own."""
+    """Whether the PyTorch backend runs the overlap scheduler at this release: the release's key (`KEY_ERAS`), whose
+    default is False on both sides of PR #4174 (`enable_…` off, `disable_…` on: one boundary, one table); another
+    release's spelling is an InputError naming it and the release's own."""
     key, says_off = era_for(KEY_ERAS, version).value
     for other in OVERLAP_KEYS:
         if other != key and other in settings.flags:
@@ -67,16 +67,13 @@ def overlap_on(settings: LaunchSettings, version: ResolvedVersion) -> bool:
                 f"TensorRT-LLM {version.text or '(latest)'} reads the overlap scheduler as {key}, not this spelling (another "
                 "release's: PR #4174, PR #4603)", field=f"--{other}",
             )  # fmt: skip
-    if key not in settings.flags:
-        return era_for(DEFAULT_ERAS, version).value
-    return flag_bool(settings.flags[key], key) != says_off
+    return flag_bool(settings.flags.get(key), key) != says_off
 
 
-def refuse_on_tensorrt(settings: LaunchSettings) -> None:
-    """The TensorRT backend's LLM refuses the PyTorch backend's key (issue #7752) from PR #3823's split: an InputError
-    naming it (before, at a stated release, the key is left unread)."""
-    release, since = parse_release(settings.engine_version), parse_release(TENSORRT_REFUSES_SINCE)
-    if release is not None and since is not None and release < since:
+def refuse_on_tensorrt(settings: LaunchSettings, version: ResolvedVersion) -> None:
+    """The TensorRT backend's LLM refuses the PyTorch backend's key (issue #7752) from PR #3823's split
+    (`TENSORRT_REFUSES_ERAS`): an InputError naming it (before, the key is left unread)."""
+    if not era_for(TENSORRT_REFUSES_ERAS, version).value:
         return
     for key in OVERLAP_KEYS:
         if key in settings.flags:

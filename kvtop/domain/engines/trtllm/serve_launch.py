@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kvtop.domain.engine_launch import EngineLaunch
+from kvtop.domain.engine_launch import EngineLaunch, yaml_flow
 from kvtop.domain.engines.trtllm.cuda_graphs import EMPTY_MAPPING, GRAPHS_KEY, NULL_WORDS
 from kvtop.domain.engines.trtllm.deployment import FLAGS as DEPLOYMENT_FLAGS
 from kvtop.domain.engines.trtllm.engine_build import EMBEDDING_SHARING_FLAG, OLD_BUILDER_FLAGS
+from kvtop.domain.engines.trtllm.eras import CALENDAR, default_backend
 from kvtop.domain.engines.trtllm.overlap_scheduler import OVERLAP_KEYS, flag_bool
-from kvtop.domain.engines.versions import parse_release
+from kvtop.domain.engines.versions import NOT_STATED, from_flag, parse_release
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.launch_vocabulary import written_flags
 
@@ -66,7 +67,6 @@ _BUILD_FIELDS: Mapping[str, str] = {"quantization": "--qformat", "max_input_len"
 # a TensorRT engine's KV dtype and block size are built in (quantize.py `--kv_cache_dtype`, trtllm-build
 # `--tokens_per_block`; eras.ENGINE_TOKENS_PER_BLOCK_ERAS): said with the build where the backend is TensorRT
 _ENGINE_BUILT: Mapping[str, str] = {"kv_cache_dtype": "--kv_cache_dtype", "page_size": "--tokens_per_block"}
-_PYTORCH_DEFAULT_SINCE = "1.0.0rc0"  # eras.DEFAULT_BACKEND_ERAS: `--backend` unset serves a TensorRT engine before 1.0
 # before 1.0 serve's `--backend` took only `pytorch` ("Set to 'pytorch' for pytorch path. Default is cpp path.",
 # Choice(["pytorch"]) default None: nvidia.github.io/TensorRT-LLM/0.18.2/commands/trtllm-serve.html; find_string copies
 # 50627517773, 6225645832): a TensorRT engine is served with no --backend there, and `--backend tensorrt` is refused
@@ -132,8 +132,13 @@ def tensorrt_engine(settings: LaunchSettings) -> bool:
     release; unstated is the latest, whose default is the PyTorch backend)."""
     if settings.backend is not None:
         return settings.backend in ("tensorrt", "trt")
-    release, since = parse_release(settings.engine_version), parse_release(_PYTORCH_DEFAULT_SINCE)
-    return release is not None and since is not None and release < since
+    return _default_is_tensorrt(settings)
+
+
+def _default_is_tensorrt(settings: LaunchSettings) -> bool:
+    """Whether the launch's release serves a TensorRT engine with `--backend` unset (eras.DEFAULT_BACKEND_ERAS)."""
+    version = from_flag(settings.engine_version, CALENDAR) if settings.engine_version else NOT_STATED
+    return default_backend(version) == "tensorrt"
 
 
 def yaml_body(settings: LaunchSettings) -> dict[str, object]:
@@ -172,7 +177,7 @@ def _before(settings: LaunchSettings, since: str) -> bool:
 def _line_fields(settings: LaunchSettings) -> Mapping[str, str]:
     """Serve's options for the modelled fields: without `--backend` where it names a TensorRT engine before 1.0 (serve's
     Choice then was `pytorch` alone, unset the TensorRT engine)."""
-    if tensorrt_engine(settings) and _before(settings, _PYTORCH_DEFAULT_SINCE):
+    if tensorrt_engine(settings) and _default_is_tensorrt(settings):
         return {field: option for field, option in _LINE.items() if field != "backend"}
     return _LINE
 
@@ -199,10 +204,12 @@ def serve_launch(settings: LaunchSettings) -> EngineLaunch:
     said = (f"not TensorRT-LLM {settings.engine_version}'s schema: {', '.join(older)}; these sections came with PR "
             f"#4603 ({FLAT_SINCE}, not pinned), kvtop does not write the older spelling") if older and _before(
         settings, FLAT_SINCE) else ""  # fmt: skip
-    if _before(settings, SERVE_SINCE):
+    if _before(settings, SERVE_SINCE):  # no file to name: the options alone, the YAML's keys said apart
+        options = line[:-2] if body else line
         said = (f"TensorRT-LLM {settings.engine_version} has no trtllm-serve, first in {SERVE_SINCE} (not pinned): the "
                 "engine runs under Triton's tensorrtllm backend (config.pbtxt) or examples/run.py, whose options kvtop "
-                "does not write" + (f"; kvtop's settings: {' '.join(line)}" if line else ""))
+                "does not write" + (f"; kvtop's settings: {' '.join(options)}" if options else "")
+                + (f"; LLM-API keys: {yaml_flow(body)}" if body else ""))
         return EngineLaunch(line=(), line_said=said, build=tuple(build), build_said=BUILD_SAID if build else "")
     return EngineLaunch(line=tuple(line), config=body, config_option=CONFIG_OPTION if body else None,
                         config_file=CONFIG_FILE if body else None, build=tuple(build),
