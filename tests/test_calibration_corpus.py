@@ -104,11 +104,13 @@ def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: boo
     session by session: docs/calibration_history.md."""
     judged = _judged(corpus_judgement, "vllm", weights_logged)
     errors = sorted(abs(j.error) for j in judged)
-    assert len(judged) == (496 if weights_logged else 682)
-    assert len({j.record.source for j in judged}) == (239 if weights_logged else 336)
+    assert len(judged) == (498 if weights_logged else 706)
+    assert len({j.record.source for j in judged}) == (241 if weights_logged else 344)
     assert statistics.median(errors) <= 0.02 and not any(math.isnan(e) for e in errors)
     assert sum(j.covered for j in judged) / len(judged) >= 0.9
-    # within 5 %: met with the weights logged in session 70 (447 of 496, 90.1 %, after its held-out vLLM starts and its
+    # within 5 %: met with the weights logged in session 71 (450 of 498, 90.4 %, after its 24 held-out vLLM starts and its
+    # rules: the sm_120 pinned segment at the centre, the runner variable, the cold copy on the first stage only) and in
+    # session 70 (447 of 496, 90.1 %, after its held-out vLLM starts and its
     # rules: the cold compile's embedding-table copy before v0.29.0 (combo kernels on from v0.11.1; inside V1's peak where
     # said cold, in place of the V1 figure beside V2's profile), the Dynamo image's FlashInfer sampler, Ray Serve's
     # FlashInfer sampler read from its logs); NOT met before (434 of 487, 89.1 %, session 69 after its 32 held-out vLLM starts and its
@@ -122,7 +124,8 @@ def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: boo
     # warm-compile T4 starts; 331 of 367 met it mid-session with the Qwen3-VL-Embedding T4 start given its
     # checkpoint's processor; 330 of 367, 89.9 %, session 64; 326 of 363 in session 63: the laptop sweeps
     # under WSL2, an RTX 4070 Laptop's six AWQ starts and an RTX 4080 Laptop's nine, a constant 0.18-0.2 GiB
-    # the host holds beside the weights); fully blind NOT met since session 59 (572 of 682, 83.9 %, session 70, whose
+    # the host holds beside the weights); fully blind NOT met since session 59 (612 of 706, 86.7 %, session 71: the 0.1.x batch, the sm_120
+    # pinned segment, the msamuelson starts said cold; 572 of 682, 83.9 %, session 70, whose
     # held-out GB10 NVFP4 and RTX 5060 Ti WSL2 starts miss; 552 of 669, 82.5 %, session 69: host XY's RTX 4090, a card holding 1.0-1.4 GiB
     # for another process in six of its nine starts; 521 of 637, 81.8 %, session 68; 495 of 613, 80.8 %, session 67;
     # 480 of 584, 82.2 %, session 66; 458 of 553, 82.8 %, session 65; 400 of 471, session 64; 383 of 451 in session 63): the held-out
@@ -131,8 +134,8 @@ def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: boo
     # session 61's kuotunyu RTX 4090 desktop: ten starts of one card, seven beyond 5 %), and session 62's
     # warm-cache T4 restarts and desktop RTX 3060 / GTX 1650 / RTX 5070 Ti starts, all invisible at launch
     # (docs/calibration_history.md, docs/engines/vllm.md §2.6)
-    assert sum(e <= 0.05 for e in errors) == (447 if weights_logged else 572)
-    assert sum(e <= 0.05 for e in errors) / len(errors) >= (0.90 if weights_logged else 0.83)
+    assert sum(e <= 0.05 for e in errors) == (450 if weights_logged else 612)
+    assert sum(e <= 0.05 for e in errors) / len(errors) >= (0.90 if weights_logged else 0.86)
 
 
 def test_a_derived_figure_is_the_engines_own_definition_of_the_printed_ones() -> None:
@@ -141,6 +144,17 @@ def test_a_derived_figure_is_the_engines_own_definition_of_the_printed_ones() ->
     record = next(r for r in CORPUS_RECORDS["sglang"] if r.id == "sglang-pr4760-llama-3.1-8b-h100")
     assert abs(record.figures["free_before_load"] - 78.59 * 2**30) <= 1
     assert record.figures["weights"] == round(15.11 * 2**30)
+
+
+# SGLang starts on unified-memory GB10 hosts beyond 5 % (session 71: one DGX Spark's journals and the yukimaru record,
+# judged from this session; SOURCES.md, session 71 helpers B and B2)
+GB10_MISSED = {"yukimaru77-qwen3.5-4b-gb10-v059-mf08": 1_375_304,
+               "coralleicn-dgxspark-gemma-4-26b-a4b-it-gb10-sglang0518dev-m075-len32768": 213_761,
+               "coralleicn-dgxspark-qwen3.8-27b-fp8-gb10-sglang0518dev-m045-mamba16-bf16state": 337_292,
+               "coralleicn-dgxspark-qwen3.8-27b-fp8-gb10-sglang0518dev-m045-mamba16-mtp3": 221_044,
+               "coralleicn-dgxspark-qwen3.8-27b-fp8-gb10-sglang0518dev-m085-mamba384-mtp3-bs96": 92_478,
+               "coralleicn-dgxspark-qwen3.8-27b-nvfp4-gb10-sglang0518dev-m045-ratio459-fp8kv": 176_670,
+               "coralleicn-dgxspark-gemma-4-e4b-it-gb10-sglang0518dev-m085-len32768": 997_846}  # fmt: skip
 
 
 @ONE_WORKER
@@ -171,14 +185,17 @@ def test_sglang_held_out_capacity(corpus_judgement: Judgement, weights_logged: b
     Grok-2 FP8 on 8 × H100 (+2.3 %), whose interval narrowed with the new sources. History: docs/calibration_history.md."""
     judged = _judged(corpus_judgement, "sglang", weights_logged)
     errors = sorted(abs(j.error) for j in judged)
-    assert len(judged) == (113 if weights_logged else 166)
-    assert len({j.record.source for j in judged}) == (50 if weights_logged else 80)
+    assert len(judged) == (122 if weights_logged else 176)
+    assert len({j.record.source for j in judged}) == (52 if weights_logged else 82)
     assert statistics.median(errors) <= 0.02
     missed = {j.record.id: j.truth for j in judged if abs(j.error) > 0.05}
     uncovered = [j.record.id for j in judged if not j.covered]
     if weights_logged:
+        # session 71: one DGX Spark's SGLang starts (a 0.5.18-era build), the host's memory beside the plan (kvtop's
+        # unified-memory share, 11.73 % ± 7.02 %, for a host that held 6.25 %), and the GB10 record now judged (its total
+        # kvtop's own, assumed)
         assert missed == {"my-deepseek-r1-distill-qwen-7b-3090": 105_531, "extious-qwen3.5-9b-dp2-rtx4090-hicache-ctx200k": 7_007,
-                          "lukallm-qwen3-coder-30b-a3b-fp8-l40s-48c-v058-mf08": 48_740}  # fmt: skip
+                          "lukallm-qwen3-coder-30b-a3b-fp8-l40s-48c-v058-mf08": 48_740} | GB10_MISSED  # fmt: skip
         # session 69: the Qwen3.6-27B-FP8 EAGLE start (+0.8 %) outside its interval once the session's 17 held-out SGLang
         # starts, 15 of one H100 box within 2 %, narrowed the scale
         assert uncovered == ["file67494338468-qwen3.6-27b-fp8-rtxpro6000maxq-eagle-nightly",
@@ -186,7 +203,8 @@ def test_sglang_held_out_capacity(corpus_judgement: Judgement, weights_logged: b
     else:
         assert missed == {"my-deepseek-r1-distill-qwen-7b-3090": 105_531, "extious-qwen3.5-9b-dp2-rtx4090-hicache-ctx200k": 7_007,
                           "ghourimarti-travel-planner-qwen2.5-7b-awq-rtx3060-wsl2-mf055": 11_881,
-                          "lukallm-qwen3-coder-30b-a3b-fp8-l40s-48c-v058-mf08": 48_740}  # fmt: skip
+                          "lukallm-qwen3-coder-30b-a3b-fp8-l40s-48c-v058-mf08": 48_740} | GB10_MISSED | {
+                          "coralleicn-dgxspark-qwen3.8-27b-nvfp4-gb10-sglang0518dev-m070-mamba360-c72": 228_520}  # fmt: skip
         assert uncovered == ["file67328003014-nla-qwen2.5-7b-av-a40-v056post2",
                              "file60710707989-qwen3-0.6b-h200-first-of-two-mf044",
                              "file60710707989-qwen3-0.6b-h200-first-of-two-mf042",
@@ -210,8 +228,8 @@ def test_sglang_held_out_capacity(corpus_judgement: Judgement, weights_logged: b
                              # plan's estimate on 2026-06-18 (0.90 less than on 06-23), not a language-only term (docs/engines/
                              # sglang.md §5; test_language_only_memory.py; SOURCES.md, session 70 helpers B and H)
                              "hzheng-epd-qwen3-vl-235b-fp8-h200-sglang0512dev-pd-tp4-m090",
-                             "hzheng-epd-qwen3-vl-235b-fp8-h200-sglang0512dev-pd-tp4-m086",
-                             "hzheng-epd-qwen3-vl-235b-fp8-h200-sglang0512dev-pd-tp4-m080-131k"]  # fmt: skip
+                             "hzheng-epd-qwen3-vl-235b-fp8-h200-sglang0512dev-pd-tp4-m086"]  # fmt: skip
+        # (session 71: the third, at 0.80 with a 131k chunk (+1.64 %), holds again with the session's sources)
 
 
 def test_sglang_context_features_are_the_sms_the_link_and_the_tp_group() -> None:

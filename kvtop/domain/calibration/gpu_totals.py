@@ -113,6 +113,12 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
         sources=3, gpus=('B300',),
         novel_error_bytes=CUDA_TOTAL_ERROR_BYTES, feature_sources=(3,),
     ),
+    'cuda_total.GB10': LinearTerm(
+        key='cuda_total.GB10', features=('1 GiB',),
+        coefficients=(121.69,), error_bytes=CUDA_TOTAL_ERROR_BYTES, records=9,
+        sources=1, gpus=('GB10',),
+        novel_error_bytes=CUDA_TOTAL_ERROR_BYTES, feature_sources=(1,),
+    ),
     'cuda_total.GB200': LinearTerm(
         key='cuda_total.GB200', features=('1 GiB',),
         coefficients=(184.31,), error_bytes=CUDA_TOTAL_ERROR_BYTES, records=2,

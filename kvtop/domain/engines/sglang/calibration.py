@@ -70,10 +70,10 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='sglang', factor=1.0, records=166, sources=80,
+    engine='sglang', factor=1.0, records=176, sources=82,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='sglang', gpus=('A100-40GB', 'A100-80GB', 'A40', 'A800', 'B200', 'B300', 'GB10', 'GB300', 'GH200', 'H100', 'H100-PCIE', 'H20', 'H200', 'H800', 'L20', 'L4', 'L40S', 'RTX3060', 'RTX3090', 'RTX4060-TI-16GB', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXA6000', 'RTXPRO6000', 'T4'), band_depth=3, newest_band=(0, 5, 21), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=494, sources=80,
+    engine='sglang', gpus=('A100-40GB', 'A100-80GB', 'A40', 'A800', 'B200', 'B300', 'GB10', 'GB300', 'GH200', 'H100', 'H100-PCIE', 'H20', 'H200', 'H800', 'L20', 'L4', 'L40S', 'RTX3060', 'RTX3090', 'RTX4060-TI-16GB', 'RTX4090', 'RTX5080', 'RTX5090', 'RTXA6000', 'RTXPRO6000', 'T4'), band_depth=3, newest_band=(0, 5, 21), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=524, sources=82,
 )  # fmt: skip
 # END FITTED
 

@@ -213,10 +213,10 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0, records=681, sources=335,
+    engine='vllm', factor=1.0, records=705, sources=343,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A10G', 'A30', 'A40', 'A800', 'B200', 'GB10', 'GB200', 'GB300', 'GH200', 'GTX1080', 'GTX1650', 'GTX1660-SUPER', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H20-3E', 'H200', 'JETSON-AGX-THOR', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3050-LAPTOP', 'RTX3060', 'RTX3060-LAPTOP', 'RTX3060-TI', 'RTX3090', 'RTX4060', 'RTX4070-LAPTOP', 'RTX4070-TI-SUPER', 'RTX4080-LAPTOP', 'RTX4090', 'RTX4090-D', 'RTX5060-TI', 'RTX5070-TI', 'RTX5080', 'RTX5090', 'RTX5090-LAPTOP', 'RTX6000-ADA', 'RTX6000D', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO4000', 'RTXPRO6000', 'T4', 'TITAN-RTX', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 33), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=2029, sources=336,
+    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A10G', 'A30', 'A40', 'A800', 'B200', 'GB10', 'GB200', 'GB300', 'GH200', 'GTX1080', 'GTX1650', 'GTX1660-SUPER', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H20-3E', 'H200', 'JETSON-AGX-THOR', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3050-LAPTOP', 'RTX3060', 'RTX3060-LAPTOP', 'RTX3060-TI', 'RTX3090', 'RTX4060', 'RTX4070-LAPTOP', 'RTX4070-TI-SUPER', 'RTX4080-LAPTOP', 'RTX4090', 'RTX4090-D', 'RTX5060-TI', 'RTX5070-TI', 'RTX5080', 'RTX5090', 'RTX5090-LAPTOP', 'RTX6000-ADA', 'RTX6000D', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO4000', 'RTXPRO6000', 'T4', 'TITAN-RTX', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 33), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=2108, sources=344,
 )  # fmt: skip
 # END FITTED
 

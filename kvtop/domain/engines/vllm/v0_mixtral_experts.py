@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.rounding import ceil_div
 
 MIXTRAL = "MixtralForCausalLM"
 MIXTRAL_EXPERT_PATH: Eras[str] = Eras((
@@ -41,7 +42,7 @@ def full_width_experts_bytes(model: ModelSpec, version: ResolvedVersion, tokens:
     if model.architecture != MIXTRAL or moe is None or MIXTRAL_EXPERT_PATH.at(version) != "full_width":
         return None
     dtype = model.dtype_bytes
-    held = 2 if -(-moe.num_routed_experts // max(tp, 1)) >= 2 else 1  # w2's output, and the sum beside it
+    held = 2 if ceil_div(moe.num_routed_experts, max(tp, 1)) >= 2 else 1  # w2's output, and the sum beside it
     expert = 3 * tokens * moe.expert_intermediate_size * dtype + held * tokens * model.hidden_size * dtype
     router = tokens * moe.num_routed_experts * (dtype + 4) + tokens * moe.experts_per_token * (4 + 8)
     return expert + router
