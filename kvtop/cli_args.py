@@ -19,7 +19,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from kvtop.domain.errors import InputError
-from kvtop.domain.redact import quoted, shown_cut
 from kvtop.domain.refresh import REFRESH_FLOOR, below_refresh_floor
 
 MAX_URL_CHARS = 2048
@@ -30,12 +29,27 @@ MAX_CA_BYTES = 16 << 20  # a CA bundle (every public root) is ~200 KB
 MAX_SECONDS = 86_400.0  # a deadline longer than a day is a typo (and beyond what a timer thread can wait)
 
 
+
+def _quoted(value: object) -> str:
+    """`redact.quoted` (masked, then cut), imported when a message needs it: `kvtop --help` loads no pydantic
+    (tests/test_cli_startup.py), and the redactor is pydantic's."""
+    from kvtop.domain.redact import quoted
+
+    return quoted(value)
+
+
+def _shown_cut(text: str, limit: int) -> str:
+    """`redact.shown_cut`, imported when a message needs it (as `_quoted`)."""
+    from kvtop.domain.redact import shown_cut
+
+    return shown_cut(text, limit)
+
 def refresh_seconds(text: str) -> float:
     """A refresh interval: `positive_seconds`, and not `below_refresh_floor`."""
     value = positive_seconds(text)
     if below_refresh_floor(value):
         raise argparse.ArgumentTypeError(
-            f"{REFRESH_FLOOR} (got {quoted(text)})"
+            f"{REFRESH_FLOOR} (got {_quoted(text)})"
         )
     return value
 
@@ -46,10 +60,10 @@ def positive_seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, e.g. 5 (got {quoted(text)})") from None
+        raise argparse.ArgumentTypeError(f"expected seconds, e.g. 5 (got {_quoted(text)})") from None
     if not (math.isfinite(value) and 0 < value <= MAX_SECONDS):
         raise argparse.ArgumentTypeError(
-            f"must be a positive number of seconds, at most {MAX_SECONDS:g} (got {quoted(text)})")
+            f"must be a positive number of seconds, at most {MAX_SECONDS:g} (got {_quoted(text)})")
     return value
 
 
@@ -58,7 +72,7 @@ def gpu_index(text: str) -> int:
     stripped = text.strip()
     if not (stripped.isascii() and stripped.isdigit()):
         raise argparse.ArgumentTypeError(
-            f"expected the index of the GPU to probe (NVML order, as nvidia-smi lists them), e.g. 0 (got {quoted(text)})"
+            f"expected the index of the GPU to probe (NVML order, as nvidia-smi lists them), e.g. 0 (got {_quoted(text)})"
         )
     return int(stripped)
 
@@ -68,7 +82,7 @@ def _whole(text: str, example: int) -> int:
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, e.g. {example} (got {quoted(text)})") from None
+        raise argparse.ArgumentTypeError(f"expected a whole number, e.g. {example} (got {_quoted(text)})") from None
 
 
 def whole_number(text: str) -> int:
@@ -87,7 +101,7 @@ def label_name(text: str) -> str:
     """A name kvtop writes as a label value (`export --node-name`): blank is refused, since an empty label
     reads as no label at all in Prometheus and the exporter would fall back to the host's name unasked."""
     if not text.strip():
-        raise argparse.ArgumentTypeError(f"must not be blank (got {quoted(text)}); leave the option out for the default")
+        raise argparse.ArgumentTypeError(f"must not be blank (got {_quoted(text)}); leave the option out for the default")
     return text
 
 
@@ -107,7 +121,7 @@ def prometheus_url(text: str) -> str:
         parts.port  # noqa: B018 - reading it checks it: a port that is not a number in 0-65535 raises
         httpx.URL(text)
     except (ValueError, httpx.InvalidURL) as error:  # 'Invalid IPv6 URL', a bad port, a host IDNA refuses
-        raise argparse.ArgumentTypeError(f"not a URL kvtop can send to ({shown_cut(str(error), 80)})") from None
+        raise argparse.ArgumentTypeError(f"not a URL kvtop can send to ({_shown_cut(str(error), 80)})") from None
     if parts.scheme.lower() not in ("http", "https"):
         raise argparse.ArgumentTypeError(
             "expected an http:// or https:// URL, e.g. https://prometheus.example:9090"

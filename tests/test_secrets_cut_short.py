@@ -107,7 +107,8 @@ def test_a_config_value_cut_to_a_quote_shows_no_password(tmp_path: Path, capsys:
     path.write_text(json.dumps(config))
     assert main(["plan", "--model", str(path)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("kvtop: error: architectures[0]: must be at most 256 characters (got 'https://***…)")
+    # masked before the cut (redact.quoted, session 71): the host after the mask shows, none of the password
+    assert err.startswith("kvtop: error: architectures[0]: must be at most 256 characters (got 'https://***@hub.internal/")
     assert SECRET[:3] not in err
 
 
