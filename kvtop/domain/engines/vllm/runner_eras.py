@@ -14,6 +14,7 @@ from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.quant_spec import NO_QUANT
+from kvtop.domain.redact import quoted
 
 # The model runner `vllm serve` picks (VllmConfig.use_v2_model_runner, §3): at pp > 1 with async scheduling
 # the V1 runner turns async scheduling off (pp batches in flight), the V2 runner keeps it (pp + 1).
@@ -131,7 +132,7 @@ def _env_int(value: str, version: ResolvedVersion) -> int:
     try:
         return int(value)
     except ValueError:
-        raise InputError(f"{RUNNER_ENV}={value!r}: vLLM {version.label} reads it as bool(int(value)) (envs.py), which "
+        raise InputError(f"{RUNNER_ENV}={quoted(value)}: vLLM {version.label} reads it as bool(int(value)) (envs.py), which "
                          "refuses it at start", field=RUNNER_ENV) from None  # fmt: skip
 
 
