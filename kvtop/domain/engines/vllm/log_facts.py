@@ -9,6 +9,7 @@ import re
 from functools import lru_cache
 
 from kvtop.domain.engines.vllm.mxfp4_backend import MEASURED_KEY
+from kvtop.domain.engines.vllm.runner_refusals import LOGGED_RUNNER, V1_FALLBACK_LINES, V2_LINE
 from kvtop.domain.log_args import ArgValue, parse_call_args, parse_dict_args
 from kvtop.domain.log_dialect import LogFacts, RankTuple, rank_from_tags, version_line
 
@@ -79,6 +80,15 @@ def mxfp4_backend(line: str, facts: LogFacts) -> bool:
     if match:
         facts.decided(f"{MEASURED_KEY}={match.group(1).lower()}")
     return match is not None
+
+
+def model_runner(line: str, facts: LogFacts) -> bool:
+    """The runner the log says ran (runner_refusals.py): the worker's 'Using V2 Model Runner', or the V1 fallback
+    warning; the first said is kept."""
+    said = "v2" if V2_LINE in line else "v1" if any(words in line for words in V1_FALLBACK_LINES) else None
+    if said is not None and not any(d.startswith(f"{LOGGED_RUNNER}=") for d in facts.decisions):
+        facts.decided(f"{LOGGED_RUNNER}={said}")
+    return said is not None
 
 
 # the admission check's refusals name max_model_len (`vllm_config.model_config.max_model_len`): V1 "To serve at least
