@@ -9,7 +9,13 @@ from typing import Literal
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
-from kvtop.domain.engines.vllm.runner_refusals import LOGGED_RUNNER, V2_LINE, check_v1, logged_runner, v2_lacks
+from kvtop.domain.engines.vllm.runner_refusals import (
+    LOGGED_RUNNER,
+    V2_LINE,
+    check_v1,
+    logged_runner,
+    v2_lacks,
+)
 from kvtop.domain.engines.vllm.spec_methods import keeps_v1_runner, stated_method
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
