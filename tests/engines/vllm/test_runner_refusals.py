@@ -1,5 +1,5 @@
 """What each vLLM model runner refuses of a launch, by release, and the runner a log says ran
-(kvtop/domain/engines/vllm/runner_refusals.py, docs/engines/vllm.md §3.8).
+(kvtop/domain/engines/vllm/runner_refusals.py, docs/engines/vllm.md §3).
 
 Expected outcomes are vLLM's code, read in the wheels: `_get_v1_model_runner_unsupported_features` (first in v0.29.0,
 config/vllm.py:2614-2645) appends "dspark speculative decoding" (:2622-2624) and "adaptive draft verification"
@@ -24,7 +24,7 @@ import pytest
 from kvtop.cli import main
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.batching_async import refuse_explicit_async
-from kvtop.domain.engines.vllm.runner_eras import RUNNER_ENV, runs_v2
+from kvtop.domain.engines.vllm.runner_eras import RUNNER_ENV, runner_env_note, runs_v2
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings, parse_flags
 from kvtop.sources.engine_logs import parse_engine_log
@@ -132,3 +132,22 @@ def test_a_logged_v2_runner_before_v0_22_0_is_not_modelled() -> None:
     settings = _settings("0.21.0").model_copy(update={"flags": {"model-runner": "v2"}})
     with pytest.raises(UnsupportedModelError, match="experimental V2 model runner"):
         runs_v2(ResolvedVersion(text="0.21.0"), QWEN3_8B, settings)
+
+
+def test_forced_v2_refusal_quotes_each_releases_words() -> None:
+    """v0.22.0 config/vllm.py:2064-2067 'VLLM_USE_V2_MODEL_RUNNER does not yet support: …'; from v0.23.0
+    :2068-2071 'Model Runner V2 does not yet support: …'."""
+    with pytest.raises(InputError, match="'VLLM_USE_V2_MODEL_RUNNER does not yet support: …'"):
+        _v2("0.22.0", *STOCK, env="1")
+    with pytest.raises(InputError, match="'Model Runner V2 does not yet support: …'"):
+        _v2("0.29.0", *STOCK, env="1")
+
+
+def test_the_plan_notes_the_fallback_to_v1() -> None:
+    def note(release: str, *flags: str) -> str | None:
+        return runner_env_note(ResolvedVersion(text=release), QWEN3_8B, _settings(release, *flags))
+
+    said = note("0.29.0", *STOCK)
+    assert said is not None and "does not yet support stock torch.compile" in said and "V1 model runner" in said
+    assert note("0.29.0") is None
+    assert note("0.32.0", *STOCK) is None  # V2 runs it

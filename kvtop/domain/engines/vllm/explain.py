@@ -278,7 +278,7 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
     compiled = compile_cache_note(log, version, model, gpu_name, settings)
     if compiled is not None:
         notes.append(compiled)
-    notes.extend(n for n in (logged_runner_note(version, model, settings),) if n)  # the log's runner (§3.8)
+    notes.extend(n for n in (logged_runner_note(version, model, settings),) if n)  # the log's runner (§3)
     missing = []
     if logged.token_capacity is None:
         missing.append("`GPU KV cache size: N tokens` (V0: `# GPU blocks: N`)")

@@ -12,6 +12,7 @@ from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.engines.vllm.runner_refusals import (
     LOGGED_RUNNER,
     V2_LINE,
+    V2_REFUSAL_WORDS,
     check_v1,
     logged_runner,
     v2_lacks,
@@ -177,8 +178,10 @@ def forced_runner(version: ResolvedVersion, model: ModelSpec, settings: LaunchSe
                                     "runner, or plan v0.22.0 or later", field=RUNNER_ENV)  # fmt: skip
     refused = _refused_v2(version, model, settings)
     if refused is not None:
+        words = V2_REFUSAL_WORDS.era(version)
         raise InputError(f"vLLM {version.label} refuses {RUNNER_ENV}={value} with {refused}: its V2 model runner "
-                         "'does not yet support' it (config/vllm.py _validate_v2_model_runner)", field=RUNNER_ENV)  # fmt: skip
+                         f"'does not yet support' it ('{words.value}', {words.source} _validate_v2_model_runner)",
+                         field=RUNNER_ENV)  # fmt: skip
     return True
 
 
@@ -212,8 +215,11 @@ def logged_runner_note(version: ResolvedVersion, model: ModelSpec, settings: Lau
     if logged is None:
         return None
     said = V2_LINE if logged else "…; using the V1 model runner instead."
-    own = "V2" if _release_runs_v2(version, model, settings.model_copy(update={"flags": {
-        k: v for k, v in settings.flags.items() if k != LOGGED_RUNNER}})) else "V1"
+    try:
+        own = "V2" if _release_runs_v2(version, model, settings.model_copy(update={"flags": {
+            k: v for k, v in settings.flags.items() if k != LOGGED_RUNNER}})) else "V1"
+    except InputError:
+        own = "refused"  # the release refuses the launch it did start: the log wins
     return (f"the {'V2' if logged else 'V1'} model runner, measured: the log says '{said}' (v1/worker/gpu_worker.py, "
             f"config/vllm.py use_v2_model_runner); kvtop charges it (its graphs and compile)"
             + (f", as vLLM {version.label} picks for this launch" if own == ("V2" if logged else "V1") else

@@ -1,4 +1,4 @@
-"""What each vLLM model runner lacks of a launch, by release, in the engine's words (docs/engines/vllm.md §3.8), and the
+"""What each vLLM model runner lacks of a launch, by release, in the engine's words (docs/engines/vllm.md §3), and the
 runner a log says ran.
 
 V2 (config/vllm.py `_get_v2_model_runner_unsupported_features`): refused when VLLM_USE_V2_MODEL_RUNNER=1 forces it
@@ -45,6 +45,13 @@ REASONING_ON_V2: Eras[str | None] = Eras((
                   "(engine/arg_utils.py:2435-2440 _set_default_reasoning_config_args)", "v0.22.0 only"),
     Era("0.23.0", None, "v0.23.0 config/vllm.py:2073-2077: a warning ('does not yet support the thinking_token_budget "
                         "request parameter'), V2 kept"),
+))  # fmt: skip
+
+# The ValueError `_validate_v2_model_runner` raises where VLLM_USE_V2_MODEL_RUNNER=1 forces V2 onto what it lacks
+V2_REFUSAL_WORDS: Eras[str] = Eras((
+    Era("", "VLLM_USE_V2_MODEL_RUNNER does not yet support: …", "config/vllm.py:2057-2067 at v0.22.0"),
+    Era("0.23.0", "Model Runner V2 does not yet support: …", "config/vllm.py:2062-2071 at v0.23.0, :2724-2733 at "
+                                                            "v0.29.0, :3324-3330 at v0.33.0"),
 ))  # fmt: skip
 
 # V1's features kvtop reads (`_get_v1_model_runner_unsupported_features`)
