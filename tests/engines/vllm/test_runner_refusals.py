@@ -151,3 +151,12 @@ def test_the_plan_notes_the_fallback_to_v1() -> None:
     assert said is not None and "does not yet support stock torch.compile" in said and "V1 model runner" in said
     assert note("0.29.0") is None
     assert note("0.32.0", *STOCK) is None  # V2 runs it
+
+
+def test_sequence_parallelism_at_tp_2_keeps_v1_until_v0_32_0() -> None:
+    """config/vllm.py:2548-2552 at v0.29.0: `pass_config.enable_sp and tensor_parallel_size > 1`; no such test at
+    v0.32.0 (:2914-2954)."""
+    sp = ("--compilation-config", '{"pass_config": {"enable_sp": true}}')
+    assert _v2("0.29.0", *sp, "--tensor-parallel-size", "2") is False
+    assert _v2("0.29.0", *sp) is True  # TP 1: vLLM turns SP off (:1487-1489), V2 runs
+    assert _v2("0.32.0", *sp, "--tensor-parallel-size", "2") is True

@@ -4,8 +4,8 @@ runner a log says ran.
 V2 (config/vllm.py `_get_v2_model_runner_unsupported_features`): refused when VLLM_USE_V2_MODEL_RUNNER=1 forces it
 (`_validate_v2_model_runner`), fallen back from where the release would pick it ('Model Runner V2 does not yet support
 %s; using the V1 model runner instead.', `use_v2_model_runner`). Here the features kvtop reads beyond the speculative
-ones (spec_methods.keeps_v1_runner) and a model's inner state (runner_eras): stock torch.compile, pipeline parallelism
-under external_launcher, a reasoning parser at v0.22.0. The others (dual batch overlap, elastic EP, prompt embeds,
+ones (spec_methods.keeps_v1_runner) and a model's inner state (runner_eras): stock torch.compile, sequence parallelism,
+pipeline parallelism under external_launcher, a reasoning parser at v0.22.0. The others (dual batch overlap, elastic EP, prompt embeds,
 logprobs modes, custom logits processors, KV sharing fast prefill, EC transfer, prefill context parallelism) are flags
 kvtop refuses anyway (flags_unmodelled.py).
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from kvtop.domain.deployment_flags import flag_json
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
-from kvtop.domain.engines.vllm.compilation import compilation_level
+from kvtop.domain.engines.vllm.compilation import compilation_level, stated_pass_config
 from kvtop.domain.engines.vllm.spec_methods import stated_method
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
@@ -32,6 +32,14 @@ STOCK_COMPILE_ON_V2: Eras[str | None] = Eras((
     Era("0.22.0", "config/vllm.py:1989-1990 at v0.22.0 ... :3056-3057 at v0.31.0: CompilationMode.STOCK_TORCH_COMPILE",
         "first in v0.22.0"),
     Era("0.32.0", None, "v0.32.0 config/vllm.py:2914-2954 tests no compilation mode (v0.33.0 alike)"),
+))  # fmt: skip
+SEQUENCE_PARALLEL_ON_V2: Eras[str | None] = Eras((
+    Era("", None, "no V2 model runner picked before v0.22.0"),
+    Era("0.22.0", "config/vllm.py:1992-1996 at v0.22.0 ... :3059-3063 at v0.31.0: pass_config.enable_sp (or "
+                  "fuse_gemm_comms, which sets it: :1133-1134 at v0.22.0, :1484-1485 at v0.29.0) at TP > 1; vLLM "
+                  "turns it off where its threshold heuristic finds the hidden size too small (:1497-1511 at v0.29.0), "
+                  "which kvtop does not read", "first in v0.22.0"),
+    Era("0.32.0", None, "v0.32.0 config/vllm.py:2914-2954 has no sequence-parallel test (v0.33.0 alike)"),
 ))  # fmt: skip
 EXTERNAL_PP_ON_V2: Eras[str | None] = Eras((
     Era("", None, "v0.22.0-v0.23.x: no external_launcher test (config/vllm.py:1977-2037 at v0.22.0)"),
@@ -96,6 +104,10 @@ def v2_lacks(version: ResolvedVersion, settings: LaunchSettings) -> str | None:
     stock = STOCK_COMPILE_ON_V2.at(version)
     if stock is not None and compilation_level(settings.flags, version) == 1:
         found.append(f"stock torch.compile ({stock})")
+    parallel = SEQUENCE_PARALLEL_ON_V2.at(version)
+    passes = stated_pass_config(settings.flags, version)
+    if parallel is not None and settings.tp > 1 and (passes.get("enable_sp") is True or passes.get("fuse_gemm_comms") is True):
+        found.append(f"sequence parallelism ({parallel})")
     external = EXTERNAL_PP_ON_V2.at(version)
     backend = (flag_text(settings, "distributed-executor-backend") or "").lower()
     if external is not None and settings.pp > 1 and backend == "external_launcher":
