@@ -160,3 +160,31 @@ def test_sequence_parallelism_at_tp_2_keeps_v1_until_v0_32_0() -> None:
     assert _v2("0.29.0", *sp, "--tensor-parallel-size", "2") is False
     assert _v2("0.29.0", *sp) is True  # TP 1: vLLM turns SP off (:1487-1489), V2 runs
     assert _v2("0.32.0", *sp, "--tensor-parallel-size", "2") is True
+
+
+QWEN3_30B_A3B = load_model(str(CONFIGS / "Qwen--Qwen3-30B-A3B.json"))  # Qwen3MoeForCausalLM: not a listed V2 class
+DFLASH = ("--speculative-config", '{"method": "dflash", "model": "x/draft", "num_speculative_tokens": 8}')
+
+
+def _drafted(release: str, arch: str, env: str | None = None) -> LaunchSettings:
+    return _settings(release, *DFLASH, env=env).model_copy(update={"draft_architectures": (arch,)})
+
+
+def test_a_candidate_head_dflash_draft_on_v1_is_refused_by_release() -> None:
+    """v0.29.0 config/vllm.py:2635-2636 'dflash2 drafts' (DFlash2DraftModel); v0.31.0 :3140-3141 'DFlash
+    candidate-head drafts' (DFlash2DraftModel or LiLiCorrDraftModel, :763-776)."""
+    at = ResolvedVersion
+    with pytest.raises(InputError, match="does not support dflash2 drafts"):
+        runs_v2(at(text="0.29.0"), QWEN3_8B, _drafted("0.29.0", "DFlash2DraftModel", env="0"))
+    assert runs_v2(at(text="0.29.0"), QWEN3_8B, _drafted("0.29.0", "LiLiCorrDraftModel", env="0")) is False
+    with pytest.raises(InputError, match="does not support DFlash candidate-head drafts"):
+        runs_v2(at(text="0.31.0"), QWEN3_8B, _drafted("0.31.0", "LiLiCorrDraftModel", env="0"))
+
+
+def test_a_dflash2_draft_forces_v2_at_v0_28_0_only() -> None:
+    """config/vllm.py:639-643 at v0.28.0 returns V2 for a DFlash2 draft before the model test, which keeps an MoE of
+    an unlisted class on V1 (:691-712); v0.27.0 has no such test."""
+    at = ResolvedVersion
+    assert runs_v2(at(text="0.28.0"), QWEN3_30B_A3B, _drafted("0.28.0", "DFlash2DraftModel")) is True
+    assert runs_v2(at(text="0.28.0"), QWEN3_30B_A3B, _drafted("0.28.0", "DFlashDraftModel")) is False
+    assert runs_v2(at(text="0.27.0"), QWEN3_30B_A3B, _drafted("0.27.0", "DFlash2DraftModel")) is False

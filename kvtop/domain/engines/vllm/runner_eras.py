@@ -14,6 +14,7 @@ from kvtop.domain.engines.vllm.runner_refusals import (
     V2_LINE,
     V2_REFUSAL_WORDS,
     check_v1,
+    forces_v2,
     logged_runner,
     v2_lacks,
 )
@@ -276,11 +277,12 @@ def _release_runs_v2(version: ResolvedVersion, model: ModelSpec, settings: Launc
     if runner == "v1":
         return False
     method = stated_method(settings) if settings is not None else None
-    if runner == "v2_dense" and method == "dspark":  # V2 forced, then validated: no fallback to V1 (:524-527)
+    if runner == "v2_dense" and forces_v2(version, settings):  # V2 forced, then validated: no fallback (:524-527)
         lacks = keeps_v1_runner(method, settings, version) or v2_lacks(version, settings) if settings else None
         if lacks is not None:
-            raise InputError(f"vLLM {version.label} runs a dspark draft on its V2 model runner only (config/vllm.py "
-                             f"use_v2_model_runner, :524-532 at v0.25.0), which 'does not yet support' {lacks}",
+            raise InputError(f"vLLM {version.label} runs a {method} draft on its V2 model runner only (config/vllm.py "
+                             f"use_v2_model_runner, :524-532 at v0.25.0, :639-643 at v0.28.0), which 'does not yet "
+                             f"support' {lacks}",
                              field="--speculative-config")  # fmt: skip
         return True
     if settings is not None and (keeps_v1_runner(method, settings, version) or v2_lacks(version, settings)) is not None:

@@ -82,6 +82,39 @@ STEP5_ON_V1: Eras[str | None] = Eras((
     Era("0.34.0", None, "v0.34.0: no V1 runner"),
 ))  # fmt: skip
 STEP5 = frozenset({"Step5ForCausalLM", "Step5ForConditionalGeneration"})
+# a dflash draft whose config's architectures name a candidate head (the draft config kvtop read:
+# LaunchSettings.draft_architectures): vLLM's words and the architectures it tests
+DFLASH_HEADS_ON_V1: Eras[tuple[str, frozenset[str]] | None] = Eras((
+    Era("", None, "no V1 refusal before v0.29.0"),
+    Era("0.29.0", ("dflash2 drafts", frozenset({"DFlash2DraftModel"})),
+        "config/vllm.py:2635-2636 at v0.29.0, :2904-2905 at v0.30.0 (`_is_dflash2_draft`, :679-688 at v0.29.0)"),
+    Era("0.31.0", ("DFlash candidate-head drafts", frozenset({"DFlash2DraftModel", "LiLiCorrDraftModel"})),
+        "config/vllm.py:3140-3141 at v0.31.0, :2990-2991 at v0.32.0, :3136-3137 at v0.33.0 "
+        "(`_is_dflash_candidate_draft`, :763-776 at v0.31.0)"),
+    Era("0.34.0", None, "v0.34.0: no V1 runner"),
+))  # fmt: skip
+PARSE_MTP_ON_V1: Eras[str | None] = Eras((
+    Era("", None, "no Parse MTP test before v0.33.0"),
+    Era("0.33.0", "config/vllm.py:3121-3127 at v0.33.0: a ParseAuxMTPModel draft", "v0.33.0"),
+    Era("0.34.0", None, "v0.34.0: no V1 runner"),
+))  # fmt: skip
+# v0.28.0 forces V2 for a DFlash2 draft when the variable is unset, as for dspark (config/vllm.py:639-643 at v0.28.0:
+# 'On V1 the same checkpoint drafts through DFlashProposer … degrades to DFlash1 silently'); from v0.29.0 V2 is the
+# default and V1 refuses it (DFLASH_HEADS_ON_V1)
+DFLASH2_FORCES_V2: Eras[bool] = Eras((
+    Era("", False, "no DFlash2 test before v0.28.0 (v0.27.0 config/vllm.py use_v2_model_runner)"),
+    Era("0.28.0", True, "config/vllm.py:639-643 at v0.28.0 (`_is_dflash2_draft`, :668-677)"),
+    Era("0.29.0", False, "v0.29.0 config/vllm.py:645-678: no forcing test (V2 the default)"),
+))  # fmt: skip
+
+
+def forces_v2(version: ResolvedVersion, settings: LaunchSettings | None) -> bool:
+    """Whether the launch's draft makes the release run V2 before its model test (VLLM_USE_V2_MODEL_RUNNER unset): a
+    dspark draft at v0.25.0-v0.28.x (runner_eras, :524-532 at v0.25.0), a DFlash2 draft at v0.28.0."""
+    method = stated_method(settings) if settings is not None else None
+    if method == "dspark" or settings is None:
+        return method == "dspark"
+    return method == "dflash" and DFLASH2_FORCES_V2.at(version) and "DFlash2DraftModel" in settings.draft_architectures
 # v0.25.0-v0.28.x: V2 forced for dspark when the variable is unset (config/vllm.py:524-532 at v0.25.0, :624-632 at
 # v0.28.0, "V1 (which can't run dspark)"); VLLM_USE_V2_MODEL_RUNNER=0 still builds V1, whose gpu_model_runner.py
 # :623-624 (v0.25.0) gives `use_eagle()` methods, dspark among them (config/speculative.py:1242), an EagleProposer
@@ -122,12 +155,19 @@ def v1_lacks(version: ResolvedVersion, model: ModelSpec, settings: LaunchSetting
     """The features of the launch the release's V1 runner refuses, in vLLM's words with their source; None where
     none (or no V1 refusal at the release)."""
     found: list[str] = []
+    method = stated_method(settings)
     dspark = DSPARK_ON_V1.at(version)
-    if dspark is not None and stated_method(settings) == "dspark":
+    if dspark is not None and method == "dspark":
         found.append(f"dspark speculative decoding ({dspark})")
     adaptive = ADAPTIVE_ON_V1.at(version)
     if adaptive is not None and _adaptive(settings):
         found.append(f"adaptive draft verification ({adaptive})")
+    heads = DFLASH_HEADS_ON_V1.era(version)
+    if heads.value is not None and method == "dflash" and heads.value[1] & set(settings.draft_architectures):
+        found.append(f"{heads.value[0]} ({heads.source})")
+    parse = PARSE_MTP_ON_V1.at(version)
+    if parse is not None and "ParseAuxMTPModel" in settings.draft_architectures:
+        found.append(f"Parse 3.5 MTP ({parse})")
     step5 = STEP5_ON_V1.at(version)
     if step5 is not None and model.architecture in STEP5:
         found.append(f"Step5 ({step5})")
