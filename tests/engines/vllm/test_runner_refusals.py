@@ -188,3 +188,17 @@ def test_a_dflash2_draft_forces_v2_at_v0_28_0_only() -> None:
     assert runs_v2(at(text="0.28.0"), QWEN3_30B_A3B, _drafted("0.28.0", "DFlash2DraftModel")) is True
     assert runs_v2(at(text="0.28.0"), QWEN3_30B_A3B, _drafted("0.28.0", "DFlashDraftModel")) is False
     assert runs_v2(at(text="0.27.0"), QWEN3_30B_A3B, _drafted("0.27.0", "DFlash2DraftModel")) is False
+
+
+def test_the_workers_v2_line_wins_over_an_earlier_fallback_warning() -> None:
+    """The API server may log the fallback warning while the config settles; the worker logs 'Using V2 Model
+    Runner' only where it builds V2 (v1/worker/gpu_worker.py:441 at v0.30.0)."""
+    lines = T4_START.splitlines()
+    warned = "\n".join([lines[0], f"(APIServer pid=670) WARNING 10-01 22:40:56 [vllm.py:717] {V1_FALLBACK}", *lines[1:]])
+    assert parse_engine_log(warned).decisions == ("model-runner=v2",)
+
+
+def test_a_logged_v1_runner_at_v0_34_0_is_refused() -> None:
+    settings = _settings("0.34.0").model_copy(update={"flags": {"model-runner": "v1"}})
+    with pytest.raises(InputError, match="no longer has"):
+        runs_v2(ResolvedVersion(text="0.34.0"), QWEN3_8B, settings)

@@ -83,12 +83,16 @@ def mxfp4_backend(line: str, facts: LogFacts) -> bool:
 
 
 def model_runner(line: str, facts: LogFacts) -> bool:
-    """The runner the log says ran (runner_refusals.py): the worker's 'Using V2 Model Runner', or the V1 fallback
-    warning; the first said is kept."""
+    """The runner the log says ran (runner_refusals.py): the worker's 'Using V2 Model Runner', which it logs where it
+    builds V2, over the V1 fallback warning (`use_v2_model_runner` is a property, evaluated again as the config
+    settles); the warning where no worker line says V2."""
     said = "v2" if V2_LINE in line else "v1" if any(words in line for words in V1_FALLBACK_LINES) else None
-    if said is not None and not any(d.startswith(f"{LOGGED_RUNNER}=") for d in facts.decisions):
+    if said is None:
+        return False
+    if f"{LOGGED_RUNNER}=v2" not in facts.decisions:
+        facts.decisions[:] = [d for d in facts.decisions if not d.startswith(f"{LOGGED_RUNNER}=")]
         facts.decided(f"{LOGGED_RUNNER}={said}")
-    return said is not None
+    return True
 
 
 # the admission check's refusals name max_model_len (`vllm_config.model_config.max_model_len`): V1 "To serve at least

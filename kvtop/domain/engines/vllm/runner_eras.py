@@ -255,6 +255,10 @@ def runs_v2(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings
             raise UnsupportedModelError(f"the log says '{V2_LINE}': vLLM {version.label}'s experimental V2 model runner "
                                         f"({RUNNER_ENV_ERAS.era(version).source}), which kvtop does not model",
                                         field="log")  # fmt: skip
+        if not logged and RUNNER_ENV_ERAS.at(version) == "only_1":
+            raise InputError(f"the log says the V1 model runner ran, which vLLM {version.label} no longer has "
+                             f"({RUNNER_ENV_ERAS.era(version).source}): the log is of an earlier release",
+                             field="--engine-version")  # fmt: skip
         return logged
     forced = forced_runner(version, model, settings)
     if forced is not None:
