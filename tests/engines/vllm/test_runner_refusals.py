@@ -202,3 +202,13 @@ def test_a_logged_v1_runner_at_v0_34_0_is_refused() -> None:
     settings = _settings("0.34.0").model_copy(update={"flags": {"model-runner": "v1"}})
     with pytest.raises(InputError, match="no longer has"):
         runs_v2(ResolvedVersion(text="0.34.0"), QWEN3_8B, settings)
+
+
+def test_pipeline_parallelism_under_external_launcher_keeps_v1_from_v0_24_0() -> None:
+    """config/vllm.py:2020-2025 at v0.24.0 (:3059-3064 at v0.33.0): 'pipeline parallelism with external_launcher';
+    v0.23.0 has no such test (:1982-2061)."""
+    launcher = ("--distributed-executor-backend", "external_launcher")
+    assert _v2("0.24.0", *launcher, "--pipeline-parallel-size", "2") is False
+    assert _v2("0.33.0", *launcher, "--pipeline-parallel-size", "2") is False
+    assert _v2("0.33.0", *launcher) is True  # PP 1
+    assert _v2("0.23.0", *launcher, "--pipeline-parallel-size", "2") is True
