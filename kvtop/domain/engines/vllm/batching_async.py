@@ -24,7 +24,7 @@ From v0.33.0 the speculative and PP checks apply under the V1 model runner only 
 config/vllm.py:1651-1665). ROCm's DeepEP high-throughput DBO (v0.25.0 on) is not a GPU kvtop plans.
 An explicit --async-scheduling where vLLM raises instead (PP > 1 at v0.10.0-v0.14.1: engine/arg_utils.py
 create_engine_config to v0.11.0, config/vllm.py from v0.11.1, :563-567 at v0.14.0; the V1
-model runner at PP > 1 from v0.33.0, :1676-1680; an executor that does not support it from v0.11.1, the same
+model runner at PP > 1 from v0.31.0 (its `_validate_v1_model_runner`), :1676-1680 at v0.33.0; an executor that does not support it from v0.11.1, the same
 branch's `if not executor_supports_async_sched: raise ValueError`; a speculative method it does not take, or
 disable_padded_drafter_batch, `EXPLICIT_SPEC_ERAS`: any --speculative-config at v0.10.0-v0.11.0, the EAGLE-type
 methods plus a list that grows by release from v0.11.1, the V1 model runner's alone at v0.33.0, none at v0.34.0)
@@ -130,6 +130,10 @@ EXPLICIT_PP_REFUSED: Eras[PpRule] = Eras((
     Era("0.11.1", "off", "config/vllm.py:532-536 at v0.12.0, :544-547 at v0.13.0, :563-567 at v0.14.0 (v0.11.1-"
                          "v0.14.1 alike): 'Async scheduling is not yet compatible with pipeline_parallel_size > 1'"),
     Era("0.15.0", "kept", "config/vllm.py:567-587 at v0.15.0: no PP check"),
+    Era("0.31.0", "v1_runner", "config/vllm.py:3117-3124 at v0.31.0, :2967-2974 at v0.32.0 "
+                               "(_get_v1_model_runner_unsupported_features, vllm#45014): 'Model Runner V1 does not "
+                               "support: pipeline parallelism with async scheduling' (_validate_v1_model_runner, "
+                               ":2054 at v0.31.0)"),
     Era("0.33.0", "v1_runner", "config/vllm.py:1676-1680 at v0.33.0: 'not supported by the V1 model runner with "
                                "pipeline parallelism'"),
     Era("0.34.0", "kept", "config/vllm.py:1598-1609 at v0.34.0: no PP check"),

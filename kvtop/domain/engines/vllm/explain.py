@@ -32,6 +32,7 @@ from kvtop.domain.engines.vllm.log_hardware import log_block, log_gpu_name, tabl
 from kvtop.domain.engines.vllm.log_launch import device_said, launch_fraction, logged_device
 from kvtop.domain.engines.vllm.log_records import Concurrency, VllmRankLog
 from kvtop.domain.engines.vllm.ray_logs import hidden_tighter_worker
+from kvtop.domain.engines.vllm.runner_eras import logged_runner_note
 from kvtop.domain.engines.vllm.worker_figures import is_worker, least_available, least_by_stage
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.explain_estimate import EstimateRun, engine_total, rebuild_with_estimate, runtime_estimate
@@ -277,6 +278,7 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
     compiled = compile_cache_note(log, version, model, gpu_name, settings)
     if compiled is not None:
         notes.append(compiled)
+    notes.extend(n for n in (logged_runner_note(version, model, settings),) if n)  # the log's runner (§3)
     missing = []
     if logged.token_capacity is None:
         missing.append("`GPU KV cache size: N tokens` (V0: `# GPU blocks: N`)")

@@ -9,6 +9,7 @@ import re
 from functools import lru_cache
 
 from kvtop.domain.engines.vllm.mxfp4_backend import MEASURED_KEY
+from kvtop.domain.engines.vllm.runner_refusals import LOGGED_RUNNER, V1_FALLBACK_LINES, V2_LINE
 from kvtop.domain.log_args import ArgValue, parse_call_args, parse_dict_args
 from kvtop.domain.log_dialect import LogFacts, RankTuple, rank_from_tags, version_line
 
@@ -79,6 +80,19 @@ def mxfp4_backend(line: str, facts: LogFacts) -> bool:
     if match:
         facts.decided(f"{MEASURED_KEY}={match.group(1).lower()}")
     return match is not None
+
+
+def model_runner(line: str, facts: LogFacts) -> bool:
+    """The runner the log says ran (runner_refusals.py): the worker's 'Using V2 Model Runner', which it logs where it
+    builds V2, over the V1 fallback warning (`use_v2_model_runner` is a property, evaluated again as the config
+    settles); the warning where no worker line says V2."""
+    said = "v2" if V2_LINE in line else "v1" if any(words in line for words in V1_FALLBACK_LINES) else None
+    if said is None:
+        return False
+    if f"{LOGGED_RUNNER}=v2" not in facts.decisions:
+        facts.decisions[:] = [d for d in facts.decisions if not d.startswith(f"{LOGGED_RUNNER}=")]
+        facts.decided(f"{LOGGED_RUNNER}={said}")
+    return True
 
 
 # the admission check's refusals name max_model_len (`vllm_config.model_config.max_model_len`): V1 "To serve at least

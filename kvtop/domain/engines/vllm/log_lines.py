@@ -15,6 +15,7 @@ from kvtop.domain.engine_log import RankKey
 from kvtop.domain.engines.vllm.log_facts import (
     engine_config,
     hybrid_off,
+    model_runner,
     mxfp4_backend,
     namespace_args,
     non_default_args,
@@ -277,6 +278,9 @@ DIALECT = LogDialect(
         ("Using Triton backend", mxfp4_backend),
         (" Mxfp4 MoE ", mxfp4_backend),
         ("max seq len (", refused_length),
+        ("Using V2 Model Runner", model_runner),
+        ("using the V1 model runner instead", model_runner),
+        ("using the v1 model runner instead", model_runner),
     ),
     launch=re.compile(
         r"(?:python[\d.]*\s+-m\s+)?(?:vllm serve|vllm\.entrypoints\.openai\.api_server|vllm\.entrypoints\.cli\.main serve"

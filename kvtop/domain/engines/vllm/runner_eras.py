@@ -9,6 +9,15 @@ from typing import Literal
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
+from kvtop.domain.engines.vllm.runner_refusals import (
+    LOGGED_RUNNER,
+    V2_LINE,
+    V2_REFUSAL_WORDS,
+    check_v1,
+    forces_v2,
+    logged_runner,
+    v2_lacks,
+)
 from kvtop.domain.engines.vllm.spec_methods import keeps_v1_runner, stated_method
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
@@ -143,7 +152,7 @@ def _refused_v2(version: ResolvedVersion, model: ModelSpec, settings: LaunchSett
     state = FORCED_STATE_REFUSED_ERAS.era(version)
     if inner and (state.value == "any" or state.value == "align" and mamba_prefix_caching(model, settings, version)):
         return f"a model with Mamba / linear-attention state{' and prefix caching' * (state.value == 'align')} ({state.source})"
-    return keeps_v1_runner(stated_method(settings), settings, version)
+    return keeps_v1_runner(stated_method(settings), settings, version) or v2_lacks(version, settings)
 
 
 def forced_runner(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings | None) -> bool | None:
@@ -162,6 +171,7 @@ def forced_runner(version: ResolvedVersion, model: ModelSpec, settings: LaunchSe
         return None
     v2 = _env_int(value, version) != 0
     if not v2:
+        check_v1(version, model, settings, f"{RUNNER_ENV}={value}")
         return False
     if era.value == "opt_in":
         raise UnsupportedModelError(f"vLLM {version.label} under {RUNNER_ENV}={value} runs its experimental V2 model "
@@ -169,8 +179,10 @@ def forced_runner(version: ResolvedVersion, model: ModelSpec, settings: LaunchSe
                                     "runner, or plan v0.22.0 or later", field=RUNNER_ENV)  # fmt: skip
     refused = _refused_v2(version, model, settings)
     if refused is not None:
+        words = V2_REFUSAL_WORDS.era(version)
         raise InputError(f"vLLM {version.label} refuses {RUNNER_ENV}={value} with {refused}: its V2 model runner "
-                         "'does not yet support' it (config/vllm.py _validate_v2_model_runner)", field=RUNNER_ENV)  # fmt: skip
+                         f"'does not yet support' it ('{words.value}', {words.source} _validate_v2_model_runner)",
+                         field=RUNNER_ENV)  # fmt: skip
     return True
 
 
@@ -178,8 +190,11 @@ def runner_env_note(version: ResolvedVersion, model: ModelSpec, settings: Launch
     """The plan's words where the launch line sets VLLM_USE_V2_MODEL_RUNNER: the runner it makes vLLM run, or that
     the release does not read it or runs V2 anyway; None where unset."""
     value = runner_env(settings)
+    logged = logged_runner_note(version, model, settings)
+    if logged is not None:
+        return logged
     if value is None:
-        return None
+        return _fallback_note(version, model, settings)
     era = RUNNER_ENV_ERAS.era(version)
     if era.value == "absent":
         return f"{RUNNER_ENV}={value} on the launch line: vLLM {version.label} does not read it (first in v0.12.0)"
@@ -194,6 +209,34 @@ def runner_env_note(version: ResolvedVersion, model: ModelSpec, settings: Launch
             "returns the variable first (:493-496 at v0.22.0, :646 at v0.29.0, :748 at v0.33.0)")
 
 
+def logged_runner_note(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings) -> str | None:
+    """The words for a runner the log said ran (runner_refusals.logged_runner), beside the release's own pick for
+    the launch; None where the log said none."""
+    logged = logged_runner(settings)
+    if logged is None:
+        return None
+    said = V2_LINE if logged else "…; using the V1 model runner instead."
+    try:
+        own = "V2" if _release_runs_v2(version, model, settings.model_copy(update={"flags": {
+            k: v for k, v in settings.flags.items() if k != LOGGED_RUNNER}})) else "V1"
+    except InputError:
+        own = "refused"  # the release refuses the launch it did start: the log wins
+    return (f"the {'V2' if logged else 'V1'} model runner, measured: the log says '{said}' (v1/worker/gpu_worker.py, "
+            f"config/vllm.py use_v2_model_runner); kvtop charges it (its graphs and compile)"
+            + (f", as vLLM {version.label} picks for this launch" if own == ("V2" if logged else "V1") else
+               f", not vLLM {version.label}'s own pick for this launch ({own})"))
+
+
+def _fallback_note(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings) -> str | None:
+    """The plan's words where the release would run V2 but the launch asks for what V2 lacks (`v2_lacks`): vLLM's
+    warning and the V1 runner it falls back to; None otherwise."""
+    lacks = v2_lacks(version, settings) if model_runner(version) != "v1" else None
+    if lacks is None or not _release_runs_v2(version, model, settings.model_copy(update={"flags": {}})):
+        return None
+    return (f"the V1 model runner: vLLM {version.label} would run V2 but logs 'Model Runner V2 does not yet support "
+            f"{lacks}; using the V1 model runner instead.' (config/vllm.py use_v2_model_runner)")
+
+
 def _listed_runs_v2(version: ResolvedVersion, model: ModelSpec) -> bool:
     """The v2_listed era (v0.22.0-v0.24.x): V2 only for a listed class, without experts or a checkpoint quantization
     at v0.22.x-v0.23.x (no listed class is a hybrid or attention-free)."""
@@ -206,8 +249,24 @@ def runs_v2(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings
     """Whether `vllm serve` runs this generating model on the V2 model runner (VllmConfig.use_v2_model_runner): the
     runner the launch line's VLLM_USE_V2_MODEL_RUNNER forces (`forced_runner`; refused where the release refuses it),
     else the release's own pick (`_release_runs_v2`)."""
+    logged = logged_runner(settings)
+    if logged is not None:
+        if logged and model_runner(version) == "v1":
+            raise UnsupportedModelError(f"the log says '{V2_LINE}': vLLM {version.label}'s experimental V2 model runner "
+                                        f"({RUNNER_ENV_ERAS.era(version).source}), which kvtop does not model",
+                                        field="log")  # fmt: skip
+        if not logged and RUNNER_ENV_ERAS.at(version) == "only_1":
+            raise InputError(f"the log says the V1 model runner ran, which vLLM {version.label} no longer has "
+                             f"({RUNNER_ENV_ERAS.era(version).source}): the log is of an earlier release",
+                             field="--engine-version")  # fmt: skip
+        return logged
     forced = forced_runner(version, model, settings)
-    return _release_runs_v2(version, model, settings) if forced is None else forced
+    if forced is not None:
+        return forced
+    v2 = _release_runs_v2(version, model, settings)
+    if not v2 and settings is not None and model_runner(version) != "v1":
+        check_v1(version, model, settings, "the release's pick for this launch")
+    return v2
 
 
 def _release_runs_v2(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings | None = None) -> bool:
@@ -222,9 +281,15 @@ def _release_runs_v2(version: ResolvedVersion, model: ModelSpec, settings: Launc
     if runner == "v1":
         return False
     method = stated_method(settings) if settings is not None else None
-    if runner == "v2_dense" and method == "dspark":
+    if runner == "v2_dense" and forces_v2(version, settings):  # V2 forced, then validated: no fallback (:524-527)
+        lacks = keeps_v1_runner(method, settings, version) or v2_lacks(version, settings) if settings else None
+        if lacks is not None:
+            raise InputError(f"vLLM {version.label} runs a {method} draft on its V2 model runner only (config/vllm.py "
+                             f"use_v2_model_runner, :524-532 at v0.25.0, :639-643 at v0.28.0), which 'does not yet "
+                             f"support' {lacks}",
+                             field="--speculative-config")  # fmt: skip
         return True
-    if settings is not None and keeps_v1_runner(method, settings, version) is not None:
+    if settings is not None and (keeps_v1_runner(method, settings, version) or v2_lacks(version, settings)) is not None:
         return False
     if runner == "v2_listed":
         return _listed_runs_v2(version, model)
