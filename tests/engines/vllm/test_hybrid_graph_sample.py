@@ -14,7 +14,9 @@ transient is named (vLLM's code does not say its size; the op is not found), and
 estimate took off beyond that term (its pool measured 2.99 GiB against the 3.51 estimated: 0.52 of it the estimate's
 excess, not the transient) widens the interval where it was seen (a hybrid with prefix caching on the V1 runner), at
 v0.24.0 – v0.27.x (session 71, F3: not before v0.24.0, where vllm#50780's 0.23.1 build reports 0.5 GiB) and not scaled
-by the sample's tokens (the starts that print the estimate show no growth with them).
+by the sample's tokens (the starts that print the estimate show no growth with them). From session 72 (helper H2) a
+GPU of its own takes the class's calibrated centre instead (the fit `vllm.hybrid_sample`, its error the class's
+spread), checked against the class's starts' logged tokens; a unified-memory host (GB10) keeps the widening.
 """
 
 from __future__ import annotations

@@ -183,8 +183,8 @@ def hybrid_sample_widening(inputs: CalibrationInputs) -> tuple[int, str] | None:
     interval's low end takes it) for a hybrid with prefix caching whose release charges the first FULL capture's sample
     (HYBRID_SAMPLE_ERAS): the largest amount seen, HYBRID_SAMPLE_BYTES (what fentz26's estimate took off beyond kvtop's
     graph term, about 0.52 GiB of it the estimate's excess over the pool it measured), whatever the launch's sample
-    tokens; None elsewhere. The centre stays the graphs' fit: the op is not found and no input predicts the amount, so
-    it is an error the plan admits, not a term."""
+    tokens; None elsewhere. Where the calibrated centre does not reach (`with_hybrid_sample`: a unified-memory host, a
+    fold without the fit) the centre stays the graphs' fit and this is an error the plan admits."""
     if not hybrid_sampled(inputs) or not HYBRID_SAMPLE_ERAS.at(inputs.version):
         return None
     return HYBRID_SAMPLE_BYTES, (
