@@ -70,17 +70,17 @@ NO_CONTEXT_LOGS_ERROR_GIB = 0.75
 
 @cache
 def _fit_term(key: str, features: tuple[str, ...], rows: tuple[FitRow, ...], error_gib: float | None,
-              origins: tuple[RowOrigin, ...] | None, min_rows: int) -> LinearTerm:  # fmt: skip
-    return domain_fit_term(key, features, rows, error_gib=error_gib, origins=origins, min_rows=min_rows)
+              origins: tuple[RowOrigin, ...] | None, min_rows: int, span: bool) -> LinearTerm:  # fmt: skip
+    return domain_fit_term(key, features, rows, error_gib=error_gib, origins=origins, min_rows=min_rows, span=span)
 
 
 def fit_term(key: str, features: tuple[str, ...], rows: Sequence[FitRow], error_gib: float | None = None,
-             origins: Sequence[RowOrigin] | None = None, min_rows: int = 1) -> LinearTerm:  # fmt: skip
+             origins: Sequence[RowOrigin] | None = None, min_rows: int = 1, span: bool = False) -> LinearTerm:  # fmt: skip
     """`linear.fit_term`, made once per distinct input: a leave-one-source-out judgement refits every term
     without each of ≈ 120 sources, and a term none of whose rows came from the source left out has the same rows
     each time (every SGLang term while a vLLM source is left out). A pure function of frozen values, so the fit
     is the one a fresh call makes."""
-    return _fit_term(key, features, tuple(rows), error_gib, None if origins is None else tuple(origins), min_rows)
+    return _fit_term(key, features, tuple(rows), error_gib, None if origins is None else tuple(origins), min_rows, span)
 
 
 def left_out(record: Record, leave_out: str | None) -> bool:
@@ -205,7 +205,9 @@ def fit_all(corpus: Corpus, leave_out: str | None = None, skip_gpus: frozenset[s
                      else term_rows(records, engine, key, fits, leave_out))  # fmt: skip
             if enough(found, names):
                 origins = [o for _, o in found]
-                fits[key] = fit_term(key, names, [row for row, _ in found], origins=origins, min_rows=rows_needed(names))
+                # an implied fit keeps its rows' spread (`LinearTerm.span_bytes`): what the capacity leaves of its term
+                fits[key] = fit_term(key, names, [row for row, _ in found], origins=origins, min_rows=rows_needed(names),
+                                     span=key in calibration.IMPLIED_FITS)  # fmt: skip
                 continue
             kept = calibration.FEWER_ROWS_FEATURES.get(key)
             if kept and enough(found, tuple(names[index] for index in kept)):

@@ -43,6 +43,10 @@ class LinearTerm(BaseModel):
     # the held-out error of each feature group (rows with the same features non-zero, `feature_group`) that held rows of
     # GROUP_SOURCES sources or more: a plan in that group carries its group's error, not the pool's (`error_for`)
     group_errors: tuple[tuple[str, int], ...] = ()
+    # (the lowest row's measure less the fit's figure for it, the highest's less it), bytes: the rows' spread about the
+    # fit, kept for a term whose interval is its class's spread rather than its held-out error (`fit_term`'s `span`:
+    # the implied fits, benchmarks/calibration/implied.py); (): not kept
+    span_bytes: tuple[int, ...] = ()
 
     def predict_gib(self, values: Sequence[float]) -> float:
         return sum(c * v for c, v in zip(self.coefficients, values, strict=True))
@@ -97,13 +101,15 @@ def fit_term(
     error_gib: float | None = None,
     origins: Sequence[RowOrigin] | None = None,
     min_rows: int = 1,
+    span: bool = False,
 ) -> LinearTerm:
     """The term fitted on `rows`, with its error measured by leaving each row's source out in turn (`origins`;
     without them each row is its own source), or `error_gib`, measured elsewhere (a term of one source has no
     held-out error of its own). A source whose leaving out leaves fewer than `min_rows` rows, or the only source,
     cannot be left out whole (without it the term would not be fitted at all): its rows are left out one at a time.
     That is kinder to them than leaving their source out, but not judging them would be kinder still: the error
-    would then rest on the few rows of the other sources (a sweep of 20 starts at one release, the rest 3)."""
+    would then rest on the few rows of the other sources (a sweep of 20 starts at one release, the rest 3). `span`: keep
+    the rows' spread about the fit (`LinearTerm.span_bytes`)."""
     coefficients = tuple(non_negative_least_squares([row[0] for row in rows], [row[1] for row in rows]))
     origins = list(origins) if origins is not None else [RowOrigin(source=str(index)) for index in range(len(rows))]
 
@@ -148,7 +154,14 @@ def fit_term(
         feature_sources=tuple(len(carrier) for carrier in carriers),
         unseen_error_bytes=round(unseen * GIB),
         group_errors=group_errors(features, judged) if error_gib is None else (),
+        span_bytes=_span(coefficients, rows) if span else (),
     )
+
+
+def _span(coefficients: Sequence[float], rows: Sequence[FitRow]) -> tuple[int, ...]:
+    """(lowest, highest) of each row's measure less the fit's figure for it, bytes; () for no rows."""
+    residuals = [row[1] - sum(c * v for c, v in zip(coefficients, row[0], strict=True)) for row in rows]
+    return (round(min(residuals) * GIB), round(max(residuals) * GIB)) if residuals else ()
 
 
 def feature_carriers(rows: Sequence[FitRow], sources: Sequence[str]) -> list[set[str]]:

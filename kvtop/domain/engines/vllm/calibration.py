@@ -57,7 +57,13 @@ from kvtop.domain.engines.vllm.compilation import graph_config
 from kvtop.domain.engines.vllm.eagle3_head import unsized_error
 from kvtop.domain.engines.vllm.extensible_kv import extensible
 from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
-from kvtop.domain.engines.vllm.hybrid_graph_sample import full_sample_words, hybrid_sample_widening
+from kvtop.domain.engines.vllm.hybrid_graph_sample import (
+    SAMPLE_FEATURES,
+    SAMPLE_KEY,
+    full_sample_words,
+    sample_row_features,
+    with_hybrid_sample,
+)
 from kvtop.domain.engines.vllm.moe_workspace import fused_moe_workspace
 from kvtop.domain.engines.vllm.mxfp4_weights import backend_weights
 from kvtop.domain.engines.vllm.nvls_buffers import nvls_buffers
@@ -132,6 +138,8 @@ FIT_TERMS: dict[str, tuple[Term, tuple[str, ...]]] = {
        for era in NON_TORCH_ERAS if (key := f"vllm.non_torch.{era.value}") not in CONTEXT_INSIDE | NOT_FITTED},
     "vllm.cuda_graphs": (Term.CUDA_GRAPHS, GRAPH_FEATURES),
     "vllm.context": (Term.CONTEXT, CONTEXT_FEATURES),
+    # after the graphs' fit: its rows are what the capacity leaves once the others are taken (implied.py)
+    SAMPLE_KEY: (Term.CUDA_GRAPHS, SAMPLE_FEATURES),
 }
 # An era whose logs are too few to fit every feature (rows_needed: one per feature and two more, from two sources) is
 # fitted on the sampler's logits alone: the profiles the corpus holds are sampler-bound (their MLP coefficients are
@@ -182,6 +190,14 @@ FITS: dict[str, LinearTerm] = {
         sources=37, gpus=('A100-40GB', 'A100-80GB', 'A40', 'GB300', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L40S', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090-LAPTOP', 'RTXA6000', 'RTXPRO6000', 'T4'),
         novel_error_bytes=1044712560, feature_sources=(37,),
         group_errors=(("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000", 1044712560),),
+    ),
+    'vllm.hybrid_sample': LinearTerm(
+        key='vllm.hybrid_sample', features=("1 GiB on a hybrid's first FULL capture with prefix caching (v0.24.0 – v0.27.x, V1 runner)",),
+        coefficients=(1.663925,), error_bytes=1717038273, records=6,
+        sources=4, gpus=('H100-PCIE', 'L40S', 'RTX5090'),
+        novel_error_bytes=1717038273, feature_sources=(4,),
+        group_errors=(("1 GiB on a hybrid's first FULL capture with prefix caching (v0.24.0 – v0.27.x, V1 runner)", 1717038273),),
+        span_bytes=(-1418714827, 682506159),
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -234,6 +250,8 @@ def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | Non
         return non_torch_features(inputs)
     if key == "vllm.cuda_graphs":
         return _graph_features(inputs)
+    if key == SAMPLE_KEY:
+        return sample_row_features(inputs)  # a unified-memory host's start gives no row (hybrid_graph_sample.py)
     if key == "vllm.context":
         # a log whose startup snapshot precedes NCCL's init printed the free memory before NCCL, not before the weights
         return context_features(inputs) if startup_free_is_context(inputs) else None
@@ -315,10 +333,8 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
             Term.CUDA_GRAPHS, label, 2 * GIB, 5 * GIB // 2,
             "charged since v0.20.0; the model's layers are not known (0.36 GiB on a small TP 2 model, 4.99 GiB on "
             "GLM-5.2 TP 4): 2 GiB assumed"), inputs, figure, beside_grid), inputs.version)  # fmt: skip
-        widening = hybrid_sample_widening(inputs)  # a hybrid's first FULL capture, as seen (hybrid_graph_sample.py)
-        # it only ever takes from the KV budget: the low end takes it, the high end does not (raise_only)
-        found.append(estimate.plus(error_bytes=widening[0], why=widening[1], beside=True, raise_only=True)
-                     if widening else estimate)  # fmt: skip
+        # a hybrid's first FULL capture with prefix caching: its calibrated transient (hybrid_graph_sample.py)
+        found.append(with_hybrid_sample(estimate, inputs, fits))
     if extensible(inputs.settings, inputs.version):  # v0.34.0: sized from the free memory at the worker's start
         found.append(context(inputs, fits))
     return tuple(found)

@@ -8,27 +8,50 @@ attention workspace that scales with context length"), and what that step leaves
 as graph memory. kvtop's graph fit counts graphs × layers (`calibration.py`), not that step: on a Mamba / GDN hybrid
 with prefix caching (mamba_cache_mode 'align') the estimate is above kvtop's graph term on every V1-runner start that
 prints it (the V2 runner's starts print near or below it: haitang89 1.75 GiB against 2.12), by an amount no input
-kvtop reads predicts (vllm#50780; the op is not found, sessions 69 – 71), so it is not modelled in the centre; where
-kvtop carries it (v0.24.0 – v0.27.x, the releases a start shows it at; v0.28.x not seen, before v0.24.0 not carried:
-`HYBRID_SAMPLE_ERAS`) the plan's interval carries the largest amount seen (`hybrid_sample_widening`), not scaled: the corpus's starts show no growth with the sample's tokens
-(session 71: 0.85 GiB beyond kvtop's term at 32,768 sample tokens against 2.21 at 8,192). It only ever takes from KV,
-so only the interval's low end carries it (the term's error above its figure, `TermEstimate.raise_only_bytes`): the
-high end is the plan's without it.
+kvtop reads predicts (vllm#50780; the op is not found, sessions 69 – 71). Where kvtop carries it (v0.24.0 – v0.27.x,
+the releases a start shows it at; v0.28.x not seen, before v0.24.0 not carried: `HYBRID_SAMPLE_ERAS`) the term takes a
+CALIBRATED centre for the class (session 72, helper H2): the fit `vllm.hybrid_sample`, a constant fitted on what the
+capacity each of the class's starts on a GPU of its own printed leaves of it once kvtop's other terms are taken
+(benchmarks/calibration/implied.py; committed: 1.66 GiB on fentz26's v0.27.1 start, the L40S Qwen3.6-27B-FP8 one,
+anud18's H100 PCIe and RTX 5090 ones and club-3090 #612 / #652, 0.34 – 2.30 GiB), its error two-sided from their spread
+(+ 0.64 GiB above: the low end to the largest seen; − 1.32 below: the high end to the smallest), each beside the graph
+fit's as the root of squares (`with_hybrid_sample`). The leave-one-source-out judgement refits it without the judged
+start's source, as every fit. Not scaled with the sample's tokens: the starts show no growth with them (session 71:
+0.85 GiB beyond kvtop's term at 32,768 sample tokens against 2.21 at 8,192). A unified-memory host (GB10) gives the fit
+no row (its shortfall holds what the host takes during the start) and its plan keeps session 70's raise-only widening
+by the largest amount seen (`hybrid_sample_widening`: the low end alone), as does a fold the class's starts are too
+few in.
 """
 
 from __future__ import annotations
 
+import math
+
 from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
 from kvtop.domain.engines.vllm.profile_run import (
     GRAPHS_CHARGED,
     batch_limits,
     graph_counts,
+    graphs_charged,
     largest_full_size,
 )
 from kvtop.domain.engines.vllm.runner_eras import runs_v2
+from kvtop.domain.gpus import is_unified
 from kvtop.domain.wording import GIB, gib
+
+# The calibrated centre (session 72, helper H2): what the capacity the class's starts printed leaves of the transient once
+# the plan's other terms are taken, fitted as a constant (benchmarks/calibration/implied.py: an implied fit), with the
+# rows' spread about it as the interval (`LinearTerm.span_bytes`): its low end to the largest seen, its high end to the
+# smallest. The judgement leaves the judged start's source out of the fit as it does every other fit's
+SAMPLE_KEY = "vllm.hybrid_sample"
+# the committed fit's starts (kvtop's corpus, tests/data/calibration/vllm.jsonl), by what each left of the transient
+SAMPLE_STARTS = ("committed on fentz26's v0.27.1 TP 2 start 2.30 GiB, the L40S Qwen3.6-27B-FP8 one 1.97, anud18's H100 "
+                 "PCIe 1.87 and RTX 5090 0.34, club-3090 #612 / #652 1.76 / 1.74")
+SAMPLE_FEATURES = ("1 GiB on a hybrid's first FULL capture with prefix caching (v0.24.0 – v0.27.x, V1 runner)",)
 
 # The first FULL capture's context (`profile_seq_lens=min(self.max_model_len, self.max_num_tokens //
 # desc.num_tokens) if mode == CUDAGraphMode.FULL and i == 0`), read in every wheel from the first release that
@@ -112,13 +135,56 @@ def hybrid_sampled(inputs: CalibrationInputs) -> bool:
     return mamba_prefix_caching(model, inputs.settings, inputs.version)
 
 
+def sample_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
+    """(1.0,) where the launch is of the class the fit `SAMPLE_KEY` is made on and applies to (a hybrid with prefix
+    caching whose release charges the first FULL capture's sample, `HYBRID_SAMPLE_ERAS`), None elsewhere."""
+    sampled = hybrid_sampled(inputs) and graphs_charged(inputs) and HYBRID_SAMPLE_ERAS.at(inputs.version)
+    return (1.0,) if sampled else None
+
+
+def sample_row_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
+    """`sample_features` of a start the fit takes a row of: not a unified-memory host's (GB10), whose capacity also
+    lacks what the host takes during the start (`unified_start.py`, fitted after the engine's terms), which its row
+    would put in the transient (anud18's two GB10 starts: 10.9 and 5.6 GiB against 0.3 – 2.3 on GPUs of their own)."""
+    return None if is_unified(inputs.gpu_name) else sample_features(inputs)
+
+
+def with_hybrid_sample(estimate: TermEstimate, inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
+    """The CUDA-graph term with the class's calibrated transient (fit `SAMPLE_KEY`) added to its figure and its spread
+    to its error, each side as independent errors add (the root of squares): above the figure the distance to the
+    largest the class's starts left, below it the distance to the smallest. Where no fit reaches (too few of the class's
+    starts beside the judged one's source) or on a unified-memory host, which the fit has no row of (its start's
+    shortfall is the unified host's fit's, made on the same starts after the engine's terms: unified.py), the raise-only
+    widening (`hybrid_sample_widening`); as it is off the class."""
+    values = sample_features(inputs)
+    if values is None:
+        return estimate
+    fit = fits.get(SAMPLE_KEY)
+    if fit is None or len(fit.span_bytes) != 2 or sample_row_features(inputs) is None:
+        widening = hybrid_sample_widening(inputs)
+        return estimate if widening is None else estimate.plus(error_bytes=widening[0], why=widening[1], beside=True,
+                                                               raise_only=True)  # fmt: skip
+    centre, (lowest, highest) = max(fit.predict(values), 0), fit.span_bytes
+    above = round(math.hypot(estimate.error_bytes, max(highest, 0)))
+    below = round(math.hypot(estimate.error_below_bytes, max(-lowest, 0)))
+    why = (f"the first FULL capture's transient on a hybrid with prefix caching (vllm#50780; op not found): "
+           f"{gib(centre)} calibrated ({fit.key}: what the capacity printed by {fit.records} of the class's starts from "
+           f"{fit.sources} sources on GPUs of their own leaves of it once kvtop's other terms are taken; {SAMPLE_STARTS}), "
+           f"{gib(centre + lowest)} – {gib(centre + highest)} among them, so its error is + {gib(max(highest, 0))} "
+           f"above and − {gib(max(-lowest, 0))} below (the interval's low end to the largest seen, its high end to the "
+           f"smallest), each beside the graphs' own as the root of squares")
+    return estimate.with_error(above, max(above - below, 0), max(below - above, 0), bytes=estimate.bytes + centre,
+                               basis=f"{estimate.basis}; {why}",
+                               beside_error_bytes=round(math.hypot(estimate.beside_error_bytes, highest, lowest)))
+
+
 def hybrid_sample_widening(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """(bytes the CUDA-graph term's error above its figure widens by, why: it only takes from KV, so only the
     interval's low end takes it) for a hybrid with prefix caching whose release charges the first FULL capture's sample
     (HYBRID_SAMPLE_ERAS): the largest amount seen, HYBRID_SAMPLE_BYTES (what fentz26's estimate took off beyond kvtop's
     graph term, about 0.52 GiB of it the estimate's excess over the pool it measured), whatever the launch's sample
-    tokens; None elsewhere. The centre stays the graphs' fit: the op is not found and no input predicts the amount, so
-    it is an error the plan admits, not a term."""
+    tokens; None elsewhere. Where the calibrated centre does not reach (`with_hybrid_sample`: a unified-memory host, a
+    fold without the fit) the centre stays the graphs' fit and this is an error the plan admits."""
     if not hybrid_sampled(inputs) or not HYBRID_SAMPLE_ERAS.at(inputs.version):
         return None
     return HYBRID_SAMPLE_BYTES, (
@@ -144,6 +210,5 @@ def full_sample_words(inputs: CalibrationInputs) -> str:
     if hybrid_sampled(inputs):
         words += ("; on a Mamba / GDN hybrid with prefix caching (mamba_cache_mode 'align') that transient is charged "
                   f"as graph memory (vllm#50780) and the plan's KV may be high by it ({HYBRID_SAMPLE_SEEN}); "
-                  "where kvtop carries it (v0.24.0 – v0.27.x, the releases a start shows it at; v0.28.x not seen) "
-                  "the interval's low end carries the largest amount seen beyond kvtop's graph term")  # fmt: skip
+                  "kvtop carries it at v0.24.0 – v0.27.x, the releases a start shows it at (v0.28.x not seen)")  # fmt: skip
     return words
