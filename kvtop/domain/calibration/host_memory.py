@@ -90,7 +90,6 @@ HOST_AVAILABLE_SHARE_ERROR = 0.0702
 # less that term (`host_term`'s `context_bytes`), not both (session 72). CoralLeiCN's idle DGX Spark (SGLang 0.5.18
 # dev, kernel 6.17.0-1031, 121.69 GiB): 'weight usage of 29.11 GB (114.09 to 84.98 GB free)', 7.60 GiB held with
 # SGLang's context in it (6.25 %), inside the span.
-READ_AFTER_CONTEXT = True
 
 HOST_LABEL = "what the host holds (unified memory)"
 
@@ -262,7 +261,7 @@ def host_term(
     """The host's share of a unified-memory device as a term of the budget (taken from the free memory before the
     load), assumed; None for a GPU of its own (`available`: as `host_held`). `context_bytes`: the plan's own CUDA
     context and NCCL term, which the budget takes off too: the share's readings were taken after the engine's context
-    was made (`READ_AFTER_CONTEXT`), so the term is the share less it (never below 0), not both."""
+    was made (the note below `HOST_AVAILABLE_SHARE`), so the term is the share less it (never below 0), not both."""
     if not is_unified(gpu_name):
         return None
     held, error = host_held(total_bytes, available=available)
