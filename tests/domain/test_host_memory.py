@@ -96,16 +96,20 @@ def _spark_plan(name: str | None, measured: MeasuredInputs) -> CapacityPlan:
 
 def test_the_dgx_spark_start_planned_as_a_unified_host_holds_its_logged_tokens() -> None:
     """As a card of its own (119.70 GiB given) the plan is some eight times the 86,720 tokens logged and its interval
-    misses; as a GB10 the host's share is assumed, stated, and the interval holds the log's figure."""
+    misses; as a GB10 the host's share is assumed, stated, and the interval holds the log's figure. The share's
+    readings were taken after the engine's CUDA context (the 49.78 GiB outside torch after the load holds it), so the
+    term is the share less the plan's own context term, which the budget takes off as well (session 72)."""
     assert SPARK.tokens == 86_720
     as_card = _spark_plan(None, MeasuredInputs(gpu_total_bytes=gpu_total_bytes("GB10")))
     assert as_card.token_capacity_min > 5 * SPARK.tokens
     plan = _spark_plan("GB10", MeasuredInputs())
-    host = plan.estimate.term(Term.HOST)
+    host, context = plan.estimate.term(Term.HOST), plan.estimate.term(Term.CONTEXT)
+    share, error = host_held(gpu_total_bytes("GB10"))
+    assert context is not None and context.bytes > 0
     assert (
         host is not None
         and host.source == "assumed"
-        and (host.bytes, host.error_bytes) == host_held(gpu_total_bytes("GB10"))
+        and (host.bytes, host.error_bytes) == (share - context.bytes, error)
     )
     assert plan.token_capacity_min <= SPARK.tokens <= plan.token_capacity_max
     assert plan.dominant is host
@@ -352,17 +356,24 @@ def test_the_free_memory_note_of_a_unified_host_names_the_hosts_share() -> None:
     """SGLang sizes from the free memory before load: on a GB10 its estimate is CUDA's total less the context and
     less the host's assumed share; from 0.5.4 it reads psutil's available memory there (srt/utils/common.py:461-467
     at 0.5.4), which counts the page cache free: 0.1173 × 119.70 = 14.0 GiB; 0.5.3rc0 reads cudaMemGetInfo's free
-    (srt/utils.py:406), the page cache held: 0.2934 × 119.70 = 35.1 GiB. The note says that share, a card of its own
-    does not."""
+    (srt/utils.py:406), the page cache held: 0.2934 × 119.70 = 35.1 GiB. Those shares were read after the engine's
+    context was made (`pre_model_load_memory` after the parallel groups, srt/distributed/bootstrap.py:132-137 at
+    0.5.18), so the host's term is the share less the plan's context, which is taken off already: the free memory
+    before load is the total × (1 − share). The note says that share, a card of its own does not."""
     model = load_model(str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json"))
     settings = LaunchSettings(engine="sglang")
     plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("GB10"), gpu_name="GB10")
     card = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")
-    said = f"less what the host holds of its unified memory ({0.1173 * 119.70:.1f} GiB, assumed"
+    context = plan.estimate.term(Term.CONTEXT)
+    assert context is not None and context.bytes > 0
+    said = f"less what the host holds of its unified memory ({0.1173 * 119.70 - context.bytes / GIB:.1f} GiB, assumed"
     assert any(said in note for note in plan.ledger.engine.notes)
+    total, host = plan.estimate.term(Term.CUDA_TOTAL), plan.estimate.term(Term.HOST)
+    assert total is not None and host is not None
+    assert abs((total.bytes - context.bytes - host.bytes) / GIB - 119.70 * (1 - 0.1173)) < 0.01
     old = planned_capacity(model, LaunchSettings(engine="sglang", engine_version="0.5.3rc0"),
                            gpu_total_bytes=gpu_total_bytes("GB10"), gpu_name="GB10")  # fmt: skip
-    said_old = f"less what the host holds of its unified memory ({0.2934 * 119.70:.1f} GiB, assumed"
+    said_old = f"less what the host holds of its unified memory ({0.2934 * 119.70 - context.bytes / GIB:.1f} GiB, assumed"
     assert any(said_old in note for note in old.ledger.engine.notes)
     assert not any("unified memory" in note for note in card.ledger.engine.notes)
     assert any(note.startswith("free memory before load is estimated") for note in card.ledger.engine.notes)

@@ -175,7 +175,9 @@ def preload_estimate(
         (estimate.bytes for estimate in estimates if estimate.term is Term.CUDA_TOTAL), ledger.gpu_total_bytes
     )
     available = rules.reads_available_memory(ledger.version)  # the page cache free (vLLM v0.11.1, SGLang 0.5.4 on)
-    host = host_term(ledger.gpu_name, total, available=available) if from_free else None
+    # the share's readings hold the engine's own context (read after it, host_memory.py): taken off it, not twice
+    own_context = next((estimate.bytes for estimate in estimates if estimate.term is Term.CONTEXT), 0)
+    host = host_term(ledger.gpu_name, total, available=available, context_bytes=own_context) if from_free else None
     estimates = (*estimates, host) if host is not None else estimates
     calibrated = next((estimate for estimate in estimates if estimate.term is Term.WEIGHTS), None)
     node = latest_match(node_measures, ledger.settings.engine, ledger.settings.engine_version, ledger.gpu_name,

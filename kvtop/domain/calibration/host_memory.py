@@ -79,6 +79,17 @@ HOST_HELD_SHARE_ERROR = 0.2351
 # previous instance at v0.11.1).
 HOST_AVAILABLE_SHARE = 0.1173
 HOST_AVAILABLE_SHARE_ERROR = 0.0702
+# Every reading of both spans is CUDA's total less the free memory an engine read at its own start, after its CUDA
+# context (and NCCL) was made: vLLM's `Free memory on device … on startup` is the worker's first snapshot after
+# `init_device` (v1/worker/gpu_worker.py:341-342 at v0.24.0, the check at v1/worker/utils.py:405-420), SGLang's
+# `pre_model_load_memory`, the free memory its budget starts from, is `get_available_gpu_memory` after the CUDA context
+# and the parallel groups (srt/distributed/bootstrap.py:79-137 at 0.5.18; `Load weight begin. avail mem=`,
+# srt/model_executor/model_runner.py:1051-1054; psutil's available memory where `props.is_integrated`,
+# srt/utils/common.py:435-441), TensorRT-LLM's memory outside torch is after its load. On unified memory that context
+# is host RAM, so the readings hold it: a budget that takes the plan's context term off the total takes the share
+# less that term (`host_term`'s `context_bytes`), not both (session 72). CoralLeiCN's idle DGX Spark (SGLang 0.5.18
+# dev, kernel 6.17.0-1031, 121.69 GiB): 'weight usage of 29.11 GB (114.09 to 84.98 GB free)', 7.60 GiB held with
+# SGLang's context in it (6.25 %), inside the span.
 
 HOST_LABEL = "what the host holds (unified memory)"
 
@@ -244,17 +255,26 @@ def span_verdict(most_bytes: int, low_bytes: int, centre_bytes: int, high_bytes:
             else StartVerdict.STARTED_ACROSS_SPAN)  # fmt: skip
 
 
-def host_term(gpu_name: str | None, total_bytes: int, *, available: bool = False) -> TermEstimate | None:
+def host_term(
+    gpu_name: str | None, total_bytes: int, *, available: bool = False, context_bytes: int = 0
+) -> TermEstimate | None:
     """The host's share of a unified-memory device as a term of the budget (taken from the free memory before the
-    load), assumed; None for a GPU of its own (`available`: as `host_held`)."""
+    load), assumed; None for a GPU of its own (`available`: as `host_held`). `context_bytes`: the plan's own CUDA
+    context and NCCL term, which the budget takes off too: the share's readings were taken after the engine's context
+    was made (the note below `HOST_AVAILABLE_SHARE`), so the term is the share less it (never below 0), not both."""
     if not is_unified(gpu_name):
         return None
     held, error = host_held(total_bytes, available=available)
+    beyond = min(context_bytes, held)
+    held -= beyond
     basis = (f"assumed {HOST_AVAILABLE_SHARE:.2%} ± {HOST_AVAILABLE_SHARE_ERROR:.2%} of the total: the OS, its "
              "services, the page cache free as the engine reads the kernel's available memory, as GB10 and Jetson "
              "Thor hosts left it (4.72 % – 18.74 %; another workload on the host is not modelled)" if available else
              f"assumed {HOST_HELD_SHARE:.2%} ± {HOST_HELD_SHARE_ERROR:.2%} of the total: the OS, its services and the "
              "page cache, as GB10 and Jetson Thor starts left it (5.84 % – 52.83 %)")  # fmt: skip
+    if beyond:
+        basis += (f"; less this plan's CUDA context and NCCL ({gib(beyond)}), which those readings already held "
+                  "(taken after the engine's context was made)")  # fmt: skip
     return TermEstimate(
         term=Term.HOST, label=HOST_LABEL, bytes=held, error_bytes=error, source="assumed", basis=basis
     )
