@@ -44,11 +44,14 @@ SPELLINGS: Mapping[str, str] = {
 OWN_FLAGS: Mapping[str, OwnFlag] = {
     "--turbomind-workspace": OwnFlag(field="turbomind_workspace", says="the model path is a TurboMind workspace"),
 }
+# every modelled field of SPELLINGS (session 72: --cp, --dtype, --cache-chunk-size and --prefix-cache-state-budget were
+# read but not written back, so a pasted launch or a fix that moved them lost them; `launch_change` uses this writer)
 PREFERRED: Mapping[str, str] = {
-    "backend": "--backend", "tp": "--tp", "dp": "--dp", "ep": "--ep",
+    "backend": "--backend", "tp": "--tp", "dp": "--dp", "ep": "--ep", "dcp": "--cp", "dtype": "--dtype",
     "cache_max_entry_count": "--cache-max-entry-count", "context_length": "--session-len",
     "max_running_requests": "--max-batch-size", "page_size": "--cache-block-seq-len",
     "max_prefill_tokens": "--max-prefill-token-num", "num_gpu_blocks_override": "--num-gpu-blocks",
+    "cache_chunk_size": "--cache-chunk-size", "prefix_cache_state_budget": "--prefix-cache-state-budget",
 }  # fmt: skip
 # `--quant-policy` values (QuantPolicy: NONE 0, INT4 4, INT8 8, FP8 16, FP8_E5M2 17) and their names
 QUANT_POLICIES: Mapping[str, str] = {
