@@ -68,6 +68,14 @@ def test_the_table_shows_every_engine_its_setting_and_the_same_budget_flags(caps
     # decimals under SGLang's budget, 0.8 × 32,794,578,675 ÷ 37,862,899,847 = 0.6929 → 0.692 (0.6941 → 0.694 before)
     assert any("--cache-max-entry-count 0.692" in line and "share searched" in line for line in lines)
     assert "total GPU memory" in out and "the memory free after the weights" in out  # what each share is of
+    # TensorRT-LLM's row as trtllm-serve takes it: serve's --tp_size and the cap as the --extra_llm_api_options YAML's
+    # kv_cache_config.max_gpu_total_bytes (serve declares no --kv_cache_config.* option: tensorrt_llm/commands/serve.py's
+    # @click.option list at 00209af1), never kvtop's own `--kv_cache_config.max_gpu_total_bytes`
+    trtllm_same = next(line for line in lines if line.startswith("  TensorRT-LLM ") and "flags" not in line
+                       and "extra_llm_api_options" in line)  # fmt: skip
+    assert ("--tp_size 4 --extra_llm_api_options extra_llm_api_options.yaml · extra_llm_api_options.yaml: "
+            f"{{kv_cache_config: {{max_gpu_total_bytes: {sglang['kv_budget_bytes']}}}}}") in trtllm_same
+    assert "--kv_cache_config." not in out
 
 
 def test_llamacpp_shows_its_context_not_a_share(capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,6 +13,7 @@ from kvtop.domain.compare import Comparison, EngineRow, NotStarting, SameBudget,
 from kvtop.domain.doc_refs import qualified
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch_change import launch_words
 from kvtop.domain.launch_notes import unread_measured_flags
 from kvtop.domain.model import ModelSpec
 from kvtop.units import fmt_both, fmt_both_or_binary, fmt_tokens
@@ -63,6 +64,8 @@ def same_budget_json(same: SameBudget) -> dict[str, Any]:
         "engine": same.engine,
         "method": same.method.value if same.method else None,
         "flags": list(same.flags),
+        "engine_flags": list(same.launch.line) if same.launch else [],
+        "engine_config": engine_config_json(same.launch) if same.launch else None,
         "kv_budget_bytes": same.kv_budget_bytes,
         "token_capacity": same.token_capacity,
         "token_capacity_min": same.token_capacity_min,
@@ -125,7 +128,8 @@ def _same_line(same: SameBudget) -> str:
     name = display_name(same.engine)
     if same.error is not None or same.method is None:
         return f"  {name:<15}{same.error}"
-    flags = shlex.join(same.flags)
+    # the launch as the engine takes it (TensorRT-LLM's YAML keys beside serve's options), never kvtop's own spelling
+    flags = launch_words(same.launch) if same.launch is not None else shlex.join(same.flags)
     return (
         f"  {name:<15}{fmt_both(same.kv_budget_bytes):>22}{fmt_tokens(same.token_capacity):>17}"
         f"{_interval(same.token_capacity_min, same.token_capacity_max):>25}  "

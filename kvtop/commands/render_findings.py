@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kvtop.commands.output import prose
+from kvtop.commands.render_launch import engine_launch_json
 from kvtop.commands.render_snapshot import SIMULATED
 from kvtop.domain.diagnose import Finding, Severity
 from kvtop.domain.diagnose_findings import Rule
@@ -23,10 +24,13 @@ def is_problem(finding: Finding) -> bool:
 
 
 def finding_json(finding: Finding) -> dict[str, Any]:
-    """rule, severity, summary, engine_id, gpus, ranks, bytes, tokens, fix, gain_tokens, evidence, fix_flags,
-    alternative (the memory flag that leaves the processes running: its fix, figures and flags)."""
+    """rule, severity, summary, engine_id, gpus, ranks, bytes, tokens, fix, gain_tokens, evidence, fix_flags (kvtop's
+    spelling, which `plan --` reads back), fix_launch (the fixed launch as the engine takes it: `plan --json`'s
+    engine_flags / engine_config / engine_env, TensorRT-LLM's YAML keys apart), alternative (the memory flag that leaves
+    the processes running: its fix, figures, flags and launch)."""
     out = finding.model_dump(mode="json", exclude={"fix_settings", "alternative"})
     out["fix_flags"] = finding.fix_settings.to_flags() if finding.fix_settings is not None else None
+    out["fix_launch"] = engine_launch_json(finding.fix_settings) if finding.fix_settings is not None else None
     alternative = finding.alternative
     out["alternative"] = None
     if alternative is not None:
@@ -35,6 +39,7 @@ def finding_json(finding: Finding) -> dict[str, Any]:
             "fix": alternative.fix,
             "gain_tokens": alternative.gain_tokens,
             "flags": alternative.settings.to_flags(),
+            "launch": engine_launch_json(alternative.settings),
         }
     return out
 

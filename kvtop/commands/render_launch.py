@@ -4,12 +4,12 @@ trtllm-build; kvtop.domain.engine_launch)."""
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
 from kvtop.commands.output import prose, shell_prose
-from kvtop.domain.engine_launch import EngineLaunch, env_words, yaml_flow, yaml_lines
+from kvtop.domain.engine_launch import EngineLaunch, env_words, yaml_lines
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch_change import launch_words
 from kvtop.domain.wording import DEFAULTS_SAID
 
 ENV_HEAD = "engine environment (set before the server's command): "
@@ -64,13 +64,7 @@ def launch_text(settings: LaunchSettings) -> str:
     options, then the config file the line names and the build's flags (TensorRT-LLM: `--backend pytorch
     --extra_llm_api_options extra_llm_api_options.yaml · extra_llm_api_options.yaml: {kv_cache_config: {dtype: fp8}}`,
     never kvtop's `--kv_cache_config.dtype`, which trtllm-serve refuses); '' where the launch takes none."""
-    launch = settings.engine_launch()
-    said = [" ".join(env_words(launch.env))] if launch.env and not launch.line_said else []  # no command to precede
-    said += [shlex.join(launch.line)] if launch.line else []
-    said += [f"no line ({launch.line_said})"] if launch.line_said else []
-    said += [f"{launch.config_file}: {yaml_flow(launch.config)}"] if launch.config else []
-    said += [f"build flags: {shlex.join(launch.build)}"] if launch.build else []
-    return " · ".join(said)
+    return launch_words(settings.engine_launch())
 
 
 def launch_said(settings: LaunchSettings) -> str:

@@ -23,7 +23,8 @@ from kvtop.domain.engines.measured_reads import MeasuredNotRead
 from kvtop.domain.engines.registry import display_name
 from kvtop.domain.fit import FittingLayout
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin, memory_variant_note, total_said
-from kvtop.domain.launch import LaunchSettings, spelling_of
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch_change import set_words, setting_name
 from kvtop.domain.launch_check import architecture_check
 from kvtop.domain.launch_notes import ignored_flags, unread_measured_flags
 from kvtop.domain.ledger import Ledger, RankLedger
@@ -469,9 +470,10 @@ def fitting_lines(ledger: Ledger, smallest: FittingLayout | None, defaults: tupl
     if smallest is None:
         lines.append(f"no layout up to 32× {gpu} fits this launch")
     elif smallest.dropped is not None:
-        flag = spelling_of(ledger.settings.engine, smallest.dropped.setting)
+        dropped = smallest.dropped  # the share as the engine's launch writes it at the plan's release
+        words = set_words(smallest.settings, **{dropped.setting: dropped.value})
         lines.append(
-            f"no layout up to 32× {gpu} fits with {flag} {smallest.dropped.value:g}; at the engine's own share {smallest.gpus}× {gpu} "
+            f"no layout up to 32× {gpu} fits with {words}; at the engine's own share {smallest.gpus}× {gpu} "
             f"fits, {fmt_tokens(smallest.token_capacity)} tokens per rank ({launch_said(smallest.settings)})"
         )
     else:
@@ -492,6 +494,6 @@ def fitting_json(smallest: FittingLayout | None, defaults: tuple[str, ...]) -> d
         fit |= {"engine_config": config} if (config := engine_config_json(launch)) is not None else {}
         if smallest.dropped is not None:  # the launch's memory share fits no layout: this one is at the engine's own
             dropped = smallest.dropped
-            flag = spelling_of(smallest.settings.engine, dropped.setting)
+            flag = setting_name(smallest.settings, dropped.setting, dropped.value)
             fit["dropped"] = {"setting": dropped.setting, "flag": flag, "value": dropped.value}
     return {"smallest_fit": fit, "assumed": list(defaults)}

@@ -100,7 +100,10 @@ class SameBudget(BaseModel):
 
     engine: EngineId
     method: SameBudgetMethod | None = None
-    flags: tuple[str, ...] = ()  # the whole launch in the engine's own spelling
+    flags: tuple[str, ...] = ()  # the whole launch in kvtop's spelling (`to_flags`: what `plan --` reads back)
+    # the launch as the engine takes it at its release (`LaunchSettings.engine_launch`: TensorRT-LLM's serve options,
+    # its YAML and a TensorRT engine's build flags), what the row prints; None where there is no launch to match
+    launch: EngineLaunch | None = None
     # the KV memory the re-solved launch holds per rank: its budget, or its pool where a token or block
     # cap keeps the pool below the budget (SGLang's --max-total-tokens)
     kv_budget_bytes: int = 0
@@ -366,6 +369,7 @@ def _resolved(plan: CapacityPlan, method: SameBudgetMethod, *, reached: bool) ->
         engine=ledger.settings.engine,
         method=method,
         flags=tuple(ledger.settings.to_flags()),
+        launch=ledger.settings.engine_launch(),
         kv_budget_bytes=held_bytes(ledger.engine),
         token_capacity=ledger.engine.token_capacity,
         token_capacity_min=plan.token_capacity_min,

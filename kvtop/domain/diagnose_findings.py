@@ -51,11 +51,14 @@ class FlagAlternative(BaseModel):
     reserve_needed_bytes: int | None  # the reserve the engine keeps itself, where it states one
     limit: AlternativeLimit
     settings: LaunchSettings  # the launch with the share applied (the planner's "after")
+    # the share as the engine's launch at the plan's release writes it (`launch_change.change_words`: TensorRT-LLM's
+    # `kv_cache_config.free_gpu_memory_fraction` in its YAML where the launch has one); '' : `flag share`
+    words: str = ""
 
     @property
     def fix(self) -> str:
         """'--mem-fraction-static 0.83'."""
-        return f"{self.flag} {self.share:.2f}"
+        return self.words or f"{self.flag} {self.share:.2f}"
 
     @property
     def gain_tokens(self) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kvtop.domain.diagnose_findings import Finding, Rule, Severity
-from kvtop.domain.launch import spelling_of
+from kvtop.domain.launch_change import change_words, set_words, setting_name
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.observe import HostMemory
 from kvtop.domain.pressure import EnginePressure, pressure_of
@@ -79,8 +79,8 @@ def _evidence(pressure: EnginePressure, ledger: Ledger) -> tuple[str, ...]:
 def _with_room(
     engine: EngineOnNode, ledger: Ledger, pressure: EnginePressure, field: str, grown: Ledger, room: int
 ) -> Finding:
-    flag = spelling_of(ledger.settings.engine, field)
     before, after = ledger.engine.memory_fraction, grown.engine.memory_fraction
+    flag = setting_name(ledger.settings, field, after)  # the engine's names at the plan's release
     gain = grown.token_capacity - ledger.token_capacity
     rate = pressure.evicting_requests_per_min or 0.0
     usage = pressure.kv_usage or 0.0
@@ -88,7 +88,7 @@ def _with_room(
         rule=Rule.PREEMPTING_WITH_ROOM, severity=Severity.WARNING, bytes=grown.engine.kv_pool_bytes - ledger.engine.kv_pool_bytes,
         summary=f"preempting {rate:,.1f}/min at {percent(usage)} KV usage with {gib(room + SAFETY_MARGIN_BYTES)} free on "
         f"the least free GPU: +{after - before:.2f} {flag} buys {gain:,} tokens per rank",
-        fix=f"{flag} {after:g} (from {before:g}; restart)", gain_tokens=gain, gain_needs_restart=True,
+        fix=f"{change_words(ledger.settings, grown.settings)} (from {before:g}; restart)", gain_tokens=gain, gain_needs_restart=True,
         fix_settings=grown.settings,
         evidence=(*_evidence(pressure, ledger),
                   f"{flag} {before:g} → {after:g}: {ledger.token_capacity:,} → {grown.token_capacity:,} tokens per rank, "
@@ -98,14 +98,14 @@ def _with_room(
 
 
 def _pool_full(engine: EngineOnNode, ledger: Ledger, pressure: EnginePressure, room: int) -> Finding:
-    flag = spelling_of(ledger.settings.engine, "max_running_requests")
     rate = pressure.evicting_requests_per_min or 0.0
     usage = pressure.kv_usage or 0.0
     used = engine.view.engine.live.used_tokens or round(usage * ledger.token_capacity * ledger.layout.replicas)
     per_request = used / pressure.running if pressure.running else 0
     admit = int(ledger.token_capacity * ledger.layout.replicas * ADMISSION_SHARE // per_request) if per_request else 0
-    fix = (f"{flag} {admit} (the requests the pool holds at their observed {per_request:,.0f} tokens each)"
-           if admit else f"a lower {flag}, or more KV per rank (FP8 KV, more GPUs)")  # fmt: skip
+    fix = (f"{set_words(ledger.settings, max_running_requests=admit)} (the requests the pool holds at their observed "
+           f"{per_request:,.0f} tokens each)" if admit else
+           f"a lower {setting_name(ledger.settings, 'max_running_requests', 1)}, or more KV per rank (FP8 KV, more GPUs)")  # fmt: skip
     return engine.finding(
         rule=Rule.PREEMPTING_POOL_FULL, severity=Severity.WARNING,
         summary=f"preempting {rate:,.1f}/min at {percent(usage)} KV usage and no GPU has room to grow the pool: admit fewer requests",

@@ -23,7 +23,8 @@ from kvtop.domain.diagnose_findings import (
 )
 from kvtop.domain.diagnose_headroom import headroom_short
 from kvtop.domain.engines.registry import engine_flags, engine_rules
-from kvtop.domain.launch import LaunchSettings, spelling_of
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch_change import change_words, launch_words, set_words, setting_name
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.ledger_values import WhatIf
 from kvtop.domain.whatif import Replay
@@ -49,12 +50,12 @@ def _fp32_kv(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding 
         return None
     gain = alt.token_capacity - ledger.token_capacity
     cell, cell16 = ledger.kv_bytes_per_token, alt.kv_bytes_per_token
-    flag = spelling_of(ledger.settings.engine, "dtype")
+    words = change_words(ledger.settings, fixed)  # the engine's spelling at the plan's release
     change, start = capacity_change(ledger.token_capacity, alt.token_capacity)
     return Finding(
         rule=Rule.FP32_KV_CACHE, severity=advice_severity(gain, ledger.token_capacity, thresholds),
-        summary=f"KV cache and weights are float32: {flag} {dtype} halves both, +{gain:,} tokens per rank",
-        bytes=(cell - cell16) * ledger.token_capacity, tokens=gain, gain_tokens=gain, fix=f"{flag} {dtype}",
+        summary=f"KV cache and weights are float32: {words} halves both, +{gain:,} tokens per rank",
+        bytes=(cell - cell16) * ledger.token_capacity, tokens=gain, gain_tokens=gain, fix=words,
         bytes_words=f"today's tokens take this much less KV in {dtype}; the halved weights grow the pool too",
         evidence=(
             f"KV bytes per token per rank: {cell:,} B (fp32) → {cell16:,} B ({dtype})",
@@ -86,7 +87,7 @@ def _fp8_kv(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Finding |
         summary=f"KV cache is {ledger.kv_format}; {rules.display_name} supports FP8 KV: +{gain:,} tokens per rank",
         bytes=(cell - cell8) * ledger.token_capacity, tokens=gain, gain_tokens=gain,
         bytes_words="today's tokens take this much less KV in FP8; nothing is freed: the pool keeps its size and holds more",
-        fix=f"{spelling_of(ledger.settings.engine, 'kv_cache_dtype')} {dtype}",
+        fix=change_words(ledger.settings, fixed),
         evidence=(
             f"KV bytes per token per rank: {cell:,} B ({ledger.kv_format}) → {cell8:,} B (FP8)",
             change,
@@ -107,12 +108,12 @@ def _reserve_below_engines_own(ledger: Ledger, replay: WhatIf, thresholds: Thres
         return None
     fixed = ledger.settings.model_copy(update={rules.memory_fraction_field: None})
     alt = replay.solve(fixed)
-    flag = spelling_of(ledger.settings.engine, rules.memory_fraction_field)
+    flag = setting_name(fixed, rules.memory_fraction_field, e.memory_fraction)
     return Finding(
         rule=Rule.RESERVE_BELOW_ENGINES_OWN, severity=Severity.WARNING,
         summary=f"{flag} {e.memory_fraction:g} leaves {gib(e.reserve_bytes)} of runtime reserve; "
         f"{rules.display_name} keeps {gib(e.reserve_needed_bytes)} itself: out-of-memory risk",
-        bytes=e.reserve_short_bytes, fix=f"drop {flag} (the engine's own share)",
+        bytes=e.reserve_short_bytes, fix=f"{change_words(ledger.settings, fixed) or 'drop ' + flag} (the engine's own share)",
         evidence=(
             f"runtime reserve {gib(e.reserve_bytes)} at {flag} {e.memory_fraction:g}; the engine's own share keeps "
             f"{gib(e.reserve_needed_bytes)} for CUDA graphs, activations and the multimodal cache",
@@ -176,7 +177,7 @@ def _layout_finding(
         f"{base.layout.describe()}: {node_tokens(base):,} tokens on the node → {solved.layout.describe()}: "
         f"{solved.token_capacity:,} × {solved.layout.dp} pools = {node_tokens(solved):,}"
     )  # fmt: skip
-    flags = " ".join(alt.to_flags())
+    flags = launch_words(alt.engine_launch())  # the whole layout as the engine takes it (TensorRT-LLM's YAML too)
     change, start = capacity_change(base.token_capacity, solved.token_capacity, f"tokens per pool ({signed(per_rank)})")
     return Finding(
         rule=rule, severity=advice_severity(gain, node_tokens(ledger), thresholds),
@@ -218,7 +219,10 @@ def weights_cause(ledger: Ledger, replay: WhatIf, observed: int, excess: int) ->
         return (f"a draft model is loaded ({', '.join('--' + k for k in speculative)}): its weights count on every rank",
                 "plan the draft model's weights too, or drop speculative decoding")  # fmt: skip
     if 1.9 <= ratio <= 2.1:
-        wanted = (f"--quantization {model.quant.method}" if model.quant.quantized else f"--dtype {'bfloat16' if model.dtype_bytes == 2 else 'auto'}")  # fmt: skip
+        field, value = ("quantization", model.quant.method) if model.quant.quantized else (
+            "dtype", "bfloat16" if model.dtype_bytes == 2 else "auto")  # fmt: skip
+        # as the engine's launch writes it at the plan's release; an engine whose launch has no such setting: said so
+        wanted = set_words(settings, **{field: value}) or f"load it as {value} (its {field}: not a setting kvtop writes for this engine)"
         return (f"{ratio:.2f}× the prediction: held at twice the bytes per parameter (a wider dtype, or a quantized checkpoint loaded unquantized)", wanted)  # fmt: skip
     heads = [row for row in ledger.ranks[0].weights.rows if row.component == "lm_head"]
     if heads and heads[0].bytes_per_param < model.dtype_bytes:

@@ -26,6 +26,7 @@ from kvtop.domain.explanation import (
     total_origin_said,
 )
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch_change import launch_words
 from kvtop.domain.ledger_values import Ledger
 from kvtop.domain.model import ModelSpec
 
@@ -153,7 +154,9 @@ def _with_reproducing_cause(result: Explanation, request: ExplainRequest) -> Exp
         }  # fmt: skip
         return result.model_copy(update=update)
     if rebuilding:
-        each = "; ".join(f"{label} ({' '.join(candidate.to_flags())})" for label, candidate, _ in rebuilding)
+        # each launch as the engine takes it at the log's release (`launch_words`: TensorRT-LLM's serve options and
+        # YAML, a TensorRT engine's build flags), not kvtop's own spelling (`cause_flags` keeps that: `plan --` reads it)
+        each = "; ".join(f"{label} ({launch_words(candidate.engine_launch())})" for label, candidate, _ in rebuilding)
         cause = f"cause not settled: each of these rebuilds the log's figures, and the log does not say which ran: {each}"
         settings = tuple(c for _, c, _ in rebuilding)
         return result.model_copy(update={"cause": cause, "cause_settings": settings, "cause_from_log": False})

@@ -25,7 +25,8 @@ from kvtop.domain.engines.catalogue import display_name, engine_module
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.explain_causes import MismatchFacts, likely_cause, token_cap
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin, total_said
-from kvtop.domain.launch import LaunchSettings, spelling_of
+from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch_change import setting_name
 from kvtop.domain.ledger_values import Ledger
 from kvtop.domain.wording import gib
 
@@ -337,7 +338,7 @@ def judge(
         logged_pool_bytes_per_token_ends=_ends_of(logged.kv_bytes_per_token_low, logged.kv_bytes_per_token_high),
         kv_room_bytes=kv_room_bytes,
         gpu_total_bytes=gpu_total_bytes,
-        token_caps=token_caps_of(engine),
+        token_caps=token_caps_of(settings),
     )
     capped = token_cap(facts)
     update = {"verdict": "mismatch", "gap_tokens": gap_tokens}  # its bytes at `cell` derived (`gap_bytes`)
@@ -353,14 +354,15 @@ def capacity_gap(result: Explanation) -> CapacityGap | None:
     return result.gap if result.verdict == "mismatch" and result.gap_tokens else None
 
 
-def token_caps_of(engine: str) -> str:
-    """What caps the engine's tokens apart from memory, in its own flags: the settings its rules name as caps
-    (`cap_fields`: SGLang's --max-total-tokens, vLLM's --num-gpu-blocks-override), or only the context bound."""
+def token_caps_of(settings: LaunchSettings) -> str:
+    """What caps the engine's tokens apart from memory, in its own launch's names at the settings' release: the
+    settings its rules name as caps (`cap_fields`: SGLang's --max-total-tokens, vLLM's --num-gpu-blocks-override,
+    TensorRT-LLM's kv_cache_config.max_tokens, a YAML key), or only the context bound."""
     # the engine's package by id (as launch.py reads its FLAGS): registry sits above this module (it names the
     # protocols, which name Explanation), so importing it here would close an import circle
-    cap_fields: tuple[str, ...] = engine_module(engine).RULES.cap_fields
-    flags = [spelling_of(engine, field) for field in cap_fields]
-    return f"a {' or '.join(flags)} flag or the context bound" if flags else "the context bound"
+    cap_fields: tuple[str, ...] = engine_module(settings.engine).RULES.cap_fields
+    flags = [setting_name(settings, field, 1) for field in cap_fields]  # named as a count the launch would set
+    return f"a {' or '.join(flags)} setting or the context bound" if flags else "the context bound"
 
 
 def _ends_of(low: int | None, high: int | None) -> tuple[int, int] | None:

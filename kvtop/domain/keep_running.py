@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from kvtop.domain.diagnose_findings import AlternativeLimit, FlagAlternative
 from kvtop.domain.errors import KvtopError
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch_change import change_words
 from kvtop.domain.ledger import Ledger
 
 if TYPE_CHECKING:
@@ -83,11 +84,12 @@ def flag_alternative(
     solved = at(best)
     if solved is None or _tokens(solved) <= restart_tokens:
         return None
+    moved = _with(ledger.settings, field, best / SHARE_STEPS)
     return FlagAlternative(
         engine_id=engine.id, engine_name=rules.display_name, pids=pids, flag=rules.memory_fraction_flag, share=best / SHARE_STEPS, tokens=_tokens(solved),
         restart_tokens=restart_tokens, stopped_tokens=stopped_tokens,
         reserve_bytes=solved.engine.reserve_bytes, reserve_needed_bytes=solved.engine.reserve_needed_bytes,
-        limit=limit, settings=solved.settings,
+        limit=limit, settings=solved.settings, words=change_words(ledger.settings, moved) if moved is not None else "",
     )  # fmt: skip
 
 

@@ -172,6 +172,10 @@ def test_same_budget_absolute_settings_land_within_one_block_when_re_solved() ->
     trtllm = same["trtllm"]
     assert trtllm.method is SameBudgetMethod.ABSOLUTE
     assert trtllm.flags == ("--tp_size", "4", "--kv_cache_config.max_gpu_total_bytes", str(target))
+    # … which the row says as trtllm-serve takes it (`launch`): serve's --tp_size, the cap in the YAML the line names
+    assert trtllm.launch is not None
+    assert trtllm.launch.line == ("--tp_size", "4", "--extra_llm_api_options", "extra_llm_api_options.yaml")
+    assert trtllm.launch.config == {"kv_cache_config": {"max_gpu_total_bytes": target}}
     assert trtllm.token_capacity == target // LLAMA70_TP4_BPT // 32 * 32
     assert 0 <= target - trtllm.kv_budget_bytes < 32 * LLAMA70_TP4_BPT
     # the flags are the engines' own: parsed back and planned, they give the same tokens and interval

@@ -90,7 +90,7 @@ def test_large_req_to_token_table_names_the_max_running_requests_that_frees_it()
     plan = ledger("meta-llama--Llama-3.1-8B-Instruct.json", "sglang")  # 131,072 context × 2,048 requests
     finding = only(diagnose_ledger(plan), "req_to_token_large")
     assert finding.bytes == plan.engine.req_to_token_bytes == 2049 * 131076 * 4
-    assert finding.fix == "--max-running-requests 512 --mem-fraction-static 0.844"
+    assert finding.fix == "--mem-fraction-static 0.844 --max-running-requests 512"  # the copied launch's order
     fixed = predict(
         plan.model,
         plan.settings.model_copy(update={"max_running_requests": 512, "mem_fraction_static": 0.844}),

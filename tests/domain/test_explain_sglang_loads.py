@@ -24,7 +24,7 @@ def test_c17_pool_sizes_within_rounding_name_a_token_cap(capsys) -> None:
     assert ends == (int(0.23 * 2**30) // 20_481, int(0.25 * 2**30) // 20_481) == (12_058, 13_106)
     assert out["predicted"]["kv_bytes_per_token"] == 24 * 2 * 64 * 2 * 2 == 12_288
     assert out["verdict"] == "mismatch"
-    assert "token cap (a --max-total-tokens flag or the context bound)" in out["cause"]
+    assert "token cap (a --max-total-tokens setting or the context bound)" in out["cause"]
     assert "differ from what kvtop was told" not in out["cause"]
     assert not out["cause"].startswith("cause unknown")  # read from the log's own sizes: no flag change needed
 

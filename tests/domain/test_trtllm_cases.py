@@ -69,13 +69,19 @@ def test_4275_engine_0_19_matches_with_its_fp8_kv() -> None:
 
 def test_4275_without_its_kv_dtype_names_what_would_rebuild_it_and_that_the_log_cannot_tell() -> None:
     """BF16 KV would give 131,072 B/token: half the tokens. FP8 KV and TP 2 each rebuild the log's
-    figures; a single-rank C++ log states neither."""
+    figures; a single-rank C++ log states neither. Each is said as TensorRT-LLM 0.19 takes it: the log's C++ runtime
+    serves a built TensorRT engine, whose KV dtype and block are the build's (quantize.py `--kv_cache_dtype`,
+    trtllm-build `--tokens_per_block`), and TP is serve's `--tp_size`; never kvtop's `--kv_cache_config.dtype`, an
+    option trtllm-serve does not declare."""
     result, _ = _explain(
         "trtllm-4275-llama31-8b-fp8kv-rtx5090-v019", "meta-llama--Llama-3.1-8B-Instruct.json"
     )
     assert result.verdict == "mismatch" and result.cause_flags is None
-    assert (result.cause or "").startswith("cause not settled: ")
-    assert "--kv_cache_config.dtype fp8" in (result.cause or "") and "--tp_size 2" in (result.cause or "")
+    cause = result.cause or ""
+    assert cause.startswith("cause not settled: ")
+    assert "KV dtype fp8 (not auto) (build flags: --kv_cache_dtype fp8 --tokens_per_block 32)" in cause
+    assert "TP 2 (not 1) (--tp_size 2 · build flags: --tokens_per_block 32)" in cause
+    assert "--kv_cache_config." not in cause
 
 
 def test_docs_memory_md_4060_blocks_matches_with_the_inferred_fp8_geometry() -> None:

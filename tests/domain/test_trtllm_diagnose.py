@@ -88,10 +88,15 @@ def trtllm_node(ledger: Ledger, others: dict[int, tuple[GpuProcess, ...]] | None
 
 
 def test_healthy_node_has_only_the_fp8_advice_spelled_as_tensorrt_llms_yaml_key() -> None:
+    """The fix is what trtllm-serve takes: serve declares no `--kv_cache_config.*` option (tensorrt_llm/commands/
+    serve.py's @click.option list, engines/trtllm/serve_launch.SERVE_OPTIONS), so FP8 KV is the `--extra_llm_api_options`
+    YAML's `kv_cache_config: {dtype: fp8}` (KvCacheConfig.dtype, llmapi/llm_args.py), as the copied launch writes it."""
     found = diagnose(trtllm_node(plan()))
     assert problems(found) == set()
     advice = only(found, "bf16_kv_where_fp8_supported")
-    assert advice.fix == "--kv_cache_config.dtype fp8"
+    assert advice.fix == (
+        "--extra_llm_api_options extra_llm_api_options.yaml · extra_llm_api_options.yaml: {kv_cache_config: {dtype: fp8}}"
+    )
     assert advice.fix_settings is not None and advice.fix_settings.kv_cache_dtype == "fp8"
 
 
@@ -147,5 +152,10 @@ def test_mla_under_attention_tp_recommends_enable_attention_dp() -> None:
         gpu_total_bytes=143_771 << 20,
     )
     finding = only(diagnose_ledger(ledger), "mla_under_attention_tp")
-    assert finding.fix == "--tp_size 8 --ep_size 8 --enable_attention_dp --dp 8"
+    # the layout as trtllm-serve takes it: serve's --tp_size / --ep_size, and `enable_attention_dp: true` in the YAML
+    # (TorchLlmArgs.enable_attention_dp; serve declares no --enable_attention_dp), never kvtop's `--dp 8`
+    assert finding.fix == (
+        "--tp_size 8 --ep_size 8 --extra_llm_api_options extra_llm_api_options.yaml · "
+        "extra_llm_api_options.yaml: {enable_attention_dp: true}"
+    )
     assert finding.fix_settings is not None and finding.fix_settings.enable_dp_attention

@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from kvtop.domain.calibration.host_estimate import HostStart, StartVerdict, UnifiedHost
 from kvtop.domain.engines.registry import display_name, engine_rules
+from kvtop.domain.launch_change import setting_name
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.wording import gib
 
@@ -45,8 +46,9 @@ def host_start(ledger: Ledger, host: UnifiedHost | None, solve: Callable[[float]
     if host is None or host.start_verdict is None or host.start_needs_bytes is None:
         return None  # its start asks no share of the total free (`EngineRules.start_needs_bytes`), or no such host
     rules = engine_rules(ledger.settings.engine)
-    start = HostStart(host=host, fraction=ledger.engine.memory_fraction, fraction_flag=rules.memory_fraction_flag,
-                      reason="")  # fmt: skip
+    field = rules.memory_fraction_field  # its name as the engine's launch writes it at the plan's release
+    flag = setting_name(ledger.settings, field, ledger.engine.memory_fraction / 2) if field else rules.memory_fraction_flag
+    start = HostStart(host=host, fraction=ledger.engine.memory_fraction, fraction_flag=flag, reason="")
     if not start.starts_at_centre:
         starting = rules.fraction_that_starts(host.total_bytes, start.left_bytes)
         if starting:

@@ -33,6 +33,7 @@ from kvtop.domain.engines.lmdeploy.pytorch_world import pytorch_world, pytorch_w
 from kvtop.domain.engines.restart import restart_without_kv
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch_change import change_words
 from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.wording import gib, with_article
 
@@ -131,7 +132,7 @@ def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | N
         rule="reserve_larger_than_expected",
         severity=advice_severity(gain, engine.ledger.token_capacity, thresholds),
         summary=f"cache_max_entry_count {ratio:g} is below LMDeploy's default {DEFAULT_RATIO:g}: −{gain:,} tokens per rank",
-        bytes=extra, tokens=gain, gain_tokens=gain, fix=f"--cache-max-entry-count {DEFAULT_RATIO:g}",
+        bytes=extra, tokens=gain, gain_tokens=gain, fix=change_words(settings, fixed),
         evidence=(
             f"KV gets {ratio:g} of the free memory after the weights; {gib(extra)} more stays free for the runtime",
             "lower it only for runtime OOMs (activations, CUDA graphs, a vision tower)",
@@ -164,7 +165,7 @@ def _kv_quant_policy(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> 
         summary=f"KV cache is {ledger.kv_format}; LMDeploy's int8 KV (--quant-policy 8): +{gain:,} tokens per rank",
         gpus=gpus, ranks=ranks, bytes=(ledger.kv_bytes_per_token - alt.kv_bytes_per_token) * ledger.token_capacity,
         bytes_words="today's tokens take this much less KV in int8; nothing is freed: the pool keeps its size and holds more",
-        tokens=gain, fix="--quant-policy 8", gain_tokens=gain,
+        tokens=gain, fix=change_words(ledger.settings, fixed), gain_tokens=gain,
         evidence=(
             f"KV bytes per token per rank: {ledger.kv_bytes_per_token:,} B → {alt.kv_bytes_per_token:,} B "
             f"(int8 + {with_article(f'{ledger.model.dtype_bytes * 8}-bit')} scale and zero per token and head)",
@@ -181,17 +182,18 @@ def _session_truncated(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -
     if not ledger.engine.fits or tokens >= wanted:
         return None
     s = ledger.settings
-    fix, fixed, gain = f"--session-len {tokens}", s.model_copy(update={"context_length": tokens}), 0
+    fixed, gain = s.model_copy(update={"context_length": tokens}), 0
     ratio = ledger.engine.memory_fraction
     shares = [r / 100 for r in range(int(ratio * 100) + 5, int(HIGHEST_RATIO * 100) + 1, 5)] if ratio < 1 else []
-    candidates = [(f"--cache-max-entry-count {r:g}", s.model_copy(update={"cache_max_entry_count": r})) for r in shares]
+    candidates = [s.model_copy(update={"cache_max_entry_count": r}) for r in shares]
     if quant_policy(s.kv_cache_dtype) == 0:
-        candidates.append(("--quant-policy 8", s.model_copy(update={"kv_cache_dtype": "8"})))
-    for flags, candidate in candidates:
+        candidates.append(s.model_copy(update={"kv_cache_dtype": "8"}))
+    for candidate in candidates:
         capacity = replay.capacity(candidate)
         if capacity >= wanted:
-            fix, fixed, gain = flags, candidate, capacity - tokens
+            fixed, gain = candidate, capacity - tokens
             break
+    fix = change_words(s, fixed)  # as the copied launch writes it at the plan's release
     gpus, ranks = all_ranks(ledger)
     return Finding(
         rule="session_len_truncated", severity=Severity.WARNING,

@@ -44,11 +44,21 @@ SPELLINGS: Mapping[str, str] = {
 OWN_FLAGS: Mapping[str, OwnFlag] = {
     "--turbomind-workspace": OwnFlag(field="turbomind_workspace", says="the model path is a TurboMind workspace"),
 }
+# the modelled fields the CLI takes (session 72: --cp and --prefix-cache-state-budget, lmdeploy/cli/utils.py:200 and
+# :593 at v0.16.0, were read but not written back; `launch_change` writes a fix with this writer). Not written:
+# `cache_chunk_size`, a TurbomindEngineConfig field read off a printed config that no release's CLI declares
+# (cli/utils.py at v0.4.2, v0.10.0, v0.16.0), and `dtype`, an option only from v0.7.0 (none at v0.6.0) whose choices
+# (auto, float16, bfloat16) all keep the 16-bit book: a line without it plans the same
+NOT_WRITTEN: Mapping[str, str] = {
+    "cache_chunk_size": "a TurbomindEngineConfig field (printed config, Python API); no release's CLI declares it",
+    "dtype": "--dtype only from v0.7.0; its values keep the 16-bit book (LOAD_CASTS)",
+}
 PREFERRED: Mapping[str, str] = {
-    "backend": "--backend", "tp": "--tp", "dp": "--dp", "ep": "--ep",
+    "backend": "--backend", "tp": "--tp", "dp": "--dp", "ep": "--ep", "dcp": "--cp",
     "cache_max_entry_count": "--cache-max-entry-count", "context_length": "--session-len",
     "max_running_requests": "--max-batch-size", "page_size": "--cache-block-seq-len",
     "max_prefill_tokens": "--max-prefill-token-num", "num_gpu_blocks_override": "--num-gpu-blocks",
+    "prefix_cache_state_budget": "--prefix-cache-state-budget",
 }  # fmt: skip
 # `--quant-policy` values (QuantPolicy: NONE 0, INT4 4, INT8 8, FP8 16, FP8_E5M2 17) and their names
 QUANT_POLICIES: Mapping[str, str] = {

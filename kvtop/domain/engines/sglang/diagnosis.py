@@ -25,6 +25,7 @@ from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
 from kvtop.domain.engines.restart import restart_without_kv
 from kvtop.domain.engines.sglang.budget import resolve_max_num_reqs
 from kvtop.domain.engines.sglang.mamba_strategy import mamba_ratio
+from kvtop.domain.launch_change import change_words
 from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.wording import gib
 
@@ -101,7 +102,7 @@ def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | N
         ),
         bytes=extra,
         tokens=lost,
-        fix=f"--mem-fraction-static {auto_fraction:g}",
+        fix=change_words(chosen, fixed),  # as the copied launch writes it at the plan's release
         gain_tokens=lost,
         evidence=(
             f"reserve pre-load × (1 − f): {gib(pre * (1 - used))} at {used:g} vs "
@@ -170,7 +171,7 @@ def _req_to_token(ledger: Ledger, replay: WhatIf, thresholds: Thresholds) -> Fin
         ranks=ranks,
         bytes=eng.req_to_token_bytes,
         tokens=max(gain, 0),
-        fix=f"--max-running-requests {requests} --mem-fraction-static {mfs:g}",
+        fix=change_words(ledger.settings, fixed),
         gain_tokens=max(gain, 0),
         evidence=(
             f"({slots:,} + 1) rows × ({context:,} + 4) × 4 B = {gib(eng.req_to_token_bytes)}, "
@@ -217,7 +218,7 @@ def _mamba_caps_requests(ledger: Ledger, replay: WhatIf, thresholds: Thresholds)
         ranks=ranks,
         bytes=eng.state_pool_bytes,
         tokens=max(gain, 0),
-        fix="--disable-radix-cache",
+        fix=change_words(ledger.settings, fixed),
         gain_tokens=max(gain, 0),
         evidence=(
             f"state pool {gib(eng.state_pool_bytes)} per rank; with the radix cache each running request "

@@ -65,13 +65,20 @@ SPELLINGS: Mapping[str, str] = {
     "--dtype": "dtype",
     "--cuda-graph-max-bs": "cuda_graph_max_bs",
 }  # fmt: skip
-# the spelling `to_flags` writes, in the order an operator reads them
+# the spelling `to_flags` writes, in the order an operator reads them: every modelled field of SPELLINGS, so that the
+# copied launch plans what the plan did and a finding's fix (`launch_change`, the same writer) names every setting it
+# moves (session 72: --dcp-size, --max-prefill-tokens, --swa-full-tokens-ratio, --disable-hybrid-swa-memory,
+# --disable-radix-cache, --quantization, --dtype and --cuda-graph-max-bs were read but never written back, so the
+# Mamba state finding's `--disable-radix-cache` and the float32 finding's `--dtype bfloat16` came out empty)
 PREFERRED: Mapping[str, str] = {
-    "tp": "--tp-size", "pp": "--pp-size", "dp": "--dp-size", "ep": "--ep-size",
-    "enable_dp_attention": "--enable-dp-attention", "kv_cache_dtype": "--kv-cache-dtype",
-    "mem_fraction_static": "--mem-fraction-static", "page_size": "--page-size",
+    "tp": "--tp-size", "pp": "--pp-size", "dp": "--dp-size", "ep": "--ep-size", "dcp": "--dcp-size",
+    "enable_dp_attention": "--enable-dp-attention", "quantization": "--quantization", "dtype": "--dtype",
+    "kv_cache_dtype": "--kv-cache-dtype", "mem_fraction_static": "--mem-fraction-static", "page_size": "--page-size",
     "context_length": "--context-length", "max_running_requests": "--max-running-requests",
     "max_total_tokens": "--max-total-tokens", "chunked_prefill_size": "--chunked-prefill-size",
+    "max_prefill_tokens": "--max-prefill-tokens", "swa_full_tokens_ratio": "--swa-full-tokens-ratio",
+    "disable_hybrid_swa_memory": "--disable-hybrid-swa-memory", "disable_radix_cache": "--disable-radix-cache",
+    "cuda_graph_max_bs": "--cuda-graph-max-bs",
 }  # fmt: skip
 # Flags with no effect on GPU memory (flags_neutral.py: every flag of the releases read classified, docs/engines/sglang.md
 # "Flags"): accepted as typed, named on the plan's line under the engine flags, never written back. The rest kvtop does

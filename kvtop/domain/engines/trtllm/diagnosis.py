@@ -26,13 +26,13 @@ from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
 from kvtop.domain.engines.restart import restart_without_kv
 from kvtop.domain.engines.trtllm.budget import runtime
 from kvtop.domain.engines.trtllm.eras import DEFAULT_FRACTION, caps_by_total_bytes
+from kvtop.domain.launch_change import change_words
 from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.wording import gib
 
 if TYPE_CHECKING:
     from kvtop.domain.diagnose_engine import EngineOnNode
 
-FRACTION_FLAG = "--kv_cache_free_gpu_memory_fraction"
 MAX_SUGGESTED_FRACTION = 0.95  # the rest of the free memory is the runtime's headroom after the peak
 
 
@@ -107,7 +107,7 @@ def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | N
         summary=f"TensorRT-LLM holds {predicted - observed:,} fewer tokens per rank than predicted: its profiled peak kept {gib(extra)} more",
         bytes=extra,
         tokens=predicted - observed,
-        fix=f"{FRACTION_FLAG} {raised:g}, or a smaller --max_num_tokens (the profiled activation peak)",
+        fix=f"{change_words(ledger.settings, fixed)}, or a smaller --max_num_tokens (the profiled activation peak)",
         gain_tokens=max(gain, 0),
         evidence=(
             f"engine reports {observed:,} tokens per rank; predicted {predicted:,} at {per_token:,} B per token",
@@ -147,7 +147,7 @@ def _fraction_below_default(ledger: Ledger, replay: WhatIf, thresholds: Threshol
         ranks=ranks,
         bytes=gain * ledger.kv_bytes_per_token,
         tokens=gain,
-        fix=f"{FRACTION_FLAG} 0.9",
+        fix=change_words(s, fixed),  # serve's option, or the YAML's key where the launch has a kv_cache_config
         gain_tokens=gain,
         evidence=(
             "the fraction applies to the memory free at the profiled peak (weights and activations already out)",

@@ -30,6 +30,7 @@ from kvtop.domain.engines.vllm.extensible_kv import SOURCE as EXTENSIBLE_SOURCE
 from kvtop.domain.engines.vllm.extensible_kv import extensible
 from kvtop.domain.engines.vllm.windows import spec_window
 from kvtop.domain.launch import LaunchSettings
+from kvtop.domain.launch_change import change_words
 from kvtop.domain.ledger_values import Ledger, WhatIf
 from kvtop.domain.model import AttentionKind, LayerKind
 from kvtop.domain.wording import gib
@@ -171,7 +172,7 @@ def reserve_finding(engine: EngineOnNode, thresholds: Thresholds) -> Finding | N
         summary=summary,
         bytes=extra,
         tokens=max(lost, 0),
-        fix=f"--gpu-memory-utilization {raised:g}",
+        fix=change_words(ledger.settings, fixed),  # as the copied launch writes it at the plan's release
         gain_tokens=max(gain, 0),
         evidence=(
             found,
@@ -239,9 +240,7 @@ def restart_finding(engine: EngineOnNode) -> Finding | None:
         bytes=needed - now[tight],
         tokens=capacity,
         summary=f"a restart of {engine.id} fails: GPU {tight} would have {gib(now[tight])} free, vLLM needs {gib(needed)}",
-        fix=f"--gpu-memory-utilization {fitting:.2f}"
-        if fixed
-        else f"free {gib(needed - now[tight])} on GPU {tight}",
+        fix=change_words(ledger.settings, fixed) if fixed else f"free {gib(needed - now[tight])} on GPU {tight}",
         gain_tokens=gain,
         fix_settings=fixed,
         evidence=(
