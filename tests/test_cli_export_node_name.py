@@ -27,3 +27,14 @@ def test_a_node_name_is_taken_as_written() -> None:
     from kvtop.cli_args import label_name
 
     assert label_name("gpu-node-17") == "gpu-node-17"
+
+
+def test_a_secret_in_the_node_name_never_reaches_the_metrics() -> None:
+    """Operator trial (session 72): `--node-name 'https://bob:pa55word@node17'` (a URL pasted from a runbook) was
+    served verbatim as the `node` label of every kvtop_* series; a secret never leaves kvtop, so the label is the name
+    redacted as any other text kvtop shows: the URL's user-info masked, the host kept."""
+    from kvtop.sources.exporter import node_name
+
+    assert node_name("demo:x", "https://bob:pa55word@node17") == "https://***@node17"
+    assert node_name("demo:x", "node-hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789") == "node-***"
+    assert node_name("demo:x", "gpu-node-17") == "gpu-node-17"

@@ -94,9 +94,10 @@ def default_findings() -> FindingsFn | None:
 
 def node_name(source_label: str, given: str | None) -> str:
     """The `node` label: the name given, else the host's name; a demo node is named by its scenario
-    (`demo:<scenario>`), never as this host, whose real GPUs it does not describe."""
+    (`demo:<scenario>`), never as this host, whose real GPUs it does not describe. A given name is redacted as any
+    text kvtop shows (`redact_shown`): a URL pasted with its password serves no password."""
     if given:
-        return given
+        return redact_shown(given)
     return source_label if is_demo_source(source_label) else socket.gethostname()
 
 

@@ -25,6 +25,7 @@ from kvtop.domain.launch import LaunchSettings, model_args, release_names
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import HostMemory
+from kvtop.domain.redact import quoted
 from kvtop.domain.span import NodeLaunch
 from kvtop.domain.wording import GIB, gib_setting
 from kvtop.ui.plan_errors import FieldErrors, field_error
@@ -191,7 +192,7 @@ def _parse(field: PlanField, text: str) -> object:
         return raw.lower() in ("on", "true", "yes", "1")
     if kind is FieldKind.CACHE:  # "unsaid" (or blank): not said, as `plan` without --compile-cache
         if raw.lower() not in CACHE_STATES and raw:
-            raise InputError(f"needs one of {', '.join(CACHE_STATES)}, got {raw!r}", field=field.label)
+            raise InputError(f"needs one of {', '.join(CACHE_STATES)}, got {quoted(raw)}", field=field.label)
         return None if raw.lower() in ("", CACHE_STATES[0]) else raw.lower()
     if kind is FieldKind.DTYPE:  # the engine's own list is checked when the settings are built
         return raw
@@ -211,7 +212,7 @@ def _parse(field: PlanField, text: str) -> object:
             size = float("nan")
         if not 0 < size < 1 << 20:  # '99999999999999999999' was told 'above 0': the bound it broke is said
             raise InputError(f"needs a size in GiB above 0 and under {1 << 20:,} (or x2: twice the GPU pool), got "
-                             f"{raw!r}", field=field.label)  # fmt: skip
+                             f"{quoted(raw)}", field=field.label)  # fmt: skip
         return ("x", size) if ratio else size
     if not raw:
         if kind.may_be_blank:
@@ -222,7 +223,8 @@ def _parse(field: PlanField, text: str) -> object:
         value: int | float = float(raw) if share else int(raw)
     except ValueError:
         wanted = "a number between 0 and 1" if share else "a whole number"
-        raise InputError(f"needs {wanted}, got {raw!r}", field=field.label) from None
+        # quoted as any text from outside (a key pasted into the wrong field is masked, '***')
+        raise InputError(f"needs {wanted}, got {quoted(raw)}", field=field.label) from None
     if share and not 0 < value <= 1:
         raise InputError(f"must be above 0 and at most 1 (got {raw})", field=field.label)
     least = 0 if kind is FieldKind.COUNT_OR_ZERO else 1
