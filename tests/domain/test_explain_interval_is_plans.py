@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from kvtop.cli import main
-from tests.conftest import CONFIGS
+from tests.conftest import CASES, CONFIGS
 from tests.explain_cli import explain_json
 
 QWEN = str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json")
@@ -110,3 +110,28 @@ def test_weights_the_log_measures_narrow_explains_interval(capsys: pytest.Captur
     assert (given["token_capacity_min"], given["token_capacity_max"]) == by_hand
     assert blind["token_capacity_min"] < by_hand[0] and by_hand[1] < blind["token_capacity_max"]
     assert [other["term"] for other in explained["estimated"]["others"]] == ["cuda_total"]  # the weights: measured
+
+
+def test_other_engines_estimates_give_plans_interval(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Where the log measures nothing plan estimates, every engine's rebuild has plan's interval: SGLang C13 without
+    its `Load weight` lines (the free memory before the load estimated; before session 72 438,582 – 446,141 against
+    plan's 438,538 – 446,185) and lmdeploy#4285's TurboMind TP 8 (1,221,537 – 1,275,371 against 1,217,856 – 1,279,040)."""
+    text = (CASES / "sglang/C13/engine.log").read_text()
+    excerpt = tmp_path / "c13.log"
+    excerpt.write_text("\n".join(line for line in text.splitlines() if "Load weight" not in line))
+    launch = ("--model", str(CONFIGS / "meta-llama--Llama-3.1-8B-Instruct.json"), "--mem-fraction-static", "0.88",
+              "--gpu", "H100", "--no-calibration-store")  # fmt: skip
+    explained = explain_json(capsys, excerpt, *launch)["predicted"]
+    assert main(["plan", "--engine", "sglang", "--engine-version", "0.4.1.post7", *launch, "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    ends = (plan["token_capacity_min"], plan["token_capacity_max"])
+    assert (explained["token_capacity_min"], explained["token_capacity_max"]) == ends == (438_538, 446_185)
+    log = CASES / "lmdeploy/lmdeploy-4285-internvl3-78b-tp8-a800/engine.log"
+    launch = ("--model", str(CONFIGS / "Qwen--Qwen2.5-72B.json"), "--tp", "8", "--gpu", "A800", "--no-calibration-store")
+    explained_out = explain_json(capsys, log, *launch)
+    assert main(["plan", "--engine", "lmdeploy", "--engine-version", explained_out["engine_version"], *launch,
+                 "--json"]) == 0  # fmt: skip
+    plan = json.loads(capsys.readouterr().out)
+    ends = (plan["token_capacity_min"], plan["token_capacity_max"])
+    predicted = explained_out["predicted"]
+    assert (predicted["token_capacity_min"], predicted["token_capacity_max"]) == ends == (1_217_856, 1_279_040)
