@@ -7,8 +7,10 @@ lines, TurboMind before v0.15, a TensorRT-LLM log at WARNING) estimates the miss
 context term, so both commands give one figure and one interval for it; a runtime term no fit reaches is the
 engine's stated assumption (vLLM's 2 GiB of non-KV memory). Every other term the rebuild charges and the log does not
 state (TensorRT-LLM's runtime, the weights with what the load holds beside the book, CUDA's total) is plan's figure for
-the same start (`EstimateRun.with_plans_terms`), its error in the interval. It solves the engine's
-budget at the estimate's low, central and high ends and judges the logged capacity against that interval.
+the same start (`EstimateRun.with_plans_terms`), its error in the interval. The interval is plan's for the launch
+(`plans_ends`: the function plan's ends come from, over the terms the log does not measure, so it is plan's or
+narrower); an input assumed beside plan's terms (a folded worker's, a hidden stage's bound) is solved at its own ends,
+the others' errors beside it (`with_other_errors`). The logged capacity is judged against that interval.
 It also solves the other way: the value of the input that rebuilds the logged capacity ("free memory ≈
 23.25 GiB implied"). A match says "with an estimated input", never more.
 """
@@ -19,8 +21,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Literal
 
-from kvtop.domain.calibration.estimate import preload_estimate
+from kvtop.domain.calibration.estimate import interval_ends, preload_estimate
 from kvtop.domain.calibration.host_memory import DESKTOP_NOTE
 from kvtop.domain.calibration.ranges import InputRange, free_before_load_range, runtime_range, weights_range
 from kvtop.domain.calibration.terms import (
@@ -130,9 +133,13 @@ def rebuild_with_estimate(
         return run.solve(measured_at(value).with_estimated(estimate.field, estimate.source))
 
     central = solve(estimate.value_bytes)
-    ends = (figure(solve(estimate.low_bytes)), figure(solve(estimate.high_bytes)))
     others = other_estimates(central, calibrated_preload(run))
-    low, high = with_other_errors(figure(central), ends, others, central.measured, lambda m: figure(run.solve(m)))
+    planned = plans_ends(run, estimate, central, others[0], measured_at, figure)
+    if planned is not None:
+        low, high = planned
+    else:  # an assumed bound beside plan's terms (a folded worker's, a stage's): its own ends, the others' errors beside
+        ends = (figure(solve(estimate.low_bytes)), figure(solve(estimate.high_bytes)))
+        low, high = with_other_errors(figure(central), ends, others, central.measured, lambda m: figure(run.solve(m)))
     result = judge(
         engine, logged, central, low, high, settings, None, gpu_total_bytes, kv_memory_logged=False,
         predicted_tokens=figure(central) if printed else None,
@@ -185,6 +192,77 @@ def other_estimates(central: Ledger, planned: PreloadEstimate | None = None) -> 
     return others, plan.interval_scale
 
 
+# the plan's terms an estimated input is made of (`ranges.py`: free_before_load_range, runtime_range, weights_range)
+_MADE_OF: dict[EstimatedField, tuple[Term, ...]] = {
+    "free_before_load_bytes": (Term.CUDA_TOTAL, Term.CONTEXT, Term.HOST),
+    "non_kv_bytes": RUNTIME_TERMS,
+    "free_after_load_bytes": (Term.WEIGHTS,),
+}
+
+
+def plans_ends(
+    run: EstimateRun, estimate: EstimatedInput, central: Ledger, others: tuple[TermEstimate, ...],
+    measured_at: Callable[[int], MeasuredInputs], figure: Callable[[Ledger], int],
+) -> tuple[int, int] | None:  # fmt: skip
+    """The interval's ends as `plan` makes them for this launch (`PreloadEstimate.figures`: the errors of every term
+    together, shared among the terms, `estimate.interval_ends`), over the terms the rebuild still estimates: the
+    estimated input's own (`_MADE_OF`) and the others that reach its budget (`other_estimates`); a term the log
+    measures carries no error, so the interval is plan's or narrower, never wider. None where the input is not plan's
+    figure (an assumption beside plan's terms: `EstimateOrigin.ASSUMPTION`) or the launch cannot be planned."""
+    planned, made_of = calibrated_preload(run), _MADE_OF.get(estimate.field)
+    if planned is None or made_of is None or estimate.origin is not EstimateOrigin.PLAN_TERMS:
+        return None
+    kept = {term.term: term for term in planned.terms if term.term in made_of} | {term.term: term for term in others}
+    order = [term.term for term in planned.terms]
+    terms = tuple(sorted(kept.values(), key=lambda term: order.index(term.term) if term.term in order else len(order)))
+    interval = planned.model_copy(update={"terms": terms})
+    centre = interval.figures("central")
+
+    def at(side: Literal["low", "high"]) -> int:
+        moved = interval.figures(side)
+        measured = measured_at(_input_at(estimate, centre, moved)).with_estimated(estimate.field, estimate.source)
+        figures = _others_at(central.measured.calibrated or CalibratedFigures(), centre, moved, set(kept))
+        try:
+            return figure(run.solve(measured.model_copy(update={"calibrated": figures})))
+        except KvtopError:  # more weights than the budget holds: no tokens
+            return 0
+
+    uncertain = any(max(term.error_bytes, term.error_below_bytes) > 0 for term in terms)
+    return interval_ends([figure(central), at("low"), at("high")], planned.extrapolation if uncertain else None)
+
+
+def _delta(centre: int | None, moved: int | None) -> int:
+    return moved - centre if centre is not None and moved is not None else 0
+
+
+def _input_at(estimate: EstimatedInput, centre: CalibratedFigures, moved: CalibratedFigures) -> int:
+    """The estimated input at an end of the plan's interval: its centre moved as its terms move there (the free
+    memory before the load as CUDA's total less the context, the runtime memory as its terms, the free memory after
+    the load against the weights)."""
+    if estimate.field == "free_before_load_bytes":
+        return max(estimate.value_bytes + _delta(centre.free_before_load_bytes, moved.free_before_load_bytes), 0)
+    if estimate.field == "non_kv_bytes":  # as plan's: below 0 only where a desktop gave back more (`_runtime_at`)
+        return estimate.value_bytes + _delta(centre.non_kv_bytes, moved.non_kv_bytes)
+    return max(estimate.value_bytes - (moved.weights_extra_bytes - centre.weights_extra_bytes), 0)
+
+
+def _others_at(
+    figures: CalibratedFigures, centre: CalibratedFigures, moved: CalibratedFigures, terms: set[Term]
+) -> CalibratedFigures:  # fmt: skip
+    """The centre's figures (`figures`) with each of the interval's `terms` moved as plan moves it at that end
+    (`moved` less `centre`): the weights book's extra, the runtime memory, CUDA's total."""
+    update: dict[str, int | None] = {}
+    if Term.WEIGHTS in terms:
+        update["weights_extra_bytes"] = figures.weights_extra_bytes + moved.weights_extra_bytes - centre.weights_extra_bytes
+    if terms & set(RUNTIME_TERMS) and figures.non_kv_bytes is not None:
+        update["non_kv_bytes"] = figures.non_kv_bytes + _delta(centre.non_kv_bytes, moved.non_kv_bytes)
+        if figures.activation_bytes is not None:
+            update["activation_bytes"] = figures.activation_bytes + _delta(centre.activation_bytes, moved.activation_bytes)
+    if Term.CUDA_TOTAL in terms and figures.cuda_total_bytes is not None:
+        update["cuda_total_bytes"] = figures.cuda_total_bytes + _delta(centre.cuda_total_bytes, moved.cuda_total_bytes)
+    return figures.model_copy(update=update)
+
+
 def _moved(measured: MeasuredInputs, term: TermEstimate, towards_kv: int, scale: float) -> MeasuredInputs:
     """`measured` with one other term moved by its error × the interval scale towards more KV (+1) or less (−1): its
     error towards that end (`TermEstimate.error_towards`: a part that only raises the term moves it towards less KV,
@@ -204,9 +282,9 @@ def with_other_errors(
     central: int, ends: tuple[int, int], others: tuple[tuple[TermEstimate, ...], float], measured: MeasuredInputs,
     capacity: Callable[[MeasuredInputs], int],
 ) -> tuple[int, int]:  # fmt: skip
-    """The interval's ends with every estimated input's error in it: the estimated input's own ends (`ends`) and each
-    other term moved by its error both ways, their moves in tokens added as independent errors add (the root of
-    their squares) on each side. Without other terms, the estimated input's ends as they are."""
+    """The interval's ends where the estimated input is an assumed bound, not plan's figure (`plans_ends` is None):
+    its own ends (`ends`) and each other term moved by its error both ways, their moves in tokens added as
+    independent errors add (the root of their squares) on each side. Without other terms, its ends as they are."""
 
     def solved(moved: MeasuredInputs) -> int:
         try:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, computed_field, field_validator, model_validator
 
 from kvtop.domain.engines.catalogue import EngineId
 from kvtop.domain.host_desktop import HostDesktop
@@ -28,6 +28,7 @@ from kvtop.domain.redact import (
     shown_argv,
     shown_cut,
 )
+from kvtop.domain.terminal import cut
 
 
 class _Frozen(RedactedModel):
@@ -258,28 +259,36 @@ WORDS_CHARS = 200  # the most of them read for the release: a source build's ver
 
 
 class ReportedVersion(_Frozen):
-    """A version as a running engine's endpoint reported it: its own words (`said`: SGLang's server info may carry
-    more than the release, '0.5.9 api_key=…'), as one line, redacted, then cut to `SAID_CHARS` (a cut before the
-    redaction could leave a secret's head no shape matches). Which release they name is the engine's to read
-    (`stated_release.endpoint_release`, by its `RELEASE_NAMES`: PEP 440's '0.5.9', llama.cpp's 'b6980') from
-    `words`, the same line redacted and cut only at `WORDS_CHARS` (a source build's
-    '0.11.1rc2.dev150+g8e4ca4d54.d20251024.precompiled' is 49 characters: cut to 40 it lost its build date);
-    `said` is shown as the endpoint's, never as an `--engine-version` nobody typed; `words` is read, not shown."""
+    """A version as a running engine's endpoint reported it: its own words, as one line, redacted. `words` is the
+    line cut only at `WORDS_CHARS`, what the engine's release names are read from (`stated_release.endpoint_release`,
+    by its `RELEASE_NAMES`: PEP 440's '0.5.9', llama.cpp's 'b6980'; a source build's
+    '0.11.1rc2.dev150+g8e4ca4d54.d20251024.precompiled' is 49 characters: cut to 40 it lost its build date); `said`
+    is derived from it, never stored beside it, so the two cannot disagree: the same words cut to `SAID_CHARS` (SGLang's
+    server info may carry more than the release, '0.5.9 api_key=…'), shown as the endpoint's, never as an
+    `--engine-version` nobody typed. It is built from `said=` (the endpoint's words as they came); the JSON writes
+    `said` only."""
 
-    said: RedactedStr
-    words: RedactedStr = Field(default="", exclude=True, repr=False)
+    words: RedactedStr = Field(exclude=True, repr=False)
 
     @model_validator(mode="before")
     @classmethod
     def _one_redacted_line(cls, data: Any) -> Any:
-        """Every reader's words alike (an endpoint's, the demo's): whitespace runs made one space (a tab or a line
-        break never hides a release), redacted, then cut: `said` to show, `words` to read."""
-        if not isinstance(data, dict) or not isinstance(data.get("said"), str):
+        """Every reader's words alike (an endpoint's, the demo's, a copy's): `said=` as given (else `words=`),
+        whitespace runs made one space (a tab or a line break never hides a release), redacted, then cut at
+        `WORDS_CHARS` (redacted before the cut: a cut could leave a secret's head no shape matches)."""
+        if not isinstance(data, dict):
             return data
-        line = " ".join(data["said"].split())
-        given = data.get("words")
-        words = given if isinstance(given, str) and given else line
-        return {**data, "said": shown_cut(line, SAID_CHARS), "words": shown_cut(" ".join(words.split()), WORDS_CHARS)}
+        line = data.get("said") if isinstance(data.get("said"), str) else data.get("words")
+        if not isinstance(line, str):
+            return data
+        rest = {key: value for key, value in data.items() if key not in ("said", "words")}
+        return {**rest, "words": shown_cut(" ".join(line.split()), WORDS_CHARS)}
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def said(self) -> str:
+        """The words as shown: cut to `SAID_CHARS` (the cut marked), redacted again as every shown string is."""
+        return redact_shown(cut(self.words, SAID_CHARS))
 
 
 class EngineLive(_Frozen):

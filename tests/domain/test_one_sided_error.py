@@ -149,7 +149,7 @@ def test_the_pinned_segment_lowers_the_low_end_only(monkeypatch: pytest.MonkeyPa
     assert graphs is not None and plain is not None
     assert graphs.raise_only_bytes == QWEN36_27B_SEGMENT
     assert graphs.error_bytes - plain.error_bytes == QWEN36_27B_SEGMENT  # as it stands, one figure (v2_graphs.py)
-    assert graphs.error_below_bytes == plain.error_bytes
+    assert graphs.error_below_bytes == plain.error_below_bytes  # (its part below only: the compile state, unsaid)
     assert plan.ledger.token_capacity == without.ledger.token_capacity
     assert plan.token_capacity_max == without.token_capacity_max
     assert plan.token_capacity_min < without.token_capacity_min

@@ -221,3 +221,17 @@ def test_a_long_version_is_read_whole_and_shown_cut(said: str, release: str) -> 
     assert version.text.startswith(release)
     logged = resolve(engine_name="vLLM", stated=said, stated_line=3, hint=None, first_date=None, calendar=CALENDAR)
     assert logged.text == version.text  # as a log's line reads it
+
+
+def test_said_is_derived_from_the_words_never_stored_beside_them() -> None:
+    """`said` is the words cut to `SAID_CHARS` (a computed field), so no construction, copy or JSON round trip can
+    make the two disagree; the JSON writes `said` alone (session 72: it was a second stored field)."""
+    build = "0.11.1rc2.dev150+g8e4ca4d54.d20251024.precompiled"  # 49 characters, a source build's
+    reported = ReportedVersion(said=f"{build}\tcuda 12.8")
+    assert reported.words == f"{build} cuda 12.8"  # one line, whole below 200
+    assert reported.said == build[: SAID_CHARS - 1] + "…"  # cut to 40 by hand, the cut marked
+    assert reported.model_dump() == {"said": reported.said}
+    assert ReportedVersion.model_validate(reported.model_dump()).said == reported.said
+    copied = reported.model_copy(update={"said": "0.5.9"})  # a copy's new words: both follow
+    assert (copied.words, copied.said) == ("0.5.9", "0.5.9")
+    assert ReportedVersion(said="0.5.9", words="0.6.0").words == "0.5.9"  # said= is the words: never two figures

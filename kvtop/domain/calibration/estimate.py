@@ -461,10 +461,8 @@ def planned_capacity(
     # each end the least and the most of the three solves: a term may move the budget against its usual way (a reserve
     # that is a share of the free memory before load grows with it: SGLang's, where the free memory after load fixes
     # the rest), and the ends then swap
-    tokens = [ledger.token_capacity for ledger in ends]
-    budgets = [ledger.engine.kv_budget_bytes for ledger in ends]
-    if estimate.extrapolation is not None:  # outside the corpus: each end takes its share beside the terms' errors
-        tokens, budgets = _widened(tokens, estimate.extrapolation), _widened(budgets, estimate.extrapolation)
+    tokens = interval_ends([ledger.token_capacity for ledger in ends], estimate.extrapolation)
+    budgets = interval_ends([ledger.engine.kv_budget_bytes for ledger in ends], estimate.extrapolation)
     requests = central.request_capacity
     interval = request_interval(requests, ends[1].request_capacity, ends[2].request_capacity) if requests else None
     if interval is not None and start is not None and start.refused_in_span:  # as the tokens: a refused end holds 0
@@ -475,12 +473,22 @@ def planned_capacity(
         ledger=central,
         estimate=estimate,
         start=start,
-        token_capacity_min=0 if start and start.refused_in_span else min(tokens),
-        token_capacity_max=0 if start and start.refused_across_span else max(tokens),
-        kv_budget_min_bytes=min(budgets),
-        kv_budget_max_bytes=max(budgets),
+        token_capacity_min=0 if start and start.refused_in_span else tokens[0],
+        token_capacity_max=0 if start and start.refused_across_span else tokens[1],
+        kv_budget_min_bytes=budgets[0],
+        kv_budget_max_bytes=budgets[1],
         requests=interval,
     )
+
+
+def interval_ends(values: list[int], extrapolation: ExtrapolationWidening | None) -> tuple[int, int]:
+    """A launch's interval ends from a figure (its tokens, its KV budget) solved at the centre (`values[0]`) and at
+    the two ends of its terms' errors (`PreloadEstimate.figures`): the least and the most of them, each end widened
+    where the launch lies outside the engine's corpus (`extrapolation`, None: inside). `plan` and `explain --gpu`
+    both read their ends here, so one launch has one interval (explain's narrower only by the terms its log measures)."""
+    if extrapolation is not None:  # outside the corpus: each end takes its share beside the terms' errors
+        values = _widened(values, extrapolation)
+    return min(values), max(values)
 
 
 def _widened(values: list[int], widening: ExtrapolationWidening) -> list[int]:

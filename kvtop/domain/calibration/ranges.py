@@ -7,9 +7,10 @@ the 90th percentile of the leave-one-source-out error the corpus measured for th
 engine, era, GPU and TP at hand), × the engine's interval scale (`coverage.py`, docs/calibration.md). A term the
 calibration assumes (a context no fit reaches: 0.75 GiB + 0.75 GiB per doubling of TP, ± its measured error) is the
 plan's figure all the same: the range is made of it and says so (source "assumed"), never of a number of its own.
-Open: `explain`'s capacity ends add this range's move and the other terms' moves as independent errors
-(`explain_estimate.with_other_errors`) where `plan` shares every term's error together (`_end_moves`), so one launch's
-high ends differ (docs/engines/vllm.md §9, session 71's C3: 113,497 against 118,816 tokens on an L4).
+The range is what explain says of the input; its capacity ends are not solved at the range's ends but at plan's
+(`explain_estimate.plans_ends`: `PreloadEstimate.figures` over this input's terms and the others the rebuild still
+estimates), so one launch has one interval (session 72; it was 35,477 – 113,534 against plan's 35,584 – 119,088 on an
+L4, docs/engines/vllm.md §9).
 """
 
 from __future__ import annotations

@@ -89,10 +89,11 @@ class TermEstimate(BaseModel):
     raise_only_bytes: int = 0
     # its mirror, the error below the figure only, not in `error_bytes`: what a term charged at its centre may lack in
     # a start (vLLM's pinned copy segment on sm_120, charged at the centre: a start that does not pin it holds that
-    # much more KV; pinned_copy.py `pinned_at_centre`, session 71 fixer H4), so the capacity's high end takes it (the
-    # low end for CUDA's total) and the other does not. Still not expressed this way: vLLM's sampler path unknown
-    # before the start (`_sampler_path_error`'s "either", symmetric) and V2's unsaid compile state, whose warm start
-    # holds more KV in no error at all (docs/engines/vllm.md §9, session 71's C3)
+    # much more KV; pinned_copy.py `pinned_at_centre`, session 71 fixer H4; vLLM's sampler path unknown before the
+    # start, the centre's native copies that FlashInfer's path does not hold, calibration_activation.py
+    # `_sampler_path_error`; V2's unsaid compile state, charged cold, which a warm start does not pay,
+    # v2_graphs.py `unsaid_warm`: session 72), so the capacity's high end takes it (the low end for CUDA's total) and
+    # the other does not
     lower_only_bytes: int = 0
     # the part of `bytes` only a launch's first pipeline stage holds (vLLM's cold compile's table copy above the
     # count: V1's, compile_benchmark.py; V2's, v2_graphs.py): a later stage's budget reads the term without it (`CalibratedFigures`); 0: every

@@ -46,9 +46,11 @@ def _activation(version: str):  # type: ignore[no-untyped-def]
 def test_an_install_dependent_release_spans_both_sampler_paths() -> None:
     activation = _activation("0.10.1.1")
     assert activation.bytes > FLASHINFER_BESIDE_WEIGHTS  # the fits count the native path's copies
-    # the interval reaches what the FlashInfer start left
-    assert activation.bytes - activation.error_bytes < FLASHINFER_BESIDE_WEIGHTS
-    assert activation.error_bytes > 5 * LOGITS  # several copies of the logits wide
+    # the interval reaches what the FlashInfer start left, below the figure only (session 72: FlashInfer's path only
+    # holds fewer copies than the native centre, so the side above keeps the fit's own error)
+    assert activation.bytes - activation.error_below_bytes < FLASHINFER_BESIDE_WEIGHTS
+    assert activation.error_below_bytes > 5 * LOGITS  # several copies of the logits wide
+    assert activation.error_bytes < LOGITS  # above: the fit's alone (vllm.activation.v1's 0.02 GiB)
     assert "not known before the start" in activation.basis
 
 
@@ -138,7 +140,8 @@ def test_the_launchs_flashinfer_sampler_setting_decides_the_path() -> None:
         "VLLM_USE_FLASHINFER_SAMPLER=0")
     assert "VLLM_USE_FLASHINFER_SAMPLER=1 in the launch" in flashinfer.basis
     assert abs(flashinfer.bytes - FLASHINFER_BESIDE_WEIGHTS) < abs(either.bytes - FLASHINFER_BESIDE_WEIGHTS)
-    assert native.bytes == either.bytes and native.error_bytes < either.error_bytes
+    assert native.bytes == either.bytes and native.error_bytes < either.error_below_bytes
+    assert native.error_bytes == either.error_bytes  # the unknown path widens only below the figure
 
 
 # FlashInfer's sampler became the default at v0.21.0, not v0.20.0: the wheels' envs.py defaults

@@ -1,11 +1,15 @@
 """Three of vLLM's widenings that only raise their term (review R1, session 71): the error above the figure takes
-them, the side below keeps the fit's, so the capacity's low end moves and its high end does not.
+them, the side below keeps the fit's, so the capacity's low end moves and its high end does not; and two that only
+lower it (session 72): the error below the figure takes them, so the capacity's high end moves and its low end not.
 
 - V1's unsaid cold compile (compile_benchmark.py): the peak is the larger of the embedding table's copy and the count,
   so a cold start only lifts it;
 - V2's figure said warm (v2_graphs.py `said_warm`): a cold start, or a changed cache key, pays it, a warm one nothing;
 - FlashInfer's sampler (calibration_activation.py): the native copies are taken off the centre; a fallback to the
-  native path only raises the peak.
+  native path only raises the peak;
+- the sampler path unknown (the install decides, v0.8.0-v0.11.0): the centre keeps the native copies, FlashInfer's
+  path only holds fewer (below the figure only);
+- V2's compile state unsaid: charged cold at the centre, a warm start compiles nothing (below the figure only).
 
 Expected values from independent sources: the committed fits' held-out errors (calibration.py's block, written by
 run.py from the corpus: `vllm.activation.v17` 1,889,920,950 B, `vllm.activation.v1` 21,125,963 B, `vllm.cuda_graphs`
@@ -69,7 +73,7 @@ def test_v1s_unsaid_cold_compile_only_raises_the_peak(monkeypatch: pytest.Monkey
 def test_v2s_figure_said_warm_only_raises_the_graph_term() -> None:
     # on an RTX 4090: on the start's own sm_120 card the cold plan also charges the pinned segment at its centre
     # (pinned_copy.pinned_at_centre, session 71 helper H3), which said warm drops; that is test_pinned_copy.py's
-    cold = _term(COLD_7B, Term.CUDA_GRAPHS, gpu_name="RTX4090")
+    cold = _term(COLD_7B, Term.CUDA_GRAPHS, compile_cache_cold=True, gpu_name="RTX4090")
     warm = _term(COLD_7B, Term.CUDA_GRAPHS, compile_cache_warm=True, gpu_name="RTX4090")
     # said warm, what the cold start charges leaves the centre for the error above it; below, the two graph fits'
     # errors added (V2's estimate and the figure beside its profile are the one fit, `with_v2_beside`), as cold
@@ -85,3 +89,42 @@ def test_flashinfers_taken_off_copies_only_raise_the_peak() -> None:
     assert activation.error_below_bytes == ACTIVATION_V1_ERROR
     assert activation.error_bytes > 40 * ACTIVATION_V1_ERROR  # the copies: 0.88 GiB beside the fit's 0.02
     assert activation.one_sided
+
+
+def _activation_at(install: str | None) -> TermEstimate:
+    """dennislee's A100 start (v0.10.1.1, an install-decides release) with its install as `install` says (None: not
+    said, no image), so the sampler's path is FlashInfer's (installed), the native one (absent) or unknown."""
+    inputs = RECORDS[DENNISLEE].inputs()
+    settings = inputs.settings.model_copy(update={"flashinfer": install, "image": None})
+    return next(term for term in terms(inputs.model_copy(update={"settings": settings})) if term.term is Term.ACTIVATION)
+
+
+def test_an_unknown_sampler_path_only_lowers_the_peak() -> None:
+    # the install decides (V1 takes FlashInfer's sampler whenever it imports: topk_topp_sampler.py:37-70 at v0.11.0):
+    # the centre is the native path's, its error above the fit's own; below, the copies FlashInfer's path does not
+    # hold (the native centre less FlashInfer's) beside the fit's error, as independent errors add
+    native, taken, unknown = _activation_at("absent"), _activation_at("installed"), _activation_at(None)
+    assert native.error_bytes == native.error_below_bytes == ACTIVATION_V1_ERROR  # the native path: the fit alone
+    copies = native.bytes - taken.bytes
+    assert copies > 40 * ACTIVATION_V1_ERROR  # the copies beyond FlashInfer's: 0.86 GiB beside the fit's 0.02
+    assert unknown.bytes == native.bytes and unknown.error_bytes == ACTIVATION_V1_ERROR
+    assert unknown.error_below_bytes == round((ACTIVATION_V1_ERROR**2 + copies**2) ** 0.5)
+    assert unknown.error_below_bytes == taken.error_bytes  # the mirror of FlashInfer's path's fallback
+    assert unknown.lower_only_bytes > 0 and unknown.raise_only_bytes == 0
+
+
+def test_v2s_unsaid_compile_state_only_lowers_the_graph_term() -> None:
+    # not said: charged cold, as a first start compiles; a warm start loads the compiled graphs and compiles nothing
+    # (compilation/decorators.py:566-576 at v0.30.0), so what said warm does not charge is the error below only
+    cold = _term(COLD_7B, Term.CUDA_GRAPHS, compile_cache_cold=True, gpu_name="RTX4090")
+    warm = _term(COLD_7B, Term.CUDA_GRAPHS, compile_cache_warm=True, gpu_name="RTX4090")
+    unsaid = _term(COLD_7B, Term.CUDA_GRAPHS, gpu_name="RTX4090")
+    charged = cold.bytes - warm.bytes
+    assert charged > 0 and unsaid.bytes == cold.bytes and unsaid.error_bytes == cold.error_bytes
+    assert unsaid.error_below_bytes == 2 * GRAPH_FIT_ERROR + charged == cold.error_below_bytes + charged
+    assert unsaid.lower_only_bytes == charged and cold.lower_only_bytes == 0
+    # the launch turns the cache off: every start compiles cold, nothing below
+    settings = RECORDS[COLD_7B].settings
+    flags = {**settings.flags, "VLLM_DISABLE_COMPILE_CACHE": "1"}
+    off = _term(COLD_7B, Term.CUDA_GRAPHS, gpu_name="RTX4090", settings=settings.model_copy(update={"flags": flags}))
+    assert off.bytes == cold.bytes and off.lower_only_bytes == 0

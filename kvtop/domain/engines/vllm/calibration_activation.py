@@ -431,8 +431,19 @@ def _sampler_path_error(
     if not extra:
         return activation
     if path == "either":
-        return activation.plus(error_bytes=extra,
-                               why="FlashInfer's or the native top-k/top-p sampler, not known before the start")
+        # the install decides (V1 takes FlashInfer's sampler whenever it imports: topk_topp_sampler.py:37-70 at
+        # v0.11.0; 'FlashInfer is not available. Falling back to the PyTorch-native implementation', v0.9.1 :58-62):
+        # the centre keeps the native copies, and FlashInfer's path only holds fewer (flashinfer_copies.py), so the
+        # copies beyond FlashInfer's join the error below the figure only (`lower_only_bytes`), the side above keeps
+        # the fit's
+        below = round(math.hypot(activation.error_below_bytes, extra))
+        return activation.with_error(
+            activation.error_bytes,
+            lower_only_bytes=below - (activation.error_below_bytes - activation.lower_only_bytes),
+            basis=f"{activation.basis}; FlashInfer's or the native top-k/top-p sampler, not known before the start: "
+                  f"the native path's copies kept, FlashInfer's (fewer: the fit's copies beyond its {kept:g}, "
+                  "flashinfer_copies.py) in the interval below the figure only",
+        )  # fmt: skip
     # the copies taken off, no further than 0 bytes: not an addition (`plus`); a fallback to the native path only
     # raises the peak, so they join the error above the figure only, the side below keeps the fit's
     above = round(math.hypot(activation.error_bytes, extra))

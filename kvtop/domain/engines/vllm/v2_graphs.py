@@ -306,6 +306,24 @@ def said_warm(charged: int, side: str, inputs: CalibrationInputs) -> tuple[int, 
     return 0, WARM_CACHE_UNCHARGED, charged
 
 
+WARM_CACHE_UNSAID = (
+    "torch.compile's cache not said (--compile-cache): charged cold, as a first start on a host compiles; a start "
+    "whose cache holds the launch's graphs loads them and compiles nothing (compilation/decorators.py:566-576 at "
+    "v0.30.0), so it holds that much more KV: in the term's error below its figure only"
+)
+
+
+def unsaid_warm(charged: int, side: str, inputs: CalibrationInputs) -> tuple[int, str]:
+    """(error below the figure only, why) of the compile's charge beside V2's profile where the operator says neither
+    cold nor warm: a warm start charges none of it (`said_warm`'s case), a cold one all of it, so the charge stays at
+    the centre and only the interval's high end takes it (`lower_only_bytes`); (0, `side`) where the state is said,
+    or a warm cache could not be read (`warm_unread`: nothing compiles, or the launch turns the cache off)."""
+    said = inputs.compile_cache_warm or inputs.compile_cache_cold
+    if not charged or said or warm_unread(inputs.version, inputs.gpu_name, inputs.settings) is not None:
+        return 0, side
+    return charged, f"{side}; {WARM_CACHE_UNSAID}" if side else WARM_CACHE_UNSAID
+
+
 def with_v2_beside(
     graphs: TermEstimate, inputs: CalibrationInputs, figure: TermEstimate | None, grid: str = ""
 ) -> TermEstimate:
@@ -323,14 +341,16 @@ def with_v2_beside(
         copy = embedding_copy_bytes(inputs)
         charged, side, widened = said_warm(*compile_above_peak(graphs.bytes if copy is None else copy, inputs), inputs)
         side = NO_LOOKUP if copy == 0 else f"{EMBEDDING_COPY_BEFORE_V0_29}; {side}" if copy is not None else side
+        unsaid, side = unsaid_warm(charged, side, inputs)
         # v0.27.0 - v0.28.x pin the freed copy's segment as v0.29.0 does (session 71: the same budget and profile,
         # pinned_copy.py): its error above the figure (`raise_only_bytes`), or on sm_120 from v0.28.0 its centre and
         # its error below the figure (`lower_only_bytes`, `_pin`)
         pinned, pinned_why = said_warm(*pinned_copy(copy or 0, inputs), inputs)[:2]
         charged, widened, lower = _pin(pinned, charged, widened, inputs)
         side = f"{side}; {_pin_words(pinned_why, inputs)}" if pinned else side
-        # said warm, what a cold start (or a changed cache key) would charge only raises the term, as the pin does
-        return graphs.widened_by(raise_only_bytes=widened, lower_only_bytes=lower, bytes=charged, first_stage_only_bytes=_first_stage(
+        # said warm, what a cold start (or a changed cache key) would charge only raises the term, as the pin does;
+        # unsaid, what a warm start would not charge only lowers it (`unsaid_warm`)
+        return graphs.widened_by(raise_only_bytes=widened, lower_only_bytes=lower + unsaid, bytes=charged, first_stage_only_bytes=_first_stage(
             charged, copy, inputs), basis=f"{graphs.basis}{'; ' + side if side else ''}{_staged(charged, copy, inputs)}")  # fmt: skip
     why = v2_beside_kept(inputs)
     if why is None or figure is None:
@@ -338,6 +358,7 @@ def with_v2_beside(
     copy = embedding_copy_bytes(inputs)  # what the cold compile holds at its peak, where read (compile_benchmark.py)
     charged, side, widened = said_warm(*compile_above_peak(figure.bytes if copy is None else copy, inputs), inputs)
     side = NO_LOOKUP if copy == 0 else f"{EMBEDDING_COPY}; {side}" if copy is not None else side
+    unsaid, side = unsaid_warm(charged, side, inputs)
     # the freed copy's segment, pinned past the profile in some cold starts and counted again as consumed (vLLM
     # v0.27.0 - v0.30.x; read here where the copy is, v0.29.0 - v0.30.x): whether it is follows the start's allocation
     # order, so it widens the term's error only, above its figure (`raise_only_bytes`: it only takes from KV, so the
@@ -353,7 +374,7 @@ def with_v2_beside(
     # the figure's own one-sided part kept; said warm, its uncharged part (`said_warm`) and the pin only raise the term
     return graphs.widened_by(
         figure.error_bytes - figure.raise_only_bytes, figure.raise_only_bytes + widened,
-        figure.lower_only_bytes + lower,
+        figure.lower_only_bytes + lower + unsaid,
         label="vLLM V2's CUDA-graph estimate and the memory beside its profile",
         bytes=graphs.bytes + charged + (workspace[0] if workspace else 0),
         first_stage_only_bytes=_first_stage(charged, copy, inputs),
