@@ -127,7 +127,8 @@ class LaunchChange:
         line = self._line() if self.config_own else self.line
         file = f"your {self.config_option} file" if self.config_own else self.config_file
         parts = [shlex.join(token for group in line for token in group)] if line else []
-        parts += [f"drop {name}" for name in self.line_dropped]
+        # the person's own file stays named even where kvtop's keys leave it empty
+        parts += [f"drop {name}" for name in self.line_dropped if not (self.config_own and name == self.config_option)]
         parts += [f"add to {file}: {yaml_flow(self.config)}" if self.config_own else f"{file}: {yaml_flow(self.config)}"
                   ] if self.config else []  # fmt: skip
         parts += [f"drop {key} from {file}" for key in self.config_dropped]

@@ -107,6 +107,13 @@ def test_a_launch_with_its_own_yaml_is_told_to_add_the_keys_not_given_kvtops_fil
     words = set_words(own, kv_cache_dtype="fp8")
     assert words == "add to your --extra_llm_api_options file: {kv_cache_config: {dtype: fp8}}"
     assert yaml.safe_load(words.split("file: ", 1)[1]) == {"kv_cache_config": {"dtype": "fp8"}}
+    # a key taken back out is dropped from that file, the file still named; with the line's fraction beside it, the
+    # fraction moves into the file (KvCacheConfig replaced whole before PR #9262) and leaves the line
+    fp8 = own.model_copy(update={"kv_cache_dtype": "fp8"})
+    assert launch_change(fp8, own).said() == "drop kv_cache_config.dtype from your --extra_llm_api_options file"
+    shared = own.model_copy(update={"free_gpu_memory_fraction": 0.85})
+    assert set_words(shared, kv_cache_dtype="fp8") == ("drop --kv_cache_free_gpu_memory_fraction · add to your "
+        "--extra_llm_api_options file: {kv_cache_config: {dtype: fp8, free_gpu_memory_fraction: 0.85}}")  # fmt: skip
     # without a file of its own the launch is given kvtop's, pointer and body
     plain = parse_flags("trtllm", ["--tp_size", "8", "--engine-version", "1.1.0"])
     assert set_words(plain, kv_cache_dtype="fp8").startswith(f"--extra_llm_api_options {TRT_FILE} · {TRT_FILE}: ")
