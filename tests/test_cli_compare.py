@@ -148,7 +148,37 @@ def test_a_launch_command_is_compared_with_what_kvtop_does_not_model_named(capsy
     out = capsys.readouterr().out
     assert code == 0
     assert "context 32,768" in out.splitlines()[0]
-    assert "note: not carried to the other engines (kvtop does not model them): --trust-remote-code" in out
+    assert "note: not carried to the other engines (this launch's own; each other engine is solved at its defaults): " \
+           "--trust-remote-code" in out
+
+
+def test_an_environment_variable_a_rule_reads_is_not_carried_as_the_shell_sets_it(capsys: pytest.CaptureFixture[str]) -> None:
+    """`VLLM_USE_FLASHINFER_SAMPLER=0` before `vllm serve` is an environment variable a vLLM rule reads (vllm/envs.py
+    names it): the note says it as the shell set it, never as a `--VLLM_USE_FLASHINFER_SAMPLER` flag no engine has."""
+    command = "VLLM_USE_FLASHINFER_SAMPLER=0 vllm serve meta-llama/Llama-3.1-70B --tensor-parallel-size 4"
+    code = main(["plan", "--cmd", command, "--model", LLAMA70, "--compare", "sglang,vllm", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert out["not_carried"] == ["VLLM_USE_FLASHINFER_SAMPLER=0"]
+
+
+def test_the_tensorrt_llm_same_budget_row_is_the_launch_plan_json_writes_for_its_flags(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The same-budget row's engine_flags / engine_config / engine_env are `plan --json`'s for the row's own `flags`
+    (kvtop's spelling, which `plan --` reads back), so the two never disagree; FP8 KV with the searched share lands in
+    the YAML the line names (`kv_cache_config: {dtype: fp8, free_gpu_memory_fraction: …}`: KvCacheConfig's fields,
+    llmapi/llm_args.py; serve.py declares no `--kv_cache_config.*`)."""
+    code = main(["plan", "--model", LLAMA70, "--tp", "4", "--gpu", "H100", "--kv-cache-dtype", "fp8",
+                 "--compare", "vllm,trtllm", "--json"])  # fmt: skip
+    (row,) = json.loads(capsys.readouterr().out)["same_budget"]
+    assert code == 0 and row["engine"] == "trtllm" and row["method"] == "share"
+    share = float(row["flags"][row["flags"].index("--kv_cache_free_gpu_memory_fraction") + 1])
+    assert row["engine_config"]["yaml"] == {"kv_cache_config": {"dtype": "fp8", "free_gpu_memory_fraction": share}}
+    assert main(["plan", "--model", LLAMA70, "--gpu", "H100", "--engine", "trtllm", "--json", "--", *row["flags"]]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert (row["engine_flags"], row["engine_config"], row["engine_env"]) == (
+        plan["engine_flags"], plan["engine_config"], plan["engine_env"])
 
 
 def test_plan_help_lists_compare(capsys: pytest.CaptureFixture[str]) -> None:

@@ -106,6 +106,11 @@ def test_the_co_tenants_alternative_is_sglangs_arithmetic_with_the_notebook_left
     assert alternative["restart_tokens"] == capacity() == at_0818
     assert alternative["gain_tokens"] == at_083 - at_0818 == capacity(mem_fraction_static=0.83) - capacity()
     assert alternative["flags"][-2:] == ["--mem-fraction-static", "0.83"]
+    # the launch as SGLang takes it (server_args.py `--mem-fraction-static`, type=float), as `plan --json` writes it;
+    # the share's words are `fix`'s alone (no second `words` key)
+    assert alternative["launch"]["engine_flags"][-2:] == ["--mem-fraction-static", "0.83"]
+    assert alternative["launch"]["engine_config"] is None and alternative["launch"]["engine_env"] == {}
+    assert "words" not in alternative and "settings" not in alternative
     assert main(["diagnose", "--demo", "llama70b-tp8-foreign-gpu3"]) == 1
     text = capsys.readouterr().out
     said = f"  or:  keep pid 4242 running and restart sglang:41000 with --mem-fraction-static 0.83: +{at_083 - at_0818:,} tokens"
@@ -194,3 +199,20 @@ def test_advice_without_a_gain_says_so_not_plus_zero(capsys: pytest.CaptureFixtu
     text = capsys.readouterr().out
     assert "INFO     MLA latent copied by attention tensor parallel · GPUs 0,1,2,3,4,5,6,7 · no gain found" in text
     assert "+0 tokens" not in text and "mla_under_attention_tp" not in text
+
+
+def test_the_tensorrt_llm_demos_fp8_advice_is_the_yaml_trtllm_serve_reads(capsys: pytest.CaptureFixture[str]) -> None:
+    """The demo launches `trtllm-serve … --kv_cache_free_gpu_memory_fraction 0.9` at 1.1.0
+    (examples/scenarios/llama70b-tp8-trtllm.json). FP8 KV is no serve option: it is `kv_cache_config: {dtype: fp8}` in
+    the YAML `--extra_llm_api_options` names (serve.py's click options at NVIDIA/TensorRT-LLM 00209af1 declare no
+    `--kv_cache_config.*`; KvCacheConfig.dtype, llmapi/llm_args.py), and with a kv_cache_config in the YAML the line's
+    0.9 goes beside it (KvCacheConfig.free_gpu_memory_fraction), the line's option dropped."""
+    code, out = diagnose_json(capsys, "--demo", "llama70b-tp8-trtllm")
+    assert code == 0
+    (advice,) = [item for item in out["advice"] if item["rule"] == "bf16_kv_where_fp8_supported"]
+    launch = advice["fix_launch"]
+    assert launch["engine_config"]["yaml"] == {"kv_cache_config": {"dtype": "fp8", "free_gpu_memory_fraction": 0.9}}
+    assert launch["engine_config"]["option"] == "--extra_llm_api_options"
+    assert launch["engine_flags"][-2:] == ["--extra_llm_api_options", launch["engine_config"]["file"]]
+    assert launch["engine_flags"][:2] == ["--tp_size", "8"] and "--kv_cache_free_gpu_memory_fraction" not in launch["engine_flags"]
+    assert launch["engine_env"] == {}

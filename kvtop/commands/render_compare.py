@@ -6,7 +6,7 @@ import shlex
 from typing import Any
 
 from kvtop.commands.output import prose
-from kvtop.commands.render_launch import engine_config_json
+from kvtop.commands.render_launch import engine_config_json, launch_json
 from kvtop.commands.render_ledger import flags_not_read_json, gpu_shown
 from kvtop.commands.render_notes import config_default_notes, unmodelled_notes
 from kvtop.domain.compare import Comparison, EngineRow, NotStarting, SameBudget, SameBudgetMethod
@@ -64,8 +64,7 @@ def same_budget_json(same: SameBudget) -> dict[str, Any]:
         "engine": same.engine,
         "method": same.method.value if same.method else None,
         "flags": list(same.flags),
-        "engine_flags": list(same.launch.line) if same.launch else [],
-        "engine_config": engine_config_json(same.launch) if same.launch else None,
+        **launch_json(same.launch),  # engine_flags, engine_config, engine_env: `plan --json`'s, as the engines rows'
         "kv_budget_bytes": same.kv_budget_bytes,
         "token_capacity": same.token_capacity,
         "token_capacity_min": same.token_capacity_min,
@@ -193,6 +192,6 @@ def comparison_text(comparison: Comparison, model: ModelSpec) -> str:
         ]
         lines += [_same_line(same) for same in c.same_budget]
     if c.not_carried:
-        lines.append(prose("note: ", f"not carried to the other engines (kvtop does not model them): {' '.join(c.not_carried)}"))
+        lines.append(prose("note: ", f"not carried to the other engines (this launch's own; each other engine is solved at its defaults): {' '.join(c.not_carried)}"))
     notes = notes_lines(c, model)
     return "\n".join([*lines, *([""] if notes and not c.not_carried else []), *notes])

@@ -35,7 +35,7 @@ def finding_json(finding: Finding) -> dict[str, Any]:
     out["alternative"] = None
     if alternative is not None:
         out["alternative"] = {
-            **alternative.model_dump(mode="json", exclude={"settings"}),
+            **alternative.model_dump(mode="json", exclude={"settings", "words"}),  # `fix` says the words
             "fix": alternative.fix,
             "gain_tokens": alternative.gain_tokens,
             "flags": alternative.settings.to_flags(),

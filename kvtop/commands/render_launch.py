@@ -32,7 +32,13 @@ def engine_launch_json(settings: LaunchSettings) -> dict[str, Any]:
     `engine_config` (the rest where that line is not the whole launch, `engine_config_json`) and `engine_env`
     (`{NAME: VALUE}`, the environment the launch set that the engine's rules read, to set before the server's
     command; `{}` where it set none, as every launch typed to kvtop)."""
-    launch = settings.engine_launch()
+    return launch_json(settings.engine_launch())
+
+
+def launch_json(launch: EngineLaunch | None) -> dict[str, Any]:
+    """`engine_launch_json` of a launch already written (`--compare`'s same-budget row); empty keys where none."""
+    if launch is None:
+        return {"engine_flags": [], "engine_config": None, "engine_env": {}}
     return {"engine_flags": list(launch.line), "engine_config": engine_config_json(launch),
             "engine_env": dict(launch.env)}  # fmt: skip
 

@@ -24,7 +24,7 @@ from kvtop.domain.engines.registry import display_name
 from kvtop.domain.fit import FittingLayout
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin, memory_variant_note, total_said
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.launch_change import set_words, setting_name
+from kvtop.domain.launch_change import set_words, setting_names
 from kvtop.domain.launch_check import architecture_check
 from kvtop.domain.launch_notes import ignored_flags, unread_measured_flags
 from kvtop.domain.ledger import Ledger, RankLedger
@@ -494,6 +494,6 @@ def fitting_json(smallest: FittingLayout | None, defaults: tuple[str, ...]) -> d
         fit |= {"engine_config": config} if (config := engine_config_json(launch)) is not None else {}
         if smallest.dropped is not None:  # the launch's memory share fits no layout: this one is at the engine's own
             dropped = smallest.dropped
-            flag = setting_name(smallest.settings, dropped.setting, dropped.value)
+            flag = next(iter(setting_names(smallest.settings, dropped.setting, dropped.value)), None)  # its first name
             fit["dropped"] = {"setting": dropped.setting, "flag": flag, "value": dropped.value}
     return {"smallest_fit": fit, "assumed": list(defaults)}

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.estimate import CapacityPlan, IntervalKind, planned_capacity
 from kvtop.domain.calibration.node import NodeMeasure
-from kvtop.domain.engine_launch import EngineLaunch
+from kvtop.domain.engine_launch import EngineLaunch, env_words
 from kvtop.domain.engines.base import EngineResult, MeasuredInputs
 from kvtop.domain.engines.measured_reads import MeasuredNotRead
 from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, display_name, engine_rules
@@ -136,7 +136,7 @@ class Comparison(BaseModel):
     rows: tuple[EngineRow, ...]
     target_kv_budget_bytes: int | None  # the reference's KV budget per rank (None: it has none to match)
     same_budget: tuple[SameBudget, ...]
-    not_carried: tuple[str, ...] = ()  # flags kept verbatim (kvtop does not model them), not carried
+    not_carried: tuple[str, ...] = ()  # the launch's own flags and environment (`NAME=VALUE`), not carried
 
 
 def engines_named(text: str) -> tuple[EngineId, ...]:
@@ -161,7 +161,7 @@ def engines_named(text: str) -> tuple[EngineId, ...]:
 
 def check_comparable(settings: LaunchSettings) -> tuple[str, ...]:
     """Raise InputError naming the first engine-specific setting (the comparison is of every engine's
-    defaults); return the flags kept verbatim, which are not carried to the other engines."""
+    defaults); return this launch's own flags and environment, which are not carried to the other engines."""
     for name, field in LaunchSettings.model_fields.items():
         if name in CARRIED_FIELDS or name in IGNORED_FIELDS or getattr(settings, name) == field.default:
             continue
@@ -173,7 +173,10 @@ def check_comparable(settings: LaunchSettings) -> tuple[str, ...]:
             "(the model, GPU, layout, context length, max running requests and KV dtype carry); drop it",
             field=flag,
         )
-    return tuple(f"--{name}" for name in settings.flags)
+    # an environment variable a rule read is said as the shell sets it (`VLLM_USE_FLASHINFER_SAMPLER=0`, redacted as
+    # the copied launch's `env`), never as a flag
+    env = settings.engine_launch().env
+    return tuple(env_words({name: env[name]})[0] if name in env else f"--{name}" for name in settings.flags)
 
 
 def compare_engines(

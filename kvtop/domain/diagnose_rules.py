@@ -24,7 +24,7 @@ from kvtop.domain.diagnose_findings import (
 from kvtop.domain.diagnose_headroom import headroom_short
 from kvtop.domain.engines.registry import engine_flags, engine_rules
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.launch_change import change_words, launch_words, set_words, setting_name
+from kvtop.domain.launch_change import change_words, launch_change, launch_words, setting_name
 from kvtop.domain.ledger import Ledger, predict
 from kvtop.domain.ledger_values import WhatIf
 from kvtop.domain.whatif import Replay
@@ -221,8 +221,13 @@ def weights_cause(ledger: Ledger, replay: WhatIf, observed: int, excess: int) ->
     if 1.9 <= ratio <= 2.1:
         field, value = ("quantization", model.quant.method) if model.quant.quantized else (
             "dtype", "bfloat16" if model.dtype_bytes == 2 else "auto")  # fmt: skip
-        # as the engine's launch writes it at the plan's release; an engine whose launch has no such setting: said so
-        wanted = set_words(settings, **{field: value}) or f"load it as {value} (its {field}: not a setting kvtop writes for this engine)"
+        # as the engine's launch writes it at the plan's release; a value the launch already has, or a field its launch
+        # holds no setting for (TensorRT-LLM's PyTorch backend: the checkpoint's quantization), said so
+        change = launch_change(settings, settings.model_copy(update={field: value}))
+        wanted = (f"the launch already sets {field} {value}: check the checkpoint's own config against it"
+                  if getattr(settings, field) == value else
+                  f"load it as {value} (its {field}: not a setting of this engine's launch here, the checkpoint's own)"
+                  if change.spelled_by or change.empty else change.said())  # fmt: skip
         return (f"{ratio:.2f}× the prediction: held at twice the bytes per parameter (a wider dtype, or a quantized checkpoint loaded unquantized)", wanted)  # fmt: skip
     heads = [row for row in ledger.ranks[0].weights.rows if row.component == "lm_head"]
     if heads and heads[0].bytes_per_param < model.dtype_bytes:

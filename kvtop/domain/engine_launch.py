@@ -29,7 +29,11 @@ class EngineLaunch:
     none; `build`: flags of the build step (`build_said` names it), never the server's; `line_said`: why there is no
     line to copy where the release has no server command (TensorRT-LLM before trtllm-serve), else ''; `config_said`:
     where the body is not in the release's schema, which keys and what the release spelled, else ''; `env`: the
-    environment the launch set that a rule read (`EngineFlags.env_read`, name -> value), set before the server's command."""
+    environment the launch set that a rule read (`EngineFlags.env_read`, name -> value), set before the server's command;
+    `config_own`: the launch named its own config file (kvtop's keys are to be merged into it, never to replace it);
+    `moved`: the config keys the writer put in the file for a value the line would otherwise hold (key -> that option:
+    TensorRT-LLM's fraction beside a kv_cache_config key); `build_tools`: the build step's tool that takes each build
+    flag (`--kv_cache_dtype` -> quantize.py, `--tokens_per_block` -> trtllm-build), empty where no step builds one."""
 
     line: tuple[str, ...]
     config: Mapping[str, object] = field(default_factory=dict)
@@ -40,6 +44,9 @@ class EngineLaunch:
     line_said: str = ""
     config_said: str = ""
     env: Mapping[str, str] = field(default_factory=dict)
+    config_own: bool = False
+    moved: Mapping[str, str] = field(default_factory=dict)
+    build_tools: Mapping[str, str] = field(default_factory=dict)
 
 
 def env_words(env: Mapping[str, str]) -> tuple[str, ...]:

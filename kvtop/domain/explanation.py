@@ -26,7 +26,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.explain_causes import MismatchFacts, likely_cause, token_cap
 from kvtop.domain.gpu_total_origin import GpuTotalOrigin, total_said
 from kvtop.domain.launch import LaunchSettings
-from kvtop.domain.launch_change import setting_name
+from kvtop.domain.launch_change import KVTOP_SPELLING, launch_change
 from kvtop.domain.ledger_values import Ledger
 from kvtop.domain.wording import gib
 
@@ -361,7 +361,11 @@ def token_caps_of(settings: LaunchSettings) -> str:
     # the engine's package by id (as launch.py reads its FLAGS): registry sits above this module (it names the
     # protocols, which name Explanation), so importing it here would close an import circle
     cap_fields: tuple[str, ...] = engine_module(settings.engine).RULES.cap_fields
-    flags = [setting_name(settings, field, 1) for field in cap_fields]  # named as a count the launch would set
+    # named as a count the launch would set; a cap its release's launch does not take (LMDeploy's --num-gpu-blocks
+    # before 0.18.0) has no name and is left out; kvtop's own name (no launch at the release) is said as such
+    changes = [launch_change(settings, settings.model_copy(update={field: 1})) for field in cap_fields]
+    flags = [" / ".join(dict.fromkeys(change.names)) + (f" ({KVTOP_SPELLING})" if change.spelled_by else "")
+             for change in changes if change.names]  # fmt: skip
     return f"a {' or '.join(flags)} setting or the context bound" if flags else "the context bound"
 
 

@@ -273,7 +273,8 @@ class LaunchSettings(BaseModel):
         return EngineLaunch(line=tuple(redact_argv(list(parts.line))), config=redacted_body(parts.config),
                             config_option=parts.config_option, config_file=parts.config_file,
                             build=tuple(redact_argv(list(parts.build))), build_said=parts.build_said,
-                            line_said=parts.line_said, config_said=parts.config_said, env=env)  # fmt: skip
+                            line_said=parts.line_said, config_said=parts.config_said, env=env,
+                            config_own=parts.config_own, moved=parts.moved, build_tools=parts.build_tools)  # fmt: skip
 
     def to_flags(self) -> list[str]:
         """The settings as kvtop spells them for the engine, which `kvtop plan … --` reads back (for every engine but

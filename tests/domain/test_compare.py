@@ -321,6 +321,11 @@ def test_absolute_budget_follows_each_release() -> None:
     # … and its PyTorch engine's --num-gpu-blocks: 64-token blocks of 80 × (K, V) × 2 heads × 128 × 2 B (each
     # descriptor a multiple of 256 B already) = 5,242,880 B → 4,096 blocks
     assert absolute(ledger("lmdeploy", "--backend", "pytorch"), gib20) == {"num_gpu_blocks_override": 4096}
+    # … from 0.18.0 only, the first release whose CLI declares it (the 0.18.0 wheel's cli/utils.py:536-539; no
+    # --num-gpu-blocks in the 0.17.0 wheel's cli/): before, no option sets a count
+    assert absolute(ledger("lmdeploy", "--backend", "pytorch", "--engine-version", "0.18.0"), gib20) == {
+        "num_gpu_blocks_override": 4096}
+    assert absolute(ledger("lmdeploy", "--backend", "pytorch", "--engine-version", "0.17.0"), gib20) is None
 
 
 WHISPER = _model("families/openai--whisper-large-v3.json")  # decoder max_target_positions 448, no context key

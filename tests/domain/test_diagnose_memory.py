@@ -93,3 +93,12 @@ def test_sglang_restart_trips_the_balance_check_beyond_ten_percent() -> None:
     assert "restart_will_not_fit" not in problems(
         diagnose(node(plan, others={3: (co_tenant(9001, 6 * GIB),)}))
     )
+
+
+def test_weights_twice_the_prediction_with_the_dtype_already_set_say_so_not_a_setting_kvtop_lacks() -> None:
+    """A launch that already says `--dtype bfloat16` (SGLang's server_args `--dtype`, 0.5.5 wheel :2011-2015) gains
+    nothing from that fix: the words say the value is set, never that the engine lacks the setting."""
+    plan = llama("sglang", "--dtype", "bfloat16")
+    finding = only(diagnose(node(plan, live={"weight_bytes": 2 * plan.weights_bytes})), "weights_larger_than_predicted")
+    assert finding.fix.startswith("the launch already sets dtype bfloat16")
+    assert "not a setting" not in finding.fix

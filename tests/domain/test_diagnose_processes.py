@@ -63,7 +63,10 @@ def test_vllm_co_tenant_blocks_a_restart_and_costs_the_utilization_that_would_fi
     # 0.525946 GiB + 0.875165 GiB once there are several ranks (docs/calibration.md, `vllm.context`)
     clean = H100 - RESERVED - round((0.525946 + 0.875165) * GIB)
     fits = math.floor((clean - 6 * GIB) / H100 * 100) / 100
-    assert fits == 0.90 and restart.fix == "--gpu-memory-utilization 0.9"  # as the copied launch writes it
+    # vLLM's parser reads the value with type=float (v0.11.0 wheel, engine/arg_utils.py:764-765
+    # `--gpu-memory-utilization`): "0.9" is the 0.90 above, the option's name is the parser's
+    assert fits == 0.90 and restart.fix.split() == ["--gpu-memory-utilization", "0.9"]
+    assert float(restart.fix.split()[1]) == fits
     at_fit = predict(
         plan.model, plan.settings.model_copy(update={"gpu_memory_utilization": fits}), gpu_total_bytes=H100
     )

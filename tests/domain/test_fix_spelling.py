@@ -29,7 +29,7 @@ import yaml
 
 from kvtop.domain.engines.catalogue import ENGINE_IDS, engine_module
 from kvtop.domain.launch import FIELD_TYPES, LaunchSettings, engine_flags, parse_flags
-from kvtop.domain.launch_change import KVTOP_SPELLING, launch_change, set_words, setting_name
+from kvtop.domain.launch_change import KVTOP_SPELLING, launch_change, options, set_words, setting_name
 
 TRT_FILE = "extra_llm_api_options.yaml"
 
@@ -80,10 +80,50 @@ def test_tensorrt_llm_names_its_settings_by_the_yaml_key_where_serve_has_no_opti
     assert setting_name(yaml_launch, "free_gpu_memory_fraction", 0.5) == "kv_cache_config.free_gpu_memory_fraction"
 
 
-def test_tensorrt_engine_block_and_kv_dtype_are_the_builds() -> None:
+def test_tensorrt_engine_block_and_kv_dtype_are_the_builds_each_by_its_tool() -> None:
+    """A TensorRT engine's KV dtype is quantize.py's `--kv_cache_dtype` (examples/quantization/quantize.py, as the
+    4275 case's build line `quantize.py --qformat fp8 --kv_cache_dtype fp8` ran it), its block trtllm-build's
+    `--tokens_per_block`: the fix names the tool that takes each, not one "build flags" for both."""
     built = LaunchSettings(engine="trtllm", backend="tensorrt")
-    assert set_words(built, page_size=64) == "build flags: --tokens_per_block 64"
-    assert set_words(built, kv_cache_dtype="fp8") == "build flags: --kv_cache_dtype fp8"
+    assert set_words(built, page_size=64) == "rebuild the engine: trtllm-build --tokens_per_block 64"
+    assert set_words(built, kv_cache_dtype="fp8") == "rebuild the engine: quantize.py --kv_cache_dtype fp8"
+    assert set_words(built, kv_cache_dtype="fp8", page_size=32) == (
+        "rebuild the engine: quantize.py --kv_cache_dtype fp8; trtllm-build --tokens_per_block 32")
+
+
+def test_the_pytorch_backend_names_no_build_step_for_its_quantization() -> None:
+    """The PyTorch backend (the default from 1.0) builds no TensorRT engine: its quantization is the checkpoint's, so
+    the fix is no `--qformat` build flag; the words are kvtop's own and say so."""
+    words = set_words(LaunchSettings(engine="trtllm"), quantization="fp8")
+    assert "build" not in words and "quantize.py" not in words
+    assert words.startswith("--qformat fp8 (") and KVTOP_SPELLING in words
+
+
+def test_a_launch_with_its_own_yaml_is_told_to_add_the_keys_not_given_kvtops_file() -> None:
+    """A launch that names its own --extra_llm_api_options YAML keeps it: the fix says which keys to add to that file
+    (`update_llm_args_with_extra_dict` reads the one file the option names), never `--extra_llm_api_options
+    extra_llm_api_options.yaml`, which, followed, would drop every key of the person's file."""
+    own = parse_flags("trtllm", ["--tp_size", "8", "--extra_llm_api_options", "/cfg/my.yaml", "--engine-version", "1.1.0"])
+    words = set_words(own, kv_cache_dtype="fp8")
+    assert words == "add to your --extra_llm_api_options file: {kv_cache_config: {dtype: fp8}}"
+    assert yaml.safe_load(words.split("file: ", 1)[1]) == {"kv_cache_config": {"dtype": "fp8"}}
+    # a key taken back out is dropped from that file, the file still named; with the line's fraction beside it, the
+    # fraction moves into the file (KvCacheConfig replaced whole before PR #9262) and leaves the line
+    fp8 = own.model_copy(update={"kv_cache_dtype": "fp8"})
+    assert launch_change(fp8, own).said() == "drop kv_cache_config.dtype from your --extra_llm_api_options file"
+    shared = own.model_copy(update={"free_gpu_memory_fraction": 0.85})
+    assert set_words(shared, kv_cache_dtype="fp8") == ("drop --kv_cache_free_gpu_memory_fraction · add to your "
+        "--extra_llm_api_options file: {kv_cache_config: {dtype: fp8, free_gpu_memory_fraction: 0.85}}")  # fmt: skip
+    # without a file of its own the launch is given kvtop's, pointer and body
+    plain = parse_flags("trtllm", ["--tp_size", "8", "--engine-version", "1.1.0"])
+    assert set_words(plain, kv_cache_dtype="fp8").startswith(f"--extra_llm_api_options {TRT_FILE} · {TRT_FILE}: ")
+
+
+def test_a_repeated_option_is_one_group_of_all_its_uses() -> None:
+    """vLLM's `--lora-modules` may be given twice (argparse nargs='+' per use); the change keeps both uses."""
+    groups = options(["--lora-modules", "a=/x", "--tp", "2", "--lora-modules", "b=/y"])
+    assert groups["--lora-modules"] == ("--lora-modules", "a=/x", "--lora-modules", "b=/y")
+    assert groups["--tp"] == ("--tp", "2")
 
 
 def test_before_trtllm_serve_the_words_are_kvtops_and_say_so() -> None:

@@ -92,7 +92,10 @@ def test_vllm_lowers_its_share_to_the_largest_it_starts_with() -> None:
     assert alternative is not None
     left = VLLM_RESTART - 6 * GIB
     assert left < math.ceil(H100 * 0.92) and math.floor(left / H100 * 100) == 90
+    # "0.9": the share floored to two decimals above (90 %), as vLLM's parser reads it back with type=float (v0.11.0
+    # wheel, engine/arg_utils.py:764-765 `--gpu-memory-utilization`)
     assert (alternative.fix, alternative.limit) == ("--gpu-memory-utilization 0.9", AlternativeLimit.START)
+    assert float(alternative.fix.split()[1]) == 0.90
     assert alternative.restart_tokens == 0  # as launched it would not start
     at_090 = predict(plan.model, plan.settings.model_copy(update={"gpu_memory_utilization": 0.90}), gpu_total_bytes=H100)
     assert alternative.tokens == at_090.token_capacity

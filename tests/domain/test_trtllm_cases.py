@@ -79,8 +79,10 @@ def test_4275_without_its_kv_dtype_names_what_would_rebuild_it_and_that_the_log_
     assert result.verdict == "mismatch" and result.cause_flags is None
     cause = result.cause or ""
     assert cause.startswith("cause not settled: ")
-    assert "KV dtype fp8 (not auto) (build flags: --kv_cache_dtype fp8 --tokens_per_block 32)" in cause
-    assert "TP 2 (not 1) (--tp_size 2 · build flags: --tokens_per_block 32)" in cause
+    # each build flag by its tool: the case's own build ran `quantize.py --qformat fp8 --kv_cache_dtype fp8` (case.json)
+    assert ("KV dtype fp8 (not auto) (the engine's build: quantize.py --kv_cache_dtype fp8; trtllm-build "
+            "--tokens_per_block 32)") in cause
+    assert "TP 2 (not 1) (--tp_size 2 · the engine's build: trtllm-build --tokens_per_block 32)" in cause
     assert "--kv_cache_config." not in cause
 
 

@@ -118,3 +118,19 @@ def test_dflash_from_0_18_0() -> None:
     check_method("dflash", METHOD_ERAS, "0.18.0", flag="--speculative-algorithm")
     with pytest.raises(InputError):
         check_method("dflash", METHOD_ERAS, "0.17.0", flag="--speculative-algorithm")
+
+
+@pytest.mark.parametrize(("release", "declared"), [("0.10.0", False), ("0.16.0", False), ("0.17.0", False),
+                                                   ("0.18.0", True), (None, True)])  # fmt: skip
+def test_num_gpu_blocks_is_written_only_where_the_release_declares_it(release: str | None, declared: bool) -> None:
+    """`--num-gpu-blocks` is first an option of `lmdeploy serve api_server` in 0.18.0 (the wheel's cli/utils.py:536-539,
+    type=int; serve.py:131 adds it, :257 passes it to PytorchEngineConfig); the 0.17.0 wheel's cli/ has no such option
+    (nor v0.10.0 … v0.16.0 at their tags): the copied line and `explain`'s caps name it only from 0.18.0 (an unstated
+    release is the latest)."""
+    from kvtop.domain.explanation import token_caps_of
+
+    settings = LaunchSettings(engine="lmdeploy", backend="pytorch", engine_version=release, num_gpu_blocks_override=512)
+    assert ("--num-gpu-blocks" in settings.to_flags()) is declared
+    assert (token_caps_of(settings) == "a --num-gpu-blocks setting or the context bound") is declared
+    if not declared:
+        assert token_caps_of(settings) == "the context bound"

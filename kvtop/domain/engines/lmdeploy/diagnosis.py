@@ -26,7 +26,12 @@ from kvtop.domain.engines.least_free import restart_capacity as restart_capacity
 from kvtop.domain.engines.least_free import restart_ledger as restart_ledger
 from kvtop.domain.engines.lmdeploy.budget_pytorch import block_bytes
 from kvtop.domain.engines.lmdeploy.ep_sizes import backend_dp_refusal, dp_refusal
-from kvtop.domain.engines.lmdeploy.eras import PYTORCH_ALIGNED_SINCE, since, turbomind_share
+from kvtop.domain.engines.lmdeploy.eras import (
+    NUM_GPU_BLOCKS_FLAG_SINCE,
+    PYTORCH_ALIGNED_SINCE,
+    since,
+    turbomind_share,
+)
 from kvtop.domain.engines.lmdeploy.flags import quant_policy
 from kvtop.domain.engines.lmdeploy.memory import resolve_backend
 from kvtop.domain.engines.lmdeploy.pytorch_world import pytorch_world, pytorch_world_refusal
@@ -100,10 +105,13 @@ def reported_kv_memory(ledger: Ledger, reported_kv_pool_bytes: int | None) -> in
 
 def absolute_budget(ledger: Ledger, kv_bytes: int) -> dict[str, int | float] | None:
     """A block count that holds `kv_bytes` per rank: the PyTorch engine's `--num-gpu-blocks` (memory not
-    consulted, §4.3; more than 2 blocks), TurboMind's `--cache-max-entry-count` ≥ 1 before v0.15 (§1);
-    None for TurboMind's object cache (v0.15+ takes only a share below 1)."""
+    consulted, §4.3; more than 2 blocks) where the release's CLI declares it (0.18.0 on: NUM_GPU_BLOCKS_FLAG_SINCE),
+    TurboMind's `--cache-max-entry-count` ≥ 1 before v0.15 (§1); None for TurboMind's object cache (v0.15+ takes
+    only a share below 1) and the PyTorch engine before 0.18.0 (no option sets a count)."""
     model, version = ledger.model, ledger.version
     backend, _ = resolve_backend(model, ledger.settings, version)
+    if backend == "pytorch" and not since(NUM_GPU_BLOCKS_FLAG_SINCE, version):
+        return None
     if backend == "pytorch":
         per_block = block_bytes(model, ledger.ranks[0].kv, ledger.engine.page_size, since(PYTORCH_ALIGNED_SINCE, version))
         blocks = kv_bytes // per_block if per_block else 0

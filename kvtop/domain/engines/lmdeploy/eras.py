@@ -68,6 +68,11 @@ TURBOMIND_LINEAR_STATE_SINCE = Era("0.13.0", True, "SequenceManager v0.13.0: 'Ad
 # the wheels: absent through v0.12.3, whose loaders pass trust_remote_code=True themselves (tokenizer.py:50)
 TRUST_REMOTE_CODE_SINCE = Era("0.13.0", True, "cli/serve.py:84 (v0.13.0) ArgumentHelper.trust_remote_code, "
                                               "cli/utils.py:774-779 (PR #4511)")
+# `serve api_server --num-gpu-blocks` (type=int, default 0: "Explicit number of GPU KV cache blocks for PyTorch engine"):
+# read in the wheels, first in 0.18.0 (lmdeploy/cli/utils.py:536-539, added to serve.py:131's PyTorch group and passed
+# to PytorchEngineConfig, :257); no such option in cli/ of the 0.17.0 wheel, nor at v0.10.0, v0.12.3, v0.15.0, v0.16.0
+NUM_GPU_BLOCKS_FLAG_SINCE = Era("0.18.0", True, "cli/utils.py:536-539 (0.18.0 wheel) ArgumentHelper.num_gpu_blocks; "
+                                                "absent from the 0.17.0 wheel's cli/")
 # §15.1: loading a Hugging Face checkpoint, TurboMind's converter copies each weight through torch on the current
 # (first) GPU (`export_weight`: `param.cuda().contiguous()`). Until v0.6.1 each checkpoint shard's reader ended with
 # `torch.cuda.empty_cache()` (`BaseReader.clean_up`); PR #2621's loader (v0.6.2) dropped it, so torch's cache keeps the

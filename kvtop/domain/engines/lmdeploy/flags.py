@@ -12,7 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from kvtop.domain.engines.lmdeploy.deployment import FLAGS as DEPLOYMENT_FLAGS
-from kvtop.domain.engines.lmdeploy.eras import TURBOMIND_ONLINE_KV_QUANT_SINCE, since
+from kvtop.domain.engines.lmdeploy.eras import (
+    NUM_GPU_BLOCKS_FLAG_SINCE,
+    TURBOMIND_ONLINE_KV_QUANT_SINCE,
+    since,
+)
 from kvtop.domain.engines.lmdeploy.span import FLAGS as SPAN_FLAGS
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError
@@ -184,7 +188,11 @@ class LmdeployFlags:
         return None
 
     def to_flags(self, settings: LaunchSettings) -> list[str]:
-        out = written_flags(settings, PREFERRED)
+        # --num-gpu-blocks only where the release's CLI declares it (eras.NUM_GPU_BLOCKS_FLAG_SINCE); before, argparse
+        # refuses it, and the cap is named not written (`token_caps_of` leaves it out)
+        declared = since(NUM_GPU_BLOCKS_FLAG_SINCE, ResolvedVersion(text=settings.engine_version))
+        out = written_flags(settings, PREFERRED if declared else {
+            field: flag for field, flag in PREFERRED.items() if field != "num_gpu_blocks_override"})  # fmt: skip
         policy = quant_policy(settings.kv_cache_dtype)
         return [*out, "--quant-policy", str(policy)] if policy else out
 

@@ -49,6 +49,28 @@ BUILD_SAID = ("the TensorRT engine's build: quantize.py --qformat / --kv_cache_d
               "--use_*_plugin / --enable_context_fmha / --use_inflight_batching spellings are 0.8's examples/<model>/"
               "build.py; trtllm-build's is --gpt_attention_plugin …); not serve's, and the line's --max_batch_size, "
               "--max_num_tokens, --max_seq_len, --max_beam_width may not exceed the engine's build limits")
+# the tool of the build step that takes each build flag (BUILD_SAID): quantize.py the checkpoint's formats, 0.8's
+# examples/<model>/build.py its --use_* / --enable_* switches (and, with convert_checkpoint.py, embedding sharing),
+# trtllm-build every other (--tokens_per_block, --max_input_len)
+_QUANTIZE_FLAGS = frozenset({"--qformat", "--kv_cache_dtype"})
+_EXAMPLE_BUILD_FLAGS = frozenset(f"--{name}" for name in OLD_BUILDER_FLAGS)
+
+
+def _build_tool(flag: str) -> str:
+    if flag in _QUANTIZE_FLAGS:
+        return "quantize.py"
+    if flag in _EXAMPLE_BUILD_FLAGS:
+        return "examples/<model>/build.py (0.8)"
+    if flag == f"--{EMBEDDING_SHARING_FLAG}":
+        return "examples/<model>/build.py or convert_checkpoint.py"
+    return "trtllm-build"
+
+
+# the PyTorch backend builds no TensorRT engine: its quantization is the checkpoint's (hf_quant_config.json /
+# config.json quantization_config, read by the model loader), so `--qformat` is no setting of its launch; a build flag
+# the launch was given is said as kvtop's record of it, naming no build step
+PYTORCH_BUILD_SAID = ("no build step on the PyTorch backend (it builds no TensorRT engine): kvtop's record of what the "
+                      "launch was given, not a setting trtllm-serve or its YAML takes")
 
 # the modelled fields serve's options set (field -> option), in the order the line writes them
 _LINE: Mapping[str, str] = {
@@ -195,7 +217,11 @@ def serve_launch(settings: LaunchSettings) -> EngineLaunch:
             line += [f"--{key}"] if raw is True else [f"--{key}", str(raw)]
     if body:
         line += [CONFIG_OPTION, CONFIG_FILE]
-    build = written_flags(settings, {**_BUILD_FIELDS, **(_ENGINE_BUILT if tensorrt_engine(settings) else {})})
+    engine_built = tensorrt_engine(settings)
+    build = written_flags(settings, {**_BUILD_FIELDS, **_ENGINE_BUILT} if engine_built else {
+        field: flag for field, flag in _BUILD_FIELDS.items() if field != "quantization"})  # fmt: skip
+    build_said = (BUILD_SAID if engine_built else PYTORCH_BUILD_SAID) if build else ""
+    tools = {flag: _build_tool(flag) for flag in build if flag.startswith("--")} if engine_built else {}
     for flag in sorted(BUILD_FLAGS):
         raw = settings.flags.get(flag[2:])
         if raw is not None and raw is not False:
@@ -210,7 +236,10 @@ def serve_launch(settings: LaunchSettings) -> EngineLaunch:
                 "engine runs under Triton's tensorrtllm backend (config.pbtxt) or examples/run.py, whose options kvtop "
                 "does not write" + (f"; kvtop's settings: {' '.join(options)}" if options else "")
                 + (f"; LLM-API keys: {yaml_flow(body)}" if body else ""))
-        return EngineLaunch(line=(), line_said=said, build=tuple(build), build_said=BUILD_SAID if build else "")
+        return EngineLaunch(line=(), line_said=said, build=tuple(build), build_said=build_said, build_tools=tools)
+    moved = {"kv_cache_config.free_gpu_memory_fraction": _FRACTION} if "kv_cache_config" in body and (
+        settings.free_gpu_memory_fraction is not None) else {}  # fmt: skip
     return EngineLaunch(line=tuple(line), config=body, config_option=CONFIG_OPTION if body else None,
-                        config_file=CONFIG_FILE if body else None, build=tuple(build),
-                        build_said=BUILD_SAID if build else "", config_said=said)  # fmt: skip
+                        config_file=CONFIG_FILE if body else None, build=tuple(build), build_said=build_said,
+                        config_said=said, config_own=bool(settings.extra_llm_api_options), moved=moved,
+                        build_tools=tools)  # fmt: skip
