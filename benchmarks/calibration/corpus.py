@@ -16,7 +16,10 @@ figure) is loaded all the same, its refusal kept (`Record.refusal`) and its mode
 config is: its printed figures that need no plan still count, and docs/calibration.md names it. `compile_cache: warm` says the start's own lines show torch.compile's cache warm ('Directly load …',
 no 'Compiling a graph for …'), or, where they are not published, that the source started the same configuration
 before it with the same cache root (its note says how): planned as `plan --compile-cache warm` plans it
-(`Record.compile_cache`).
+(`Record.compile_cache`). `draft_config` names a speculative draft's config under tests/data
+(`calibration/configs/…`), given to the plan as an operator gives it (`plan --draft-model FILE` beside
+`--speculative-config '{"model": …}'`): the draft's layers, weights and KV as the engine builds them (`Record.draft`);
+without one a draft named only by a path kvtop cannot read is planned as `plan` plans it (one EAGLE-like layer).
 """
 
 from __future__ import annotations
@@ -78,6 +81,7 @@ class Record:
     figures: dict[str, int] = field(default_factory=dict)  # logged figures, bytes
     tokens: int | None = None
     refusal: str | None = None  # kvtop's refusal of the launch, as `plan` prints it (its model is then None)
+    draft: ModelSpec | None = None  # the speculative draft's config (`draft_config`), as `plan --draft-model` reads it
 
     @property
     def id(self) -> str:
@@ -180,7 +184,7 @@ class Record:
         if self.model is None or self.gpu_total_bytes is None:
             return None
         return predict(self.model, self.settings, gpu_total_bytes=self.gpu_total_bytes, gpu_name=gpu_key(self.gpu),
-                       version=self.version, **kwargs)  # type: ignore[arg-type]  # fmt: skip
+                       version=self.version, draft=self.draft, **kwargs)  # type: ignore[arg-type]  # fmt: skip
 
     def memo(self, name: tuple[str, str], make: Callable[[], T]) -> T:
         """`make()` once per record and `name`: what an engine's calibration derives from `inputs()` alone (a
@@ -313,14 +317,28 @@ def resolve(raw: dict[str, object]) -> Record:
     settings = settings.model_copy(update={"engine_version": version.text, **stated})
     config = raw.get("config")
     model = _config_model(_config_path(str(config))) if config else None
+    settings, draft = _with_draft(raw, settings)
     logged = raw.get("logged") or {}
     assert isinstance(logged, dict)
     figures = _derived(raw, {name: gib_bytes(str(logged[name])) for name in FIGURES if name in logged})
     _check_kv_stage(raw, logged)
     tokens = logged.get("tokens")
     record = Record(raw=raw, model=model, settings=settings, version=version, figures=figures,
-                    tokens=int(tokens) if tokens is not None else None)  # fmt: skip
+                    tokens=int(tokens) if tokens is not None else None, draft=draft)  # fmt: skip
     return _judged_refused(record)
+
+
+def _with_draft(raw: dict[str, object], settings: LaunchSettings) -> tuple[LaunchSettings, ModelSpec | None]:
+    """The launch and its draft's model where the record names the draft's config (`draft_config`), as `plan
+    --draft-model` gives it beside a launch that names its draft (`--speculative-config '{"model": …}'`);
+    (settings, None) where it names none. A launch that names no draft model is a record error."""
+    name = raw.get("draft_config")
+    if not name:
+        return settings, None
+    setup = engine_rules(settings.engine).deployment.setup(settings)
+    if not setup.draft_model:
+        raise ValueError(f"{raw['id']}: draft_config {name!r} beside a launch that names no draft model")
+    return settings, _config_model(_config_path(str(name)))
 
 
 def _judged_refused(record: Record) -> Record:

@@ -52,7 +52,7 @@ SEARCH_LIMIT_MIB = 4096  # no desktop was seen to hold 4 GiB beyond Linux: a sea
 def _plan(record: Record, fits: dict[str, LinearTerm], free_before: int | None) -> CapacityPlan:
     assert record.model is not None and record.gpu_total_bytes is not None
     measured = record.host_measured(free_before_load_bytes=free_before)
-    return planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
+    return planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes, draft=record.draft,
                             gpu_name=gpu_key(record.gpu), measured=measured, fits=fits)  # fmt: skip
 
 

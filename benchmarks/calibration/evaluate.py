@@ -347,7 +347,7 @@ def blind(record: Record, fits: dict[str, LinearTerm], *, weights_logged: bool,
     stage = engine_rules(record.engine).logged_weights_stage if weights is not None else None  # whose load it is
     measured = record.host_measured(weights_bytes=weights, weights_stage=stage)
     try:
-        plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
+        plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes, draft=record.draft,
                                 gpu_name=gpu_key(record.gpu), measured=measured, fits=fits, scale=scale,
                                 extrapolation=extrapolation)  # fmt: skip
     except UnsupportedModelError:  # kvtop refuses the launch by name: no blind figure to judge

@@ -35,7 +35,7 @@ def implied_bytes(record: Record, key: str, fits: dict[str, LinearTerm]) -> int 
     stage = engine_rules(record.engine).logged_weights_stage if weights is not None else None
     measured = record.host_measured(weights_bytes=weights, weights_stage=stage)
     try:
-        plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
+        plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes, draft=record.draft,
                                 gpu_name=gpu_key(record.gpu), measured=measured,
                                 fits={**fits, key: without_term(key, names)})  # fmt: skip
     except UnsupportedModelError:

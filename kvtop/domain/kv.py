@@ -141,6 +141,9 @@ class KvPool(BaseModel):
     row_shape: tuple[int, ...] = ()  # per layer, per token: (heads, width) as the engine allocates
     tensors_per_layer: int = 1  # K and V = 2, MLA latent = 1
     torch_dtype: str = "bfloat16"
+    # of `layers`, a draft model's own whose KV shape (heads, width) is not the target's: vLLM gives them a KV spec of
+    # their own, so beside a hybrid's state groups they group as a kind of their own (engines/vllm/dflash.py)
+    own_spec_layers: int = 0
 
     @property
     def per_request(self) -> bool:
@@ -308,11 +311,13 @@ def kv_book(
     *,
     draft_layers: int = 0,
     draft_layer_bytes: float | None = None,
+    draft_row_shape: tuple[int, ...] | None = None,
     gpu_name: str | None = None,
 ) -> KvBook:
     """The KV book of one rank sizing `layers` (a pipeline stage's, or more where the engine sizes more); `draft_layers`: MTP layers loaded;
     `draft_layer_bytes`: one draft layer's bytes per token on the rank, where the draft is a model of its own whose heads
-    may differ from the target's (None: the target's first full layer's); `gpu_name`: the GPU, where the engine's
+    may differ from the target's (None: the target's first full layer's), and `draft_row_shape` its (heads, width) where
+    known (a shape other than the target's: `KvPool.own_spec_layers`); `gpu_name`: the GPU, where the engine's
     storage depends on it (`KvStorage.raw_fp8_dsa_family`)."""
     if model.compressed is not None:
         return _compressed_book(model, layers, fmt, storage, draft_layers)
@@ -368,9 +373,10 @@ def kv_book(
         draft_cell = each[0][0] if draft_layer_bytes is None else draft_layer_bytes
         total = sum(per for per, _, _ in each) + extra * each[0][0] + drafts * draft_cell
         held = len(members) + extra + drafts
+        own = drafts if draft_row_shape is not None and draft_row_shape != each[0][1] else 0
         pools.append(
             KvPool(name=name, layers=held, bytes_per_token=int(total), bytes_per_layer_token=total / held,
-                   row_shape=each[0][1], tensors_per_layer=each[0][2], torch_dtype=dtype)
+                   row_shape=each[0][1], tensors_per_layer=each[0][2], torch_dtype=dtype, own_spec_layers=own)
         )  # fmt: skip
     full = len(full_layers)
     indexed = sum(1 for i in full_layers if model.indexed(i))

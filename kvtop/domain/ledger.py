@@ -21,7 +21,7 @@ from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.engines.stated_release import stated_release
 from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.errors import InputError, LayoutError, UnsupportedModelError
-from kvtop.domain.kv import KvBook, KvFormat, KvStorage, kv_book
+from kvtop.domain.kv import KvBook, KvFormat, KvPool, KvStorage, kv_book
 from kvtop.domain.kv_format import resolve_kv_format
 from kvtop.domain.launch import LaunchSettings, spelling_of
 from kvtop.domain.layout import ParallelLayout, pp_layer_range, validate_layout
@@ -215,8 +215,10 @@ def _solve(
     mtp_later = loads_mtp and rules.mtp_after_pool(version)  # the draft's layers: an after-pool term
     context = rules.context_length(model, settings, version)  # the engine's: every figure reads this one
     # a draft model's own layer of KV per token: the same on every stage
-    draft_cell = _draft_layer_bytes(draft, layout, fmt, storage, gpu_name) if setup.spec_kind is SpecKind.DRAFT_MODEL else None
-    draft_cell = deployment.cache_only_cell(model, settings, setup) or draft_cell  # a draft caching hidden states instead
+    draft_pool = _draft_pool(draft, layout, fmt, storage, gpu_name) if setup.spec_kind is SpecKind.DRAFT_MODEL else None
+    cache_only = deployment.cache_only_cell(model, settings, setup)  # a draft caching hidden states instead
+    draft_cell = cache_only or (draft_pool.bytes_per_layer_token if draft_pool is not None else None)
+    draft_shape = draft_pool.row_shape if draft_pool is not None and not cache_only else None
     stages: list[tuple[range, WeightsBook, KvBook, tuple[BudgetTerm, ...]]] = []
     plain = None  # the last stage's KV book without a draft's layers (what a host tier mirrors)
     for pp_rank in range(layout.pp):
@@ -236,6 +238,7 @@ def _solve(
             draft_layers = model.mtp_layers
         kv = (
             kv_book(model, layout, kv_layers, fmt, storage, draft_layers=draft_layers, draft_layer_bytes=draft_cell,
+                    draft_row_shape=draft_shape,
                     gpu_name=gpu_name) if draft_layers else plain
         )  # fmt: skip
         terms = deployment.terms(
@@ -328,18 +331,16 @@ def _solve(
     )  # fmt: skip
 
 
-def _draft_layer_bytes(
+def _draft_pool(
     draft: ModelSpec | None, layout: ParallelLayout, fmt: KvFormat, storage: KvStorage, gpu_name: str | None
-) -> float | None:
-    """One layer of a draft model's KV per token on the rank, from the draft's own heads and head size (vLLM gives
-    each of the draft's attention layers its own KV spec: Qwen2.5-0.5B's 2 × 64 beside Qwen2.5-3B's 2 × 128 make
-    49,152 B a token, the 4.49 GiB and 98,112 tokens a v0.17.1 start printed; search-index id 58099879597); None
-    where the draft's config is not known, or it keeps no full-attention layers."""
+) -> KvPool | None:
+    """A draft model's full-attention pool on the rank: one layer's KV per token and its (heads, width), from the
+    draft's own heads and head size (vLLM gives each of the draft's attention layers its own KV spec: Qwen2.5-0.5B's
+    2 × 64 beside Qwen2.5-3B's 2 × 128 make 49,152 B a token, the 4.49 GiB and 98,112 tokens a v0.17.1 start printed;
+    search-index id 58099879597); None where the draft's config is not known, or it keeps no full-attention layers."""
     if draft is None:
         return None
-    book = kv_book(draft, layout, range(draft.num_layers), fmt, storage, gpu_name=gpu_name)
-    full = book.pool("full")
-    return full.bytes_per_layer_token if full is not None else None
+    return kv_book(draft, layout, range(draft.num_layers), fmt, storage, gpu_name=gpu_name).pool("full")
 
 
 def _with_cell_bytes(terms: tuple[BudgetTerm, ...], pool_tokens: int) -> tuple[BudgetTerm, ...]:

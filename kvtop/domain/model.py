@@ -194,6 +194,8 @@ class ModelSpec(FreshCopyModel):
     # ffn_config.moe_normalize_expert_weights: 1, typed float): that class refuses the config (architectures/strict_fields)
     strict_type_mismatches: tuple[str, ...] = ()
     eagle3: Eagle3Head | None = None  # an Eagle-3 draft head's fusion and vocabulary (None: any other model)
+    # a DFlash drafter's fc over the target's hidden states (`dflash_config.target_layer_ids`; None: any other model)
+    dflash_fusion: Eagle3Head | None = None
     # LLaVA-NeXT's `mm_patch_merge_type` ("spatial_unpad", "flat", ...; '' where unstated): its "unpad" merge adds
     # an image_newline vector to the language model in the classes that build one (an engine's rule)
     mm_patch_merge_type: str = ""

@@ -25,7 +25,7 @@ from kvtop.domain.architectures.coverage import (
     reason_not_modelled,
 )
 from kvtop.domain.architectures.description import Architecture
-from kvtop.domain.architectures.eagle3 import read_eagle3_head
+from kvtop.domain.architectures.eagle3 import read_dflash_fusion, read_eagle3_head
 from kvtop.domain.architectures.fields import Fields
 from kvtop.domain.architectures.generic import GENERIC_CLASS, generic_entry
 from kvtop.domain.architectures.named_text import named_text
@@ -158,6 +158,7 @@ def read_config(
         "config_defaults": spec.config_defaults + tuple(d for d in (unstated_dtype(outer, text, prefix),) if d),
     }  # fmt: skip
     update["eagle3"] = read_eagle3_head(config, architecture, spec.hidden_size, source)
+    update["dflash_fusion"] = read_dflash_fusion(config, architecture, spec.hidden_size, source)
     if family is None and outer.architectures and entry.config_class != GENERIC_CLASS:
         update["unchecked_class"] = _unchecked(architecture, entry, outer.model_type or "", nested_key, text.model_type)
     if (why := draft_reason(architecture)) is not None:

@@ -218,6 +218,9 @@ class Architecture:
     state: StateRule | None = None
     parallel_state: bool = False  # a state mixer beside attention in every attention layer (Falcon-H1)
     mtp_fields: tuple[str, ...] = ("num_nextn_predict_layers",)  # the first one stated counts MTP layers
+    # the MTP layers the checkpoint ships where the config states none of `mtp_fields` (Qwen3-Next: one `mtp.*`
+    # layer, which vLLM reads as getattr(config, "num_nextn_predict_layers", 1), qwen3_next_mtp.py)
+    mtp_unstated: int = 0
     mlp_gated: bool = True
     mlp_bias_fields: tuple[str, ...] = ("mlp_bias",)  # config flags that add MLP biases (LlamaMLP: mlp_bias)
     body: BodyShape = BodyShape()

@@ -51,3 +51,20 @@ def read_eagle3_head(
         norm_per_aux=bool(config.get("fc_norm") or config.get("use_aux_norm", False)),
         draft_vocab_size=_count(config.get("draft_vocab_size"), "draft_vocab_size", source),
     )  # fmt: skip
+
+
+def read_dflash_fusion(config: dict[str, Any], architecture: str, hidden_size: int, source: str) -> Eagle3Head | None:
+    """A DFlash drafter's fc (`DFlashDraftModel` and kin) where `architecture` is one, else None: `target_hidden_size`
+    (else `hidden_size`) × the target layers it reads (`dflash_config.target_layer_ids`, else `num_hidden_layers`),
+    no bias, no norm before it (vLLM qwen3_dflash.py DFlashQwen3Model, v0.24.0 :258-276; the z-lab
+    checkpoints name the same fields)."""
+    if "DFlash" not in architecture:
+        return None
+    stated = config.get("dflash_config")
+    dflash: dict[str, Any] = stated if isinstance(stated, dict) else {}
+    layer_ids = dflash.get("target_layer_ids")
+    aux = len(layer_ids) if isinstance(layer_ids, list) and layer_ids else None
+    aux = aux or _count(config.get("num_hidden_layers"), "num_hidden_layers", source) or 1
+    target = _count(config.get("target_hidden_size"), "target_hidden_size", source) or hidden_size
+    return Eagle3Head(fusion_in=target * aux, target_hidden_size=target, aux_states=aux,
+                      draft_vocab_size=_count(config.get("draft_vocab_size"), "draft_vocab_size", source))  # fmt: skip

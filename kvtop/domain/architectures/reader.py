@@ -232,7 +232,7 @@ def read_architecture(
         facts["sliding_window"], facts["later_passes_slide"] = window, True
     if arch.encoder_layers_field is not None:
         facts["encoder_layers"] = f.opt(arch.encoder_layers_field)
-    facts["mtp_layers"] = next((f.opt(name) for name in arch.mtp_fields if f.get(name) is not None), 0)
+    facts["mtp_layers"] = next((f.opt(name) for name in arch.mtp_fields if f.get(name) is not None), arch.mtp_unstated)
     if arch.kv_shared_field is not None:
         own_kinds = facts["layer_attention"]
         facts["layer_attention"] = _kv_shared(f, arch.kv_shared_field, own_kinds)

@@ -56,7 +56,11 @@ HYBRID: tuple[Architecture, ...] = (
     A("qwen3_next", "Qwen3NextConfig", tf("qwen3_next"), d.QWEN3_NEXT, ("Qwen3NextForCausalLM",),
       layers=EveryNthFullOf(), attention=Attention(qk_norm=True, output_gate=True), state=GatedDeltaNetState(),
       moe=Moe("num_experts", shared=Shared(size_field="shared_expert_intermediate_size", gate=True),
-              placement=SparseStep())),
+              placement=SparseStep()),
+      # Qwen3NextConfig states no MTP depth; the checkpoint ships one `mtp.*` layer, which vLLM's Qwen3NextMTP
+      # builds as range(getattr(config, "num_nextn_predict_layers", 1)) (qwen3_next_mtp.py:60, :78-85 at
+      # v0.21.0-v0.24.0; :63 at v0.33.0)
+      mtp_unstated=1),
     A("nemotron_h", "NemotronHConfig", tf("nemotron_h"), d.NEMOTRON_H,
       ("NemotronHForCausalLM", "NemotronHPuzzleForCausalLM"), layers=BlockPattern(), mlp_gated=False,
       state=Mamba2State(), body=BodyShape(norms_per_layer=1),  # NemotronHBlock: one norm, one mixer

@@ -370,9 +370,10 @@ class VllmBudget:
             if stage is not None:  # §4.2: every stage's groups, projected onto this worker
                 full_groups, mamba_groups, slots = projected_groups(m, stage, version, mamba=True)
                 return [("full", full_groups), ("mamba", mamba_groups)], slots, hybrid.page_bytes, None
-            size = group_size_of((full.layers, state.layers), version)
-            kinds = [("full", ceil_div(full.layers, size)), ("mamba", ceil_div(state.layers, size))]
-            return kinds, size, hybrid.page_bytes, None
+            own = full.own_spec_layers  # a draft's layers of their own KV shape: a kind of their own (dflash.py)
+            size = group_size_of((full.layers - own, *((own,) if own else ()), state.layers), version)
+            full_groups = ceil_div(full.layers - own, size) + ceil_div(own, size)
+            return [("full", full_groups), ("mamba", ceil_div(state.layers, size))], size, hybrid.page_bytes, None
         swa = kv.pool("swa")
         index = kv.pool("dsa_index")
         cross = kv.pool("cross")

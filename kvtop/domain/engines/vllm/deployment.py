@@ -59,6 +59,7 @@ from kvtop.domain.deployment_math import (
     redundant_expert_bytes,
 )
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
+from kvtop.domain.engines.vllm import dflash
 from kvtop.domain.engines.vllm.dp_dispatch import gathered_batch_term
 from kvtop.domain.engines.vllm.draft_parallel import check_parallel_draft, unread_field
 from kvtop.domain.engines.vllm.eagle3_head import SHARED as EAGLE3_SHARED
@@ -347,6 +348,7 @@ def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
     setup, model = inputs.setup, inputs.model
     # a parallel-drafting EAGLE head (P-EAGLE) is sized from its config alone, else refused (draft_parallel.py)
     check_parallel_draft(inputs.settings, setup.spec_method, inputs.draft is not None, inputs.version)
+    dflash.check_windows(inputs.draft, setup.spec_method, inputs.version)  # mixed windows: refused by name
     setting = f"--speculative-config method={setup.spec_method}" + (
         f" model={setup.draft_model}" if setup.draft_model else ""
     )
@@ -403,6 +405,12 @@ def _draft_weights(inputs: TermInputs, setting: str) -> BudgetTerm:
                       source=SOURCE_SPEC)  # fmt: skip
     if inputs.measured_draft_bytes is not None:
         return base.model_copy(update={"bytes": inputs.measured_draft_bytes, "basis": Basis.MEASURED})
+    drafter = dflash.drafter_bytes(inputs.draft, inputs.layout) if inputs.draft is not None else None
+    if inputs.draft is not None and drafter is not None:  # a DFlash drafter as vLLM loads it (dflash.py)
+        return base.model_copy(update={
+            "label": f"draft weights ({inputs.draft.name}, DFlash drafter, {counted(inputs.draft.num_layers, 'layer')})",
+            "bytes": drafter, "basis": Basis.ASSUMED, "source": dflash.SOURCE, "detail": dflash.SHARED,
+        })  # fmt: skip
     head = head_bytes(inputs.draft, inputs.layout, inputs.version) if inputs.draft is not None else None
     if inputs.draft is not None and head is not None:  # an EAGLE-3 head as vLLM loads it (eagle3_head.py)
         return base.model_copy(update={

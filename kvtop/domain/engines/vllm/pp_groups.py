@@ -38,8 +38,9 @@ MOST_LAYERS_RATIO_ERAS: Eras[float | None] = Eras((
 ))  # fmt: skip
 
 
-def group_size_of(counts: tuple[int, int], version: ResolvedVersion) -> int:
-    """§4.1 step 6: the least layer count of a kind, or the most where under the release's ratio × the least."""
+def group_size_of(counts: tuple[int, ...], version: ResolvedVersion) -> int:
+    """§4.1 step 6: the least layer count of a kind (a KV spec: a draft's own layers are one, dflash.py), or the most
+    where under the release's ratio × the least."""
     low, high = min(counts), max(counts)
     ratio = MOST_LAYERS_RATIO_ERAS.at(version)
     return high if ratio is not None and high < ratio * low else low

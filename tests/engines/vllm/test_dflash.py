@@ -1,0 +1,85 @@
+"""vLLM's DFlash drafter (engines/vllm/dflash.py): its weights without the target's embedding and LM head, its layers
+a KV spec of their own beside a hybrid's groups, its sliding layers by release.
+
+The drafter: z-lab/Qwen3.6-27B-DFlash (tests/data/calibration/configs/z-lab--Qwen3.6-27B-DFlash.RECONSTRUCTED.json:
+5 Qwen3 layers of hidden 5,120, 32 / 8 heads of 128, intermediate 17,408, an fc over 5 target layers).
+- Weights, by the config's arithmetic: a layer's qkv 5,120 × 6,144, o 4,096 × 5,120, MLP 3 × 5,120 × 17,408, two norms
+  of 5,120 and q/k norms of 128 = 319,826,176 parameters; × 5, the fc 25,600 × 5,120 and two norms: 1,730,213,120
+  in BF16 = 3,460,426,240 B (the owner's '3.3GB' drafter). The embedding and LM head (2 × 248,320 × 5,120 × 2 B =
+  4.74 GiB) are the target's (llm_base_proposer.py v0.24.0 :1325-1460).
+- KV, a GB10 start pinned at --kv-cache-memory-bytes 15360M (vllm.jsonl `file56855606038-aeon-…-dflash10-…`, vLLM
+  0.24.0): 'kv_cache_memory_bytes=16106127360', 'block size: 1808', 'GPU blocks: 869', 'Mamba cache: float32, mode
+  align', 'GPU KV cache size: 269,589 tokens' for 262,144 a request. The drafter's 8 × 128 layers are a spec apart
+  from the target's 4 × 256 (v1/core/kv_cache_utils.py v0.24.0 :1176-1213 groups layers by spec), so the kinds are
+  16 target, 5 draft and 48 GDN layers: groups of 5 (the least), 4 + 1 attention and 10 GDN groups; a block
+  5 × 1,808 × 2,048 B, 16,106,127,360 // 18,513,920 = 869; a request 5 × cdiv(262,144, 1,808) + 10 × (2 + 10) = 845
+  (MambaSpec 'align': page × (2 + num_speculative_blocks), v1/kv_cache_interface.py :648-657); int(869 / 845 ×
+  262,144) = 269,589. Merged with the target's layers (groups of 21) kvtop planned 207 blocks: 375,543 tokens.
+- The L40S starts (`niushuai1991-…-dflash7-…`, `…-dflash3-…`, 32,768 a request): the logged 61,224 = int(355 / 190 ×
+  32,768) and 79,488 = int(376 / 155 × 32,768), whole blocks of 5 × 20 + 10 × 9 and 5 × 21 + 10 × 5 a request.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kvtop.cli import main
+from kvtop.domain.engines.versions import from_flag
+from kvtop.domain.engines.vllm.dflash import check_windows, drafter_bytes
+from kvtop.domain.engines.vllm.release_calendar import CALENDAR
+from kvtop.domain.errors import UnsupportedModelError
+from kvtop.domain.layout import ParallelLayout
+from kvtop.sources.hub import load_config_file
+from tests.data_paths import DATA
+
+CONFIGS = DATA / "calibration" / "configs"
+TARGET = str(CONFIGS / "Qwen--Qwen3.6-27B-FP8.RECONSTRUCTED.json")
+DRAFTER = CONFIGS / "z-lab--Qwen3.6-27B-DFlash.RECONSTRUCTED.json"
+SPEC = '{"method":"dflash","model":"z-lab/Qwen3.6-27B-DFlash","num_speculative_tokens":%d}'
+
+
+def test_the_drafter_holds_its_layers_and_fc_not_the_targets_embedding_and_head() -> None:
+    drafter = load_config_file(DRAFTER)
+    assert drafter_bytes(drafter, ParallelLayout()) == 1_730_213_120 * 2
+
+
+def _plan(capsys: pytest.CaptureFixture[str], gpu: str, launch: str) -> dict[str, object]:
+    args = ["plan", "--model", TARGET, "--engine", "vllm", "--engine-version", "0.24.0", "--gpu", gpu, "--cmd", launch,
+            "--draft-model", str(DRAFTER), "--json"]  # fmt: skip
+    assert main(args) == 0
+    plan: dict[str, object] = json.loads(capsys.readouterr().out)
+    return plan
+
+
+def test_pinned_pool_is_the_logs_blocks_and_tokens(capsys: pytest.CaptureFixture[str]) -> None:
+    launch = ("vllm serve X --quantization modelopt --kv-cache-dtype fp8_e4m3 --mamba-cache-dtype float32 "
+              "--max-model-len 262144 --max-num-seqs 64 --max-num-batched-tokens 32768 --gpu-memory-utilization 0.49 "
+              f"--kv-cache-memory-bytes 15360M --enable-prefix-caching --speculative-config '{SPEC % 10}'")  # fmt: skip
+    plan = _plan(capsys, "GB10", launch)
+    assert plan["num_blocks"] == 869
+    assert plan["token_capacity"] == 269_589
+    labels = [step["label"] for step in plan["steps"]]  # type: ignore[attr-defined]
+    assert "blocks of 1,808 tokens (18,513,920 B each)" in labels
+
+
+@pytest.mark.parametrize(("draft_tokens", "per_request"), [(7, 190), (3, 155)])
+def test_a_request_takes_the_logs_blocks(capsys: pytest.CaptureFixture[str], draft_tokens: int, per_request: int) -> None:
+    launch = ("vllm serve X --kv-cache-dtype fp8_e4m3 --max-model-len 32768 --max-num-seqs 10 "
+              "--gpu-memory-utilization 0.90 --max-num-batched-tokens 8192 --enable-prefix-caching "
+              f"--speculative-config '{SPEC % draft_tokens}' --language-model-only")  # fmt: skip
+    labels = [step["label"] for step in _plan(capsys, "L40S", launch)["steps"]]  # type: ignore[attr-defined]
+    assert f"tokens: int(blocks ÷ {per_request} × 32,768)" in labels
+
+
+@pytest.mark.parametrize(("release", "refused"), [("0.24.0", None), ("0.25.0", "refuses it"),
+                                                  ("0.26.0", "V2 model runner"), ("0.33.0", "V2 model runner")])  # fmt: skip
+def test_mixed_sliding_layers_by_release(release: str, refused: str | None) -> None:
+    drafter = load_config_file(DRAFTER)  # 4 sliding_attention layers of 2,048 and a full one
+    version = from_flag(release, CALENDAR)
+    if refused is None:
+        check_windows(drafter, "dflash", version)  # v0.24.0: every layer full attention, as planned
+        return
+    with pytest.raises(UnsupportedModelError, match=refused):
+        check_windows(drafter, "dflash", version)
