@@ -183,8 +183,8 @@ def test_the_calibrated_centre_lands_the_class_logged_starts(monkeypatch: pytest
 
 def test_the_centre_is_calibrated_and_two_sided(capsys: pytest.CaptureFixture[str]) -> None:
     """fentz26's launch (v0.27.1, TP 2): the graph term is the graphs' fit plus the class's centre, said calibrated and
-    from which starts; its error above the figure is √(fit² + (largest − centre)²), below √(fit² + (centre −
-    smallest)²); the log's printed estimate (3.51 GiB) lies inside the term and its logged tokens inside the interval,
+    from which starts; its error above the figure is √(fit² + highest²), below √(fit² + lowest²), the class's largest
+    held-out misses (`span_bytes`: + 0.76 / − 1.60 GiB, each start against the fit without its source); the log's printed estimate (3.51 GiB) lies inside the term and its logged tokens inside the interval,
     now +8.6 % (+24.5 % with the centre unmoved)."""
     plain = _graph_term(plan_json(capsys, FENTZ, "--cmd", "vllm serve x"))
     out = plan_json(capsys, FENTZ, "--cmd", PREFIX)

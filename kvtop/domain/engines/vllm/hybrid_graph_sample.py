@@ -13,10 +13,12 @@ the releases a start shows it at; v0.28.x not seen, before v0.24.0 not carried: 
 CALIBRATED centre for the class (session 72, helper H2): the fit `vllm.hybrid_sample`, a constant fitted on what the
 capacity each of the class's starts on a GPU of its own printed leaves of it once kvtop's other terms are taken
 (benchmarks/calibration/implied.py; committed: 1.66 GiB on fentz26's v0.27.1 start, the L40S Qwen3.6-27B-FP8 one,
-anud18's H100 PCIe and RTX 5090 ones and club-3090 #612 / #652, 0.34 – 2.30 GiB), its error two-sided from their spread
-(+ 0.64 GiB above: the low end to the largest seen; − 1.32 below: the high end to the smallest), each beside the graph
-fit's as the root of squares (`with_hybrid_sample`). The leave-one-source-out judgement refits it without the judged
-start's source, as every fit. Not scaled with the sample's tokens: the starts show no growth with them (session 71:
+anud18's H100 PCIe and RTX 5090 ones and club-3090 #612 / #652, 0.34 – 2.30 GiB), its error two-sided from their
+held-out misses (each start against the centre a fit without its source gives: + 0.76 GiB above, fentz26's 2.30 against
+1.54; − 1.60 below, anud18's RTX 5090 0.34 against 1.94; session 72 fixer H3 after review R2, where the rows' in-sample
+spread, + 0.64 / − 1.32, left 2 of the 4 sources outside their fold's), each beside the graph fit's as the root of
+squares (`with_hybrid_sample`). The leave-one-source-out judgement refits it without the judged start's source, as
+every fit. Not scaled with the sample's tokens: the starts show no growth with them (session 71:
 0.85 GiB beyond kvtop's term at 32,768 sample tokens against 2.21 at 8,192). A unified-memory host (GB10) gives the fit
 no row (its shortfall holds what the host takes during the start) and its plan keeps session 70's raise-only widening
 by the largest amount seen (`hybrid_sample_widening`: the low end alone), as does a fold the class's starts are too
