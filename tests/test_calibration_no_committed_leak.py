@@ -6,8 +6,10 @@ context in `cuda_context.py`, an engine's FITS or INTERVAL_SCALE) read a fit its
 `run.py --write` take two passes from a stale state (session 51: TensorRT-LLM's INTERVAL_SCALE 0.5548, then 0.5418,
 its PyTorch backend's assumed context reading `ASSUMED_CONTEXT_ERROR_GIB`; the two desktop starts' low ends reading
 `DESKTOP_HELD_BYTES`, the most those same two starts held). Every committed block is perturbed here
-in-process (coefficients, errors and factors × 3, dict blocks emptied) and a small corpus subset judged before and
-after: the judged figures, the fits and the interval scales must not move.
+in-process (coefficients, errors, spans and factors × 3, dict blocks emptied) and a small corpus subset judged before
+and after: the judged figures, the fits and the interval scales must not move. The subset holds vLLM's hybrid
+prefix-caching starts too, whose plans read a calibrated centre and its held-out span (`vllm.hybrid_sample`,
+hybrid_graph_sample.py; review R2 4): each fold must read its own fit's, not the committed block's.
 """
 
 from __future__ import annotations
@@ -22,21 +24,25 @@ from kvtop.domain.calibration import cuda_context, features, gpu_totals, host_me
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.engines.registry import ENGINE_IDS, engine_rules
 from kvtop.domain.engines.trtllm.calibration import _profiled
+from kvtop.domain.engines.vllm.hybrid_graph_sample import SAMPLE_KEY, SAMPLE_ROWS
 
 # vLLM v0.6.4's non-torch memory holds one process's CUDA context (`calibration_non_torch._context_inside`)
 V064 = ("vllm-issue11251-v100", "case-vllm-10517-llama31-8b-3090", "case-vllm-pr10927-deepseek-v2-lite",
         "vllm-issue10517-llama31-8b-3090-29k", "vllm-issue10702-llama-3.1-70b-h200-tp8")  # fmt: skip
+HYBRID_SAMPLE = tuple(record_id for record_id, _, _ in SAMPLE_ROWS)  # the class's starts on GPUs of their own
 
 
 def _subsets() -> dict[str, Corpus]:
     """Fresh records (no memo carried over): TensorRT-LLM's, LMDeploy's, SGLang's and vLLM v0.6.4's starts (the
-    one-process context fitted), and vLLM v0.6.4's alone (too few sources to fit it: the plan assumes it). Resolved
-    again (`fresh`): the records `load_all` shares across the process hold plans made with the committed blocks."""
+    one-process context fitted) with vLLM's hybrid prefix-caching ones (the class's centre fitted), and vLLM v0.6.4's
+    alone (too few sources to fit it: the plan assumes it). Resolved again (`fresh`): the records `load_all` shares
+    across the process hold plans made with the committed blocks."""
     corpus = load_all(fresh=True)
     v064 = [record for record in corpus["vllm"] if record.id in V064]
+    hybrid = [record for record in corpus["vllm"] if record.id in HYBRID_SAMPLE]
     return {
         "with context fits": {"sglang": corpus["sglang"], "trtllm": corpus["trtllm"], "lmdeploy": corpus["lmdeploy"],
-                              "vllm": v064},
+                              "vllm": v064 + hybrid},
         "without context fits": {"vllm": v064, "lmdeploy": corpus["lmdeploy"]},
     }  # fmt: skip
 
@@ -54,9 +60,10 @@ def _judged(corpus: Corpus) -> dict[str, object]:
 
 
 def _tripled(fit: LinearTerm) -> LinearTerm:
+    span = None if fit.span_bytes is None else (3 * fit.span_bytes[0] - 1, 3 * fit.span_bytes[1] + 1)
     return fit.model_copy(update={"coefficients": tuple(3 * c + 1 for c in fit.coefficients),
                                   "error_bytes": 3 * fit.error_bytes + 1,
-                                  "novel_error_bytes": 3 * fit.novel_error_bytes + 1})  # fmt: skip
+                                  "novel_error_bytes": 3 * fit.novel_error_bytes + 1, "span_bytes": span})  # fmt: skip
 
 
 def _perturb(monkeypatch: pytest.MonkeyPatch, emptied: bool) -> None:
@@ -108,6 +115,9 @@ def test_the_judgement_reads_no_committed_block(monkeypatch: pytest.MonkeyPatch,
     # lmdeploy#1703's Windows and TensorRT-LLM's WSL2 Triton start (tritonbackend-issue625-…-4090-wsl2, session 62)
     assert sum(records[i].desktop for i in ids) == 4
     assert "fit cuda_context.one_process" in before["with context fits"]
+    # the class's centre fitted in the subset, and every one of its starts judged blind with a fold's (review R2 4)
+    assert f"fit {SAMPLE_KEY}" in before["with context fits"]
+    assert set(HYBRID_SAMPLE) <= set(ids)
     assert "fit cuda_context.one_process" not in before["without context fits"]
     _perturb(monkeypatch, emptied)
     after = {name: _judged(corpus) for name, corpus in _subsets().items()}

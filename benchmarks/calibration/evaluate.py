@@ -205,9 +205,9 @@ def fit_all(corpus: Corpus, leave_out: str | None = None, skip_gpus: frozenset[s
                      else term_rows(records, engine, key, fits, leave_out))  # fmt: skip
             if enough(found, names):
                 origins = [o for _, o in found]
-                # an implied fit keeps its rows' spread (`LinearTerm.span_bytes`): what the capacity leaves of its term
+                # a span fit keeps its held-out misses' signed spread (`LinearTerm.span_bytes`), its plan's interval
                 fits[key] = fit_term(key, names, [row for row, _ in found], origins=origins, min_rows=rows_needed(names),
-                                     span=key in calibration.IMPLIED_FITS)  # fmt: skip
+                                     span=key in calibration.SPAN_FITS)  # fmt: skip
                 continue
             kept = calibration.FEWER_ROWS_FEATURES.get(key)
             if kept and enough(found, tuple(names[index] for index in kept)):

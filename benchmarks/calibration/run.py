@@ -68,7 +68,7 @@ def _literal(fits: dict[str, LinearTerm], name: str, shared_error: str | None = 
                      f"feature_sources={fit.feature_sources!r}{unseen},")  # fmt: skip
         if fit.group_errors:
             lines.append(f"        group_errors={fit.group_errors!r},")
-        if fit.span_bytes:
+        if fit.span_bytes is not None:
             lines.append(f"        span_bytes={fit.span_bytes!r},")
         lines.append("    ),")
     lines.append("}  # fmt: skip")

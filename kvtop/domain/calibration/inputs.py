@@ -60,6 +60,9 @@ class EngineCalibration(Protocol):
     # the fits whose logs print no figure of their term: each row is what the capacity a log printed leaves of the term
     # once the plan's other terms are taken (benchmarks/calibration/implied.py); frozenset(): none
     IMPLIED_FITS: frozenset[str]
+    # the fits whose interval is their held-out misses' signed spread (`LinearTerm.span_bytes`), kept by the corpus's
+    # fit (benchmarks/calibration/evaluate.py) and read by the engine's plan; frozenset(): none
+    SPAN_FITS: frozenset[str]
 
     def terms(self, inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) -> tuple[TermEstimate, ...]:
         """Every term this launch's budget reads, estimated with `fits` (the committed ones in a plan; a

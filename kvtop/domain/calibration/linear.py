@@ -43,10 +43,13 @@ class LinearTerm(BaseModel):
     # the held-out error of each feature group (rows with the same features non-zero, `feature_group`) that held rows of
     # GROUP_SOURCES sources or more: a plan in that group carries its group's error, not the pool's (`error_for`)
     group_errors: tuple[tuple[str, int], ...] = ()
-    # (the lowest row's measure less the fit's figure for it, the highest's less it), bytes: the rows' spread about the
-    # fit, kept for a term whose interval is its class's spread rather than its held-out error (`fit_term`'s `span`:
-    # the implied fits, benchmarks/calibration/implied.py); (): not kept
-    span_bytes: tuple[int, ...] = ()
+    # (lowest, highest) of each row's measure less the figure a fit without the row's source gives it, bytes: the
+    # held-out misses' spread, kept for a term whose interval is two-sided by its class's misses rather than the 90th
+    # percentile of their size (`fit_term`'s `span`: the engine's `SPAN_FITS`, vLLM's hybrid first FULL capture). Each
+    # row lies inside the figure its fold gives it plus this span, so a plan reading it is held out by construction
+    # (session 72, review R2: the rows' in-sample spread left 2 of the class's 4 sources outside their fold's); None:
+    # not kept, or no row could be held out (a fit of one row)
+    span_bytes: tuple[int, int] | None = None
 
     def predict_gib(self, values: Sequence[float]) -> float:
         return sum(c * v for c, v in zip(self.coefficients, values, strict=True))
@@ -109,7 +112,7 @@ def fit_term(
     cannot be left out whole (without it the term would not be fitted at all): its rows are left out one at a time.
     That is kinder to them than leaving their source out, but not judging them would be kinder still: the error
     would then rest on the few rows of the other sources (a sweep of 20 starts at one release, the rest 3). `span`: keep
-    the rows' spread about the fit (`LinearTerm.span_bytes`)."""
+    the held-out misses' spread (`LinearTerm.span_bytes`), signed, from the same held-out figures as the error."""
     coefficients = tuple(non_negative_least_squares([row[0] for row in rows], [row[1] for row in rows]))
     origins = list(origins) if origins is not None else [RowOrigin(source=str(index)) for index in range(len(rows))]
 
@@ -154,14 +157,15 @@ def fit_term(
         feature_sources=tuple(len(carrier) for carrier in carriers),
         unseen_error_bytes=round(unseen * GIB),
         group_errors=group_errors(features, judged) if error_gib is None else (),
-        span_bytes=_span(coefficients, rows) if span else (),
+        span_bytes=held_out_span(held_out, rows) if span else None,
     )
 
 
-def _span(coefficients: Sequence[float], rows: Sequence[FitRow]) -> tuple[int, ...]:
-    """(lowest, highest) of each row's measure less the fit's figure for it, bytes; () for no rows."""
-    residuals = [row[1] - sum(c * v for c, v in zip(coefficients, row[0], strict=True)) for row in rows]
-    return (round(min(residuals) * GIB), round(max(residuals) * GIB)) if residuals else ()
+def held_out_span(held_out: Sequence[float | None], rows: Sequence[FitRow]) -> tuple[int, int] | None:
+    """(lowest, highest) of each row's measure less its held-out figure (`held_out`, None: not held out), bytes; None
+    where no row was held out."""
+    misses = [row[1] - p for p, row in zip(held_out, rows, strict=True) if p is not None]
+    return (round(min(misses) * GIB), round(max(misses) * GIB)) if misses else None
 
 
 def feature_carriers(rows: Sequence[FitRow], sources: Sequence[str]) -> list[set[str]]:

@@ -95,6 +95,11 @@ class TermEstimate(BaseModel):
     # v2_graphs.py `unsaid_warm`: session 72), so the capacity's high end takes it (the low end for CUDA's total) and
     # the other does not
     lower_only_bytes: int = 0
+    # why the error differs above and below the figure, in words, where that is not a part that only raises or only
+    # lowers the term (a class's held-out misses spread unevenly about its calibrated centre, kept in the two one-sided
+    # fields all the same: vLLM's hybrid first FULL capture, hybrid_graph_sample.py); None: `one_sided_words` says a
+    # part only raises it (`raise_only_bytes`) or only lowers it (`lower_only_bytes`)
+    one_sided_why: str | None = None
     # the part of `bytes` only a launch's first pipeline stage holds (vLLM's cold compile's table copy above the
     # count: V1's, compile_benchmark.py; V2's, v2_graphs.py): a later stage's budget reads the term without it (`CalibratedFigures`); 0: every
     # stage holds the whole figure
@@ -182,10 +187,11 @@ class TermEstimate(BaseModel):
         gives = self.more_is_more_kv == raises  # whether the wider side is the one with more KV
         wider, narrower = ("high", "low") if gives else ("low", "high")
         # the capacity's ends, named so (an input's range in `explain` runs the other way for a term that takes KV)
+        why = self.one_sided_why or (f"a part only ever {'raises' if raises else 'lowers'} that term, and that part "
+                                     f"only {'gives KV' if gives else 'takes KV away'}")  # fmt: skip
         return (f"one-sided: the error of {self.label} is {gib(self.error_bytes)} above its figure and "
-                f"{gib(self.error_below_bytes)} below it (a part only ever {'raises' if raises else 'lowers'} that "
-                f"term, and that part only {'gives KV' if gives else 'takes KV away'}): the capacity's {wider} end "
-                f"takes the wider side, its {narrower} end the narrower")
+                f"{gib(self.error_below_bytes)} below it ({why}): the capacity's {wider} end takes the wider side, its "
+                f"{narrower} end the narrower")
 
     def error_towards(self, side: Literal["low", "high"]) -> int:
         """The term's error towards the capacity's `side` end: the low end (less KV) takes a term that takes from KV

@@ -30,6 +30,7 @@ from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.defaults import FEWER_ROWS_FEATURES as FEWER_ROWS_FEATURES
 from kvtop.domain.calibration.defaults import IMPLIED_FITS as IMPLIED_FITS
 from kvtop.domain.calibration.defaults import READS_FREE_AFTER_LOAD as READS_FREE_AFTER_LOAD
+from kvtop.domain.calibration.defaults import SPAN_FITS as SPAN_FITS
 from kvtop.domain.calibration.defaults import fit_offset as fit_offset
 from kvtop.domain.calibration.defaults import weights_built_ahead as weights_built_ahead
 from kvtop.domain.calibration.extrapolation import Extrapolation

@@ -22,6 +22,7 @@ from kvtop.domain.calibration.cuda_context import CUDA_CONTEXT_KEY, one_process_
 from kvtop.domain.calibration.defaults import FEWER_ROWS_FEATURES as FEWER_ROWS_FEATURES
 from kvtop.domain.calibration.defaults import IMPLIED_FITS as IMPLIED_FITS
 from kvtop.domain.calibration.defaults import READS_FREE_AFTER_LOAD as READS_FREE_AFTER_LOAD
+from kvtop.domain.calibration.defaults import SPAN_FITS as SPAN_FITS
 from kvtop.domain.calibration.extrapolation import Extrapolation
 from kvtop.domain.calibration.features import (
     CONTEXT_FEATURES,

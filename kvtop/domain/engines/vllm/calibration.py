@@ -64,6 +64,9 @@ from kvtop.domain.engines.vllm.hybrid_graph_sample import (
     sample_row_features,
     with_hybrid_sample,
 )
+from kvtop.domain.engines.vllm.hybrid_graph_sample import (
+    SPAN_FITS as SPAN_FITS,
+)
 from kvtop.domain.engines.vllm.moe_workspace import fused_moe_workspace
 from kvtop.domain.engines.vllm.mxfp4_weights import backend_weights
 from kvtop.domain.engines.vllm.nvls_buffers import nvls_buffers
@@ -197,7 +200,7 @@ FITS: dict[str, LinearTerm] = {
         sources=4, gpus=('H100-PCIE', 'L40S', 'RTX5090'),
         novel_error_bytes=1717038273, feature_sources=(4,),
         group_errors=(("1 GiB on a hybrid's first FULL capture with prefix caching (v0.24.0 – v0.27.x, V1 runner)", 1717038273),),
-        span_bytes=(-1418714827, 682506159),
+        span_bytes=(-1717038273, 819007391),
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -315,7 +318,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
         piecewise, full = graph_counts(inputs)
         stated = graph_config(inputs.settings.flags, inputs.version).said
         sizes = f"the launch's {stated}" if stated else "vLLM's default sizes"
-        sample = full_sample_words(inputs)  # the first FULL capture's context (hybrid_graph_sample.py)
+        sample = full_sample_words(inputs, fits)  # the first FULL capture's context (hybrid_graph_sample.py)
         lowered = spec_mode_words(inputs)  # the mode under speculative decoding (spec_graph_mode.py)
         basis = placeholder or (f"charged since v0.20.0: {piecewise} PIECEWISE + {full} FULL graphs ({sizes})"
                                 + (f"; {lowered}" if lowered else "") + (f"; {sample}" if sample else ""))  # fmt: skip

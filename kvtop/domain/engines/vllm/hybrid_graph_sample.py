@@ -13,10 +13,12 @@ the releases a start shows it at; v0.28.x not seen, before v0.24.0 not carried: 
 CALIBRATED centre for the class (session 72, helper H2): the fit `vllm.hybrid_sample`, a constant fitted on what the
 capacity each of the class's starts on a GPU of its own printed leaves of it once kvtop's other terms are taken
 (benchmarks/calibration/implied.py; committed: 1.66 GiB on fentz26's v0.27.1 start, the L40S Qwen3.6-27B-FP8 one,
-anud18's H100 PCIe and RTX 5090 ones and club-3090 #612 / #652, 0.34 – 2.30 GiB), its error two-sided from their spread
-(+ 0.64 GiB above: the low end to the largest seen; − 1.32 below: the high end to the smallest), each beside the graph
-fit's as the root of squares (`with_hybrid_sample`). The leave-one-source-out judgement refits it without the judged
-start's source, as every fit. Not scaled with the sample's tokens: the starts show no growth with them (session 71:
+anud18's H100 PCIe and RTX 5090 ones and club-3090 #612 / #652, 0.34 – 2.30 GiB), its error two-sided from their
+held-out misses (each start against the centre a fit without its source gives: + 0.76 GiB above, fentz26's 2.30 against
+1.54; − 1.60 below, anud18's RTX 5090 0.34 against 1.94; session 72 fixer H3 after review R2, where the rows' in-sample
+spread, + 0.64 / − 1.32, left 2 of the 4 sources outside their fold's), each beside the graph fit's as the root of
+squares (`with_hybrid_sample`). The leave-one-source-out judgement refits it without the judged start's source, as
+every fit. Not scaled with the sample's tokens: the starts show no growth with them (session 71:
 0.85 GiB beyond kvtop's term at 32,768 sample tokens against 2.21 at 8,192). A unified-memory host (GB10) gives the fit
 no row (its shortfall holds what the host takes during the start) and its plan keeps session 70's raise-only widening
 by the largest amount seen (`hybrid_sample_widening`: the low end alone), as does a fold the class's starts are too
@@ -26,9 +28,11 @@ few in.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
+from kvtop.domain.calibration.support import outside
 from kvtop.domain.calibration.terms import TermEstimate
 from kvtop.domain.engines.versions import Era, Eras, era_for
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
@@ -44,13 +48,26 @@ from kvtop.domain.gpus import is_unified
 from kvtop.domain.wording import GIB, gib
 
 # The calibrated centre (session 72, helper H2): what the capacity the class's starts printed leaves of the transient once
-# the plan's other terms are taken, fitted as a constant (benchmarks/calibration/implied.py: an implied fit), with the
-# rows' spread about it as the interval (`LinearTerm.span_bytes`): its low end to the largest seen, its high end to the
-# smallest. The judgement leaves the judged start's source out of the fit as it does every other fit's
+# the plan's other terms are taken, fitted as a constant (benchmarks/calibration/implied.py: an implied fit), with its
+# held-out misses' signed spread as the interval (`LinearTerm.span_bytes`, the engine's `SPAN_FITS`; session 72 fixer
+# H3 after review R2, whose folds found 2 of the 4 sources outside the rows' in-sample spread): each start's row less
+# the centre a fit without its source gives, the lowest and the highest. The judgement leaves the judged start's source
+# out of the fit as it does every other fit's
 SAMPLE_KEY = "vllm.hybrid_sample"
-# the committed fit's starts (kvtop's corpus, tests/data/calibration/vllm.jsonl), by what each left of the transient
-SAMPLE_STARTS = ("committed on fentz26's v0.27.1 TP 2 start 2.30 GiB, the L40S Qwen3.6-27B-FP8 one 1.97, anud18's H100 "
-                 "PCIe 1.87 and RTX 5090 0.34, club-3090 #612 / #652 1.76 / 1.74")
+SPAN_FITS = frozenset({SAMPLE_KEY})
+# The committed fit's rows (kvtop's corpus, tests/data/calibration/vllm.jsonl): (record id, the start in words, GiB it
+# left of the transient). A refit that moves one fails tests/engines/vllm/test_hybrid_graph_sample.py, which compares
+# them with the rows the corpus's fit is made of (benchmarks/calibration/implied.py `implied_rows`); the plan names them
+# only beside the fit they were read from (as many records), not beside a fold's
+SAMPLE_ROWS: tuple[tuple[str, str, float], ...] = (
+    ("fentz26-qwen3.8-27b-uncensored-fp8-2xrtx5090-v0271-tp2-fp8kv-pc-len131072", "fentz26's v0.27.1 TP 2 start", 2.30),
+    ("file55060224897-qwen3.6-27b-fp8-l40s-v0240-prefix-no-mtp", "the L40S Qwen3.6-27B-FP8 one", 1.97),
+    ("anud18-qwen3.6-35b-a3b-nvfp4-h100pcie-v0240-u090-bt32768", "anud18's H100 PCIe", 1.87),
+    ("anud18-qwen3.6-35b-a3b-nvfp4-rtx5090-v0240-u090-bt8192", "anud18's RTX 5090", 0.34),
+    ("club3090-612-qwen3.6-35b-a3b-nvfp4-rtx5090-v0240-prefix", "club-3090 #612", 1.76),
+    ("club3090-652-qwen3.6-35b-a3b-nvfp4-rtx5090-v0240-prefix", "club-3090 #652", 1.74),
+)
+SAMPLE_STARTS = "committed on " + ", ".join(f"{words} {figure:.2f} GiB" for _, words, figure in SAMPLE_ROWS)
 SAMPLE_FEATURES = ("1 GiB on a hybrid's first FULL capture with prefix caching (v0.24.0 – v0.27.x, V1 runner)",)
 
 # The first FULL capture's context (`profile_seq_lens=min(self.max_model_len, self.max_num_tokens //
@@ -149,33 +166,55 @@ def sample_row_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
     return None if is_unified(inputs.gpu_name) else sample_features(inputs)
 
 
-def with_hybrid_sample(estimate: TermEstimate, inputs: CalibrationInputs, fits: dict[str, LinearTerm]) -> TermEstimate:
-    """The CUDA-graph term with the class's calibrated transient (fit `SAMPLE_KEY`) added to its figure and its spread
-    to its error, each side as independent errors add (the root of squares): above the figure the distance to the
-    largest the class's starts left, below it the distance to the smallest. Where no fit reaches (too few of the class's
-    starts beside the judged one's source) or on a unified-memory host, which the fit has no row of (its start's
-    shortfall is the unified host's fit's, made on the same starts after the engine's terms: unified.py), the raise-only
-    widening (`hybrid_sample_widening`); as it is off the class."""
+def centre_withheld(inputs: CalibrationInputs, fits: Mapping[str, LinearTerm]) -> str | None:
+    """Why a launch of the class (`sample_features`) takes no calibrated centre, in words: a unified-memory host, which
+    the fit has no row of (its start's shortfall holds what the host takes during the start, the unified host's fit's:
+    unified_start.py), no fit `SAMPLE_KEY` among the plan's (too few of the class's starts beside the judged one's
+    source), or one that keeps no held-out span; None where the centre is carried."""
+    if sample_row_features(inputs) is None:
+        return (f"the class's calibrated centre ({SAMPLE_KEY}) is withheld on a unified-memory host: its starts' "
+                f"shortfall holds what the host takes during the start too (unified_start.py), so they give that fit no "
+                f"row")  # fmt: skip
+    fit = fits.get(SAMPLE_KEY)
+    if fit is None:
+        return f"no calibrated centre: too few of the class's starts for the fit {SAMPLE_KEY}"
+    if fit.span_bytes is None:
+        return f"the fit {SAMPLE_KEY} keeps no held-out span (none of its rows could be held out), so its centre is not carried"
+    return None
+
+
+def with_hybrid_sample(estimate: TermEstimate, inputs: CalibrationInputs, fits: Mapping[str, LinearTerm]) -> TermEstimate:
+    """The CUDA-graph term with the class's calibrated transient (fit `SAMPLE_KEY`) added to its figure and its held-out
+    spread to its error, each side as independent errors add (the root of squares): above the figure the largest a
+    start left beyond the centre its fold gave it, below it the largest it fell short. Where the centre is withheld
+    (`centre_withheld`) the raise-only widening (`hybrid_sample_widening`), saying why; as it is off the class."""
     values = sample_features(inputs)
     if values is None:
         return estimate
+    withheld = centre_withheld(inputs, fits)
     fit = fits.get(SAMPLE_KEY)
-    if fit is None or len(fit.span_bytes) != 2 or sample_row_features(inputs) is None:
+    if withheld is not None or fit is None or fit.span_bytes is None:
         widening = hybrid_sample_widening(inputs)
-        return estimate if widening is None else estimate.plus(error_bytes=widening[0], why=widening[1], beside=True,
-                                                               raise_only=True)  # fmt: skip
+        return estimate if widening is None else estimate.plus(error_bytes=widening[0], why=f"{widening[1]}; {withheld}",
+                                                               beside=True, raise_only=True)  # fmt: skip
     centre, (lowest, highest) = max(fit.predict(values), 0), fit.span_bytes
     above = round(math.hypot(estimate.error_bytes, max(highest, 0)))
     below = round(math.hypot(estimate.error_below_bytes, max(-lowest, 0)))
+    starts = f"; {SAMPLE_STARTS}" if fit.records == len(SAMPLE_ROWS) else ""  # the committed fit's rows, not a fold's
+    outside_gpus = outside(fit, "the class's transient", inputs)  # the graphs' fit judges its own GPUs (support.py)
     why = (f"the first FULL capture's transient on a hybrid with prefix caching (vllm#50780; op not found): "
            f"{gib(centre)} calibrated ({fit.key}: what the capacity printed by {fit.records} of the class's starts from "
-           f"{fit.sources} sources on GPUs of their own leaves of it once kvtop's other terms are taken; {SAMPLE_STARTS}), "
-           f"{gib(centre + lowest)} – {gib(centre + highest)} among them, so its error is + {gib(max(highest, 0))} "
-           f"above and − {gib(max(-lowest, 0))} below (the interval's low end to the largest seen, its high end to the "
-           f"smallest), each beside the graphs' own as the root of squares")
+           f"{fit.sources} sources on GPUs of their own leaves of it once kvtop's other terms are taken{starts}); held "
+           f"out by source (each start against the centre a fit without its source gives) they lay from "
+           f"{gib(max(-lowest, 0))} below it to {gib(max(highest, 0))} above, so its error is + {gib(max(highest, 0))} "
+           f"above and − {gib(max(-lowest, 0))} below, each beside the graphs' own as the root of squares"
+           + (f"; {outside_gpus} (its starts ran on the {', '.join(fit.gpus)})" if outside_gpus else ""))
+    uneven = (f"the class's held-out misses about its calibrated centre, {SAMPLE_KEY}: from {gib(max(-lowest, 0))} "
+              f"below it to {gib(max(highest, 0))} above, hybrid_graph_sample.py")  # fmt: skip
     return estimate.with_error(above, max(above - below, 0), max(below - above, 0), bytes=estimate.bytes + centre,
-                               basis=f"{estimate.basis}; {why}",
-                               beside_error_bytes=round(math.hypot(estimate.beside_error_bytes, highest, lowest)))
+                               basis=f"{estimate.basis}; {why}", one_sided_why=uneven,
+                               beside_error_bytes=round(math.hypot(estimate.beside_error_bytes,
+                                                                   max(highest, -lowest, 0))))  # fmt: skip
 
 
 def hybrid_sample_widening(inputs: CalibrationInputs) -> tuple[int, str] | None:
@@ -183,8 +222,8 @@ def hybrid_sample_widening(inputs: CalibrationInputs) -> tuple[int, str] | None:
     interval's low end takes it) for a hybrid with prefix caching whose release charges the first FULL capture's sample
     (HYBRID_SAMPLE_ERAS): the largest amount seen, HYBRID_SAMPLE_BYTES (what fentz26's estimate took off beyond kvtop's
     graph term, about 0.52 GiB of it the estimate's excess over the pool it measured), whatever the launch's sample
-    tokens; None elsewhere. Where the calibrated centre does not reach (`with_hybrid_sample`: a unified-memory host, a
-    fold without the fit) the centre stays the graphs' fit and this is an error the plan admits."""
+    tokens; None elsewhere. Where the calibrated centre is withheld (`centre_withheld`: a unified-memory host, a fold
+    without the fit) the centre stays the graphs' fit and this is an error the plan admits."""
     if not hybrid_sampled(inputs) or not HYBRID_SAMPLE_ERAS.at(inputs.version):
         return None
     return HYBRID_SAMPLE_BYTES, (
@@ -198,17 +237,23 @@ def hybrid_sample_widening(inputs: CalibrationInputs) -> tuple[int, str] | None:
         f"at 8,192 on a v0.18.0 one; club-3090's v0.24.0 starts lacked 1.74 – 1.76 GiB of KV against the plan)")
 
 
-def full_sample_words(inputs: CalibrationInputs) -> str:
+def full_sample_words(inputs: CalibrationInputs, fits: Mapping[str, LinearTerm]) -> str:
     """The CUDA-graph term's words for the first FULL capture: its context by the code, and for a hybrid with prefix
-    caching the transient kvtop does not model; '' where the release charges none or the V2 runner makes it."""
+    caching its transient, as the term carries it (a calibrated centre, a raise-only widening, or not at this release);
+    '' where the release charges none or the V2 runner makes it."""
     if not _v1_sampled(inputs) or graph_counts(inputs)[1] == 0:
         return ""
     sample = full_capture_sample(inputs)
     shape = (f"its {sample[0]:,}-token graph at {sample[1]:,} tokens of context a request" if sample is not None
              else "its largest graph at max_num_batched_tokens ÷ its tokens of context a request")  # keyed sizes
-    words = f"the first FULL capture runs {shape} (profile_seq_lens, gpu_model_runner.py), whose transient is not modelled"
-    if hybrid_sampled(inputs):
-        words += ("; on a Mamba / GDN hybrid with prefix caching (mamba_cache_mode 'align') that transient is charged "
-                  f"as graph memory (vllm#50780) and the plan's KV may be high by it ({HYBRID_SAMPLE_SEEN}); "
-                  "kvtop carries it at v0.24.0 – v0.27.x, the releases a start shows it at (v0.28.x not seen)")  # fmt: skip
-    return words
+    words = f"the first FULL capture runs {shape} (profile_seq_lens, gpu_model_runner.py)"
+    if not hybrid_sampled(inputs):
+        return f"{words}, whose transient is not modelled"
+    words += ("; on a Mamba / GDN hybrid with prefix caching (mamba_cache_mode 'align') that transient is charged as "
+              "graph memory (vllm#50780)")  # fmt: skip
+    if sample_features(inputs) is not None and centre_withheld(inputs, fits) is None:
+        return f"{words}, carried as a calibrated centre (below)"
+    carried = ("kvtop widens by it at v0.24.0 – v0.27.x, the releases a start shows it at (below)"
+               if HYBRID_SAMPLE_ERAS.at(inputs.version) else
+               "kvtop carries it at v0.24.0 – v0.27.x only, the releases a start shows it at (v0.28.x not seen)")
+    return f"{words} and the plan's KV may be high by it ({HYBRID_SAMPLE_SEEN}); {carried}"
