@@ -265,8 +265,8 @@ class ReportedVersion(_Frozen):
     '0.11.1rc2.dev150+g8e4ca4d54.d20251024.precompiled' is 49 characters: cut to 40 it lost its build date); `said`
     is derived from it, never stored beside it, so the two cannot disagree: the same words cut to `SAID_CHARS` (SGLang's
     server info may carry more than the release, '0.5.9 api_key=…'), shown as the endpoint's, never as an
-    `--engine-version` nobody typed. It is built from `said=` (the endpoint's words as they came); the JSON writes
-    `said` only."""
+    `--engine-version` nobody typed. Readers build it from `words=` (the endpoint's words as they came; `said=`, a
+    JSON copy's key, is read the same way); the JSON writes `said` only."""
 
     words: RedactedStr = Field(exclude=True, repr=False)
 

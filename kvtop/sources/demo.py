@@ -237,7 +237,7 @@ class DemoObservations:
             preemptions_total=summary.preemptions_total, retractions_total=summary.retractions_total,
             spec_acceptance=summary.spec_acceptance,
             state=EndpointState.OK, base_url=engine.base_url,
-            version=None if spec.version is None else ReportedVersion(said=spec.version),
+            version=None if spec.version is None else ReportedVersion(words=spec.version),
             token_capacity=truth.token_capacity if reports_capacity else None,
             num_gpu_blocks=truth.engine.num_blocks if reports_capacity else None,
             block_size=truth.engine.page_size if reports_capacity else None,

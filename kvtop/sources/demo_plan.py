@@ -158,7 +158,7 @@ class NodePlan:
             raise self._error("not a launch command of an engine kvtop models", f"{where}.command")
         if spec.version is not None and settings.engine_version is None:  # the endpoint's release sets the era
             # read as the predictor reads the simulated endpoint: words naming no release leave the latest rules
-            release = endpoint_release(settings.engine, ReportedVersion(said=spec.version)).text
+            release = endpoint_release(settings.engine, ReportedVersion(words=spec.version)).text
             settings = settings.model_copy(update={"engine_version": release}) if release else settings
         try:
             model = load_model(spec.model)

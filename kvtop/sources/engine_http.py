@@ -263,4 +263,4 @@ def reported_version(value: Any) -> ReportedVersion | None:
     state). None where the answer holds no text there (absent, an object)."""
     if value is None or isinstance(value, bool) or not isinstance(value, (str, int, float)):
         return None
-    return ReportedVersion(said=str(value))
+    return ReportedVersion(words=str(value))
