@@ -30,6 +30,7 @@ from collections.abc import Callable
 
 from benchmarks.calibration.corpus import Record
 from benchmarks.calibration.evaluate import Corpus, left_out, observed
+from benchmarks.calibration.fold_memo import fold_memo
 from kvtop.domain.calibration.cuda_context import one_process_context
 from kvtop.domain.calibration.estimate import (
     CapacityPlan,
@@ -57,10 +58,16 @@ def _plan(record: Record, fits: dict[str, LinearTerm], free_before: int | None) 
 
 
 def desktop_excess(record: Record, fits: dict[str, LinearTerm]) -> int | None:
-    """Bytes the desktop held at the record's start beyond the plan's Linux context (None: nothing to tell)."""
+    """Bytes the desktop held at the record's start beyond the plan's Linux context (None: nothing to tell); planned
+    again only where a fit the last plan read changed (`fold_memo`: each fold of the judgement asks again)."""
     if not record.desktop or record.model is None or record.gpu_total_bytes is None:
         return None
-    plan = _plan(record, fits, None)
+    return fold_memo(record, "desktop_excess", fits, lambda subset, read: _desktop_excess(record, subset, read))
+
+
+def _desktop_excess(record: Record, subset: dict[str, LinearTerm], fits: dict[str, LinearTerm]) -> int | None:
+    """`desktop_excess`, the plans made with `subset` (the engine's fits of `fits`: all a plan reads, `fold_memo`)."""
+    plan = _plan(record, subset, None)
     terms = {estimate.term: estimate.bytes for estimate in plan.estimate.terms}
     if Term.CUDA_TOTAL not in terms:
         return None
@@ -72,7 +79,7 @@ def desktop_excess(record: Record, fits: dict[str, LinearTerm]) -> int | None:
     if not record.tokens:
         return None
     linux_free = terms[Term.CUDA_TOTAL] - terms[Term.CONTEXT]
-    return most_held(lambda mib: _plan(record, fits, linux_free - mib * MIB).ledger.token_capacity >= record.tokens)
+    return most_held(lambda mib: _plan(record, subset, linux_free - mib * MIB).ledger.token_capacity >= record.tokens)
 
 
 def held_at_start(record: Record, plan: CapacityPlan, total: int, fits: dict[str, LinearTerm]) -> int | None:
@@ -136,7 +143,12 @@ def engine_terms(record: Record) -> frozenset[Term]:
 def left_beside_plan(record: Record, fits: dict[str, LinearTerm]) -> int | None:
     """Bytes a start left beside weights and KV beyond its plan's runtime terms, planned with `fits` (the logged
     weights where printed); None where it tells nothing (no plan to measure, no logged capacity, a launch kvtop
-    cannot plan). Shared by the desktop span here and the unified-memory span (unified.py)."""
+    cannot plan). Shared by the desktop span here and the unified-memory span (unified.py); planned again only where
+    a fit the last plan read changed (`fold_memo`)."""
+    return fold_memo(record, "left_beside_plan", fits, lambda subset, _: _left_beside_plan(record, subset))
+
+
+def _left_beside_plan(record: Record, fits: dict[str, LinearTerm]) -> int | None:
     weights = record.figures.get("weights")
     if weights is None and record.excluded(Term.WEIGHTS):  # its config misstates the weights: no plan to measure
         return None
