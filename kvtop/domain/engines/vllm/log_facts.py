@@ -9,7 +9,6 @@ import re
 from functools import lru_cache
 
 from kvtop.domain.engines.vllm.mxfp4_backend import MEASURED_KEY
-from kvtop.domain.engines.vllm.runner_refusals import LOGGED_RUNNER, V1_FALLBACK_LINES, V2_LINE
 from kvtop.domain.log_args import ArgValue, parse_call_args, parse_dict_args
 from kvtop.domain.log_dialect import LogFacts, RankTuple, rank_from_tags, version_line
 
@@ -80,6 +79,17 @@ def mxfp4_backend(line: str, facts: LogFacts) -> bool:
     if match:
         facts.decided(f"{MEASURED_KEY}={match.group(1).lower()}")
     return match is not None
+
+
+# The line each worker logs where it builds the V2 runner (`logger.info_once("Using V2 Model Runner")`, the same
+# words at every release read: v1/worker/gpu_worker.py:292 at v0.21.0, :289 at v0.22.0, :360 at v0.25.0, :429 at
+# v0.29.0, :441 at v0.30.0, :513 at v0.33.0; none at v0.34.0, V2 its only runner), and the fallback warning
+# (config/vllm.py use_v2_model_runner: 'Model runner v2 does not yet support %s; using the v1 model runner instead.'
+# at v0.22.0 :507-512, 'Model Runner V2 … using the V1 model runner instead.' from v0.23.0 :535-539). explain sets
+# what the log says as the measured `LaunchSettings.logged_runner` (`LOGGED_RUNNER=v2|v1`, a decision no flag sets)
+LOGGED_RUNNER = "logged_runner"  # one of launch.LOG_ONLY_FIELDS
+V2_LINE = "Using V2 Model Runner"
+V1_FALLBACK_LINES = ("using the V1 model runner instead", "using the v1 model runner instead")
 
 
 def model_runner(line: str, facts: LogFacts) -> bool:
