@@ -26,7 +26,7 @@ from kvtop.domain.engines.versions import ResolvedVersion
 from kvtop.domain.engines.vllm.batching_async import refuse_explicit_async
 from kvtop.domain.engines.vllm.runner_eras import RUNNER_ENV, runner_env_note, runs_v2
 from kvtop.domain.errors import InputError, UnsupportedModelError
-from kvtop.domain.launch import LaunchSettings, parse_flags
+from kvtop.domain.launch import LaunchSettings, engine_flags, parse_flags
 from kvtop.sources.engine_logs import parse_engine_log
 from kvtop.sources.hub import load_model
 from tests.data_paths import CONFIGS, DATA
@@ -105,6 +105,7 @@ def test_a_reasoning_parser_keeps_v0_22_0s_listed_class_on_v1() -> None:
     assert _v2("0.22.0") is True
     assert _v2("0.22.0", "--reasoning-parser", "qwen3") is False
     assert _v2("0.23.0", "--reasoning-parser", "qwen3") is True  # a warning only from v0.23.0
+    assert "--reasoning-parser" not in engine_flags("vllm").memory_neutral  # it moves the runner at v0.22.x
 
 
 def test_explicit_async_scheduling_at_pp_2_on_v1_is_refused_from_v0_31_0() -> None:
@@ -218,6 +219,18 @@ def test_a_candidate_head_dflash_draft_on_v1_is_refused_by_release() -> None:
     assert runs_v2(at(text="0.29.0"), QWEN3_8B, _drafted("0.29.0", "LiLiCorrDraftModel", env="0")) is False
     with pytest.raises(InputError, match="does not support: …' — DFlash candidate-head drafts"):
         runs_v2(at(text="0.31.0"), QWEN3_8B, _drafted("0.31.0", "LiLiCorrDraftModel", env="0"))
+    # v0.30.0 still tests dflash2 alone (:2904-2905): a LiLiCorr draft runs on V1
+    assert runs_v2(at(text="0.30.0"), QWEN3_8B, _drafted("0.30.0", "LiLiCorrDraftModel", env="0")) is False
+    with pytest.raises(InputError, match="dflash2 drafts"):
+        runs_v2(at(text="0.30.0"), QWEN3_8B, _drafted("0.30.0", "DFlash2DraftModel", env="0"))
+
+
+def test_a_parse_mtp_draft_on_v1_is_refused_at_v0_33_0_only() -> None:
+    """config/vllm.py:3121-3127 at v0.33.0: a ParseAuxMTPModel draft; v0.32.0 (:2955-2999) has no such test."""
+    at = ResolvedVersion
+    with pytest.raises(InputError, match="Parse 3.5 MTP"):
+        runs_v2(at(text="0.33.0"), QWEN3_8B, _drafted("0.33.0", "ParseAuxMTPModel", env="0"))
+    assert runs_v2(at(text="0.32.0"), QWEN3_8B, _drafted("0.32.0", "ParseAuxMTPModel", env="0")) is False
 
 
 def test_a_dflash2_draft_forces_v2_at_v0_28_0_only() -> None:

@@ -11,7 +11,9 @@ kvtop refuses anyway (flags_unmodelled.py).
 
 V1 (`_get_v1_model_runner_unsupported_features`, first in v0.29.0): refused wherever V1 runs, forced by
 VLLM_USE_V2_MODEL_RUNNER=0 or fallen back to ('Model Runner V1 does not support: …', `_validate_v1_model_runner`).
-Before v0.29.0 nothing refuses a dspark draft on V1: v0.25.0-v0.28.x build it an EagleProposer, which vLLM's own
+V1 also refuses Step5ForCausalLM / Step5ForConditionalGeneration at v0.33.0 (config/vllm.py:3145-3149), a model
+kvtop does not plan (named not modelled: architectures/coverage.py:184-185), so no rule here reads it. Before v0.29.0
+nothing refuses a dspark draft on V1: v0.25.0-v0.28.x build it an EagleProposer, which vLLM's own
 comment says cannot run it — not modelled, named.
 """
 
@@ -94,12 +96,6 @@ ADAPTIVE_METHODS: Eras[str | None] = Eras((
         "config/speculative.py:1141-1142 at v0.28.0, :1507-1508 at v0.29.0"),
     Era("0.30.0", None, "v0.30.0 config/speculative.py:1564-1573: any method (use_local_argmax_reduction aside)"),
 ))  # fmt: skip
-STEP5_ON_V1: Eras[str | None] = Eras((
-    Era("", None, "no Step5 test before v0.33.0 (v0.32.0 config/vllm.py:2955-2999)"),
-    Era("0.33.0", "config/vllm.py:3145-3149 at v0.33.0: Step5ForCausalLM, Step5ForConditionalGeneration", "v0.33.0"),
-    Era("0.34.0", None, "v0.34.0: no V1 runner"),
-))  # fmt: skip
-STEP5 = frozenset({"Step5ForCausalLM", "Step5ForConditionalGeneration"})
 # a dflash draft whose config's architectures name a candidate head (the draft config kvtop read:
 # LaunchSettings.draft_architectures): vLLM's words and the architectures it tests
 DFLASH_HEADS_ON_V1: Eras[tuple[str, frozenset[str]] | None] = Eras((
@@ -209,7 +205,7 @@ def fallback_reason(version: ResolvedVersion, model: ModelSpec, settings: Launch
 
 def v1_lacks(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings) -> str | None:
     """The features of the launch the release's V1 runner refuses, in vLLM's words with their source; None where
-    none (or no V1 refusal at the release)."""
+    none (or no V1 refusal at the release). `model`: the target, which no rule reads since Step5 is not planned."""
     found: list[str] = []
     method = stated_method(settings)
     dspark = DSPARK_ON_V1.at(version)
@@ -224,9 +220,6 @@ def v1_lacks(version: ResolvedVersion, model: ModelSpec, settings: LaunchSetting
     parse = PARSE_MTP_ON_V1.at(version)
     if parse is not None and "ParseAuxMTPModel" in settings.draft_architectures:
         found.append(f"Parse 3.5 MTP ({parse})")
-    step5 = STEP5_ON_V1.at(version)
-    if step5 is not None and model.architecture in STEP5:
-        found.append(f"Step5 ({step5})")
     return ", ".join(found) or None
 
 
