@@ -227,6 +227,17 @@ def test_a_candidate_head_dflash_draft_on_v1_is_refused_by_release() -> None:
         runs_v2(at(text="0.30.0"), QWEN3_8B, _drafted("0.30.0", "DFlash2DraftModel", env="0"))
 
 
+def test_a_heterogeneous_vocabulary_draft_keeps_v1_at_v0_32_and_v0_33() -> None:
+    """config/vllm.py:2947-2948 at v0.32.0, :3081-3082 at v0.33.0: 'heterogeneous-vocabulary draft models' in V2's
+    unsupported list; v0.31.0 runs draft_model on V2 (:3075-3084) and has no such test."""
+    hetero = ("--speculative-config", '{"method": "draft_model", "model": "x/draft", "num_speculative_tokens": 4, '
+                                      '"use_heterogeneous_vocab": true, "draft_sample_method": "greedy"}')  # fmt: skip
+    same = ("--speculative-config", '{"method": "draft_model", "model": "x/draft", "num_speculative_tokens": 4}')
+    assert _v2("0.33.0", *hetero) is False and _v2("0.32.0", *hetero) is False
+    assert _v2("0.33.0", *same) is True
+    assert _v2("0.31.0", *hetero) is True
+
+
 def test_a_parse_mtp_draft_on_v1_is_refused_at_v0_33_0_only() -> None:
     """config/vllm.py:3121-3127 at v0.33.0: a ParseAuxMTPModel draft; v0.32.0 (:2955-2999) has no such test."""
     at = ResolvedVersion

@@ -5,7 +5,8 @@ V2 (config/vllm.py `_get_v2_model_runner_unsupported_features`): refused when VL
 (`_validate_v2_model_runner`), fallen back from where the release would pick it ('Model Runner V2 does not yet support
 %s; using the V1 model runner instead.', `use_v2_model_runner`). Here the features kvtop reads beyond the speculative
 ones (spec_methods.keeps_v1_runner) and a model's inner state (runner_eras): stock torch.compile, sequence parallelism,
-pipeline parallelism under external_launcher, a reasoning parser at v0.22.0. The others (dual batch overlap, elastic EP, prompt embeds,
+pipeline parallelism under external_launcher, a reasoning parser at v0.22.0, a heterogeneous-vocabulary draft at
+v0.32.0-v0.33.x. The others (dual batch overlap, elastic EP, prompt embeds,
 logprobs modes, custom logits processors, KV sharing fast prefill, EC transfer, prefill context parallelism) are flags
 kvtop refuses anyway (flags_unmodelled.py).
 
@@ -63,6 +64,13 @@ REASONING_ON_V2: Eras[str | None] = Eras((
                   "(engine/arg_utils.py:2435-2440 _set_default_reasoning_config_args)", "v0.22.0 only"),
     Era("0.23.0", None, "v0.23.0 config/vllm.py:2073-2077: a warning ('does not yet support the thinking_token_budget "
                         "request parameter'), V2 kept"),
+))  # fmt: skip
+
+HETEROGENEOUS_VOCAB_ON_V2: Eras[str | None] = Eras((
+    Era("", None, "v0.31.0 config/vllm.py: no heterogeneous-vocabulary test in the V2 list"),
+    Era("0.32.0", "config/vllm.py:2947-2948 at v0.32.0, :3081-3082 at v0.33.0: speculative-config "
+                  "use_heterogeneous_vocab", "first in v0.32.0"),
+    Era("0.34.0", None, "v0.34.0: V2 the only runner"),
 ))  # fmt: skip
 
 # The ValueError `_validate_v2_model_runner` raises where VLLM_USE_V2_MODEL_RUNNER=1 forces V2 onto what it lacks
@@ -193,6 +201,9 @@ def v2_lacks(version: ResolvedVersion, model: ModelSpec, settings: LaunchSetting
     reasoning = REASONING_ON_V2.at(version)
     if reasoning is not None and flag_text(settings, "reasoning-parser"):
         found.append(f"reasoning budget enforcement ({reasoning})")
+    vocab = HETEROGENEOUS_VOCAB_ON_V2.at(version)
+    if vocab is not None and flag_json(settings, "speculative-config").get("use_heterogeneous_vocab") is True:
+        found.append(f"heterogeneous-vocabulary draft models ({vocab})")
     return ", ".join(found) or None
 
 
