@@ -4,6 +4,7 @@ reads once per log, beside the per-rank handlers of `log_lines` (docs/engines/vl
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from functools import lru_cache
@@ -37,8 +38,32 @@ def _config_json(args: dict[str, ArgValue]) -> dict[str, ArgValue]:
     return args
 
 
+#: arguments whose flag takes a JSON object that `non-default args` prints as a Python dict (`'speculative_config':
+#: {'method': 'mtp', 'num_speculative_tokens': 1}`: vLLM logs the parsed namespace's dict, api_utils.py)
+_PRINTED_DICTS = ("speculative_config",)
+
+
+def _printed_json(args: dict[str, ArgValue]) -> dict[str, ArgValue]:
+    """`args` with each `_PRINTED_DICTS` value a Python dict literal as the JSON object its flag takes
+    (ast.literal_eval: literals only, bounded); a value that is no such literal is left as printed."""
+    for key in _PRINTED_DICTS:
+        text = args.get(key)
+        if not isinstance(text, str) or not text.startswith("{") or len(text) > 16 * 1024:
+            continue
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            try:
+                args = {**args, key: json.dumps(value)}
+            except (TypeError, ValueError):  # a value JSON has no form for (a set, bytes): left as printed
+                continue
+    return args
+
+
 def non_default_args(line: str, facts: LogFacts) -> bool:
-    args = _config_json(parse_dict_args(line, line.find("non-default args:")))
+    args = _printed_json(_config_json(parse_dict_args(line, line.find("non-default args:"))))
     facts.server_args = {**args, **facts.server_args}
     return bool(args)
 
@@ -126,6 +151,8 @@ def engine_config(line: str, facts: LogFacts) -> bool:
     if "with config:" not in line:
         return found_version
     args = parse_call_args(line, line.find("with config:") + len("with config:"))
+    if "speculative_config" in facts.server_args:  # its repr (SpeculativeConfig.__repr__: method, model,
+        args.pop("speculative_config", None)  # num_spec_tokens) says less than the printed argument
     facts.engine_config = {**args, **facts.engine_config}
     return bool(args) or found_version
 
