@@ -37,7 +37,7 @@ from kvtop.domain.explanation import (
     findings_beside_verdict,
     step_source,
 )
-from kvtop.domain.launch import LaunchSettings, check_parallel, parse_flags
+from kvtop.domain.launch import LOG_ONLY_FIELDS, LaunchSettings, check_parallel, parse_flags
 from kvtop.domain.launch_line import parse_launch_command
 from kvtop.domain.wording import with_the
 from kvtop.sources.engines.registry import complete_settings
@@ -166,10 +166,13 @@ def run(args: argparse.Namespace, extra: Sequence[str]) -> int:
     # the figures given are checked before the model is looked for: a bad --gpu or size is said first, not after
     measured = measured_from_args(args)
     gpu_total, gpu_name = gpu_from_args(args, measured) if (args.gpu is not None or args.gpu_memory is not None) else (None, None)
-    log_args = {**log.server_args, **log.engine_config, **_decisions(log.decisions)}
+    decided = _decisions(log.decisions)
+    measured_settings = {key: decided.pop(key) for key in LOG_ONLY_FIELDS if key in decided}  # the log's alone
+    log_args = {**log.server_args, **log.engine_config, **decided}
     settings, typed = settings_typed_for_log(
         log_args, engine, extra, args.model or log.model_path, log.launch_command, args.cmd
     )
+    settings = settings.model_copy(update=measured_settings)
     read_off_log = settings.engine_version is None  # no --engine-version and no version in the log's arguments
     if settings.engine_version is not None:
         version = stated_release(settings)

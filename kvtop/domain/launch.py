@@ -143,6 +143,10 @@ def engine_flags(engine: EngineId) -> EngineFlags:
     return flags
 
 
+# LaunchSettings' fields a log's decisions set and nothing typed does (explain reads them off the log's decisions)
+LOG_ONLY_FIELDS = frozenset({"logged_runner"})
+
+
 class LaunchSettings(BaseModel):
     """What a launch command says, with the engine's defaults left as None (unset)."""
 
@@ -218,6 +222,9 @@ class LaunchSettings(BaseModel):
     # (engines/vllm/spec_methods.py `stated_method`); set by `ledger.predict` from its `draft`
     # (`deployment.with_draft_config`), so every rule reading the ledger's launch sees it
     draft_architectures: tuple[str, ...] = ()
+    # the model runner the engine's log says ran (vLLM's 'Using V2 Model Runner' or its V1 fallback warning,
+    # engines/vllm/log_facts.py): a measured input explain sets from the log alone (`LOG_ONLY_FIELDS`), never a flag
+    logged_runner: Literal["v1", "v2"] | None = None
 
     @field_validator("engine")
     @classmethod

@@ -155,10 +155,15 @@ SPLIT_SPEC_SPAN = FlagSpan("0.22.0", None, "engine/arg_utils.py:1900-1903 (v0.34
 # `--no-enable-eplb`)
 EPLB_FLAG = "--enable-eplb"
 EPLB_SPAN = FlagSpan("0.9.2", None, "engine/arg_utils.py:687-688 (v0.9.2), :1367 (v0.34.0)", True)
+# `--reasoning-parser`: no effect on memory but at v0.22.x, where the reasoning config it sets keeps V2's listed class
+# on the V1 model runner (runner_refusals.REASONING_ON_V2): read, not neutral
+REASONING_FLAG = "--reasoning-parser"
+REASONING_SPAN = FlagSpan("0.7.1", None, "engine/arg_utils.py:1146 (v0.33.0)")
 RELEASE_SPANS = merged((MEMORY_NEUTRAL, POOLING_SPANS, DP_SPANS, NODE_SPANS, {
     SHORT_FLAG: SHORT_SPAN, CACHE_MODE_FLAG: CACHE_MODE_SPAN, MM_LIMIT_FLAG: MM_LIMIT_SPAN, TEXT_ONLY_FLAG: TEXT_ONLY_SPAN,
     SKIP_MM_FLAG: SKIP_MM_SPAN,
     ENCODER_TP_FLAG: ENCODER_TP_SPAN, ASYNC_FLAG: ASYNC_SPAN, EXTENSIBLE_FLAG: EXTENSIBLE_SPAN, EPLB_FLAG: EPLB_SPAN,
+    REASONING_FLAG: REASONING_SPAN,
     **{f"--{flag}": SPLIT_SPEC_SPAN for flag, _ in SPLIT_FIELDS}, **MAMBA_DTYPE_SPANS,
 }))  # fmt: skip
 # each kind of NEUTRAL_GROUPS as `--help` names it
@@ -266,14 +271,14 @@ class VllmFlags:
     passthrough: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | ALL_REDUCE_FLAGS | REMOTE_CODE_FLAGS
                                    | COMPILATION_FLAGS | ROPE_FLAGS | POOLING_FLAGS | MM_LIMIT_FLAGS | TEXT_ONLY_FLAGS | HYBRID_FLAGS
                                    | SKIP_MM_FLAGS | DP_FLAGS | EXTENSIBLE_FLAGS | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG, PERFORMANCE_MODE_FLAG}
-                                   | NEUTRAL_SPELLINGS)  # fmt: skip
+                                   | {REASONING_FLAG} | NEUTRAL_SPELLINGS)  # fmt: skip
     # of those, the ones a rule reads (refusals.py: --attention-backend decides Step1's ALiBi-sqrt refusal, v0.33.0;
     # --mm-encoder-tp-mode makes a data-parallel encoder whole on every rank, tower_spec.TowerSplit.for_launch;
     # --disable-custom-all-reduce the non-torch memory's all-reduce part, calibration_non_torch.py; the compilation
     # config's CUDA-graph fields and the optimization level the graphs charged, compilation.py; --rope-scaling and
     # --hf-overrides the derived max length, rope_override.py; --runner, --convert and --task the pooling runner,
     # pooling.py; --limit-mm-per-prompt the encoder profile, mm_limits.py; --language-model-only the tower left unbuilt,
-    # text_only.py; --skip-mm-profiling the encoder's dummy pass left out, skip_mm_profiling.py; --mamba-cache-mode a hybrid's
+    # text_only.py; --reasoning-parser V2's runner at v0.22.x, runner_refusals.py; --skip-mm-profiling the encoder's dummy pass left out, skip_mm_profiling.py; --mamba-cache-mode a hybrid's
     # mamba_cache_mode, hybrid.py; --mamba-cache-dtype / --mamba-ssm-cache-dtype its state's dtypes, mamba_dtype.py; --data-parallel-backend and --disable-nccl-for-dp-synchronization the DP launch,
     # dp_flags.py; --performance-mode the default batch and capture sizes, performance_mode.py; the scheduler switches
     # SCHEDULER_FLAGS: prefix caching a hybrid's mamba_cache_mode, chunked prefill the batched tokens, async scheduling
@@ -282,7 +287,7 @@ class VllmFlags:
     # apart from "not modelled", and the plan's "engine flags:" line writes them back
     read_by_rules: frozenset[str] = (SPAN_FLAGS | DEPLOYMENT_FLAGS | SCHEDULER_FLAGS | ALL_REDUCE_FLAGS | COMPILATION_FLAGS | ROPE_FLAGS
                                      | POOLING_FLAGS | MM_LIMIT_FLAGS | TEXT_ONLY_FLAGS | HYBRID_FLAGS | DP_FLAGS | EXTENSIBLE_FLAGS | SKIP_MM_FLAGS
-                                     | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG, PERFORMANCE_MODE_FLAG})  # fmt: skip
+                                     | {ATTENTION_BACKEND_FLAG, ENCODER_TP_FLAG, PERFORMANCE_MODE_FLAG, REASONING_FLAG})  # fmt: skip
     # --rope-scaling, --hf-overrides and --limit-mm-per-prompt take a JSON object (json.loads; rope_override.py,
     # mm_limits.py)
     value_placeholders: Mapping[str, str] = {flag: "JSON" for flag in ROPE_FLAGS | MM_LIMIT_FLAGS}

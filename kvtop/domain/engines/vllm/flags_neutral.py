@@ -76,7 +76,6 @@ CHAT: Mapping[str, FlagSpan] = {
     "--exclude-tools-when-tool-choice-none": FlagSpan("0.10.1", None, "entrypoints/common/cli_args.py:126 (v0.33.0)", True),
     "--expand-tools-even-if-tool-choice-none": FlagSpan("0.9.2", "0.9.2", "entrypoints/openai/cli_args.py:226 (v0.9.2)"),
     "--reasoning-effort-map": FlagSpan("0.33.0", None, "entrypoints/common/cli_args.py:110 (v0.33.0)"),
-    "--reasoning-parser": FlagSpan("0.7.1", None, "engine/arg_utils.py:1146 (v0.33.0)"),
     "--reasoning-parser-plugin": FlagSpan("0.11.1", None, "engine/arg_utils.py:1151 (v0.33.0)"),
     "--tool-call-parser": FlagSpan("0.6.3.post1", None, "entrypoints/common/cli_args.py:129 (v0.33.0)"),
     "--tool-parser-plugin": FlagSpan("0.6.3.post1", None, "entrypoints/common/cli_args.py:134 (v0.33.0)"),

@@ -4,12 +4,12 @@ reads once per log, beside the per-rank handlers of `log_lines` (docs/engines/vl
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from functools import lru_cache
 
 from kvtop.domain.engines.vllm.mxfp4_backend import MEASURED_KEY
-from kvtop.domain.engines.vllm.runner_refusals import LOGGED_RUNNER, V1_FALLBACK_LINES, V2_LINE
 from kvtop.domain.log_args import ArgValue, parse_call_args, parse_dict_args
 from kvtop.domain.log_dialect import LogFacts, RankTuple, rank_from_tags, version_line
 
@@ -38,8 +38,32 @@ def _config_json(args: dict[str, ArgValue]) -> dict[str, ArgValue]:
     return args
 
 
+#: arguments whose flag takes a JSON object that `non-default args` prints as a Python dict (`'speculative_config':
+#: {'method': 'mtp', 'num_speculative_tokens': 1}`: vLLM logs the parsed namespace's dict, api_utils.py)
+_PRINTED_DICTS = ("speculative_config",)
+
+
+def _printed_json(args: dict[str, ArgValue]) -> dict[str, ArgValue]:
+    """`args` with each `_PRINTED_DICTS` value a Python dict literal as the JSON object its flag takes
+    (ast.literal_eval: literals only, bounded); a value that is no such literal is left as printed."""
+    for key in _PRINTED_DICTS:
+        text = args.get(key)
+        if not isinstance(text, str) or not text.startswith("{") or len(text) > 16 * 1024:
+            continue
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            try:
+                args = {**args, key: json.dumps(value)}
+            except (TypeError, ValueError):  # a value JSON has no form for (a set, bytes): left as printed
+                continue
+    return args
+
+
 def non_default_args(line: str, facts: LogFacts) -> bool:
-    args = _config_json(parse_dict_args(line, line.find("non-default args:")))
+    args = _printed_json(_config_json(parse_dict_args(line, line.find("non-default args:"))))
     facts.server_args = {**args, **facts.server_args}
     return bool(args)
 
@@ -82,6 +106,17 @@ def mxfp4_backend(line: str, facts: LogFacts) -> bool:
     return match is not None
 
 
+# The line each worker logs where it builds the V2 runner (`logger.info_once("Using V2 Model Runner")`, the same
+# words at every release read: v1/worker/gpu_worker.py:292 at v0.21.0, :289 at v0.22.0, :360 at v0.25.0, :429 at
+# v0.29.0, :441 at v0.30.0, :513 at v0.33.0; none at v0.34.0, V2 its only runner), and the fallback warning
+# (config/vllm.py use_v2_model_runner: 'Model runner v2 does not yet support %s; using the v1 model runner instead.'
+# at v0.22.0 :507-512, 'Model Runner V2 … using the V1 model runner instead.' from v0.23.0 :535-539). explain sets
+# what the log says as the measured `LaunchSettings.logged_runner` (`LOGGED_RUNNER=v2|v1`, a decision no flag sets)
+LOGGED_RUNNER = "logged_runner"  # one of launch.LOG_ONLY_FIELDS
+V2_LINE = "Using V2 Model Runner"
+V1_FALLBACK_LINES = ("using the V1 model runner instead", "using the v1 model runner instead")
+
+
 def model_runner(line: str, facts: LogFacts) -> bool:
     """The runner the log says ran (runner_refusals.py): the worker's 'Using V2 Model Runner', which it logs where it
     builds V2, over the V1 fallback warning (`use_v2_model_runner` is a property, evaluated again as the config
@@ -116,6 +151,8 @@ def engine_config(line: str, facts: LogFacts) -> bool:
     if "with config:" not in line:
         return found_version
     args = parse_call_args(line, line.find("with config:") + len("with config:"))
+    if "speculative_config" in facts.server_args:  # its repr (SpeculativeConfig.__repr__: method, model,
+        args.pop("speculative_config", None)  # num_spec_tokens) says less than the printed argument
     facts.engine_config = {**args, **facts.engine_config}
     return bool(args) or found_version
 

@@ -9,16 +9,16 @@ from typing import Literal
 
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.hybrid import mamba_prefix_caching
+from kvtop.domain.engines.vllm.log_facts import V2_LINE
 from kvtop.domain.engines.vllm.runner_refusals import (
-    LOGGED_RUNNER,
-    V2_LINE,
     V2_REFUSAL_WORDS,
+    check_adaptive,
     check_v1,
+    fallback_reason,
     forces_v2,
     logged_runner,
-    v2_lacks,
 )
-from kvtop.domain.engines.vllm.spec_methods import keeps_v1_runner, stated_method
+from kvtop.domain.engines.vllm.spec_methods import stated_method
 from kvtop.domain.errors import InputError, UnsupportedModelError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
@@ -152,7 +152,7 @@ def _refused_v2(version: ResolvedVersion, model: ModelSpec, settings: LaunchSett
     state = FORCED_STATE_REFUSED_ERAS.era(version)
     if inner and (state.value == "any" or state.value == "align" and mamba_prefix_caching(model, settings, version)):
         return f"a model with Mamba / linear-attention state{' and prefix caching' * (state.value == 'align')} ({state.source})"
-    return keeps_v1_runner(stated_method(settings), settings, version) or v2_lacks(version, settings)
+    return fallback_reason(version, model, settings)
 
 
 def forced_runner(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings | None) -> bool | None:
@@ -217,8 +217,7 @@ def logged_runner_note(version: ResolvedVersion, model: ModelSpec, settings: Lau
         return None
     said = V2_LINE if logged else "…; using the V1 model runner instead."
     try:
-        own = "V2" if _release_runs_v2(version, model, settings.model_copy(update={"flags": {
-            k: v for k, v in settings.flags.items() if k != LOGGED_RUNNER}})) else "V1"
+        own = "V2" if _release_runs_v2(version, model, settings.model_copy(update={"logged_runner": None})) else "V1"
     except InputError:
         own = "refused"  # the release refuses the launch it did start: the log wins
     return (f"the {'V2' if logged else 'V1'} model runner, measured: the log says '{said}' (v1/worker/gpu_worker.py, "
@@ -227,14 +226,25 @@ def logged_runner_note(version: ResolvedVersion, model: ModelSpec, settings: Lau
                f", not vLLM {version.label}'s own pick for this launch ({own})"))
 
 
+# vLLM's fallback warning (config/vllm.py use_v2_model_runner), %s the features: v0.22.x :507-512, from v0.23.0
+# :535-539 (v0.29.0 :717 the same words)
+FALLBACK_WORDS: Eras[str] = Eras((
+    Era("", "Model runner v2 does not yet support %s; using the v1 model runner instead.",
+        "config/vllm.py:507-512 at v0.22.0"),
+    Era("0.23.0", "Model Runner V2 does not yet support %s; using the V1 model runner instead.",
+        "config/vllm.py:535-539 at v0.23.0"),
+))  # fmt: skip
+
+
 def _fallback_note(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings) -> str | None:
-    """The plan's words where the release would run V2 but the launch asks for what V2 lacks (`v2_lacks`): vLLM's
-    warning and the V1 runner it falls back to; None otherwise."""
-    lacks = v2_lacks(version, settings) if model_runner(version) != "v1" else None
+    """The plan's words where the release would run V2 but the launch asks for what V2 lacks (`fallback_reason`, the
+    answer the pick reads): vLLM's warning and the V1 runner it falls back to; None otherwise."""
+    lacks = fallback_reason(version, model, settings) if model_runner(version) != "v1" else None
     if lacks is None or not _release_runs_v2(version, model, settings.model_copy(update={"flags": {}})):
         return None
-    return (f"the V1 model runner: vLLM {version.label} would run V2 but logs 'Model Runner V2 does not yet support "
-            f"{lacks}; using the V1 model runner instead.' (config/vllm.py use_v2_model_runner)")
+    words = FALLBACK_WORDS.era(version)
+    return (f"the V1 model runner: vLLM {version.label} would run V2 but logs '{words.value}' ({words.source}) with %s: "
+            f"{lacks}")
 
 
 def _listed_runs_v2(version: ResolvedVersion, model: ModelSpec) -> bool:
@@ -249,6 +259,8 @@ def runs_v2(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings
     """Whether `vllm serve` runs this generating model on the V2 model runner (VllmConfig.use_v2_model_runner): the
     runner the launch line's VLLM_USE_V2_MODEL_RUNNER forces (`forced_runner`; refused where the release refuses it),
     else the release's own pick (`_release_runs_v2`)."""
+    if settings is not None:
+        check_adaptive(version, settings)
     logged = logged_runner(settings)
     if logged is not None:
         if logged and model_runner(version) == "v1":
@@ -282,14 +294,14 @@ def _release_runs_v2(version: ResolvedVersion, model: ModelSpec, settings: Launc
         return False
     method = stated_method(settings) if settings is not None else None
     if runner == "v2_dense" and forces_v2(version, settings):  # V2 forced, then validated: no fallback (:524-527)
-        lacks = keeps_v1_runner(method, settings, version) or v2_lacks(version, settings) if settings else None
+        lacks = fallback_reason(version, model, settings) if settings else None
         if lacks is not None:
             raise InputError(f"vLLM {version.label} runs a {method} draft on its V2 model runner only (config/vllm.py "
                              f"use_v2_model_runner, :524-532 at v0.25.0, :639-643 at v0.28.0), which 'does not yet "
                              f"support' {lacks}",
                              field="--speculative-config")  # fmt: skip
         return True
-    if settings is not None and (keeps_v1_runner(method, settings, version) or v2_lacks(version, settings)) is not None:
+    if settings is not None and fallback_reason(version, model, settings) is not None:
         return False
     if runner == "v2_listed":
         return _listed_runs_v2(version, model)
