@@ -4,8 +4,8 @@
 measured (the operator's flags, a log, NVML) replaces its term with zero error; this node's own earlier
 start of the same launch replaces the terms it measured; a fitted term outside its fit's records (no start
 at this GPU model or release) takes the error measured outside them (`support.widened`); on a unified-memory
-host, what the host holds is an assumed term where the engine sizes from the free memory, and said either way
-(`host_memory.py`). On it rest, and nowhere else:
+host, what the host holds is an assumed term where the engine sizes from the free memory, the context within it
+(the share's readings hold it), and said either way (`host_memory.py`). On it rest, and nowhere else:
 
 - `calibrated_ledger`: the clean prediction (the dashboard's, the planner's, the demo's, `plan`'s centre);
 - `planned_capacity`: that ledger and the capacity at both ends of the interval (the engines' budgets
