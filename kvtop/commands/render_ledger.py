@@ -312,10 +312,13 @@ def estimate_term_json(term: TermEstimate) -> dict[str, Any]:
 def term_error(term: TermEstimate) -> str:
     """A term's error in the plan's table: '± 0.66 GiB' ('+ 2.41 / − 0.97 GiB' where a part only raises the term,
     '+ 0.97 / − 2.41 GiB' where a part only lowers it),
-    'in measured' (held in a measured input), or 'exact'."""
+    'in measured' (held in a measured input), 'in host share' (a context a unified host's assumed share holds), or
+    'exact'."""
     if term.error_bytes or term.error_below_bytes:
         return term.error_said
-    return "in measured" if term.within is not None else "exact"
+    if term.within is None:
+        return "exact"
+    return "in host share" if term.in_host_share else "in measured"
 
 
 def request_interval_json(interval: RequestInterval | None, dominant: TermEstimate | None) -> dict[str, Any] | None:

@@ -42,12 +42,15 @@ def _same_context(plan: dict[str, Any], explained: dict[str, Any], context_gib: 
     estimated = explained["estimated"]
     assert estimated["field"] == "free_before_load_bytes" and estimated["source"] == source
     host = terms.get("host", {"bytes": 0, "error_bytes": 0})  # a unified-memory host's share, where plan charges one
-    central = total["bytes"] - context["bytes"] - host["bytes"]
+    # its readings were taken after the engine's context: the context lies within it, not taken off again
+    within = "host" in terms and context["within"] is not None
+    central = total["bytes"] - (0 if within else context["bytes"]) - host["bytes"]
     errors = (total["error_bytes"], context["error_bytes"], host["error_bytes"])
     error = plan["interval_scale"] * math.sqrt(sum(each**2 for each in errors))
     assert estimated["value_bytes"] == central
     assert abs(estimated["low_bytes"] - (central - error)) <= 2 and abs(estimated["high_bytes"] - (central + error)) <= 2
-    said = f"{context['bytes'] / GIB:.2f} ± {context['error_bytes'] / GIB:.2f} GiB ({source}"
+    said = (f"({context['label']}, {context['bytes'] / GIB:.2f} GiB, within it)" if within else
+            f"{context['bytes'] / GIB:.2f} ± {context['error_bytes'] / GIB:.2f} GiB ({source}")  # fmt: skip
     assert said in estimated["basis"]
 
 
@@ -123,11 +126,13 @@ def test_lmdeploy_4285_assumed_context_at_tp8_is_plans(capsys: pytest.CaptureFix
 
 def test_a_unified_hosts_share_is_plans_too(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """C13's excerpt read as if on a GB10 (unified memory): the free memory before the load is plan's CUDA total less
-    its assumed context (kvtop lists no GB10 SM count) less the host's assumed share, the host's error in the interval.
-    Before, explain charged GPU total − 1 GiB there and no host share at all."""
+    the host's assumed share, the host's error in the interval, its assumed context (kvtop lists no GB10 SM count)
+    within that share (the share's readings were taken after the engine's context: session 72). Before, explain
+    charged GPU total − 1 GiB there and no host share at all."""
     log = _excerpt(tmp_path, "sglang/C13", "Load weight")
     launch = ("--model", LLAMA_31_8B, "--mem-fraction-static", "0.88", "--gpu", "GB10")
     plan = _plan(capsys, "--engine", "sglang", "--engine-version", "0.4.1.post7", *launch)
     explained = explain_json(capsys, log, *launch, "--no-calibration-store")
-    assert any(term["term"] == "host" for term in plan["terms"])
+    terms = {term["term"]: term for term in plan["terms"]}
+    assert terms["context"]["within"].startswith(terms["host"]["label"]) and terms["context"]["error_bytes"] == 0
     _same_context(plan, explained, 0.75, "assumed")

@@ -25,6 +25,7 @@ from kvtop.domain.calibration.host_memory import (
     host_held,
 )
 from kvtop.domain.calibration.plan_fits import desktop_held_bytes
+from kvtop.domain.calibration.ranges import free_before_load_range
 from kvtop.domain.calibration.terms import Term
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.errors import InputError
@@ -34,6 +35,7 @@ from kvtop.domain.wording import GIB
 from kvtop.sources.hub import load_model
 from tests.calibration_fits import CORPUS, ONE_WORKER, corpus_fits
 from tests.conftest import CONFIGS
+from tests.data_paths import DATA
 
 pytestmark = ONE_WORKER  # its fits are tests/calibration_fits.py's: made once per run
 
@@ -79,6 +81,17 @@ def test_gpus_with_their_own_memory_are_not_unified(name: str) -> None:
 # 63.05 / 119.7 = 52.67 %, was under the Thor's 64.89 / 122.82 = 52.83 %, so the span's ends are the same without it.
 READINGS = [(119.7, 112.71), (119.7, 110.52), (119.7, 109.33), (119.7, 108.44), (119.7, 61.05),
             (119.70, 119.70 - 49.78), (122.82, 110.49), (122.82, 57.93)]  # fmt: skip
+# the readings of releases that take the kernel's available memory (the page cache free) at their span's ends: a GB10
+# host's `Free memory on device (115.95/121.69 GiB) on startup` (vLLM v0.27+, search-index id 58755311174), 5.74 GiB
+# held, and a headless 121.69 GiB GB10 host's 22.8 GiB with a raised `vm.min_free_kbytes`
+# (tonyd2wild/GLM-5.3-Flash-NVFP4-DFlash2-2x-DGX-Spark#19)
+AVAILABLE_ENDS = [(121.69, 121.69 - 5.74), (121.69, 121.69 - 22.8)]
+
+
+def span_centre(readings: list[tuple[float, float]]) -> float:
+    """The centre of the shares (total − free) ÷ total the readings span: what a host is assumed to hold."""
+    shares = [(total - free) / total for total, free in readings]
+    return (min(shares) + max(shares)) / 2
 
 
 def test_the_assumed_host_share_spans_every_reading_and_no_more() -> None:
@@ -98,19 +111,19 @@ def test_the_dgx_spark_start_planned_as_a_unified_host_holds_its_logged_tokens()
     """As a card of its own (119.70 GiB given) the plan is some eight times the 86,720 tokens logged and its interval
     misses; as a GB10 the host's share is assumed, stated, and the interval holds the log's figure. The share's
     readings were taken after the engine's CUDA context (the 49.78 GiB outside torch after the load holds it), so the
-    term is the share less the plan's own context term, which the budget takes off as well (session 72)."""
+    term is the whole share, the centre of the readings' span, and the plan's context term lies within it: error 0,
+    not taken off the total again (session 72): the free memory before load is the total less the share alone."""
     assert SPARK.tokens == 86_720
     as_card = _spark_plan(None, MeasuredInputs(gpu_total_bytes=gpu_total_bytes("GB10")))
     assert as_card.token_capacity_min > 5 * SPARK.tokens
     plan = _spark_plan("GB10", MeasuredInputs())
     host, context = plan.estimate.term(Term.HOST), plan.estimate.term(Term.CONTEXT)
     share, error = host_held(gpu_total_bytes("GB10"))
-    assert context is not None and context.bytes > 0
-    assert (
-        host is not None
-        and host.source == "assumed"
-        and (host.bytes, host.error_bytes) == (share - context.bytes, error)
-    )
+    assert context is not None and context.bytes > 0 and context.error_bytes == 0 and context.in_host_share
+    assert host is not None and host.source == "assumed" and host.error_bytes == error
+    assert abs(host.bytes - span_centre(READINGS) * gpu_total_bytes("GB10")) < 0.01 * GIB  # 29.34 % of 119.70 GiB
+    free = plan.ledger.measured.calibrated.free_before_load_bytes if plan.ledger.measured.calibrated else None
+    assert free == gpu_total_bytes("GB10") - host.bytes
     assert plan.token_capacity_min <= SPARK.tokens <= plan.token_capacity_max
     assert plan.dominant is host
     assert any("what the host leaves to the GPU is assumed" in note for note in plan.estimate.host_notes)
@@ -353,28 +366,27 @@ def test_a_desktop_with_the_free_memory_given_charges_nothing_more() -> None:
 
 
 def test_the_free_memory_note_of_a_unified_host_names_the_hosts_share() -> None:
-    """SGLang sizes from the free memory before load: on a GB10 its estimate is CUDA's total less the context and
-    less the host's assumed share; from 0.5.4 it reads psutil's available memory there (srt/utils/common.py:461-467
-    at 0.5.4), which counts the page cache free: 0.1173 × 119.70 = 14.0 GiB; 0.5.3rc0 reads cudaMemGetInfo's free
-    (srt/utils.py:406), the page cache held: 0.2934 × 119.70 = 35.1 GiB. Those shares were read after the engine's
-    context was made (`pre_model_load_memory` after the parallel groups, srt/distributed/bootstrap.py:132-137 at
-    0.5.18), so the host's term is the share less the plan's context, which is taken off already: the free memory
-    before load is the total × (1 − share). The note says that share, a card of its own does not."""
+    """SGLang sizes from the free memory before load: on a GB10 its estimate is CUDA's total less the host's assumed
+    share; from 0.5.4 it reads psutil's available memory there (srt/utils/common.py:461-467 at 0.5.4), which counts
+    the page cache free: the centre of those readings' span (4.72 % – 18.74 %) × 119.70 = 14.0 GiB; 0.5.3rc0 reads
+    cudaMemGetInfo's free (srt/utils.py:406), the page cache held: (5.84 % – 52.83 %) × 119.70 = 35.1 GiB. Those
+    shares were read after the engine's context was made (`pre_model_load_memory` after the parallel groups,
+    srt/distributed/bootstrap.py:132-137 at 0.5.18), so the context lies within the share: the free memory before
+    load is the total × (1 − share), and the note names the share whole. A card of its own says no share."""
     model = load_model(str(CONFIGS / "Qwen--Qwen2.5-7B-Instruct.json"))
     settings = LaunchSettings(engine="sglang")
     plan = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("GB10"), gpu_name="GB10")
     card = planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("H100"), gpu_name="H100")
-    context = plan.estimate.term(Term.CONTEXT)
-    assert context is not None and context.bytes > 0
-    said = f"less what the host holds of its unified memory ({0.1173 * 119.70 - context.bytes / GIB:.1f} GiB, assumed"
-    assert any(said in note for note in plan.ledger.engine.notes)
+    said = f"less what the host holds of its unified memory ({span_centre(AVAILABLE_ENDS) * 119.70:.1f} GiB, assumed"
+    assert "(14.0 GiB, assumed" in said and any(said in note for note in plan.ledger.engine.notes)
     total, host = plan.estimate.term(Term.CUDA_TOTAL), plan.estimate.term(Term.HOST)
     assert total is not None and host is not None
-    assert abs((total.bytes - context.bytes - host.bytes) / GIB - 119.70 * (1 - 0.1173)) < 0.01
+    free = plan.ledger.measured.calibrated.free_before_load_bytes if plan.ledger.measured.calibrated else 0
+    assert abs((free or 0) / GIB - 119.70 * (1 - span_centre(AVAILABLE_ENDS))) < 0.01
     old = planned_capacity(model, LaunchSettings(engine="sglang", engine_version="0.5.3rc0"),
                            gpu_total_bytes=gpu_total_bytes("GB10"), gpu_name="GB10")  # fmt: skip
-    said_old = f"less what the host holds of its unified memory ({0.2934 * 119.70 - context.bytes / GIB:.1f} GiB, assumed"
-    assert any(said_old in note for note in old.ledger.engine.notes)
+    said_old = f"less what the host holds of its unified memory ({span_centre(READINGS) * 119.70:.1f} GiB, assumed"
+    assert "(35.1 GiB, assumed" in said_old and any(said_old in note for note in old.ledger.engine.notes)
     assert not any("unified memory" in note for note in card.ledger.engine.notes)
     assert any(note.startswith("free memory before load is estimated") for note in card.ledger.engine.notes)
 
@@ -401,3 +413,73 @@ def test_each_desktop_start_is_judged_with_the_other_desktop_start_s_share() -> 
         assert fold[DESKTOP_HELD_KEY].records == 5 and fold[DESKTOP_HELD_KEY].sources == 5
     assert DESKTOP_HELD_KEY not in fit_all({"sglang": [r for r in CORPUS["sglang"] if not r.desktop]})
     assert desktop_held_bytes(engine_fits("sglang")) == DESKTOP_HELD_BYTES
+
+
+def _gb10_plan(config: str, settings: LaunchSettings, measured: MeasuredInputs | None = None) -> CapacityPlan:
+    model = load_model(str(CONFIGS / config))
+    return planned_capacity(model, settings, gpu_total_bytes=gpu_total_bytes("GB10"), gpu_name="GB10",
+                            measured=measured)  # fmt: skip
+
+
+def test_lmdeploy_on_a_gb10_charges_the_share_whole_its_context_within() -> None:
+    """LMDeploy reads cudaMemGetInfo's free (the page cache held) and printed no reading on a unified host: its plan
+    takes the span of the other engines' readings (5.84 % – 52.83 % of the total), whole, its own context assumed
+    within it as theirs was (each read after the engine's context). The budget's host row, the host term and the
+    unified note's figure are one figure; no context row takes it off again (review R3 D2)."""
+    plan = _gb10_plan("meta-llama--Llama-3.1-8B-Instruct.json", LaunchSettings(engine="lmdeploy"))
+    total, host, context = (plan.estimate.term(term) for term in (Term.CUDA_TOTAL, Term.HOST, Term.CONTEXT))
+    unified = plan.estimate.unified_host
+    assert total is not None and host is not None and context is not None and unified is not None
+    assert abs(host.bytes - span_centre(READINGS) * total.bytes) < 0.01 * GIB  # 35.12 GiB of 119.70
+    steps = {step.label: step for step in plan.ledger.engine.steps}
+    row = steps["− held by the host (unified memory)"]
+    assert row.bytes == -host.bytes and unified.held_bytes == host.bytes
+    assert "− CUDA context, NCCL" not in steps
+    # the context assumed at TP 1 where no fit reaches the GB10 (kvtop knows no SM count for it): 0.75 GiB
+    assert context.in_host_share and "the CUDA context and NCCL (0.75 GiB, assumed) within it" in row.note
+    weights = sum(-step.bytes for label, step in steps.items() if label.startswith("− weights") and step.bytes)
+    assert steps["free after weights (least over ranks)"].bytes == total.bytes - host.bytes - weights
+
+
+# `Free memory on device (F/121.69 GiB) on startup` of v0.27+ GB10 hosts (v1/worker/gpu_worker.py:766-785 at v0.27.1,
+# the worker's first snapshot after `init_device`, its CUDA context and NCCL in it): search-index ids 58755311174,
+# 69198182448, 68531280425
+STARTUP_FREE_GIB = (115.95, 114.54, 105.9)
+
+
+def test_vllm_0_34_on_a_gb10_sizes_from_a_free_memory_its_startup_lines_lie_in() -> None:
+    """v0.34.0's extensible KV cache takes the free memory at the worker's start (extensible_kv.py), on a GB10 the
+    kernel's available memory. Its releases' startup lines were read after the worker's context, so they lie in the
+    plan's interval for that free memory, centred on 121.69 GiB × (1 − the span's centre): taken off again (0.55
+    GiB, vllm.context), the least-held host's 115.95 GiB would lie above its high end."""
+    measured = MeasuredInputs(gpu_total_bytes=round(121.69 * GIB))
+    plan = _gb10_plan("Qwen--Qwen3-8B.json", LaunchSettings(engine="vllm", engine_version="0.34.0"), measured)
+    context = plan.estimate.term(Term.CONTEXT)
+    assert context is not None and context.in_host_share and context.error_bytes == 0
+    span = free_before_load_range(plan.estimate)
+    assert span is not None
+    assert abs(span.value_bytes / GIB - 121.69 * (1 - span_centre(AVAILABLE_ENDS))) < 0.01
+    assert all(span.low_bytes <= free * GIB <= span.high_bytes for free in STARTUP_FREE_GIB)
+    start = next(step for step in plan.ledger.engine.steps if step.label.startswith("free at the worker's start"))
+    assert start.bytes == span.value_bytes
+
+
+def test_a_small_unified_host_takes_the_share_whole_at_both_ends() -> None:
+    """A 7.4 GiB Jetson Orin Nano (review R3 D3): with the context taken off the share, 4.72 % of 7.4 GiB (0.35 GiB)
+    lay below SGLang's assumed 0.75 GiB context, so the host term stopped at 0 and the interval's high end lost 0.40
+    GiB, while the context's ± 1.25 GiB, which moves no free memory there, was named what to measure first. The share
+    whole: the free memory before load is 7.4 GiB × (1 − the span's centre), its interval as wide on both sides,
+    and the host's share is the dominant term."""
+    model = load_model(str(DATA / "calibration" / "configs" / "google--gemma-3-1b-it.json"))
+    total = round(7.4 * GIB)
+    settings = LaunchSettings(engine="sglang", mem_fraction_static=0.8)
+    plan = planned_capacity(model, settings, gpu_total_bytes=total, gpu_name="Jetson Orin Nano",
+                            measured=MeasuredInputs(gpu_total_bytes=total))  # fmt: skip
+    span = free_before_load_range(plan.estimate)
+    assert span is not None
+    assert abs(span.value_bytes / GIB - 7.4 * (1 - span_centre(AVAILABLE_ENDS))) < 0.005
+    # the plan's own ends (each term's share of the combined error, none below 0): the host moves as far both ways
+    low, central, high = (plan.estimate.figures(side).free_before_load_bytes for side in ("low", "central", "high"))
+    assert low is not None and central == span.value_bytes and high is not None
+    assert abs((high - central) - (central - low)) <= 2 and high > central
+    assert plan.dominant is not None and plan.dominant.term is Term.HOST

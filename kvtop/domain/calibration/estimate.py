@@ -4,8 +4,8 @@
 measured (the operator's flags, a log, NVML) replaces its term with zero error; this node's own earlier
 start of the same launch replaces the terms it measured; a fitted term outside its fit's records (no start
 at this GPU model or release) takes the error measured outside them (`support.widened`); on a unified-memory
-host, what the host holds is an assumed term where the engine sizes from the free memory, and said either way
-(`host_memory.py`). On it rest, and nowhere else:
+host, what the host holds is an assumed term where the engine sizes from the free memory, the context within it
+(the share's readings hold it), and said either way (`host_memory.py`). On it rest, and nowhere else:
 
 - `calibrated_ledger`: the clean prediction (the dashboard's, the planner's, the demo's, `plan`'s centre);
 - `planned_capacity`: that ledger and the capacity at both ends of the interval (the engines' budgets
@@ -24,7 +24,14 @@ from pydantic import BaseModel, ConfigDict
 from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.extrapolation import Extrapolation, ExtrapolationWidening
 from kvtop.domain.calibration.host_estimate import HostStart
-from kvtop.domain.calibration.host_memory import desktop_host, host_term, unified_host
+from kvtop.domain.calibration.host_memory import (
+    context_within_share,
+    desktop_host,
+    host_in_node,
+    host_measured_in,
+    host_term,
+    unified_host,
+)
 from kvtop.domain.calibration.host_start import host_start
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
@@ -64,7 +71,7 @@ def calibration_inputs(ledger: Ledger) -> CalibrationInputs:
 
 def _measured(estimate: TermEstimate, value: int, what: str) -> TermEstimate:
     return estimate.with_error(0, 0, 0, bytes=value, source="measured", basis=f"measured: {what}", beyond=None,
-                               origin="input", first_stage_only_bytes=0)  # fmt: skip
+                               origin="input", first_stage_only_bytes=0, within=None)  # fmt: skip
 
 
 def _with_measured(
@@ -132,7 +139,7 @@ def _from_node(estimate: TermEstimate, node: NodeMeasure, settings: LaunchSettin
         said += (f" (stage {node.weights_stage}'s load; each other stage's derived from it + its book beyond "
                      f"stage {node.weights_stage}'s)")
     return estimate.with_error(NODE_REPEAT_ERROR_BYTES, 0, 0, bytes=value, source="measured", beyond=None,
-                               first_stage_only_bytes=0,
+                               first_stage_only_bytes=0, within=None,
                                basis=f"measured on this node at a start on {node.date}{said}", origin="node")  # fmt: skip
 
 
@@ -175,17 +182,17 @@ def preload_estimate(
         (estimate.bytes for estimate in estimates if estimate.term is Term.CUDA_TOTAL), ledger.gpu_total_bytes
     )
     available = rules.reads_available_memory(ledger.version)  # the page cache free (vLLM v0.11.1, SGLang 0.5.4 on)
-    # the share's readings hold the engine's own context (read after it, host_memory.py): taken off it, not twice
-    own_context = next((estimate.bytes for estimate in estimates if estimate.term is Term.CONTEXT), 0)
-    host = host_term(ledger.gpu_name, total, available=available, context_bytes=own_context) if from_free else None
-    estimates = (*estimates, host) if host is not None else estimates
+    host = host_term(ledger.gpu_name, total, available=available) if from_free else None
+    if host is not None:  # the share's readings hold the engine's own context (read after it): the context within it
+        estimates = (*(context_within_share(e) if e.term is Term.CONTEXT else e for e in estimates), host)
     calibrated = next((estimate for estimate in estimates if estimate.term is Term.WEIGHTS), None)
     node = latest_match(node_measures, ledger.settings.engine, ledger.settings.engine_version, ledger.gpu_name,
                         ledger.model, ledger.settings)  # fmt: skip
     node_used = False  # whether a term is the node's: a start of another profiled batch may give none
     node_weights: TermEstimate | None = None
     if node is not None:
-        from_node = tuple(_from_node(estimate, node, ledger.settings, ledger.model) for estimate in estimates)
+        from_node = host_in_node(tuple(_from_node(estimate, node, ledger.settings, ledger.model)
+                                       for estimate in estimates), node.date)  # fmt: skip
         node_used = any(estimate.origin == "node" for estimate in from_node)
         node_weights = next((e for e in from_node if e.term is Term.WEIGHTS and e.origin == "node"), None)
         estimates = from_node
@@ -226,7 +233,8 @@ def preload_estimate(
         weights_stage=weights_stage,
         context=context,
         unified_host=unified_host(total, charged=from_free, fraction=fraction,
-                                  needs_bytes=rules.start_needs_bytes(total, fraction), available=available)
+                                  needs_bytes=rules.start_needs_bytes(total, fraction), available=available,
+                                  measured_in=host_measured_in(estimates, node.date if node else None))
         if is_unified(ledger.gpu_name) else None,
         # a desktop's share is in a free memory given (before or after the load): the low end takes nothing more
         desktop=desktop_host(charged=from_free, free_measured=free_measured, held_bytes=desktop_held_bytes(support),

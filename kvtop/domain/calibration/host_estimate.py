@@ -25,7 +25,7 @@ class UnifiedHost(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     total_bytes: int  # CUDA's total: the host's memory
-    held_bytes: int  # the assumed centre of what the host holds before the engine starts
+    held_bytes: int  # the assumed centre of what the host holds, the engine's context in it
     error_bytes: int  # the assumption's half-width
     charged: bool  # in the budget (the engine sizes from the free memory), else only said
     page_cache_free: bool = False  # the engine reads the kernel's available memory: the span leaves the page cache out

@@ -1,4 +1,4 @@
-"""What the host holds of a GPU's memory before the engine starts: unified-memory hosts and desktops.
+"""What the host holds of a GPU's memory when the engine reads its free memory: unified-memory hosts and desktops.
 
 On a unified-memory device (GB10 / DGX Spark, Jetson AGX Orin and Thor: `gpus.UNIFIED_TOTAL_MIB`) the GPU's memory
 is the host's RAM. CUDA's total is the host's memory and its free memory is what the operating system, its services
@@ -22,8 +22,14 @@ and the page cache of files read leave. The engines read it so:
 What the host leaves is no property of the device: it is an ASSUMPTION, a share of the total spanning the readings
 of such hosts (docs/engines/architectures.md "Unified-memory hosts"), of the kind the engine's release reads
 (`EngineRules.reads_available_memory`): the kernel's available memory leaves the page cache free, cudaMemGetInfo's
-free holds it. It enters the budget of an engine that sizes from the free memory before the load (one whose terms
-hold a context term); for one that sizes from the total it is said, not charged.
+free holds it. Every reading is CUDA's total less the free memory an engine read after its own CUDA context (and
+NCCL) was made, so the share CONTAINS the engine's context: a plan charges the share whole and its context term lies
+within it (`context_within_share`: error 0, not taken off the total again), one figure for what the host holds
+(session 72). The readings are vLLM's, SGLang's and TensorRT-LLM's; LMDeploy printed none on such a host, so its plan
+assumes its own context lies in the share as theirs did. It enters the budget of an engine that sizes from the free
+memory before the load (one whose terms hold a context term); for one that sizes from the total it is said, not
+charged. Where the free memory before the load was measured (given, or this node's store of an earlier start), the
+share is in that figure and the host term is 0.
 
 A card that also drives a desktop (Windows, or WSL2 under it) holds what the desktop takes before the engine starts:
 kvtop does not model it, and a plan of such a host says so (`DESKTOP_NOTE`). That a desktop is there is said by the
@@ -34,13 +40,14 @@ from the node itself (a WSL2 kernel in /proc/version, `/dev/dxg`: `domain.host_d
 from __future__ import annotations
 
 from kvtop.domain.calibration.host_estimate import DesktopHost, StartVerdict, UnifiedHost
-from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.calibration.terms import CONTEXT_WITHIN_HOST, Term, TermEstimate
 from kvtop.domain.gpus import is_unified
 from kvtop.domain.host_desktop import HostDesktop
 from kvtop.domain.wording import gib
 
-# What the host holds on a unified-memory device before the engine starts, as a share of CUDA's total: the centre and
-# half-width of the span of the readings (total − free at the engine's start), each with its release. GB10, of 119.7
+# What the host holds on a unified-memory device when the engine reads its free memory (its own CUDA context in it), as
+# a share of CUDA's total: the centre and half-width of the span of the readings (total − free at the engine's start,
+# after its context), each with its release. GB10, of 119.7
 # GiB: 6.99, 9.18, 10.37 and 11.26 GiB (vLLM's `Free memory on device` lines, search-index ids 51928222181, 54322664375:
 # the OS and its services), 58.65 GiB (27338917700, a `vllm/vllm-openai` 0.11-line start, v0.11.0 or v0.11.1: with the
 # page cache of a checkpoint read before), 49.78 GiB outside torch after the load (TensorRT-LLM 1.1.0rc3,
@@ -86,12 +93,13 @@ HOST_AVAILABLE_SHARE_ERROR = 0.0702
 # and the parallel groups (srt/distributed/bootstrap.py:79-137 at 0.5.18; `Load weight begin. avail mem=`,
 # srt/model_executor/model_runner.py:1051-1054; psutil's available memory where `props.is_integrated`,
 # srt/utils/common.py:435-441), TensorRT-LLM's memory outside torch is after its load. On unified memory that context
-# is host RAM, so the readings hold it: a budget that takes the plan's context term off the total takes the share
-# less that term (`host_term`'s `context_bytes`), not both (session 72). CoralLeiCN's idle DGX Spark (SGLang 0.5.18
-# dev, kernel 6.17.0-1031, 121.69 GiB): 'weight usage of 29.11 GB (114.09 to 84.98 GB free)', 7.60 GiB held with
-# SGLang's context in it (6.25 %), inside the span.
+# is host RAM, so the readings hold it: a budget charges the share whole and the plan's context term within it
+# (`context_within_share`), not both (session 72). CoralLeiCN's idle DGX Spark (SGLang 0.5.18 dev, kernel
+# 6.17.0-1031, 121.69 GiB): 'weight usage of 29.11 GB (114.09 to 84.98 GB free)', 7.60 GiB held with SGLang's context
+# in it (6.25 %), inside the span. LMDeploy has no reading of its own here: its plan takes the span as holding its
+# context as the others' held theirs (an assumption, said in the host term's basis).
 
-HOST_LABEL = "what the host holds (unified memory)"
+HOST_LABEL = "what the host holds (unified memory)"  # the start of `CONTEXT_WITHIN_HOST` too
 
 # What a desktop sharing the card (Windows' display, WSL2 under it) was seen to hold before the load beyond what a
 # Linux start of the same launch holds, the most of the corpus's `host: desktop` starts, rounded up to the MiB:
@@ -209,17 +217,23 @@ _VERDICT_WORDS = {
 
 def unified_host(
     total_bytes: int, *, charged: bool, fraction: float | None = None, needs_bytes: int | None = None,
-    available: bool = False,
+    available: bool = False, measured_in: str | None = None,
 ) -> UnifiedHost:
     """A unified-memory host's assumption and the plan's sentence for it, and whether the budget reads it
     (`fraction`: the share of the total an engine that sizes from the total asks free at its start; `needs_bytes`:
     what that share asks free by the engine's own rule, `EngineRules.start_needs_bytes`; `available`: the engine
-    reads the kernel's available memory, `EngineRules.reads_available_memory`)."""
+    reads the kernel's available memory, `EngineRules.reads_available_memory`; `measured_in`: the measured figure
+    that holds what the host held, where the free memory before the load was given or stored: the share is not
+    charged then, and the sentence says so)."""
     held, error = host_held(total_bytes, available=available)
     left = f"{gib(total_bytes - held)} ± {gib(error)} of {gib(total_bytes)}"
     left += " (the page cache free, as the engine reads the kernel's available memory)" if available else ""
     host = UnifiedHost(total_bytes=total_bytes, held_bytes=held, error_bytes=error, charged=charged,
                        page_cache_free=available, note="")  # fmt: skip
+    if charged and measured_in:
+        note = (f"unified memory: what the host held is in {measured_in}, not taken off again (where not measured, "
+                f"what it leaves to the GPU is assumed {left})")  # fmt: skip
+        return host.model_copy(update={"note": note})
     if charged:
         note = f"unified memory: what the host leaves to the GPU is assumed {left} (the engine sizes from the free memory)"
         return host.model_copy(update={"note": note})
@@ -255,29 +269,59 @@ def span_verdict(most_bytes: int, low_bytes: int, centre_bytes: int, high_bytes:
             else StartVerdict.STARTED_ACROSS_SPAN)  # fmt: skip
 
 
-def host_term(
-    gpu_name: str | None, total_bytes: int, *, available: bool = False, context_bytes: int = 0
-) -> TermEstimate | None:
+def host_term(gpu_name: str | None, total_bytes: int, *, available: bool = False) -> TermEstimate | None:
     """The host's share of a unified-memory device as a term of the budget (taken from the free memory before the
-    load), assumed; None for a GPU of its own (`available`: as `host_held`). `context_bytes`: the plan's own CUDA
-    context and NCCL term, which the budget takes off too: the share's readings were taken after the engine's context
-    was made (the note below `HOST_AVAILABLE_SHARE`), so the term is the share less it (never below 0), not both."""
+    load), assumed, whole: its readings hold the engine's own CUDA context (the note below `HOST_AVAILABLE_SHARE`),
+    so a plan's context term lies within it (`context_within_share`); None for a GPU of its own (`available`: as
+    `host_held`)."""
     if not is_unified(gpu_name):
         return None
     held, error = host_held(total_bytes, available=available)
-    beyond = min(context_bytes, held)
-    held -= beyond
     basis = (f"assumed {HOST_AVAILABLE_SHARE:.2%} ± {HOST_AVAILABLE_SHARE_ERROR:.2%} of the total: the OS, its "
              "services, the page cache free as the engine reads the kernel's available memory, as GB10 and Jetson "
              "Thor hosts left it (4.72 % – 18.74 %; another workload on the host is not modelled)" if available else
              f"assumed {HOST_HELD_SHARE:.2%} ± {HOST_HELD_SHARE_ERROR:.2%} of the total: the OS, its services and the "
              "page cache, as GB10 and Jetson Thor starts left it (5.84 % – 52.83 %)")  # fmt: skip
-    if beyond:
-        basis += (f"; less this plan's CUDA context and NCCL ({gib(beyond)}), which those readings already held "
-                  "(taken after the engine's context was made)")  # fmt: skip
     return TermEstimate(
-        term=Term.HOST, label=HOST_LABEL, bytes=held, error_bytes=error, source="assumed", basis=basis
-    )
+        term=Term.HOST, label=HOST_LABEL, bytes=held, error_bytes=error, source="assumed",
+        basis=f"{basis}; {_CONTEXT_IN_READINGS}",
+    )  # fmt: skip
+
+
+# why the share holds the engine's context: each reading was the free memory an engine read after its context was made
+_CONTEXT_IN_READINGS = ("each reading was taken after the engine's CUDA context was made (vLLM's, SGLang's and "
+                        "TensorRT-LLM's; LMDeploy's assumed alike), so this plan's context lies within it")  # fmt: skip
+
+
+def context_within_share(context: TermEstimate) -> TermEstimate:
+    """The plan's context term where the host's assumed share holds it (`host_term`): its figure kept (each rank's
+    context), its error 0 and not taken off the total again (`PreloadEstimate.context_in_host`): the share's span
+    holds how far it may be off."""
+    return context.with_error(0, 0, 0, beside_error_bytes=0, beyond=None, within=CONTEXT_WITHIN_HOST)
+
+
+def host_in_node(estimates: tuple[TermEstimate, ...], date: str) -> tuple[TermEstimate, ...]:
+    """The estimates with a unified host's share measured 0 where this node's store (a start on `date`) gave the
+    context: the stored context is CUDA's total less the free memory before the load that start measured
+    (`node.measure_of_start`), which holds the host's share, so the share is not taken off again (as where that free
+    memory is given: `estimate._with_measured`)."""
+    context = next((e for e in estimates if e.term is Term.CONTEXT), None)
+    if context is None or context.origin != "node":
+        return estimates
+    basis = f"measured on this node at a start on {date}: in the free memory before load it measured"
+    return tuple(e.with_error(0, 0, 0, bytes=0, source="measured", basis=basis, beyond=None, origin="node", within=None)
+                 if e.term is Term.HOST else e for e in estimates)  # fmt: skip
+
+
+def host_measured_in(estimates: tuple[TermEstimate, ...], date: str | None) -> str | None:
+    """The measured figure a unified host's share lies in, in words (its term measured 0: given, or this node's store
+    of a start on `date`, `host_in_node`); None where the share is charged as assumed."""
+    host = next((e for e in estimates if e.term is Term.HOST), None)
+    if host is None or host.source != "measured" or host.bytes:
+        return None
+    if host.origin == "node" and date is not None:
+        return f"the free memory before load this node measured at a start on {date}"
+    return "the free memory before load given"
 
 
 def desktop_host(

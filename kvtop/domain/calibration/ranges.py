@@ -66,14 +66,15 @@ def _one_sided(terms: list[TermEstimate]) -> str:
 
 def free_before_load_range(estimate: PreloadEstimate) -> InputRange | None:
     """The memory free before the weights load, as `plan` charges it (`PreloadEstimate.figures`): CUDA's total less
-    the CUDA context and NCCL (and, on a unified-memory host, the host's assumed share), each term as the plan's
+    the CUDA context and NCCL (on a unified-memory host, the host's assumed share, the context within it), each term as the plan's
     calibration gives it, calibrated or assumed; the interval their errors together × the engine's interval scale.
     None where the plan has no such terms (its engine reads no free memory before load). A desktop sharing the card
     (`unmodelled_host_bytes`) lowers the low end only, as it does `plan`'s."""
     total, context, host = estimate.term(Term.CUDA_TOTAL), estimate.term(Term.CONTEXT), estimate.term(Term.HOST)
     if total is None or context is None:
         return None
-    terms = [total, context, *([host] if host is not None else [])]
+    # a context a unified host's assumed share holds is within it, not taken off again (`context_in_host`)
+    terms = [total, *([] if estimate.context_in_host else [context]), *([host] if host is not None else [])]
     central = max(estimate.figures("central").free_before_load_bytes or 0, 0)  # the plan's own figure
     # the free memory is the capacity's way round: its low end is the capacity's low end's
     low, high = (_combined(terms, estimate.interval_scale, side) for side in ("low", "high"))
@@ -83,7 +84,9 @@ def free_before_load_range(estimate: PreloadEstimate) -> InputRange | None:
         value_bytes=central,
         high_bytes=max(central + high, 0),
         source=weakest([term.source for term in terms]),
-        basis=" − ".join(_said(term) for term in terms) + "; the interval is their held-out errors together"
+        basis=" − ".join(_said(term) for term in terms)
+        + (f" ({context.label}, {gib(context.bytes)}, within it)" if estimate.context_in_host else "")
+        + "; the interval is their held-out errors together"
         + _one_sided(terms) + (desktop if estimate.unmodelled_host_bytes else ""),
     )
 

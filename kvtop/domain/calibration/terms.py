@@ -47,6 +47,10 @@ class Term(str, Enum):
     DESKTOP = "desktop"
 
 
+# The `within` of a context term that a unified host's assumed share holds (`host_memory.context_within_share`): its
+# error 0 and not taken off CUDA's total again (`PreloadEstimate.context_in_host`)
+CONTEXT_WITHIN_HOST = "what the host holds (unified memory): the share's readings were taken after the engine's context was made"
+
 # Terms whose bytes the engines charge as runtime memory besides the weights (vLLM's non-KV memory,
 # TensorRT-LLM's profiled reserve): their sum is `CalibratedFigures.non_kv_bytes`.
 RUNTIME_TERMS = (Term.ACTIVATION, Term.NON_TORCH, Term.CUDA_GRAPHS)
@@ -78,7 +82,8 @@ class TermEstimate(BaseModel):
     # independent errors add (the root of squares): kept where a plan re-reads the fitted one (`with_fitted_error`)
     beside_error_bytes: int = 0
     # the measured input that holds this term, whose own figure stays an estimate: the budget reads the measured one,
-    # so the term's error moves nothing (`--free-after-load` holds the predicted weights); None: the budget reads it
+    # so the term's error moves nothing (`--free-after-load` holds the predicted weights), or a unified host's assumed
+    # share that holds the context (`CONTEXT_WITHIN_HOST`); None: the budget reads it
     within: str | None = None
     origin: TermOrigin = "estimate"
     # the part of `error_bytes` only the side above the figure carries: what a mechanism that can only raise the term
@@ -165,6 +170,11 @@ class TermEstimate(BaseModel):
                                **update)  # fmt: skip
 
     @property
+    def in_host_share(self) -> bool:
+        """A context term a unified host's assumed share holds (`CONTEXT_WITHIN_HOST`): not taken off the total again."""
+        return self.within == CONTEXT_WITHIN_HOST
+
+    @property
     def one_sided(self) -> bool:
         """Whether the term's error differs above its figure and below it (a part only raises or only lowers it)."""
         return self.error_below_bytes != self.error_bytes
@@ -245,6 +255,9 @@ class CalibratedFigures(BaseModel):
     context_error_bytes: int = 0
     # what a unified-memory host is assumed to hold, taken from the free memory before load above (0: a GPU of its own)
     host_held_bytes: int = 0
+    # that share holds `context_bytes` (its readings were taken after the engine's context): the free memory above is
+    # CUDA's total less the share alone, and the context is not the total less it (`PreloadEstimate.context_in_host`)
+    context_in_host: bool = False
     # the part of `non_kv_bytes` only the first pipeline stage holds (`TermEstimate.first_stage_only_bytes`, every
     # runtime term's): the ledger solves every later stage without it
     first_stage_only_bytes: int = 0
@@ -350,6 +363,15 @@ class PreloadEstimate(BaseModel):
         return next((estimate for estimate in self.terms if estimate.term is term), None)
 
     @property
+    def context_in_host(self) -> bool:
+        """A unified host's share is charged and holds this plan's context term (the share's readings were taken after
+        the engine's context was made, host_memory.py: the context term says so, `CONTEXT_WITHIN_HOST`), so the free
+        memory before the load is CUDA's total less the share alone. Not where the host term was measured 0: the free
+        memory before the load given or stored holds the share, and the context is the total less it."""
+        host, context = self.term(Term.HOST), self.term(Term.CONTEXT)
+        return host is not None and context is not None and (host.source != "measured" or host.bytes > 0)
+
+    @property
     def dominant(self) -> TermEstimate | None:
         """The term whose error is the largest (the one to measure first)."""
         uncertain = [estimate for estimate in self.terms if max(estimate.error_bytes, estimate.error_below_bytes) > 0]
@@ -408,14 +430,17 @@ class PreloadEstimate(BaseModel):
         runtime = [term for term in RUNTIME_TERMS if term in by_term]
         weights = self.term(Term.WEIGHTS)
         free_known = cuda_total is not None and context is not None
-        host = by_term.get(Term.HOST, 0)  # a unified-memory host's share: free before the load, not the engine's
+        host = by_term.get(Term.HOST, 0)  # a unified-memory host's share, its context in it: free before the load
         host += self.unmodelled_host_bytes if side == "low" else 0
         free_sources = [source[term] for term in (Term.CUDA_TOTAL, Term.CONTEXT, Term.HOST) if term in source]
         held = self.term(Term.CONTEXT) or self.context
+        within = self.context_in_host  # the host's share holds the context: taken off once, in the share
         return CalibratedFigures(
             cuda_total_bytes=cuda_total,
             cuda_total_source=source.get(Term.CUDA_TOTAL, "assumed"),
-            free_before_load_bytes=cuda_total - context - host if cuda_total is not None and context is not None else None,
+            free_before_load_bytes=cuda_total - (0 if within else context) - host
+            if cuda_total is not None and context is not None
+            else None,
             free_before_load_source=weakest(free_sources) if free_known else "assumed",
             non_kv_bytes=self._runtime_at(side, sum(by_term[term] for term in runtime), by_term.get(Term.WEIGHTS, 0))
             if runtime
@@ -431,6 +456,7 @@ class PreloadEstimate(BaseModel):
             context_source=held.source if held is not None else "assumed",
             context_error_bytes=held.error_bytes if held is not None else 0,
             host_held_bytes=by_term.get(Term.HOST, 0),
+            context_in_host=within,
             # at an end, never more than the end's own figure of the term (a later stage's term stays ≥ 0)
             first_stage_only_bytes=sum(min(estimate.first_stage_only_bytes, max(by_term[estimate.term], 0))
                                        for estimate in self.terms if estimate.term in RUNTIME_TERMS),

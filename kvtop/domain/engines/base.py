@@ -153,14 +153,23 @@ class MeasuredInputs(BaseModel):
         ranks, a restart's arithmetic, the demo's workers and every view: measured, what the free memory before load
         leaves of the total; calibrated, the context term itself (the plan's `terms.context`: CUDA's total less the
         calibrated free memory, never the driver's share nor a unified host's, `driver_reserved_bytes` and
-        `CalibratedFigures.host_held_bytes`); else the engine's context fit where its budget reads no free memory
-        (vLLM's worker); else `DEFAULT_CONTEXT_BYTES`."""
+        `CalibratedFigures.host_held_bytes`; on a unified host whose share holds it, `context_in_host`, the term's
+        figure); else the engine's context fit where its budget reads no free memory (vLLM's worker); else
+        `DEFAULT_CONTEXT_BYTES`."""
         if self._context_is_the_fit() and self.calibrated is not None and self.calibrated.context_bytes is not None:
             return self.calibrated.context_bytes
         calibrated = self._calibrated_free()
+        if calibrated is not None and calibrated.context_in_host and calibrated.context_bytes is not None:
+            return calibrated.context_bytes  # within the host's share, which the free memory before load is less
         if calibrated is not None and calibrated.cuda_total_bytes:
             return calibrated.cuda_total_bytes - self.free_before_load(gpu_total_bytes) - calibrated.host_held_bytes
         return gpu_total_bytes - self.free_before_load(gpu_total_bytes)
+
+    def context_in_host(self) -> bool:
+        """The free memory before load is the calibrated one, CUDA's total less a unified host's assumed share that
+        holds the context (`CalibratedFigures.context_in_host`): the context is within that share, not beside it."""
+        calibrated = self._calibrated_free()
+        return calibrated is not None and calibrated.context_in_host
 
     def driver_reserved_bytes(self, gpu_total_bytes: int) -> int:
         """What the driver keeps of `gpu_total_bytes` from CUDA (nvidia-smi's total less CUDA's) where the free memory
@@ -223,6 +232,8 @@ class MeasuredInputs(BaseModel):
         if self.free_before_load_bytes is not None:
             return None
         if self.calibrated is not None and self.calibrated.free_before_load_bytes is not None:
+            if self.calibrated.free_before_load_source == "measured":  # every term this node's store (a unified share: 0)
+                return FREE_BEFORE_LOAD_NODE
             if self.calibrated.host_held_bytes:  # a unified-memory host: its share is the widest part of the estimate
                 return FREE_BEFORE_LOAD_UNIFIED.format(held=gib(self.calibrated.host_held_bytes, digits=1))
             return FREE_BEFORE_LOAD_CALIBRATED
@@ -279,9 +290,13 @@ FREE_BEFORE_LOAD_ESTIMATED = "free memory before load is estimated (GPU total âˆ
 # how a calibrated plan estimates the free memory before load (LMDeploy's note after the weights says it too)
 CALIBRATED_FREE_BEFORE_LOAD = "CUDA's total less the CUDA context and NCCL by TP, each calibrated"
 FREE_BEFORE_LOAD_CALIBRATED = f"free memory before load is estimated: {CALIBRATED_FREE_BEFORE_LOAD} (docs/calibration.md)"
+FREE_BEFORE_LOAD_NODE = ("free memory before load is this node's: CUDA's total less the context (and on unified memory "
+                         "the host's share) an earlier start of this launch measured (its calibration store)")
+# what a unified host's share is, where it holds the context (`CalibratedFigures.context_in_host`): LMDeploy's note says it
+UNIFIED_SHARE = "what the host holds of its unified memory (assumed), the CUDA context and NCCL within it"
 FREE_BEFORE_LOAD_UNIFIED = (
-    "free memory before load is estimated: CUDA's total less the CUDA context and NCCL by TP and less what the host "
-    "holds of its unified memory ({held}, assumed: --free-memory gives the engine's own figure)"
+    "free memory before load is estimated: CUDA's total less what the host holds of its unified memory ({held}, "
+    "assumed, the engine's CUDA context within it: --free-memory gives the engine's own figure)"
 )
 
 

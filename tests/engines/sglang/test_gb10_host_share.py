@@ -45,16 +45,22 @@ def test_the_total_sglang_printed_on_a_newer_spark_lies_in_the_gb10_rows_span() 
 
 def test_the_free_memory_before_load_takes_the_host_share_once_and_holds_the_logged_figure() -> None:
     """The share's readings hold the engine's own context (read after it), so the free memory planned before the
-    load is the total × (1 − 11.73 %), 107.42 GiB of 121.69, not that less the context again; the idle Spark's
-    logged 114.09 GiB lies inside the share's span (4.72 % – 18.74 %: 98.88 – 115.95 GiB)."""
-    estimate = _plan(FP8).estimate
+    load is the total less the share alone, the context within it: 121.69 GiB × (1 − the centre of the span of the
+    readings of the kernel's available memory, 5.74 and 22.8 GiB held of 121.69: 4.72 % – 18.74 %), not that less
+    the context again. The idle Spark's logged 114.09 GiB free (7.60 GiB held, its context in it) lies inside the
+    share's span and above its centre (this host held less than the centre)."""
+    plan = _plan(FP8)
+    estimate = plan.estimate
     total, context, host = (estimate.term(term) for term in (Term.CUDA_TOTAL, Term.CONTEXT, Term.HOST))
     assert total is not None and context is not None and host is not None
     assert total.bytes == PRINTED_TOTAL
-    free = total.bytes - context.bytes - host.bytes
-    assert abs(free / GIB - 121.69 * (1 - 0.1173)) < 0.01
+    assert context.in_host_share and context.error_bytes == 0 and context.bytes > 0
+    low, high = 5.74 / 121.69, 22.8 / 121.69
+    free = plan.ledger.measured.calibrated.free_before_load_bytes if plan.ledger.measured.calibrated else None
+    assert free is not None and abs(free / GIB - 121.69 * (1 - (low + high) / 2)) < 0.01
+    assert free == total.bytes - host.bytes  # one figure for what the host holds: the term whole
     assert free - host.error_bytes <= 114.09 * GIB <= free + host.error_bytes
-    assert (context.bytes + host.bytes) / GIB > 121.69 - 114.09  # this idle host held less than the centre
+    assert host.bytes - host.error_bytes <= (121.69 - 114.09) * GIB < host.bytes
 
 
 def test_the_360_slot_start_is_the_remainder_after_the_logged_mamba_state() -> None:

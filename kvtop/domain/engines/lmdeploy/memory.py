@@ -9,13 +9,14 @@ of it to KV blocks. Unlike vLLM and SGLang, the share is of the memory left *aft
 
 from __future__ import annotations
 
-from kvtop.domain.engines.base import CALIBRATED_FREE_BEFORE_LOAD, EngineInputs
+from kvtop.domain.engines.base import CALIBRATED_FREE_BEFORE_LOAD, UNIFIED_SHARE, EngineInputs
 from kvtop.domain.engines.budget_step import BudgetStep
 from kvtop.domain.engines.lmdeploy.eras import PYTORCH_SINCE, TURBOMIND_ARCHITECTURE_ERAS
 from kvtop.domain.engines.versions import ResolvedVersion, era_for, parse_release
 from kvtop.domain.errors import InputError
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
+from kvtop.domain.wording import gib
 
 BACKEND_FLAG = "--backend"
 WORKSPACE_FLAG = "--turbomind-workspace"  # kvtop's own (flags.py): LMDeploy reads a workspace off the model path
@@ -61,8 +62,10 @@ def free_after_weights(inputs: EngineInputs, steps: list[BudgetStep], notes: lis
         return free
     before = meas.free_before_load(total)
     source = meas.free_before_load_source()
+    within = meas.context_in_host()  # a unified host's assumed share holds the context (host_memory.py)
     if source != "measured":
-        how = "GPU total − 1 GiB (CUDA context, NCCL)" if meas.calibrated is None else CALIBRATED_FREE_BEFORE_LOAD
+        how = ("GPU total − 1 GiB (CUDA context, NCCL)" if meas.calibrated is None else
+               f"CUDA's total less {UNIFIED_SHARE}" if within else CALIBRATED_FREE_BEFORE_LOAD)  # fmt: skip
         notes.append(f"free memory after the weights is estimated: {how} − weights; "
                      "--free-after-load gives the engine's own figure")  # fmt: skip
     # one context in every view: the driver's share (nvidia-smi's total less CUDA's) and a unified host's are rows
@@ -72,11 +75,16 @@ def free_after_weights(inputs: EngineInputs, steps: list[BudgetStep], notes: lis
         steps.append(BudgetStep(label="− driver reserved (nvidia-smi's total less CUDA's)", bytes=-driver,
                                 source=calibrated.cuda_total_source if calibrated is not None else None))  # fmt: skip
     context = meas.context_before_load(total)
-    host = total - before - driver - context  # what the driver and the context leave: a unified host's share
+    # what the driver and the context leave: a unified host's share (the whole share, the context in it, where within)
+    host = total - before - driver - (0 if within else context)
     if host:
-        steps.append(BudgetStep(label="− held by the host (unified memory)", bytes=-host, source="assumed"))
-    steps.append(BudgetStep(label="− CUDA context, NCCL", bytes=-context,
-                            measured=meas.is_measured("free_before_load_bytes"), source=meas.context_source()))  # fmt: skip
+        # LMDeploy printed no such reading: the share is other engines' readings, each after its context (assumed alike)
+        held_in = (f"the CUDA context and NCCL ({gib(context)}, {meas.context_source()}) within it: the share's "
+                   "readings were taken after the engine's context was made" if within else "")  # fmt: skip
+        steps.append(BudgetStep(label="− held by the host (unified memory)", bytes=-host, source="assumed", note=held_in))
+    if not within:
+        steps.append(BudgetStep(label="− CUDA context, NCCL", bytes=-context,
+                                measured=meas.is_measured("free_before_load_bytes"), source=meas.context_source()))  # fmt: skip
     steps += inputs.weight_steps()
     free = before - inputs.resident_bytes
     steps.append(BudgetStep(label="free after weights (least over ranks)", bytes=free))
