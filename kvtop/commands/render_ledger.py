@@ -316,9 +316,7 @@ def term_error(term: TermEstimate) -> str:
     'exact'."""
     if term.error_bytes or term.error_below_bytes:
         return term.error_said
-    if term.within is None:
-        return "exact"
-    return "in host share" if term.in_host_share else "in measured"
+    return "exact" if term.within is None else "in host share" if term.in_host_share else "in measured"
 
 
 def request_interval_json(interval: RequestInterval | None, dominant: TermEstimate | None) -> dict[str, Any] | None:

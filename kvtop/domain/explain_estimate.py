@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
-from kvtop.domain.calibration.estimate import interval_ends, preload_estimate
+from kvtop.domain.calibration.estimate import preload_estimate
 from kvtop.domain.calibration.host_memory import DESKTOP_NOTE
+from kvtop.domain.calibration.interval_ends import interval_ends
 from kvtop.domain.calibration.ranges import InputRange, free_before_load_range, runtime_range, weights_range
 from kvtop.domain.calibration.terms import (
     RUNTIME_TERMS,
@@ -205,7 +206,7 @@ def plans_ends(
     measured_at: Callable[[int], MeasuredInputs], figure: Callable[[Ledger], int],
 ) -> tuple[int, int] | None:  # fmt: skip
     """The interval's ends as `plan` makes them for this launch (`PreloadEstimate.figures`: the errors of every term
-    together, shared among the terms, `estimate.interval_ends`), over the terms the rebuild still estimates: the
+    together, shared among the terms, `interval_ends.interval_ends`), over the terms the rebuild still estimates: the
     estimated input's own (`_MADE_OF`) and the others that reach its budget (`other_estimates`); a term the log
     measures carries no error, so the interval is plan's or narrower, never wider. None where the input is not plan's
     figure (an assumption beside plan's terms: `EstimateOrigin.ASSUMPTION`) or the launch cannot be planned."""

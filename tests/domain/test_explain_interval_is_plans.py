@@ -1,5 +1,5 @@
 """One truth for a launch's interval: `kvtop explain LOG --gpu` reads its ends from the function `plan` reads them from
-(`PreloadEstimate.figures`, the errors of every term together shared among the terms, and `estimate.interval_ends`),
+(`PreloadEstimate.figures`, the errors of every term together shared among the terms, and `interval_ends.interval_ends`),
 so the same launch has the same interval in both, and explain's is narrower only by the terms its log measures.
 
 Before session 72, explain added the estimated input's move and each other term's move in tokens as independent

@@ -22,7 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from kvtop.domain.calibration.coverage import IntervalScale
-from kvtop.domain.calibration.extrapolation import Extrapolation, ExtrapolationWidening
+from kvtop.domain.calibration.extrapolation import Extrapolation
 from kvtop.domain.calibration.host_estimate import HostStart
 from kvtop.domain.calibration.host_memory import (
     context_within_share,
@@ -34,6 +34,7 @@ from kvtop.domain.calibration.host_memory import (
 )
 from kvtop.domain.calibration.host_start import host_start
 from kvtop.domain.calibration.inputs import CalibrationInputs
+from kvtop.domain.calibration.interval_ends import interval_ends
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.node import NODE_REPEAT_ERROR_BYTES, NodeMeasure, latest_match
 from kvtop.domain.calibration.plan_fits import (
@@ -488,20 +489,3 @@ def planned_capacity(
         requests=interval,
     )
 
-
-def interval_ends(values: list[int], extrapolation: ExtrapolationWidening | None) -> tuple[int, int]:
-    """A launch's interval ends from a figure (its tokens, its KV budget) solved at the centre (`values[0]`) and at
-    the two ends of its terms' errors (`PreloadEstimate.figures`): the least and the most of them, each end widened
-    where the launch lies outside the engine's corpus (`extrapolation`, None: inside). `plan` and `explain --gpu`
-    both read their ends here, so one launch has one interval (explain's narrower only by the terms its log measures)."""
-    if extrapolation is not None:  # outside the corpus: each end takes its share beside the terms' errors
-        values = _widened(values, extrapolation)
-    return min(values), max(values)
-
-
-def _widened(values: list[int], widening: ExtrapolationWidening) -> list[int]:
-    """The centre (`values[0]`) and both ends of an interval, each end widened by the widening's share of the centre as
-    an independent error (the root of squares with its own half-width)."""
-    central, extra = values[0], widening.bytes_for(values[0])
-    return [central, widening.widen(central, min(values), extra, upward=False),
-            widening.widen(central, max(values), extra, upward=True)]  # fmt: skip
