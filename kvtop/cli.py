@@ -44,6 +44,7 @@ def _glued_key_masked(message: str) -> str:
     return f"{message[: glued.start(2)]}***'"
 
 
+_ARGPARSE_ARGUMENT = re.compile(r"^argument (?=[^:\s]+: )")  # argparse's word before the flag it names
 _EXPLICIT_ARGUMENT = re.compile(r"argument (-[A-Za-z0-9])\b[^:]*: ignored explicit argument '(.*)'$")
 
 
@@ -65,8 +66,11 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         from kvtop.commands.output import error_text
 
-        said = f"{_redacted(_glued_key_masked(message))} (see {self.prog} --help)"
-        print(error_text(f"{self.prog}: error: ", said, sys.stderr), file=sys.stderr)
+        said = _redacted(_glued_key_masked(message))
+        # argparse's 'argument --timeout: …' in the form every other error takes ('kvtop: error: --tp: …'): one prefix,
+        # the flag first; the command stays named in the hint
+        said = f"{_ARGPARSE_ARGUMENT.sub('', said, count=1)} (see {self.prog} --help)"
+        print(error_text("kvtop: error: ", said, sys.stderr), file=sys.stderr)
         raise SystemExit(2)
 
 

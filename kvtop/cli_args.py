@@ -3,7 +3,7 @@ interval), a GPU's index and a count of tokens (the probe's), a count of nodes o
 is not blank (a label value), and for Prometheus a URL httpx can send to, a CA bundle that loads, a token file
 that is one word of printable ASCII.
 
-Each refusal is argparse's one line naming the flag (`kvtop cluster: error: argument --ca-file: …`),
+Each refusal is argparse's one line naming the flag (`kvtop: error: --ca-file: …`, as every error begins),
 never a traceback from the TLS or HTTP layer later (`ssl.SSLError`, `Invalid IPv6 URL`, a non-ASCII
 token in a header). Nothing here prints a URL's password or the token (and the CLI's redaction masks
 the word after `--token-file:`, so those messages open with the file's name).

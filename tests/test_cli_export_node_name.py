@@ -18,7 +18,7 @@ def test_a_blank_node_name_is_refused_naming_the_flag(name: str) -> None:
                             stdin=subprocess.DEVNULL)  # fmt: skip
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == (
-        f"kvtop export: error: argument --node-name: must not be blank (got {name!r}); "
+        f"kvtop: error: --node-name: must not be blank (got {name!r}); "
         "leave the option out for the default (see kvtop export --help)\n"
     )
 

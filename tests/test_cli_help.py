@@ -269,7 +269,7 @@ def test_the_probe_gpu_is_an_index_and_a_model_name_is_one_clear_line(capsys: py
         main(args)
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and err.count("\n") == 1
-    assert "argument --gpu: expected the index of the GPU to probe (NVML order, as nvidia-smi lists them), e.g. 0 (got 'H100')" in err
+    assert "kvtop: error: --gpu: expected the index of the GPU to probe (NVML order, as nvidia-smi lists them), e.g. 0 (got 'H100')" in err
     with pytest.raises(SystemExit):
         main(["probe", "--help"])
     out = capsys.readouterr().out
@@ -294,7 +294,7 @@ def test_a_probe_number_that_is_not_one_says_what_to_pass(
         main(["probe", flag, value])
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and err.count("\n") == 1
-    assert f"argument {flag}: {said} (got {value!r})" in err
+    assert f"kvtop: error: {flag}: {said} (got {value!r})" in err
 
 
 @pytest.mark.parametrize(("flag", "value"), [("--nodes", "x"), ("--gpus-per-node", "1.5")])
@@ -304,7 +304,7 @@ def test_a_plan_count_that_is_not_one_says_what_to_pass(capsys: pytest.CaptureFi
         main(["plan", flag, value])
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and err.count("\n") == 1
-    assert f"argument {flag}: expected a whole number, e.g. 2 (got {value!r})" in err
+    assert f"kvtop: error: {flag}: expected a whole number, e.g. 2 (got {value!r})" in err
     assert "invalid int value" not in err
 
 

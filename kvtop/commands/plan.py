@@ -239,7 +239,6 @@ def run_compare(args: argparse.Namespace, extra: Sequence[str]) -> int:
     from kvtop.commands.render_compare import comparison_json, comparison_text
     from kvtop.domain.compare import COMPARE_FLAG, check_comparable, compare_engines, engines_named
 
-    engines = engines_named(args.compare)
     if args.engine is not None:
         raise InputError(f"{COMPARE_FLAG} names the engines (the first is the reference); drop it", field="--engine")
     if args.require_fit:
@@ -252,8 +251,10 @@ def run_compare(args: argparse.Namespace, extra: Sequence[str]) -> int:
         if value is not None:  # placed by `plan` alone: --compare's rows are per rank, with no placement
             raise InputError(f"{COMPARE_FLAG} compares the engines per rank and places no nodes: plan one engine "
                              f"(--engine X) with {flag}; drop it here", field=flag)  # fmt: skip
-    spelling = argparse.Namespace(**{**vars(args), "engine": None if args.cmd else engines[0]})
+    named = engines_named(args.compare)  # checked before the launch is read
+    spelling = argparse.Namespace(**{**vars(args), "engine": None if args.cmd else named[0]})
     settings = settings_from_args(spelling, extra)
+    engines = engines_named(args.compare, first=settings.engine if args.cmd else None)  # `all`: the pasted one first
     check_comparable(settings)
     model, measured, total, name = _model_and_device(args, settings)
     store = _store(args)  # each row is `plan --engine X`'s: this node's earlier starts read as it reads them

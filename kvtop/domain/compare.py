@@ -139,11 +139,12 @@ class Comparison(BaseModel):
     not_carried: tuple[str, ...] = ()  # the launch's own flags and environment (`NAME=VALUE`), not carried
 
 
-def engines_named(text: str) -> tuple[EngineId, ...]:
-    """'sglang,vllm' or 'all' as engine ids, in the order given (`all`: the registry's order)."""
+def engines_named(text: str, first: EngineId | None = None) -> tuple[EngineId, ...]:
+    """'sglang,vllm' or 'all' as engine ids, in the order given (`all`: the registry's order, `first` leading it: a
+    pasted launch's engine is the reference its own launch is compared from, not SGLang by the registry's order)."""
     names = [name.strip() for name in text.split(",")]
     if names == [ALL_ENGINES]:
-        return ENGINE_IDS
+        return tuple(sorted(ENGINE_IDS, key=lambda engine: engine != first))  # stable: the rest keep their order
     valid = f"one of {', '.join(ENGINE_IDS)}, or {ALL_ENGINES}"
     for name in names:
         if name == ALL_ENGINES:

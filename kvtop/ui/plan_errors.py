@@ -3,6 +3,9 @@ with its own label, so the planner marks each field and keeps its text."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
+from kvtop.domain.deployment import DeploymentSetup
 from kvtop.domain.engines.registry import ENGINE_IDS, EngineId, engine_rules
 from kvtop.domain.engines.registry import engine_flags as engine_flags_of
 from kvtop.domain.errors import InputError, KvtopError
@@ -80,3 +83,20 @@ def model_load_error(ref: str, err: KvtopError | OSError) -> str:
     if isinstance(err, OSError):
         return f"model: cannot read {ref!r}: {err}"
     return f"model: {err}"
+
+
+def lost_edit(values: Mapping[str, object], checked: DeploymentSetup) -> str | None:
+    """The first deployment field whose value the engine's flags did not keep: its `with_setup` wrote no flag for it,
+    so its `setup` reads the edited launch back without it (llama.cpp's speculative 'bogus' came out as no flag at
+    all, TensorRT-LLM's redundant experts as none); None where every edit is in the launch. Each engine's own pair of
+    rules decides, so no list of engines is kept here."""
+    method, slots, rank = values.get("spec_method"), values.get("lora_slots"), values.get("lora_rank")
+    spec = method if isinstance(method, str) and method.lower() != "none" else None
+    kept = {
+        "spec_method": (spec is None) == (checked.spec_method is None),
+        "redundant_experts": (values.get("redundant_experts") or 0) == checked.redundant_experts,
+        "lora_slots": checked.lora == (slots is not None)
+        and (not isinstance(slots, int) or checked.max_loras == slots),
+        "lora_rank": rank is None or checked.max_lora_rank == rank,
+    }
+    return next((key for key, ok in kept.items() if key in values and not ok), None)

@@ -28,7 +28,7 @@ from kvtop.domain.observe import HostMemory
 from kvtop.domain.redact import quoted
 from kvtop.domain.span import NodeLaunch
 from kvtop.domain.wording import GIB, gib_setting
-from kvtop.ui.plan_errors import FieldErrors, field_error
+from kvtop.ui.plan_errors import FieldErrors, field_error, lost_edit
 from kvtop.ui.plan_fields import (
     AUTO,
     AUTO_KEYS,
@@ -103,6 +103,10 @@ def _with_deployment(settings: LaunchSettings, values: Mapping[str, object]) -> 
         checked = rules.setup(edited)  # the engine's own checks of the flags the fields wrote
     except InputError as err:
         raise _deployment_error(err, settings, setup, parts) from None
+    lost = lost_edit(values, checked)
+    if lost is not None:  # the engine's own flags hold no place for it: said, not dropped while '✓ valid' shows
+        raise InputError(f"not modelled for {display_name(settings.engine)} (no flag of its takes "
+                         f"{quoted(str(values[lost]))})", field=FIELD_BY_KEY[lost].label)  # fmt: skip
     if checked.host_kv is None and update.get("host_kv") is not None:
         kind = "host KV sized as a share of the GPU pool" if isinstance(host, tuple) else "host KV tier kvtop models"
         raise InputError(f"{display_name(settings.engine)} has no {kind}", field="host KV GiB")
@@ -180,6 +184,10 @@ def field_texts(settings: LaunchSettings, measured: MeasuredInputs | None = None
     return texts
 
 
+#: The largest count a deployment field takes: the engines read them into a 32-bit int (C++'s int, torch's int32).
+_MOST = (1 << 31) - 1
+
+
 def _parse(field: PlanField, text: str) -> object:
     raw, kind = text.strip(), field.kind
     if field.key in AUTO_KEYS and raw.lower() == AUTO:  # as the placeholder offers it: the engine's own pick
@@ -230,6 +238,9 @@ def _parse(field: PlanField, text: str) -> object:
     least = 0 if kind is FieldKind.COUNT_OR_ZERO else 1
     if not share and value < least:
         raise InputError(f"must be at least {least} (got {raw})", field=field.label)
+    if field.key in DEPLOYMENT_KEYS and value > _MOST:  # 99999999999999999999 LoRA slots was taken (layout counts:
+        # the model's own bound says more, 'PP: 9,999,999,999 pipeline stages exceed the model's 80 layers')
+        raise InputError(f"must be at most {_MOST:,} (got {raw})", field=field.label)
     return value
 
 

@@ -11,8 +11,8 @@ from kvtop.cli import main
 @pytest.mark.parametrize(
     ("argv", "said"),
     [
-        (["snapshot", "--demo", "--jsn"], "kvtop snapshot: error: unrecognized arguments: --jsn (see kvtop snapshot --help)"),
-        (["export", "--port", "9401"], "kvtop export: error: unrecognized arguments: --port 9401 (see kvtop export --help)"),
+        (["snapshot", "--demo", "--jsn"], "kvtop: error: unrecognized arguments: --jsn (see kvtop snapshot --help)"),
+        (["export", "--port", "9401"], "kvtop: error: unrecognized arguments: --port 9401 (see kvtop export --help)"),
         (["--bogus", "snapshot"], "kvtop: error: unrecognized arguments: --bogus (see kvtop --help)"),
     ],
 )

@@ -181,7 +181,7 @@ def test_asking_for_the_removed_engine_is_a_clear_error(
     plan, demo = removed[1]["removed_plan"], removed[1]["removed_demo"]
     assert (plan["rc"], plan["traceback"], plan["out"]) == (2, None, "")
     assert (
-        "argument --engine: unknown engine 'llamacpp' (one of sglang, vllm, lmdeploy, trtllm)" in plan["err"]
+        "--engine: unknown engine 'llamacpp' (one of sglang, vllm, lmdeploy, trtllm)" in plan["err"]
     )
     assert (demo["rc"], demo["traceback"], demo["out"]) == (2, None, "")
     assert "engines[0].command: not a launch command of an engine kvtop models" in demo["err"]

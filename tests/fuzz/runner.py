@@ -90,7 +90,7 @@ def run_main(argv: Sequence[str], *, watchdog_s: int = 10) -> tuple[Outcome | No
 
 _ERROR_LINE = re.compile(
     r"kvtop(?: [a-z-]+)?: error: "
-)  # `kvtop: error:`, or argparse's `kvtop plan: error:`
+)  # `kvtop: error:` (argparse's refusals too, since session 72)
 _NOTE_LINE = re.compile(r"kvtop: note: ")  # what kvtop did with the input (e.g. --cmd flags it ignored)
 
 

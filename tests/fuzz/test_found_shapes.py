@@ -244,23 +244,23 @@ def test_a_server_that_drips_bytes_is_late_within_the_deadline() -> None:
     [
         (
             ["--prometheus", "http://[::1"],
-            "argument --prometheus: not a URL kvtop can send to (Invalid IPv6 URL)",
+            "--prometheus: not a URL kvtop can send to (Invalid IPv6 URL)",
         ),
         (
             ["--prometheus", "http://prometheus.test:99999"],
-            "argument --prometheus: not a URL kvtop can send to (Port",
+            "--prometheus: not a URL kvtop can send to (Port",
         ),
         (
             ["--prometheus", "http://prometheus.test:port"],
-            "argument --prometheus: not a URL kvtop can send to",
+            "--prometheus: not a URL kvtop can send to",
         ),
         (
             ["--prometheus", "http://prometheus.test", "--timeout", "nan"],
-            "argument --timeout: must be a positive",
+            "--timeout: must be a positive",
         ),
         (
             ["--prometheus", "http://prometheus.test", "--ca-file", "/dev/zero"],
-            "argument --ca-file: '/dev/zero' is not a regular file",
+            "--ca-file: '/dev/zero' is not a regular file",
         ),
     ],
     ids=["ipv6", "port-range", "port-word", "timeout-nan", "ca-device"],
@@ -268,7 +268,7 @@ def test_a_server_that_drips_bytes_is_late_within_the_deadline() -> None:
 def test_a_prometheus_flag_kvtop_cannot_use_is_one_line(argv: list[str], says: str) -> None:
     """Were `ValueError: Invalid IPv6 URL`, `Port out of range`, `Port could not be cast` (from the client)."""
     line = one_line("cluster", *argv, "--json")
-    assert line.startswith("kvtop cluster: error: ") and says in line
+    assert line.startswith("kvtop: error: ") and says in line
 
 
 def test_a_ca_file_that_is_no_certificate_is_one_line_from_the_real_command(tmp_path: Path) -> None:
@@ -293,7 +293,7 @@ def test_a_ca_file_that_is_no_certificate_is_one_line_from_the_real_command(tmp_
     )
     assert done.returncode == 2 and done.stdout == "" and done.stderr.count("\n") == 1
     assert done.stderr.startswith(
-        f"kvtop cluster: error: argument --ca-file: '{bundle}' holds no CA certificate TLS can load"
+        f"kvtop: error: --ca-file: '{bundle}' holds no CA certificate TLS can load"
     )
 
 
@@ -305,7 +305,7 @@ def test_a_token_no_header_can_carry_is_one_line_that_never_shows_it(tmp_path: P
     path = tmp_path / "token"
     path.write_bytes(token)
     line = one_line("cluster", "--prometheus", "http://prometheus.test", "--token-file", str(path))
-    assert line.startswith("kvtop cluster: error: argument --token-file: ")
+    assert line.startswith("kvtop: error: --token-file: ")
     secret = token.decode(errors="ignore")
     assert not secret or secret not in line
 

@@ -316,7 +316,7 @@ class PlannerScreen(NodeScreen):
         return Content.assemble(
             ("Planner", "bold $primary"), f" · {basis.engine_label} · {basis.gpu_name or 'GPU'} {fmt_gib(basis.gpu_total_bytes)}",
             (f" · after starts from the {basis.start_label}" if basis.start_label else "", "$accent"),
-            (rules, "$text-muted"), (measured_note(basis.measured), "$text-muted"),
+            (rules, "$text-muted"), (measured_note(basis.measured, self.outcome), "$text-muted"),
             (desktop_fact_note(basis.measured), "$text-muted"),
         )  # fmt: skip
 

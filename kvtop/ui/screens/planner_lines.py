@@ -29,10 +29,21 @@ def errors_text(errors: tuple[FieldError, ...]) -> str:
     return "\n".join(lines)
 
 
-def measured_note(measured: MeasuredInputs) -> str:
-    """' · free before load 78,004,617,216 B (72.65 GiB), least over its GPUs' when planning on measured
-    memory: the exact bytes, which `kvtop plan --free-memory 78004617216B` takes to agree to the token."""
+def measured_note(measured: MeasuredInputs, outcome: PlanOutcome | None = None) -> str:
+    """' · free before load 78,004,617,216 B (72.65 GiB), least over its GPUs, measured at the live TP8' when planning
+    on measured memory: the exact bytes, which `kvtop plan --free-memory 78004617216B` takes to agree to the token.
+    Both sides plan on it (`planning.plan`), so its CUDA context and NCCL are the live layout's: an edit to another
+    layout says it keeps them (session 72: nothing said which layout the figure was measured at)."""
     free = measured.free_before_load_bytes
     if free is None:
         return ""
-    return f" · free before load {free:,} B ({fmt_gib(free)}), least over its GPUs"
+    said = f" · free before load {free:,} B ({fmt_gib(free)}), least over its GPUs"
+    before = outcome.before if outcome is not None else None
+    if before is None:
+        return said
+    live = before.layout.describe()
+    said += f", measured at the live {live}"
+    after = outcome.after if outcome is not None else None
+    if after is not None and after.layout.describe() != live:
+        said += f" (the edit's {after.layout.describe()} keeps its CUDA context and NCCL: not re-solved for it)"
+    return said

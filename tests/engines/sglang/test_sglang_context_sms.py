@@ -82,3 +82,25 @@ def test_the_basis_says_what_a_group_over_nodes_counts() -> None:
     assert found.basis.endswith("TP 16 over 2 nodes, counted as 8 GPUs a node on NVLink (3 doublings: no custom "
                                 "all-reduce across nodes)")  # fmt: skip
     assert ": TP 16" not in found.basis.replace("TP 16 over", "")
+
+
+@pytest.mark.parametrize(("tp", "pp", "doublings", "words"), [
+    (8, 2, 3.0, None),  # each stage's TP 8 on its own node of 8: log2(8 // max(2 // 2, 1)) = 3
+    (8, 1, 2.0, "TP 8 over 2 nodes, counted as 4 GPUs a node on NVLink (2 doublings: no custom all-reduce across nodes)"),
+])  # fmt: skip
+def test_a_pipeline_stage_s_tp_group_over_nodes_is_sglang_s_own_split(
+    tp: int, pp: int, doublings: float, words: str | None
+) -> None:
+    """SGLang gives each pipeline stage its own nodes (srt/entrypoints/engine.py `_launch_subprocesses`:
+    `nnodes_per_tp_group = max(nnodes // pp_size, 1)`, `tp_size_per_node = tp_size // nnodes_per_tp_group`): TP 8 PP 2
+    over 2 nodes keeps each TP group on one node, so 3 NVLink doublings as on one node. The planner's edit of the demo
+    node to TP 8 PP 2 (placed over 2 nodes) had counted 4 GPUs a node: 8,045,432 tokens against `plan`'s 7,995,691
+    (session 72's operator pass). The slurmv4 start's H100 inputs (132 SMs of 2,048 threads: 1.32), its layout edited."""
+    inputs = BY_ID["slurmv4-deepseek-r1-16xh100-tp16-2nodes-pd-prefill-v058"].inputs()
+    inputs = inputs.model_copy(update={
+        "layout": inputs.layout.model_copy(update={"tp": tp, "pp": pp}),
+        "settings": inputs.settings.model_copy(update={"tp": tp, "pp": pp}),
+    })  # fmt: skip
+    assert context_features(inputs) == (1.32, doublings, 0.0)
+    basis = context(inputs).basis
+    assert (words is None and "over 2 nodes" not in basis) or (words is not None and basis.endswith(words)), basis

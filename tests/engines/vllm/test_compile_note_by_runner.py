@@ -24,7 +24,6 @@ from kvtop.domain.engines.vllm.compile_cache import (
     COLD_SAID_V1,
     NO_COPY_V1,
     UNSAID_V1,
-    UNSAID_V2,
     WARM_SAID_V2,
 )
 from kvtop.domain.engines.vllm.compile_charge import (
@@ -67,12 +66,14 @@ def _start_note(capsys: pytest.CaptureFixture[str], *said: str) -> str:
 
 def test_a_v1_cold_start_s_note_says_the_v1_plans_words(capsys: pytest.CaptureFixture[str]) -> None:
     """v0.19.0 runs the V1 runner: said cold, the compile's copy of the table is the profile's peak; not said, nothing
-    apart. The note says both in the plan's own words: those `plan` prints for the same launch said cold and unsaid."""
+    apart. The note says the plan said as the log measured it, in the words `plan` prints for the same launch said cold
+    (the unsaid plan is `plan`'s own start note, not this one's)."""
     note = _compile_note([str(H100_LOG), "--engine", "vllm", "--model", str(LLAMA), "--gpu", "H100"], capsys)
     cold = COLD_SAID_V1.removeprefix("cold, as said (--compile-cache cold): ")  # nobody said it: the log measured it
     assert note == (f"{COLD_COMPILE}; kvtop's plan of this launch at vLLM 0.19.0, said as this start was (plan "
-                    f"--compile-cache cold): {cold}; not said: {UNSAID_V1}")  # fmt: skip
+                    f"--compile-cache cold): {cold}")  # fmt: skip
     assert "as said" not in note and cold != COLD_SAID_V1
+    assert "not said" not in note  # one note: the log measured cold (session 72: the unsaid plan ran on after it)
     assert "sits between" not in note
     assert _start_note(capsys, "--compile-cache", "cold").startswith(f"torch.compile's cache: {COLD_SAID_V1}; ")
     assert _start_note(capsys).endswith(f"; {UNSAID_V1} (docs/engines/vllm.md §2.6)")
@@ -87,12 +88,10 @@ def _explain_note(text: str, release: str) -> str:
 
 
 def test_a_v2_warm_start_s_note_says_the_v2_plans_words() -> None:
-    """v0.30.0 runs V2 for every model: said warm, none of the figure beside its profile; not said, that figure,
-    charged as a cold compile's."""
+    """v0.30.0 runs V2 for every model: said warm, none of the figure beside its profile (the note's plan)."""
     assert _explain_note(T4_START, "0.30.0") == (
         f"{WARM_COMPILE_CACHE}; kvtop's plan of this launch at vLLM 0.30.0, said as this start was (plan "
-        f"--compile-cache warm): {WARM_SAID_V2.removeprefix('warm, as said (--compile-cache warm): ')}; "
-        f"not said: {UNSAID_V2}")  # fmt: skip
+        f"--compile-cache warm): {WARM_SAID_V2.removeprefix('warm, as said (--compile-cache warm): ')}")  # fmt: skip
 
 
 def test_before_v0_11_1_the_v1_plan_charges_nothing_for_the_compile() -> None:
@@ -100,7 +99,7 @@ def test_before_v0_11_1_the_v1_plan_charges_nothing_for_the_compile() -> None:
     note says so rather than the copy of the table a later release's plan charges."""
     note = _explain_note(COLD_GENERAL, "0.8.4")
     assert note == (f"{COLD_COMPILE}; kvtop's plan of this launch at vLLM 0.8.4, said as this start was (plan "
-                    f"--compile-cache cold): {NO_COPY_V1}; not said: {NO_COPY_V1}")  # fmt: skip
+                    f"--compile-cache cold): {NO_COPY_V1}")  # fmt: skip
     assert "embedding table as the profile's peak" not in note
 
 

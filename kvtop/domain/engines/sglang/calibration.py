@@ -89,10 +89,18 @@ def context_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
     this process group spans across nodes"; 0.4.10.post1:96-100; at 0.5.15.post1:356 "custom AR is intra-node
     only")."""
     features = sm_tp_features(inputs)
-    nodes = span(inputs.settings).nnodes
+    nodes = tp_group_nodes(inputs)
     if features is None or nodes <= 1 or not features[1]:
         return features
     return (features[0], math.log2(max(inputs.layout.tp // nodes, 1)), features[2])
+
+
+def tp_group_nodes(inputs: CalibrationInputs) -> int:
+    """The nodes one TP group spans: SGLang gives each pipeline stage its own nodes, `nnodes_per_tp_group =
+    max(nnodes // pp_size, 1)`, `tp_size_per_node = tp_size // nnodes_per_tp_group` (srt/entrypoints/engine.py
+    `_launch_subprocesses`, 0.4.x-0.5.x): TP 8 PP 2 over 2 nodes of 8 keeps each TP group on one node (it had been
+    counted as 4 GPUs a node, 0.42 GiB less context and NCCL than `plan --nodes 2 --gpus-per-node 8`)."""
+    return max(span(inputs.settings).nnodes // max(inputs.layout.pp, 1), 1)
 
 
 def fit_features(key: str, inputs: CalibrationInputs) -> tuple[float, ...] | None:
@@ -122,7 +130,7 @@ def context(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None
 def _counted_over_nodes(inputs: CalibrationInputs, features: tuple[float, ...] | None) -> str | None:
     """What the fit counts of a TP group over several nodes (`context_features`): the NVLink doublings of one node's
     GPUs, said as such (not "TP 16", which the count is not); None for a group on one node."""
-    nodes = span(inputs.settings).nnodes
+    nodes = tp_group_nodes(inputs)
     if nodes <= 1:
         return None
     tp = inputs.layout.tp

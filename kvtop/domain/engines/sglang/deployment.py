@@ -109,10 +109,12 @@ SOURCE_EPLB = "eplb/expert_location.py _init_common: physical = logical + ep_num
 
 def setup(settings: LaunchSettings) -> DeploymentSetup:
     """What the launch turns on beside the model (a malformed value names the flag)."""
-    algorithm = (flag_text(settings, "speculative-algorithm") or "").upper() or None
+    typed = flag_text(settings, "speculative-algorithm") or None
     # a name the release does not take stops the launch (sglang/spec_methods.py); NEXTN is EAGLE drafting with the
-    # model's own next-n layers
-    check_method(algorithm, METHOD_ERAS, settings.engine_version, flag="--speculative-algorithm", fold=str.upper)
+    # model's own next-n layers. Checked as typed (the fold compares in capitals): a pasted key is echoed as the
+    # redactor knows it, not upper-cased past it ('HF_ABCD…')
+    check_method(typed, METHOD_ERAS, settings.engine_version, flag="--speculative-algorithm", fold=str.upper)
+    algorithm = typed.upper() if typed is not None else None
     if algorithm == NO_SPECULATION:  # the releases that take NONE read it as no speculation (spec_methods.py)
         algorithm = None
     draft = flag_text(settings, "speculative-draft-model-path", "speculative-draft-model")

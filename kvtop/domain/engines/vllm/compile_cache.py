@@ -26,8 +26,9 @@ NONE: config/vllm.py:440-444 at v0.11.1, the 'Enforce eager set, disabling torch
 where no mode is stated, :1272-1276 at v0.27.1), no compilation-config mode/level 0 or NONE, no backend 'eager'
 (:1243-1251 at v0.27.1: 'Inductor compilation was disabled'). Where a log names the state, `explain` says it measured
 and its ledger, solved from the log's KV memory, carries no such line; its note goes on to say what kvtop's plan of
-the log's launch charges said as the log shows it and not said, in the plan's words (session 71,
-`compile_charge.compile_cache_note`: it had said the plan 'sits between a warm and a cold start').
+the log's launch charges said as the log shows it, in the plan's words (session 71,
+`compile_charge.compile_cache_note`: it had said the plan 'sits between a warm and a cold start'; session 72 dropped
+the unsaid plan's words that ran on after it, a second note against the first).
 
 Said warm (`plan --compile-cache warm`, `MeasuredInputs.compile_cache`; session 63): where V2 runs, the figure kvtop
 keeps beside V2's profile stands for the cold compile (v2_graphs.py), so a warm start is charged none of it

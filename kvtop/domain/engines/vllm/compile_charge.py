@@ -148,7 +148,7 @@ def cold_compile_charge(inputs: EngineInputs) -> StartCacheCharge | None:
 
 
 # what a log's compile lines earn in `explain` (`compile_cache_note`), their figures the plan's (`COLD_COMPILE_CHARGE`:
-# all the pairs), then what kvtop's plan of the log's launch charges said as the log shows it and not said
+# all the pairs), then what kvtop's plan of the log's launch charges said as the log shows it
 _PAIRS = (f"{COLD_COMPILE_CHARGE.spread()} on {COLD_COMPILE_CHARGE.pairs} pairs of one launch in kvtop's corpus, "
           f"median {COLD_COMPILE_CHARGE.median()}; {COLD_COMPILE_CHARGE.source}")
 WARM_COMPILE_CACHE = (
@@ -169,9 +169,9 @@ V0_PLAN = ("kvtop plans this launch on vLLM's V0 engine, which it reads as compi
 def plan_words(
     state: CompileCacheState, version: ResolvedVersion, model: ModelSpec, gpu_name: str | None, settings: LaunchSettings
 ) -> str:
-    """What kvtop's plan of the log's launch charges said as the log measured it (`state`) and not said, in the plan's
-    own words (`launch_charge`): 'kvtop's plan of this launch at vLLM 0.30.0, said as this start was (plan
-    --compile-cache warm): the profile loads …; not said: …'. Its lines show it compiled, so no flag is read for that (a log's printed compilation config is
+    """What kvtop's plan of the log's launch charges said as the log measured it (`state`), in the plan's own words
+    (`launch_charge`): 'kvtop's plan of this launch at vLLM 0.30.0, said as this start was (plan --compile-cache
+    warm): the profile loads …' (not the unsaid plan's words too: the log says the state). Its lines show it compiled, so no flag is read for that (a log's printed compilation config is
     Python's repr, no JSON: `compiles` would refuse it); V0 is planned uncompiled (`V0_PLAN`); a launch whose KV
     memory or pool is given (`given`, the plan's own check, so the note never says a charge the plan's start note does
     not make) says nothing is charged, and why. A measured warm where the launch turns the cache off is worded as the
@@ -194,8 +194,9 @@ def plan_words(
     stated = _SAID_STATE.match(words)
     said_as = f" (plan {stated.group(1)})" if stated else ""
     words = words[stated.end():] if stated else words
-    return (f"kvtop's plan of this launch at vLLM {version.label}, said as this start was{said_as}: {words}; not said: "
-            f"{charge.unsaid_words}")
+    # one note: the log measured the state, so the plan said as it is the one this start compares with (the unsaid
+    # plan's words after it read as a second, contradicting note: session 72's operator pass)
+    return f"kvtop's plan of this launch at vLLM {version.label}, said as this start was{said_as}: {words}"
 
 
 _SAID_STATE = re.compile(r"(?:cold|warm), as said \((--compile-cache (?:cold|warm))\): ")

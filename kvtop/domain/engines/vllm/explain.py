@@ -135,7 +135,8 @@ def _logged(log: EngineLog, block: int | None, ranked: RankedValue | None, worke
         available_kv_bytes=ranked.value.value_bytes if ranked else None,
         available_kv_rank=ranked.rank.label if ranked else None,
         weights_bytes=weights.value_bytes if weights else None,
-        weights_label="weights (loading took)",  # `Model loading took X GiB memory`
+        # `Model loading took X GiB memory`: the load's figure (was 'weights (loading took)', past the 20-wide column)
+        weights_label="weights (model load)",
         max_concurrency=float(concurrency.concurrency.text) if concurrency else None,
         context_length=concurrency.tokens_per_request if concurrency else None,
         ranks_seen=sum(1 for rank in log.ranks(VllmRankLog) if is_worker(rank)),
