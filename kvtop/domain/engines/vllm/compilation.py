@@ -221,7 +221,7 @@ def _mode(value: object) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or value.upper() not in MODES:
-        raise InputError(f"cudagraph_mode {value!r}: one of {', '.join(MODES)}", field=CONFIG_FLAG)
+        raise InputError(f"cudagraph_mode {quoted(value)}: one of {', '.join(MODES)}", field=CONFIG_FLAG)
     return value.upper()
 
 
@@ -280,7 +280,7 @@ def _mode_number(value: object, *, names: bool) -> int:
     if names and text in MODE_NAMES:
         return MODE_NAMES[text]
     if isinstance(value, bool) or text not in ("0", "1", "2", "3"):
-        raise InputError(f"compilation mode {value!r}: 0, 1, 2 or 3" + (f" or {', '.join(MODE_NAMES)}" if names else ""),
+        raise InputError(f"compilation mode {quoted(value)}: 0, 1, 2 or 3" + (f" or {', '.join(MODE_NAMES)}" if names else ""),
                          field=CONFIG_FLAG)  # fmt: skip
     return int(text)
 
