@@ -360,7 +360,7 @@ def plan_json(plan: CapacityPlan) -> dict[str, Any]:
 
 def start_json(plan: CapacityPlan) -> dict[str, Any] | None:
     """Whether it starts where a unified-memory host holds its assumed share (null: no share of the total is asked
-    free at its start, or the GPU is its own): `state`, `reason`, and where refused at the centre the largest share
+    free at its start, or the GPU is its own): `state`, `reason`, and where the centre may not start the largest share
     that starts there (`starting_fraction`) and its tokens per rank (`starting_tokens`). `needs_bytes`,
     `most_held_bytes` and `left_bytes` are read from the host (`host_memory.unified`), not held twice."""
     start = plan.start
