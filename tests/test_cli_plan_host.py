@@ -238,21 +238,25 @@ def test_a_vllm_gb10_plan_refused_at_the_assumed_share_says_so_once(capsys: pyte
     assert vllm_gb10(capsys, "--gpu-memory-utilization", "0.88")["token_capacity"] == AT_088_TOKENS
     assert main(["plan", "--no-calibration-store", "--model", "llama-3.1-8b", "--engine", "vllm", "--engine-version", "0.33.0", "--gpu", "GB10"]) == 0
     text = capsys.readouterr().out
+    # an assumed share is no refusal (the span's low end leaves what 0.92 asks): the headline is the capacity
     headline = next(line for line in text.splitlines() if line.startswith("Token capacity"))
-    assert headline.split(None, 2)[2].startswith("refused at the assumed host share: vLLM asks 0.92 × 119.70 GiB")
-    assert f"--gpu-memory-utilization 0.88 starts there: {AT_088_TOKENS:,} tokens per rank" in headline
-    # said once in full, in the headline, every GiB at two decimals: T − 118,244,937,565 = 10,282,168,483 B = 9.58 GiB,
-    # the centre 15,076,229,539 B = 14.04 GiB ± 9,022,602,845 B = 8.40 GiB, leaving 113,450,876,509 B = 105.66 GiB
-    assert ("vLLM asks 0.92 × 119.70 GiB = 110.12 GiB free at its start, so the host may hold at most 9.58 GiB; it "
-            "is assumed to hold 14.04 GiB ± 8.40 GiB, leaving 105.66 GiB; ") in headline  # fmt: skip
-    # the interval and the host note name it briefly, without its figures again
+    assert headline.split(None, 2)[2] == f"{out['token_capacity']:,} tokens per rank"
+    # said once in full, in the start verdict, every GiB at two decimals: T − 118,244,937,565 = 10,282,168,483 B =
+    # 9.58 GiB, the centre 15,076,229,539 B = 14.04 GiB ± 9,022,602,845 B = 8.40 GiB (5.64 – 22.44 GiB), leaving
+    # 113,450,876,509 B = 105.66 GiB
+    verdict = " ".join(line.strip() for line in text.split("start verdict: ", 1)[1].split("\n\n")[0].splitlines()[:4])
+    assert verdict.startswith("may not start: vLLM needs 110.12 GiB free at its start (0.92 × 119.70 GiB), so the host "
+                              "may hold at most 9.58 GiB; the host share assumed 14.04 GiB ± 8.40 GiB (5.64 GiB – "
+                              "22.44 GiB): it starts at the low end, not at the centre (which leaves 105.66 GiB); "
+                              f"--gpu-memory-utilization 0.88 starts at its centre: {AT_088_TOKENS:,} tokens per rank")
+    # the interval and the host note name it briefly: the interval its bound, the note its case
     interval = next(line for line in text.splitlines() if line.startswith("Interval"))
-    assert interval.split(None, 1)[1].startswith("0 – ") and "(0: refused, see Token capacity)" in interval
-    note = next(line for line in text.splitlines() if "unified memory: what the host leaves" in line)
-    assert "(at 0.92 × the total: refused at the assumed centre, as the start verdict states)" in note
-    assert "110.1" not in note and "9.58" not in note and "9.6 GiB" not in note and "9.58 GiB" not in interval
-    assert "start verdict:" not in text  # the headline holds it
-    assert "KV pool" not in text  # the pool of a start that is refused is no figure to show
+    assert interval.split(None, 1)[1].startswith("0 – ")
+    assert "(0: may not start where the host holds more than 9.58 GiB)" in interval and "refused" not in interval
+    note = " ".join(text.split("unified memory: what the host leaves", 1)[1].split("\n  ")[0].split())
+    assert "(at 0.92 × the total: may not start: it starts at the assumed low end, not at the centre, as" in note
+    assert "110.1" not in note and "9.58" not in note and "refused" not in text
+    assert "KV pool" in text  # a start that may pass shows its pool
 
 
 def test_a_share_that_starts_at_the_centre_keeps_its_capacity_and_its_refusal_at_the_high_end(
@@ -270,11 +274,11 @@ def test_a_share_that_starts_at_the_centre_keeps_its_capacity_and_its_refusal_at
     assert main([*args, "--gpu-memory-utilization", "0.87"]) == 0
     lines = capsys.readouterr().out.splitlines()
     verdict = [line.strip() for line in lines if line.strip().startswith("start verdict:")]
-    assert verdict == ["start verdict: starts at the assumed host share, refused at its high end: vLLM asks 0.87 × "
-                       "119.70 GiB = 104.14 GiB free at its start, so the host may hold at most 15.56 GiB; it is "
-                       "assumed to hold 14.04 GiB ± 8.40 GiB"]  # fmt: skip
+    assert verdict == ["start verdict: may not start: vLLM needs 104.14 GiB free at its start (0.87 × 119.70 GiB), "
+                       "so the host may hold at most 15.56 GiB; the host share assumed 14.04 GiB ± 8.40 GiB (5.64 GiB "
+                       "– 22.44 GiB): it starts at the centre, not at the high end"]  # fmt: skip
     interval = next(line for line in lines if line.startswith("Interval"))
-    assert "at --gpu-memory-utilization 0.87 (0: refused where the host holds more than 15.56 GiB)" in interval
+    assert "at --gpu-memory-utilization 0.87 (0: may not start where the host holds more than 15.56 GiB)" in interval
 
 
 def test_a_share_refused_across_the_span_is_zero_at_both_ends(capsys: pytest.CaptureFixture[str]) -> None:
@@ -318,3 +322,32 @@ def test_vllm_says_it_does_not_read_free_memory_after_load(capsys: pytest.Captur
     # 0.34.0's extensible KV cache reads the free memory at start, still not the free memory after load
     new = plan_json(capsys, *args[:-1], "0.34.0", "--free-after-load", "10GiB")["notes"]
     assert any(note.startswith("--free-after-load not read by vLLM's rule: the extensible KV cache") for note in new)
+
+
+def test_adadrags_095_start_that_ran_is_a_may_not_start_not_a_refusal(capsys: pytest.CaptureFixture[str]) -> None:
+    """adadrag/qwen3.5-dgx-spark's README (286a9ea3, record adadrag-qwen3.5-35b-a3b-bf16-gb10-nightly-u095-len1048576):
+    Qwen3.5-35B-A3B at --gpu-memory-utilization 0.95 on a DGX Spark started, 'Model weights: 65.53 GiB', 'Available KV
+    cache: 44.47 GiB', 'KV cache capacity: 581,856 tokens'. 0.95 asks ceil(0.95 × T) = 122,100,750,746 B = 113.72 GiB
+    free, so the host may hold at most T − that = 6,426,355,302 B = 5.99 GiB: above the assumed span's low end
+    15,076,229,539 − 9,022,602,845 = 6,053,626,694 B, below its centre. Before, the plan said 'refused at the
+    assumed host share' of a start that ran; now it may not start, its headline the capacity, its interval 0 – a high
+    end that holds the logged 581,856."""
+    model = str(CONFIGS / "heldout" / "Qwen--Qwen3.5-35B-A3B.json")
+    args = ["--model", model, "--engine", "vllm", "--engine-version", "0.17.0", "--gpu", "GB10", "--cmd",
+            "VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 vllm serve Qwen/Qwen3.5-35B-A3B --max-model-len 1048576 "
+            "--gpu-memory-utilization 0.95"]  # fmt: skip
+    out = plan_json(capsys, *args)
+    start = out["start"]
+    assert start["needs_bytes"] == math.ceil(0.95 * GB10_T) == 122_100_750_746
+    assert start["most_held_bytes"] == GB10_T - 122_100_750_746 == 6_426_355_302
+    assert GB10_HELD - GB10_ERROR == 6_053_626_694 < start["most_held_bytes"] < GB10_HELD
+    assert start["state"] == StartVerdict.REFUSED_AT_CENTRE.value and out["interval_kind"] == "refused_at_centre"
+    assert out["token_capacity"] > 0 and out["token_capacity_min"] == 0 < 581_856 <= out["token_capacity_max"]
+    assert start["reason"].startswith("may not start: vLLM needs 113.72 GiB free at its start (0.95 × 119.70 GiB), so "
+                                      "the host may hold at most 5.99 GiB; the host share assumed 14.04 GiB ± 8.40 GiB "
+                                      "(5.64 GiB – 22.44 GiB): it starts at the low end, not at the centre")  # fmt: skip
+    assert main(["plan", "--no-calibration-store", *args]) == 0
+    text = capsys.readouterr().out
+    assert "refused" not in text and "Token capacity      refused" not in text
+    headline = next(line for line in text.splitlines() if line.startswith("Token capacity"))
+    assert headline.split(None, 2)[2] == f"{out['token_capacity']:,} tokens per rank"

@@ -192,8 +192,8 @@ def test_an_attention_free_start_refused_at_the_high_end_holds_none_there(capsys
     assert (interval["requests_min"], interval["requests_max"]) == (0, 256) and interval["slots_max"] > 256
     text = plan_text(capsys, *GB10_MAMBA, "--gpu-memory-utilization", "0.85")
     line = next(line for line in text.splitlines() if line.startswith("Interval"))
-    assert line.split(None, 1)[1].startswith("0 – 256 requests at --gpu-memory-utilization 0.85 (0: refused where "
-                                             "the host holds more than 17.96 GiB)")  # fmt: skip
+    assert line.split(None, 1)[1].startswith("0 – 256 requests at --gpu-memory-utilization 0.85 (0: may not start "
+                                             "where the host holds more than 17.96 GiB)")  # fmt: skip
 
 
 # Qwen3-8B-AWQ on vLLM 0.28.0 on a GB10 with n-gram speculation (k = 3): the V1 runner's pinned copy segment only

@@ -361,7 +361,7 @@ def plan_json(plan: CapacityPlan) -> dict[str, Any]:
 
 def start_json(plan: CapacityPlan) -> dict[str, Any] | None:
     """Whether it starts where a unified-memory host holds its assumed share (null: no share of the total is asked
-    free at its start, or the GPU is its own): `state`, `reason`, and where refused at the centre the largest share
+    free at its start, or the GPU is its own): `state`, `reason`, and where the centre may not start the largest share
     that starts there (`starting_fraction`) and its tokens per rank (`starting_tokens`). `needs_bytes`,
     `most_held_bytes` and `left_bytes` are read from the host (`host_memory.unified`), not held twice."""
     start = plan.start
@@ -393,10 +393,9 @@ def interval_line(plan: CapacityPlan) -> str:
         return f"{fmt_tokens(plan.ledger.token_capacity)} tokens at both ends (± 0): no estimated input moves it"
     spread = f"({fmt_spread(*plan.spread_ends_tokens)})"
     at = f"at {start.fraction_flag} {start.fraction:g}" if start is not None else ""
-    if kind is IntervalKind.REFUSED_AT_CENTRE:  # a refusal is no width of the capacity: the headline states it
-        spread = f"{at} (0: refused, see Token capacity)"
-    elif kind is IntervalKind.REFUSED_AT_HIGH_END and start is not None:
-        spread = f"{at} (0: refused where the host holds more than {fmt_gib(start.most_held_bytes)})"
+    if kind in (IntervalKind.REFUSED_AT_CENTRE, IntervalKind.REFUSED_AT_HIGH_END) and start is not None:
+        # an assumed share is no refusal: the low end is where the host holds more than the start leaves it
+        spread = f"{at} (0: may not start where the host holds more than {fmt_gib(start.most_held_bytes)})"
     beyond = f"; outside the corpus: {', '.join(plan.beyond_support)}" if plan.beyond_support else ""
     return (f"{fmt_tokens(plan.token_capacity_min)} – {fmt_tokens(plan.token_capacity_max)} tokens "
             f"{spread}{mostly}{beyond}")  # fmt: skip
@@ -412,8 +411,7 @@ def request_interval_line(plan: CapacityPlan, interval: RequestInterval) -> str:
     if kind is IntervalKind.REFUSED_ACROSS_SPAN:
         return f"0 requests at both ends: refused across the assumed host share (see Token capacity){mostly}"
     if kind in (IntervalKind.REFUSED_AT_CENTRE, IntervalKind.REFUSED_AT_HIGH_END) and start is not None:
-        why = ("0: refused, see Token capacity" if kind is IntervalKind.REFUSED_AT_CENTRE
-               else f"0: refused where the host holds more than {fmt_gib(start.most_held_bytes)}")  # fmt: skip
+        why = f"0: may not start where the host holds more than {fmt_gib(start.most_held_bytes)}"
         return (f"{interval.requests_min:,} – {interval.requests_max:,} requests at {start.fraction_flag} "
                 f"{start.fraction:g} ({why}){mostly}")  # fmt: skip
     return interval.words(mostly)
@@ -423,7 +421,7 @@ def plan_text(plan: CapacityPlan) -> str:
     """The ledger's table, with the interval after the capacity and the terms the plan rests on."""
     ledger = plan.ledger
     refused = [f"Token capacity      {plan.start.reason}", f"Exchange rate       {ledger.tokens_per_gib:,.0f} tokens "
-               "per GiB of KV budget"] if plan.start is not None and plan.refused_at_centre else None  # fmt: skip
+               "per GiB of KV budget"] if plan.start is not None and plan.start_refused else None  # fmt: skip
     lines = ledger_text(ledger, refused).split("\n")
     at = next((i for i, line in enumerate(lines) if line.startswith(("Token capacity", "DOES NOT FIT"))), len(lines))
     interval = interval_line(plan) if plan.requests is None else request_interval_line(plan, plan.requests)
@@ -450,7 +448,7 @@ def plan_text(plan: CapacityPlan) -> str:
         said_outside = f"the interval, outside the corpus: {outside.label} (± {fmt_gib(outside.error_bytes)} of KV, {basis})"
         terms.append(prose("  ", said_outside, hang=4))
     terms.extend(prose("  ", note, hang=4) for note in plan.start_notes)
-    if plan.start is not None and not plan.refused_at_centre:  # refused at the centre, the headline states it
+    if plan.start is not None and not plan.start_refused:  # refused across the span, the headline states it
         terms.append(prose("  ", f"start verdict: {plan.start.reason}", hang=4))
     budget = next(i for i, line in enumerate(lines) if line.startswith("Budget ("))
     check = architecture_check(plan.ledger)

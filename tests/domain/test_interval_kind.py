@@ -42,13 +42,14 @@ def test_a_vllm_gb10_start_verdict_is_the_interval_kind(fraction: str, kind: Int
     # the start check is 0.33.0's (v0.34.0 skips it under the extensible KV cache, v1/worker/utils.py:783-797): pinned
     plan = _plan("vllm", "GB10", "--gpu-memory-utilization", fraction, "--engine-version", "0.33.0")
     assert plan.interval_kind is kind
-    # each view words the same case: a refusal at the centre names the headline, the high end states its bound
+    # each view words the same case: an assumed share is no refusal, so both state the bound of 'may not start'
     text, pane = interval_line(plan), pane_interval_line(plan).plain
-    if kind is IntervalKind.REFUSED_AT_CENTRE:
-        assert "(0: refused, see Token capacity)" in text and "(0: refused, ✗ above)" in pane
+    if kind is IntervalKind.REFUSED_AT_CENTRE:  # T − ceil(0.92 × T) = 10,282,168,483 B = 9.58 GiB
+        assert "(0: may not start where the host holds more than 9.58 GiB)" in text
+        assert "(0: may not start where the host holds more than 9.58 GiB)" in pane and "refused" not in pane
     if kind is IntervalKind.REFUSED_AT_HIGH_END:  # T − ceil(0.85 × T) = 19,279,065,907 B = 17.96 GiB
-        assert "refused where the host holds more than 17.96 GiB" in text
-        assert "refused where the host holds more than 17.96 GiB" in pane
+        assert "may not start where the host holds more than 17.96 GiB" in text
+        assert "may not start where the host holds more than 17.96 GiB" in pane
     if kind is IntervalKind.REFUSED_ACROSS_SPAN:
         assert text.startswith("0 tokens at both ends") and "0 at both ends" in pane
 
@@ -96,9 +97,9 @@ def test_an_attention_free_plan_on_gb10_takes_the_start_verdict(fraction: str, k
     assert plan.interval_kind is kind and plan.requests is not None
     pane = pane_interval_line(plan).plain
     if kind is IntervalKind.REFUSED_AT_CENTRE:
-        assert plan.requests.requests_min == 0 and "0 – " in pane and "requests at 0.92 (0: refused, ✗ above)" in pane
+        assert plan.requests.requests_min == 0 and "0 – " in pane and "requests at 0.92 (0: may not start where the host holds more" in pane
     if kind is IntervalKind.REFUSED_AT_HIGH_END:
-        assert plan.requests.requests_min == 0 and "requests at 0.85 (0: refused where the host holds more than" in pane
+        assert plan.requests.requests_min == 0 and "requests at 0.85 (0: may not start where the host holds more than" in pane
     if kind is IntervalKind.REFUSED_ACROSS_SPAN:
         assert plan.requests.requests_max == 0 and "0 at both ends: refused across the assumed host share" in pane
     if kind is IntervalKind.REQUESTS:

@@ -260,8 +260,10 @@ class IntervalKind(str, Enum):
     # the engine sizes its cache by a flag, not from memory (llama.cpp's -c): memory decides only whether it fits
     FIXED_BY_FLAG = "fixed_by_flag"
     ZERO_WIDE = "zero_wide"  # no estimated input moves the budget (± 0)
-    REFUSED_AT_CENTRE = "refused_at_centre"  # the low end and the centre refused: the headline states the refusal
-    REFUSED_AT_HIGH_END = "refused_at_high_end"  # starts at the centre, refused at the span's high end: low end 0
+    # the start may not pass where the host holds its assumed centre, and passes at the share's low end: an assumed
+    # share is no refusal, so the headline is the capacity, the low end 0 ('may not start')
+    REFUSED_AT_CENTRE = "refused_at_centre"
+    REFUSED_AT_HIGH_END = "refused_at_high_end"  # starts at the centre, may not at the span's high end: low end 0
     SPREAD = "spread"  # a capacity at both ends (± the wider side)
 
 
@@ -283,9 +285,11 @@ class CapacityPlan(BaseModel):
     requests: RequestInterval | None = None
 
     @property
-    def refused_at_centre(self) -> bool:
-        """The launch is refused where the host holds its assumed share: the headline is the refusal."""
-        return self.start is not None and not self.start.starts_at_centre
+    def start_refused(self) -> bool:
+        """The launch is refused even where the host holds its assumed share's low end: the headline is the refusal.
+        Refused only at the centre (or its high end) of an assumed share, the start may pass: the headline is the
+        capacity and the start verdict says 'may not start' (`HostStart.reason`)."""
+        return self.start is not None and self.start.refused_across_span
 
     @property
     def zero_wide(self) -> bool:

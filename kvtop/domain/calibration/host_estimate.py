@@ -113,7 +113,8 @@ class HostStart(BaseModel):
 
     @property
     def starts_at_centre(self) -> bool:
-        """The launch starts where the host holds what it is assumed to: the headline is its capacity."""
+        """The launch starts where the host holds what it is assumed to (at the centre the verdict says 'may not
+        start' otherwise; the headline is the capacity unless even the low end refuses, `refused_across_span`)."""
         return self.verdict in (StartVerdict.REFUSED_AT_HIGH_END, StartVerdict.STARTED_ACROSS_SPAN)
 
     @property

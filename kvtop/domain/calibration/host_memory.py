@@ -209,8 +209,8 @@ _DURING_START_HELD = ("what the host takes during the start, a cold load's page 
 
 _VERDICT_WORDS = {
     StartVerdict.REFUSED_ACROSS_SPAN: "refused across the assumed span",
-    StartVerdict.REFUSED_AT_CENTRE: "refused at the assumed centre",
-    StartVerdict.REFUSED_AT_HIGH_END: "started at the assumed centre, refused at its high end",
+    StartVerdict.REFUSED_AT_CENTRE: "may not start: it starts at the assumed low end, not at the centre",
+    StartVerdict.REFUSED_AT_HIGH_END: "may not start: it starts at the assumed centre, not at its high end",
     StartVerdict.STARTED_ACROSS_SPAN: "started across the assumed span",
 }
 

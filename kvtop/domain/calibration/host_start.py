@@ -2,9 +2,11 @@
 
 An engine that sizes from the total (vLLM) asks its share of the total free at its start and refuses to start with
 less (host_memory.py). On a unified-memory host the host's share is assumed (29.34 % ± 23.51 %), so the plan's one
-answer to 'does it start?' is the verdict at that span: where the asked share is refused at the assumed centre, the
-headline is the refusal, with the largest share that starts there (the engine's own rule, `fraction_that_starts`)
-and the tokens it gives; where part of the span refuses, the interval's low end is 0. An engine that sizes from the
+answer to 'does it start?' is the verdict at that span. Only where even the share's low end leaves less than it asks
+is the start refused (the headline, with the largest share that starts at the centre by the engine's own rule,
+`fraction_that_starts`, and its tokens); where the centre or the high end leaves less, an assumed share is no refusal:
+the start 'may not start', the headline stays the capacity and the interval's low end is 0 (adadrag's 0.95 start of
+Qwen3.5-35B-A3B on a GB10 ran where kvtop's centre, 14.04 GiB held, would refuse it). An engine that sizes from the
 free memory it finds, or a GPU of its own, has no such check: None.
 """
 
@@ -20,23 +22,28 @@ from kvtop.domain.wording import gib
 
 
 def _reason(start: HostStart, engine: str) -> str:
-    """The verdict in full, once (the headline where refused at the centre): every figure through `wording.gib`."""
+    """The verdict in full, once (the headline where refused across the span): every figure through `wording.gib`."""
     host = start.host
-    asked = (f"{display_name(engine)} asks {start.fraction:g} × {gib(host.total_bytes)} = {gib(start.needs_bytes)} "
-             f"free at its start, so the host may hold at most {gib(start.most_held_bytes)}")  # fmt: skip
-    assumed = f"it is assumed to hold {gib(host.held_bytes)} ± {gib(host.error_bytes)}"
+    low, high = host.held_bytes - host.error_bytes, host.held_bytes + host.error_bytes
+    needs = (f"{display_name(engine)} needs {gib(start.needs_bytes)} free at its start ({start.fraction:g} × "
+             f"{gib(host.total_bytes)}), so the host may hold at most {gib(start.most_held_bytes)}")  # fmt: skip
+    assumed = (f"the host share assumed {gib(host.held_bytes)} ± {gib(host.error_bytes)} "
+               f"({gib(max(low, 0))} – {gib(high)})")  # fmt: skip
     if start.verdict is StartVerdict.STARTED_ACROSS_SPAN:
-        return f"starts across the assumed host share: {asked}; {assumed}"
-    if start.verdict is StartVerdict.REFUSED_AT_HIGH_END:
-        return f"starts at the assumed host share, refused at its high end: {asked}; {assumed}"
-    span = "across the assumed host share" if start.refused_across_span else "at the assumed host share"
+        return f"starts across the assumed host share: {needs}; {assumed}"
     if start.starting_fraction is None:
-        suggestion = f"no {start.fraction_flag} starts there"
+        suggestion = f"no {start.fraction_flag} starts at its centre"
     elif not start.starting_tokens:
-        suggestion = f"{start.fraction_flag} {start.starting_fraction:g} starts there but leaves no KV cache"
+        suggestion = f"{start.fraction_flag} {start.starting_fraction:g} starts at its centre but leaves no KV cache"
     else:
-        suggestion = f"{start.fraction_flag} {start.starting_fraction:g} starts there: {start.starting_tokens:,} tokens per rank"
-    return f"refused {span}: {asked}; {assumed}, leaving {gib(start.left_bytes)}; {suggestion}"
+        suggestion = (f"{start.fraction_flag} {start.starting_fraction:g} starts at its centre: "
+                      f"{start.starting_tokens:,} tokens per rank")  # fmt: skip
+    if start.verdict is StartVerdict.REFUSED_AT_HIGH_END:
+        return f"may not start: {needs}; {assumed}: it starts at the centre, not at the high end"
+    if start.verdict is StartVerdict.REFUSED_AT_CENTRE:
+        return (f"may not start: {needs}; {assumed}: it starts at the low end, not at the centre (which "
+                f"leaves {gib(start.left_bytes)}); {suggestion}")  # fmt: skip
+    return f"refused across the assumed host share: {needs}; {assumed}: even its low end holds more; {suggestion}"
 
 
 def host_start(ledger: Ledger, host: UnifiedHost | None, solve: Callable[[float], Ledger]) -> HostStart | None:

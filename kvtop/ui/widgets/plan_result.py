@@ -252,10 +252,9 @@ def interval_line(plan: CapacityPlan) -> Content:
     low, high = fmt_tokens(plan.token_capacity_min), fmt_tokens(plan.token_capacity_max)
     if plan.requests is not None:  # an attention-free model refused on a unified host: its ends in requests
         low, high = f"{plan.requests.requests_min:,}", f"{plan.requests.requests_max:,} requests"
-    if kind is IntervalKind.REFUSED_AT_CENTRE and start is not None:  # the ✗ line above states the refusal
-        spread = f" at {start.fraction:g} (0: refused, ✗ above)"
-    elif kind is IntervalKind.REFUSED_AT_HIGH_END and start is not None:
-        spread = f" at {start.fraction:g} (0: refused where the host holds more than {fmt_gib(start.most_held_bytes)})"
+    if kind in (IntervalKind.REFUSED_AT_CENTRE, IntervalKind.REFUSED_AT_HIGH_END) and start is not None:
+        # an assumed share is no refusal: 'may not start', the start line under the table says why
+        spread = f" at {start.fraction:g} (0: may not start where the host holds more than {fmt_gib(start.most_held_bytes)})"
     return Content.assemble(
         label,
         f"{low} – {high}{spread}",
@@ -273,12 +272,12 @@ def start_note_lines(plan: CapacityPlan) -> list[Content]:
 
 
 def start_line(plan: CapacityPlan) -> Content | None:
-    """The start verdict on a unified-memory host, stated once: '✗ refused at the assumed host share: …;
-    --gpu-memory-utilization 0.7 starts there: 546,528 tokens per rank' where refused at the assumed share (the
-    plan's headline), else the verdict under the table; None where the plan has none."""
+    """The start verdict on a unified-memory host, stated once: '✗ refused across the assumed host share: …;
+    --gpu-memory-utilization 0.7 starts at its centre: 546,528 tokens per rank' where even its low end refuses (the
+    plan's headline), else the verdict under the table ('may not start: …'); None where the plan has none."""
     if plan.start is None:
         return None
-    if plan.refused_at_centre:
+    if plan.start_refused:
         return Content.styled(f"✗ {plan.start.reason}", "bold $error")
     return Content.styled(f"start: {plan.start.reason}", "$warning")
 
@@ -331,8 +330,8 @@ def outcome_table(
         shown_after = value(after) if after else "invalid"
         if label in _SERVED_ROWS and after is not None and refused and shown_after != "—":
             shown_after = REFUSED  # the engine stops before serving: the ✗ line says why ('—', none asked, stays)
-        elif label == "fits" and outcome.after_plan is not None and outcome.after_plan.refused_at_centre:
-            shown_after = "refused"  # at the assumed host share: the line under the table says why
+        elif label == "fits" and outcome.after_plan is not None and outcome.after_plan.start_refused:
+            shown_after = "refused"  # across the assumed host share: the line under the table says why
         if label == "fits" and host is not None and host.refused and after is not None:
             shown_after = "no: host"  # the host KV line under the table says why
         lines.append(_line(_row_label(label, before, after), shown_before, shown_after, shown_before != shown_after))
