@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from benchmarks.calibration.corpus import Record
 from benchmarks.calibration.evaluate import left_out, origin
-from kvtop.domain.calibration.estimate import planned_capacity
+from benchmarks.calibration.fold_memo import fold_memo
+from kvtop.domain.calibration.estimate import calibrated_ledger
 from kvtop.domain.calibration.linear import FitRow, LinearTerm, RowOrigin
 from kvtop.domain.engines.registry import engine_rules
 from kvtop.domain.errors import UnsupportedModelError
@@ -27,20 +28,29 @@ def without_term(key: str, names: tuple[str, ...]) -> LinearTerm:
 
 def implied_bytes(record: Record, key: str, fits: dict[str, LinearTerm]) -> int | None:
     """The bytes fit `key`'s term took in the record's start: the KV budget its plan leaves with the term at 0, less the
-    KV memory its log printed (or its printed tokens stand for); None where the start is not planned or judged."""
+    KV memory its log printed (or its printed tokens stand for); None where the start is not planned or judged.
+    Planned again only where a fit the plan reads changed (`fold_memo`: each fold of the judgement asks again)."""
     if record.model is None or record.gpu_total_bytes is None:
         return None
     names = engine_rules(record.engine).calibration.FIT_TERMS[key][1]
+    at_zero = {**fits, key: without_term(key, names)}
+    return fold_memo(record, f"implied_bytes {key}", at_zero, lambda subset, _: _implied_bytes(record, subset))
+
+
+def _implied_bytes(record: Record, fits: dict[str, LinearTerm]) -> int | None:
+    """`implied_bytes`, planned with `fits` (the term at 0). Its centre only (`calibrated_ledger`: the ledger
+    `planned_capacity` shows, without the two ends' solves it would add and this never reads)."""
+    assert record.model is not None and record.gpu_total_bytes is not None
     weights = record.figures.get("weights")
     stage = engine_rules(record.engine).logged_weights_stage if weights is not None else None
     measured = record.host_measured(weights_bytes=weights, weights_stage=stage)
     try:
-        plan = planned_capacity(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes, draft=record.draft,
-                                gpu_name=gpu_key(record.gpu), measured=measured,
-                                fits={**fits, key: without_term(key, names)})  # fmt: skip
+        ledger = calibrated_ledger(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
+                                   draft=record.draft, gpu_name=gpu_key(record.gpu), measured=measured,
+                                   fits=fits)  # fmt: skip
     except UnsupportedModelError:
         return None
-    budget, tokens = plan.ledger.engine.kv_budget_bytes, plan.ledger.token_capacity
+    budget, tokens = ledger.engine.kv_budget_bytes, ledger.token_capacity
     if record.tokens and tokens:
         return round(budget * (1 - record.tokens / tokens))
     kv = record.figures.get("kv")
