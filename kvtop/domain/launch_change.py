@@ -122,8 +122,9 @@ class LaunchChange:
         """The change as a person makes it: '--gpu-memory-utilization 0.92', 'drop --mem-fraction-static',
         '--extra_llm_api_options extra_llm_api_options.yaml · extra_llm_api_options.yaml: {kv_cache_config: {dtype:
         fp8}}' (where the launch names its own file: 'add to your --extra_llm_api_options file: {…}', its pointer
-        kept), 'build flags (<the step>): --tokens_per_block 64'; parts joined by ' · ' as the copied launch's one-line
-        form (`launch_words`); '' where it writes nothing."""
+        kept), 'rebuild the engine: quantize.py --kv_cache_dtype fp8; trtllm-build --tokens_per_block 64'
+        (`build_words`; 'build flags (<the step>): …' only where the step names no tool); parts joined by ' · ' as the
+        copied launch's one-line form (`launch_words`); '' where it writes nothing."""
         line = self._line() if self.config_own else self.line
         file = f"your {self.config_option} file" if self.config_own else self.config_file
         parts = [shlex.join(token for group in line for token in group)] if line else []

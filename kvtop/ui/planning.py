@@ -22,6 +22,7 @@ from kvtop.domain.engines.versions import LATEST, ResolvedVersion
 from kvtop.domain.errors import InputError, KvtopError
 from kvtop.domain.host_tier_fit import HostTierFit, host_tier_fit
 from kvtop.domain.launch import LaunchSettings, model_args, release_names
+from kvtop.domain.launch_change import build_words, options
 from kvtop.domain.ledger import Ledger
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.observe import HostMemory
@@ -342,7 +343,8 @@ def launch_beside(settings: LaunchSettings) -> str:
     """What the copied line needs beside it and `c` does not copy: the environment the launch set that a rule read
     (`SGLANG_MAMBA_SSM_DTYPE=bfloat16`: it goes before the server's command, where the copied flags cannot), the config
     file it names, on one line (TensorRT-LLM's `extra_llm_api_options.yaml: {kv_cache_config: {dtype: fp8}}`), and
-    the build step's flags; '' where the line is the whole launch (vLLM, SGLang, LMDeploy, llama.cpp, no variable)."""
+    the build step's flags by the tool that takes each (`build_words`, as `launch_words` says them); '' where the
+    line is the whole launch (vLLM, SGLang, LMDeploy, llama.cpp, no variable)."""
     launch = settings.engine_launch()
     said = [f"environment (not copied; set it before the server's command): {' '.join(env_words(launch.env))}"]
     said = said if launch.env and not launch.line_said else []  # no server's command to set it before
@@ -353,8 +355,9 @@ def launch_beside(settings: LaunchSettings) -> str:
         said.insert(0, f"no line to copy: {launch.line_said}")
     if launch.config_said:
         said.append(launch.config_said)
-    if launch.build:
-        said.append(f"build flags ({launch.build_said}): {shlex.join(launch.build)}")
+    if launch.build:  # by the tool that takes each flag, as `launch_words` and the fix say it: one spelling
+        said.append(build_words(tuple(options(launch.build).values()), launch.build_tools, launch.build_said,
+                                "the engine's build"))  # fmt: skip
     return " · ".join(said)
 
 

@@ -59,7 +59,8 @@ HYBRID: tuple[Architecture, ...] = (
               placement=SparseStep()),
       # Qwen3NextConfig states no MTP depth; the checkpoint ships one `mtp.*` layer, which vLLM's Qwen3NextMTP
       # builds as range(getattr(config, "num_nextn_predict_layers", 1)) (qwen3_next_mtp.py:60, :78-85 at
-      # v0.21.0-v0.24.0; :63 at v0.33.0)
+      # v0.21.0-v0.24.0; :63 at v0.33.0); SGLang's Qwen3NextForCausalLMMTP the same, `config.num_hidden_layers = 1`
+      # (srt/models/qwen3_next_mtp.py:62-63 at 0.5.9, :67-68 at 0.5.23): its NEXTN draft books the one layer too
       mtp_unstated=1),
     A("nemotron_h", "NemotronHConfig", tf("nemotron_h"), d.NEMOTRON_H,
       ("NemotronHForCausalLM", "NemotronHPuzzleForCausalLM"), layers=BlockPattern(), mlp_gated=False,

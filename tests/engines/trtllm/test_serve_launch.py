@@ -197,6 +197,20 @@ def test_the_planner_copies_serve_s_line_and_says_the_yaml_beside_it() -> None:
     assert launch_beside(settings.model_copy(update={"engine": "vllm", "flags": {}})) == ""
 
 
+def test_the_planner_says_a_tensorrt_engine_s_build_by_its_tool_as_the_fix_does() -> None:
+    """The planner's status line names the build step's flags as `launch_words` and the fix do: FP8 KV is
+    TensorRT-LLM's examples/quantization/quantize.py `--kv_cache_dtype fp8` (its quantize step, not trtllm-build's),
+    one spelling, not a second 'build flags (<the step>): …' form beside it."""
+    from kvtop.domain.launch import LaunchSettings
+    from kvtop.domain.launch_change import launch_words
+    from kvtop.ui.planning import launch_beside
+
+    settings = LaunchSettings(engine="trtllm", model="meta-llama/Llama-3.1-8B-Instruct", backend="tensorrt",
+                              engine_version="0.20.0", kv_cache_dtype="fp8")  # fmt: skip
+    assert launch_beside(settings) == "the engine's build: quantize.py --kv_cache_dtype fp8"
+    assert launch_words(settings.engine_launch()).split(" · ")[-1] == launch_beside(settings)
+
+
 def test_the_yaml_s_text_values_are_redacted_as_the_line_is() -> None:
     """A speculative model's `s3://user:pass@` path is written to the YAML body masked, as the line masks it."""
     from kvtop.domain.launch import LaunchSettings
