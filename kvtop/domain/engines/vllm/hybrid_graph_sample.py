@@ -169,7 +169,7 @@ def hybrid_sampled(inputs: CalibrationInputs) -> bool:
 
 def sample_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
     """(1.0,) where the launch is of the class the fit `SAMPLE_KEY` is made on and applies to (a hybrid with prefix
-    caching whose release charges the first FULL capture's sample, `HYBRID_SAMPLE_ERAS`), None elsewhere."""
+    caching and captured graphs at a release that carries the transient, `HYBRID_SAMPLE_ERAS`), None elsewhere."""
     sampled = hybrid_sampled(inputs) and graphs_charged(inputs) and HYBRID_SAMPLE_ERAS.at(inputs.version)
     return (1.0,) if sampled else None
 
@@ -234,8 +234,8 @@ def with_hybrid_sample(estimate: TermEstimate, inputs: CalibrationInputs, fits: 
 
 def hybrid_sample_widening(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """(bytes the CUDA-graph term's error above its figure widens by, why: it only takes from KV, so only the
-    interval's low end takes it) for a hybrid with prefix caching whose release charges the first FULL capture's sample
-    (HYBRID_SAMPLE_ERAS): the largest amount seen, HYBRID_SAMPLE_BYTES (what fentz26's estimate took off beyond kvtop's
+    interval's low end takes it) for a hybrid with prefix caching and captured graphs at a release that carries the
+    transient (HYBRID_SAMPLE_ERAS): the largest amount seen, HYBRID_SAMPLE_BYTES (what fentz26's estimate took off beyond kvtop's
     graph term, about 0.52 GiB of it the estimate's excess over the pool it measured), whatever the launch's sample
     tokens; None elsewhere. Where the calibrated centre is withheld (`centre_withheld`: a unified-memory host, a fold
     without the fit) the centre stays the graphs' fit and this is an error the plan admits."""
@@ -252,8 +252,8 @@ def hybrid_sample_widening(inputs: CalibrationInputs) -> tuple[int, str] | None:
 
 
 def full_sample_words(inputs: CalibrationInputs, fits: Mapping[str, LinearTerm]) -> str:
-    """The CUDA-graph term's words for the first FULL capture: its context by the code, and for a hybrid with prefix
-    caching its transient, as the term carries it (a calibrated centre, a raise-only widening, or not at this release);
+    """The CUDA-graph term's words for the first FULL capture (its context by the code) and, for a hybrid with prefix
+    caching and captured graphs of any mode, its transient, as the term carries it (a calibrated centre, a raise-only widening, or not at this release);
     '' where the release charges none or the V2 runner makes it."""
     if not _v1_sampled(inputs):
         return ""
