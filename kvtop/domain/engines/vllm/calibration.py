@@ -195,12 +195,12 @@ FITS: dict[str, LinearTerm] = {
         group_errors=(("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000", 1044712560),),
     ),
     'vllm.hybrid_sample': LinearTerm(
-        key='vllm.hybrid_sample', features=("1 GiB on a hybrid's first FULL capture with prefix caching (v0.24.0 – v0.27.x, V1 runner)",),
-        coefficients=(1.663925,), error_bytes=1717038273, records=6,
-        sources=4, gpus=('H100-PCIE', 'L40S', 'RTX5090'),
-        novel_error_bytes=1717038273, feature_sources=(4,),
-        group_errors=(("1 GiB on a hybrid's first FULL capture with prefix caching (v0.24.0 – v0.27.x, V1 runner)", 1717038273),),
-        span_bytes=(-1717038273, 819007391),
+        key='vllm.hybrid_sample', features=('1 GiB on a hybrid with prefix caching and captured graphs (v0.24.0 – v0.27.x, V1 runner)',),
+        coefficients=(1.773797,), error_bytes=1715344108, records=10,
+        sources=6, gpus=('H100-PCIE', 'L40S', 'RTX5090', 'RTXPRO6000'),
+        novel_error_bytes=1715344108, feature_sources=(6,),
+        group_errors=(('1 GiB on a hybrid with prefix caching and captured graphs (v0.24.0 – v0.27.x, V1 runner)', 1715344108),),
+        span_bytes=(-1715344108, 627257903),
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -336,7 +336,7 @@ def terms(inputs: CalibrationInputs, fits: dict[str, LinearTerm] | None = None) 
             Term.CUDA_GRAPHS, label, 2 * GIB, 5 * GIB // 2,
             "charged since v0.20.0; the model's layers are not known (0.36 GiB on a small TP 2 model, 4.99 GiB on "
             "GLM-5.2 TP 4): 2 GiB assumed"), inputs, figure, beside_grid), inputs.version)  # fmt: skip
-        # a hybrid's first FULL capture with prefix caching: its calibrated transient (hybrid_graph_sample.py)
+        # a hybrid with prefix caching and captured graphs: its calibrated transient (hybrid_graph_sample.py)
         found.append(with_hybrid_sample(estimate, inputs, fits))
     if extensible(inputs.settings, inputs.version):  # v0.34.0: sized from the free memory at the worker's start
         found.append(context(inputs, fits))

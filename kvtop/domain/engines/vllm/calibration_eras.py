@@ -85,8 +85,8 @@ TP_PART_STAND_IN = {"vllm.non_torch.v1": "vllm.non_torch.v18", "vllm.non_torch.v
 THREADS_SCALED = frozenset({"vllm.non_torch.v06"})
 # The fits whose logs print no figure of the term: each row is what the capacity the log printed leaves of the term
 # once the plan's other terms (the weights as the log printed them where it did) are taken (benchmarks/calibration/
-# implied.py), so its held-out error holds the other terms' errors too. So is a hybrid's first FULL capture with prefix
-# caching (`hybrid_graph_sample.SAMPLE_KEY`): no log prints the transient apart from the graphs' estimate.
+# implied.py), so its held-out error holds the other terms' errors too. So is a hybrid's transient with prefix caching
+# and captured graphs (`hybrid_graph_sample.SAMPLE_KEY`): no log prints it apart from the graphs' estimate.
 IMPLIED_FITS = frozenset({"vllm.non_torch.v06", "vllm.hybrid_sample"})
 # The era no fit measures: before v0.3.1 the profile charges torch's peak alone or the device's used memory, never the
 # growth alone (`v0_charge.profile_charge`), so no log of it gives the growth a row; a plan of it assumes the growth.

@@ -1,28 +1,32 @@
-"""vLLM's first FULL CUDA-graph capture, sampled at long context, and what it leaves in a hybrid's graph estimate
-(docs/engines/vllm.md §4.4.1).
+"""A hybrid's transient with prefix caching at v0.24.0 – v0.27.x on the V1 runner with captured graphs: calibrated, its
+op not found (docs/engines/vllm.md §4.4.1); and the first FULL capture's sample, which vllm#50780 suggested it was.
 
 `profile_cudagraph_memory` (v1/worker/gpu_model_runner.py) captures each mode's two largest sizes and reads the free
 memory before and after each; the first FULL capture runs its warmups and its capture with every request at
 profile_seq_lens = min(max_model_len, max_num_batched_tokens // its token count) tokens of context ("used to profile
-attention workspace that scales with context length"), and what that step leaves in the caching allocator is charged
-as graph memory. kvtop's graph fit counts graphs × layers (`calibration.py`), not that step: on a Mamba / GDN hybrid
-with prefix caching (mamba_cache_mode 'align') the estimate is above kvtop's graph term on every V1-runner start that
-prints it (the V2 runner's starts print near or below it: haitang89 1.75 GiB against 2.12), by an amount no input
-kvtop reads predicts (vllm#50780; the op is not found, sessions 69 – 71). Where kvtop carries it (v0.24.0 – v0.27.x,
-the releases a start shows it at; v0.28.x not seen, before v0.24.0 not carried: `HYBRID_SAMPLE_ERAS`) the term takes a
-CALIBRATED centre for the class (session 72, helper H2): the fit `vllm.hybrid_sample`, a constant fitted on what the
-capacity each of the class's starts on a GPU of its own printed leaves of it once kvtop's other terms are taken
-(benchmarks/calibration/implied.py; committed: 1.66 GiB on fentz26's v0.27.1 start, the L40S Qwen3.6-27B-FP8 one,
-anud18's H100 PCIe and RTX 5090 ones and club-3090 #612 / #652, 0.34 – 2.30 GiB), its error two-sided from their
-held-out misses (each start against the centre a fit without its source gives: + 0.76 GiB above, fentz26's 2.30 against
-1.54; − 1.60 below, anud18's RTX 5090 0.34 against 1.94; session 72 fixer H3 after review R2, where the rows' in-sample
-spread, + 0.64 / − 1.32, left 2 of the 4 sources outside their fold's), each beside the graph fit's as the root of
-squares (`with_hybrid_sample`). The leave-one-source-out judgement refits it without the judged start's source, as
-every fit. Not scaled with the sample's tokens: the starts show no growth with them (session 71:
-0.85 GiB beyond kvtop's term at 32,768 sample tokens against 2.21 at 8,192). A unified-memory host (GB10) gives the fit
-no row (its shortfall holds what the host takes during the start) and its plan keeps session 70's raise-only widening
-by the largest amount seen (`hybrid_sample_widening`: the low end alone), as does a fold the class's starts are too
-few in.
+attention workspace that scales with context length"), and what that step leaves in the caching allocator is charged as
+graph memory. kvtop's graph fit counts graphs × layers (`calibration.py`): on a Mamba / GDN hybrid with prefix caching
+(mamba_cache_mode 'align') and captured graphs the estimate is above kvtop's graph term on every V1-runner start that
+prints it (the V2 runner's starts print near or below it: haitang89 1.75 GiB against 2.12), by an amount no input kvtop
+reads predicts. It is not the FULL sample: niushuai1991's MTP / DFlash starts capture PIECEWISE graphs alone (their
+logs: PIECEWISE=15) and lack 1.92 – 1.95 GiB, as its no-draft FULL start lacks 1.97 (session 72, H4), so the class is
+keyed on graphs of any mode (eager starts capture none and stay out; session 72, H5) and its op is not found (sessions
+69 – 72). The fit keeps its key `vllm.hybrid_sample` (named when the sample was the suspect): the key is written in the
+committed fit, the calibration's era tables and the tests, and renaming it changes no figure. Where kvtop carries it
+(v0.24.0 – v0.27.x, the releases a start shows it at; v0.28.x not seen, before v0.24.0 not carried:
+`HYBRID_SAMPLE_ERAS`) the term takes a CALIBRATED centre for the class (session 72, helper H2): the fit
+`vllm.hybrid_sample`, a constant fitted on what the capacity each of the class's starts on a GPU of its own printed
+leaves of it once kvtop's other terms are taken (benchmarks/calibration/implied.py; committed: 1.77 GiB on ten starts,
+fentz26's v0.27.1 one, the L40S Qwen3.6-27B-FP8 one, anud18's H100 PCIe and RTX 5090 ones, club-3090 #612 / #652 and,
+since H5, niushuai1991's four PIECEWISE-only MTP / DFlash ones, 0.34 – 2.30 GiB), its error two-sided from their
+held-out misses (each start against the centre a fit without its source gives: + 0.58 GiB above, fentz26's 2.30 against
+1.72; − 1.60 below, anud18's RTX 5090 0.34 against 1.94; session 72 fixer H3 after review R2, where the rows' in-sample
+spread left sources outside their fold's), each beside the graph fit's as the root of squares (`with_hybrid_sample`).
+The leave-one-source-out judgement refits it without the judged start's source, as every fit. Not scaled with the
+sample's tokens: the starts show no growth with them (session 71: 0.85 GiB beyond kvtop's term at 32,768 sample tokens
+against 2.21 at 8,192). A unified-memory host (GB10) gives the fit no row (its shortfall holds what the host takes
+during the start) and its plan keeps session 70's raise-only widening by the largest amount seen
+(`hybrid_sample_widening`: the low end alone), as does a fold the class's starts are too few in.
 """
 
 from __future__ import annotations
@@ -66,9 +70,18 @@ SAMPLE_ROWS: tuple[tuple[str, str, float], ...] = (
     ("anud18-qwen3.6-35b-a3b-nvfp4-rtx5090-v0240-u090-bt8192", "anud18's RTX 5090", 0.34),
     ("club3090-612-qwen3.6-35b-a3b-nvfp4-rtx5090-v0240-prefix", "club-3090 #612", 1.76),
     ("club3090-652-qwen3.6-35b-a3b-nvfp4-rtx5090-v0240-prefix", "club-3090 #652", 1.74),
+    ("niushuai1991-qwen3.6-27b-fp8-rtxpro6000-v0251-mtp3-fp8kv-pc", "niushuai1991's v0.25.1 MTP 3 (PIECEWISE)", 1.92),
+    ("niushuai1991-qwen3.6-27b-fp8-l40s-v0240-mtp5-seqs5-fp8kv-pc", "its L40S MTP 5 (PIECEWISE)", 1.94),
+    ("niushuai1991-qwen3.6-27b-fp8-l40s-v0240-dflash7-fp8kv-pc", "its DFlash 7 (PIECEWISE)", 1.95),
+    ("niushuai1991-qwen3.6-27b-fp8-l40s-v0240-dflash3-fp8kv-pc", "its DFlash 3 (PIECEWISE)", 1.94),
 )
 SAMPLE_STARTS = "committed on " + ", ".join(f"{words} {figure:.2f} GiB" for _, words, figure in SAMPLE_ROWS)
-SAMPLE_FEATURES = ("1 GiB on a hybrid's first FULL capture with prefix caching (v0.24.0 – v0.27.x, V1 runner)",)
+SAMPLE_FEATURES = ("1 GiB on a hybrid with prefix caching and captured graphs (v0.24.0 – v0.27.x, V1 runner)",)
+# What the term is, in words: the class is keyed on captured graphs of any mode (session 72 H5), not on a FULL capture
+# (carried in the graph term: FULL starts' printed estimate holds it, fentz26's 3.51 GiB against kvtop's 1.30; a
+# PIECEWISE-only start's does not, niushuai1991's L40S k = 4 0.22 GiB printed, yet its KV lacks as much)
+HYBRID_TRANSIENT = ("a Mamba / GDN hybrid's transient with prefix caching (mamba_cache_mode 'align') on the V1 runner with "
+                    "captured graphs, carried in the graph term")
 
 # The first FULL capture's context (`profile_seq_lens=min(self.max_model_len, self.max_num_tokens //
 # desc.num_tokens) if mode == CUDAGraphMode.FULL and i == 0`), read in every wheel from the first release that
@@ -143,18 +156,20 @@ def full_capture_sample(inputs: CalibrationInputs) -> tuple[int, int] | None:
 
 
 def hybrid_sampled(inputs: CalibrationInputs) -> bool:
-    """Whether a Mamba / GDN hybrid runs with prefix caching ('align') and a charged first FULL capture."""
+    """Whether a Mamba / GDN hybrid runs with prefix caching ('align') on the V1 runner with captured graphs of any mode
+    (PIECEWISE alone too: niushuai1991's MTP / DFlash starts lack as much as its FULL one, session 72 H4); eager starts
+    capture none and stay out."""
     model = inputs.model
     if model is None or model.state is None or model.attention_free or not _v1_sampled(inputs):
         return False
-    if graph_counts(inputs)[1] == 0:
+    if not graphs_charged(inputs) or sum(graph_counts(inputs)) == 0:  # eager or cudagraph_mode NONE: no capture
         return False
     return mamba_prefix_caching(model, inputs.settings, inputs.version)
 
 
 def sample_features(inputs: CalibrationInputs) -> tuple[float, ...] | None:
     """(1.0,) where the launch is of the class the fit `SAMPLE_KEY` is made on and applies to (a hybrid with prefix
-    caching whose release charges the first FULL capture's sample, `HYBRID_SAMPLE_ERAS`), None elsewhere."""
+    caching and captured graphs at a release that carries the transient, `HYBRID_SAMPLE_ERAS`), None elsewhere."""
     sampled = hybrid_sampled(inputs) and graphs_charged(inputs) and HYBRID_SAMPLE_ERAS.at(inputs.version)
     return (1.0,) if sampled else None
 
@@ -202,7 +217,7 @@ def with_hybrid_sample(estimate: TermEstimate, inputs: CalibrationInputs, fits: 
     below = round(math.hypot(estimate.error_below_bytes, max(-lowest, 0)))
     starts = f"; {SAMPLE_STARTS}" if fit.records == len(SAMPLE_ROWS) else ""  # the committed fit's rows, not a fold's
     outside_gpus = outside(fit, "the class's transient", inputs)  # the graphs' fit judges its own GPUs (support.py)
-    why = (f"the first FULL capture's transient on a hybrid with prefix caching (vllm#50780; op not found): "
+    why = (f"{HYBRID_TRANSIENT} (its op not found; not the first FULL capture's sample vllm#50780 suggested): "
            f"{gib(centre)} calibrated ({fit.key}: what the capacity printed by {fit.records} of the class's starts from "
            f"{fit.sources} sources on GPUs of their own leaves of it once kvtop's other terms are taken{starts}); held "
            f"out by source (each start against the centre a fit without its source gives) they lay from "
@@ -219,16 +234,15 @@ def with_hybrid_sample(estimate: TermEstimate, inputs: CalibrationInputs, fits: 
 
 def hybrid_sample_widening(inputs: CalibrationInputs) -> tuple[int, str] | None:
     """(bytes the CUDA-graph term's error above its figure widens by, why: it only takes from KV, so only the
-    interval's low end takes it) for a hybrid with prefix caching whose release charges the first FULL capture's sample
-    (HYBRID_SAMPLE_ERAS): the largest amount seen, HYBRID_SAMPLE_BYTES (what fentz26's estimate took off beyond kvtop's
+    interval's low end takes it) for a hybrid with prefix caching and captured graphs at a release that carries the
+    transient (HYBRID_SAMPLE_ERAS): the largest amount seen, HYBRID_SAMPLE_BYTES (what fentz26's estimate took off beyond kvtop's
     graph term, about 0.52 GiB of it the estimate's excess over the pool it measured), whatever the launch's sample
     tokens; None elsewhere. Where the calibrated centre is withheld (`centre_withheld`: a unified-memory host, a fold
     without the fit) the centre stays the graphs' fit and this is an error the plan admits."""
     if not hybrid_sampled(inputs) or not HYBRID_SAMPLE_ERAS.at(inputs.version):
         return None
     return HYBRID_SAMPLE_BYTES, (
-        f"the first FULL capture's transient on a hybrid with prefix caching (vllm#50780; op not found, not "
-        f"modelled) adds {gib(HYBRID_SAMPLE_BYTES)} to the term's other error above its figure only (it only takes "
+        f"{HYBRID_TRANSIENT} (its op not found, not modelled) adds {gib(HYBRID_SAMPLE_BYTES)} to the term's other error above its figure only (it only takes "
         f"from KV: the interval's low end takes it, its high end does not), as independent errors add (the term's error "
         f"above is the root of their squares): the largest amount seen, what vLLM's estimate took off the KV budget "
         f"beyond kvtop's graph term on fentz26's v0.27.1 start (3.51 GiB estimated against 1.30; its log's pool measured "
@@ -238,21 +252,28 @@ def hybrid_sample_widening(inputs: CalibrationInputs) -> tuple[int, str] | None:
 
 
 def full_sample_words(inputs: CalibrationInputs, fits: Mapping[str, LinearTerm]) -> str:
-    """The CUDA-graph term's words for the first FULL capture: its context by the code, and for a hybrid with prefix
-    caching its transient, as the term carries it (a calibrated centre, a raise-only widening, or not at this release);
+    """The CUDA-graph term's words for the first FULL capture (its context by the code) and, for a hybrid with prefix
+    caching and captured graphs of any mode, its transient, as the term carries it (a calibrated centre, a raise-only widening, or not at this release);
     '' where the release charges none or the V2 runner makes it."""
-    if not _v1_sampled(inputs) or graph_counts(inputs)[1] == 0:
+    if not _v1_sampled(inputs):
         return ""
-    sample = full_capture_sample(inputs)
-    shape = (f"its {sample[0]:,}-token graph at {sample[1]:,} tokens of context a request" if sample is not None
-             else "its largest graph at max_num_batched_tokens ÷ its tokens of context a request")  # keyed sizes
-    words = f"the first FULL capture runs {shape} (profile_seq_lens, gpu_model_runner.py)"
-    if not hybrid_sampled(inputs):
-        return f"{words}, whose transient is not modelled"
-    words += ("; on a Mamba / GDN hybrid with prefix caching (mamba_cache_mode 'align') that transient is charged as "
-              "graph memory (vllm#50780)")  # fmt: skip
+    full = graph_counts(inputs)[1] > 0
+    if not full and not hybrid_sampled(inputs):
+        return ""
+    words = ""
+    if full:
+        sample = full_capture_sample(inputs)
+        shape = (f"its {sample[0]:,}-token graph at {sample[1]:,} tokens of context a request" if sample is not None
+                 else "its largest graph at max_num_batched_tokens ÷ its tokens of context a request")  # keyed sizes
+        words = f"the first FULL capture runs {shape} (profile_seq_lens, gpu_model_runner.py)"
+        if not hybrid_sampled(inputs):
+            return f"{words}, whose transient is not modelled"
+        words += "; "
+    words += (f"{HYBRID_TRANSIENT}: such starts' KV lacks more than kvtop's graph term counts, by an amount no input "
+              "kvtop reads predicts (its op not found; vllm#50780 suggested the first FULL capture's sample, which "
+              "PIECEWISE-only starts lack just as much)")  # fmt: skip
     if sample_features(inputs) is not None and centre_withheld(inputs, fits) is None:
-        return f"{words}, carried as a calibrated centre (below)"
+        return f"{words}; carried as a calibrated centre (below)"
     carried = ("kvtop widens by it at v0.24.0 – v0.27.x, the releases a start shows it at (below)"
                if HYBRID_SAMPLE_ERAS.at(inputs.version) else
                "kvtop carries it at v0.24.0 – v0.27.x only, the releases a start shows it at (v0.28.x not seen)")
