@@ -171,3 +171,14 @@ def test_a_wider_drafter_keeps_its_own_embedding_from_v0_25() -> None:
     assert shared == 1_730_213_120 * 2
     assert own == 1_730_213_120 * 2 + 248_320 * 5_120 * 2
     assert drafter_bytes(drafter, ParallelLayout(), 5120, from_flag("0.29.0", CALENDAR)) == shared
+
+
+def test_the_embedding_and_head_assumed_shared_are_the_weights_error(capsys: pytest.CaptureFixture[str]) -> None:
+    # kvtop reads no checkpoint: vLLM keeps a drafter's own embedding and head where it ships them
+    # (llm_base_proposer.py v0.24.0 :1355-1375, :1409-1431), 2 × 248,320 × 5,120 × 2 B = 5,085,593,600 B here
+    launch = ("vllm serve X --kv-cache-dtype fp8_e4m3 --max-model-len 32768 --max-num-seqs 10 "
+              f"--gpu-memory-utilization 0.90 --speculative-config '{SPEC % 7}' --language-model-only")  # fmt: skip
+    weights = next(term for term in _plan(capsys, "L40S", launch)["terms"] if term["term"] == "weights")  # type: ignore[attr-defined]
+    assert weights["error_bytes"] >= 2 * 248_320 * 5_120 * 2
+    assert "a DFlash drafter's embedding and LM head assumed the target's (its checkpoint not read): ± 4.74 GiB" in (
+        weights["basis"])
