@@ -64,6 +64,12 @@ def test_pinned_pool_is_the_logs_blocks_and_tokens(capsys: pytest.CaptureFixture
     assert plan["token_capacity"] == 269_589
     labels = [step["label"] for step in plan["steps"]]  # type: ignore[attr-defined]
     assert "blocks of 1,808 tokens (18,513,920 B each)" in labels
+    # vLLM warns per KV spec (kv_cache_utils.py v0.24.0 :1195-1212): 4 of 20 slots for the target's 16 layers, none
+    # for the drafter's 5 in one group of 5, 2 of 50 for the 48 GDN layers
+    note = next(step["note"] for step in plan["steps"] if step["label"].startswith("blocks of 1,808"))  # type: ignore[attr-defined]
+    assert ("'Add 4 padding layers, may waste at most 25.00% KV cache memory' (full: 4 groups of 5 for 16 layers); "
+            "'Add 2 padding layers, may waste at most 4.17% KV cache memory' (mamba: 10 groups of 5 for 48 layers)"
+            ) in note  # fmt: skip
 
 
 @pytest.mark.parametrize(("draft_tokens", "per_request"), [(7, 190), (3, 155)])
