@@ -61,6 +61,7 @@ from kvtop.domain.deployment_math import (
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm import dflash
 from kvtop.domain.engines.vllm.dp_dispatch import gathered_batch_term
+from kvtop.domain.engines.vllm.draft_cells import check_draft_cell
 from kvtop.domain.engines.vllm.draft_parallel import check_parallel_draft, unread_field
 from kvtop.domain.engines.vllm.eagle3_head import SHARED as EAGLE3_SHARED
 from kvtop.domain.engines.vllm.eagle3_head import SOURCE as EAGLE3_SOURCE
@@ -349,6 +350,7 @@ def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
     # a parallel-drafting EAGLE head (P-EAGLE) is sized from its config alone, else refused (draft_parallel.py)
     check_parallel_draft(inputs.settings, setup.spec_method, inputs.draft is not None, inputs.version)
     dflash.check_drafter(inputs.draft, setup.spec_method, inputs.version)  # no config, another class, windows: refused
+    check_draft_cell(inputs.draft_layer_bytes if inputs.draft else None, inputs.kv, inputs.kv_with_draft, inputs.layout.pp)
     setting = f"--speculative-config method={setup.spec_method}" + (
         f" model={setup.draft_model}" if setup.draft_model else ""
     )
