@@ -166,7 +166,8 @@ def _left_beside_plan(record: Record, fits: dict[str, LinearTerm]) -> int | None
     measured = record.host_measured(weights_bytes=weights, weights_stage=stage)
     try:
         ledger = calibrated_ledger(record.model, record.settings, gpu_total_bytes=record.gpu_total_bytes,
-                                   gpu_name=gpu_key(record.gpu), measured=measured, fits=fits)  # fmt: skip
+                                   gpu_name=gpu_key(record.gpu), measured=measured, draft=record.draft,
+                                   fits=fits)  # fmt: skip
     except UnsupportedModelError:
         return None
     budget = ledger.engine.kv_budget_bytes

@@ -337,10 +337,13 @@ def _draft_pool(
     """A draft model's full-attention pool on the rank: one layer's KV per token and its (heads, width), from the
     draft's own heads and head size (vLLM gives each of the draft's attention layers its own KV spec: Qwen2.5-0.5B's
     2 × 64 beside Qwen2.5-3B's 2 × 128 make 49,152 B a token, the 4.49 GiB and 98,112 tokens a v0.17.1 start printed;
-    search-index id 58099879597); None where the draft's config is not known, or it keeps no full-attention layers."""
+    search-index id 58099879597); None where the draft's config is not known, or it keeps no attention layers. A
+    draft all of whose layers are sliding takes a sliding layer's cell (the same heads and width: vLLM before v0.25.0
+    builds a DFlash drafter's every layer full; where an engine builds them sliding it refuses the draft by name)."""
     if draft is None:
         return None
-    return kv_book(draft, layout, range(draft.num_layers), fmt, storage, gpu_name=gpu_name).pool("full")
+    book = kv_book(draft, layout, range(draft.num_layers), fmt, storage, gpu_name=gpu_name)
+    return book.pool("full") or book.pool("swa")
 
 
 def _with_cell_bytes(terms: tuple[BudgetTerm, ...], pool_tokens: int) -> tuple[BudgetTerm, ...]:

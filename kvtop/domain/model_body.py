@@ -125,3 +125,5 @@ class Eagle3Head(BaseModel):
     norm_before_fusion: bool = False  # one norm over the fc's whole input (norm_before_fc)
     norm_per_aux: bool = False  # a norm of the target's width per auxiliary state (fc_norm / use_aux_norm)
     draft_vocab_size: int | None = None  # the LM head's rows (None: the vocabulary's)
+    # a DFlash drafter's `dflash_config.use_swa`: every layer sliding-window (vLLM from v0.25.0, engines/vllm/dflash.py)
+    use_swa: bool = False

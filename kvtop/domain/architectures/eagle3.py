@@ -53,12 +53,19 @@ def read_eagle3_head(
     )  # fmt: skip
 
 
+# The DFlash drafter classes laid out as vLLM's DFlashQwen3ForCausalLM (qwen3_dflash.py): the architectures its
+# registry maps there (model_executor/models/registry.py: DFlashDraftModel v0.21.0 :589 to v0.29.0 :614; Muse
+# Glimmer's assistant, bare and as EAGLEConfig's rewritten DFlash{arch}, v0.29.0 :622-623, run as dflash from v0.28.0). Others named DFlash are
+# other layouts (DFlash2DraftModel's qwen3_dflash2, DFlashLagunaForCausalLM's laguna_dflash): no fusion read.
+DFLASH_QWEN3_DRAFTERS = ("DFlashDraftModel", "MuseGlimmerAssistantModel", "DFlashMuseGlimmerAssistantModel")
+
+
 def read_dflash_fusion(config: dict[str, Any], architecture: str, hidden_size: int, source: str) -> Eagle3Head | None:
-    """A DFlash drafter's fc (`DFlashDraftModel` and kin) where `architecture` is one, else None: `target_hidden_size`
+    """A DFlash drafter's fc where `architecture` is one of `DFLASH_QWEN3_DRAFTERS`, else None: `target_hidden_size`
     (else `hidden_size`) × the target layers it reads (`dflash_config.target_layer_ids`, else `num_hidden_layers`),
     no bias, no norm before it (vLLM qwen3_dflash.py DFlashQwen3Model, v0.24.0 :258-276; the z-lab
-    checkpoints name the same fields)."""
-    if "DFlash" not in architecture:
+    checkpoints name the same fields); `dflash_config.use_swa` kept (every layer sliding from vLLM v0.25.0)."""
+    if architecture not in DFLASH_QWEN3_DRAFTERS:
         return None
     stated = config.get("dflash_config")
     dflash: dict[str, Any] = stated if isinstance(stated, dict) else {}
@@ -67,4 +74,5 @@ def read_dflash_fusion(config: dict[str, Any], architecture: str, hidden_size: i
     aux = aux or _count(config.get("num_hidden_layers"), "num_hidden_layers", source) or 1
     target = _count(config.get("target_hidden_size"), "target_hidden_size", source) or hidden_size
     return Eagle3Head(fusion_in=target * aux, target_hidden_size=target, aux_states=aux,
-                      draft_vocab_size=_count(config.get("draft_vocab_size"), "draft_vocab_size", source))  # fmt: skip
+                      draft_vocab_size=_count(config.get("draft_vocab_size"), "draft_vocab_size", source),
+                      use_swa=bool(dflash.get("use_swa", False)))  # fmt: skip

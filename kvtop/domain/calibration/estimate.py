@@ -67,6 +67,7 @@ def calibration_inputs(ledger: Ledger) -> CalibrationInputs:
         compile_cache_warm=ledger.measured.compile_cache == "warm",
         compile_cache_cold=ledger.measured.compile_cache == "cold",
         draft_weights_known=ledger.draft is not None or ledger.measured.draft_weights_bytes is not None,
+        draft=ledger.draft if ledger.measured.draft_weights_bytes is None else None,
     )  # fmt: skip
 
 

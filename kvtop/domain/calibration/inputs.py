@@ -41,6 +41,9 @@ class CalibrationInputs(BaseModel):
     # the launch's speculative draft was sized: its config read or its weights given (vLLM's unsized EAGLE-3 head
     # widens the weights term otherwise, engines/vllm/eagle3_head.py)
     draft_weights_known: bool = False
+    # the launch's speculative draft's config where its weights were not measured (a DFlash drafter's assumed-shared
+    # embedding and head widen the weights term, engines/vllm/dflash.py `shared_error`); None: none
+    draft: ModelSpec | None = None
 
 
 class EngineCalibration(Protocol):

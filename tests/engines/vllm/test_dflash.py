@@ -22,12 +22,14 @@ The drafter: z-lab/Qwen3.6-27B-DFlash (tests/data/calibration/configs/z-lab--Qwe
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from kvtop.cli import main
+from kvtop.domain.architectures.eagle3 import DFLASH_QWEN3_DRAFTERS
 from kvtop.domain.engines.versions import from_flag
-from kvtop.domain.engines.vllm.dflash import check_windows, drafter_bytes
+from kvtop.domain.engines.vllm.dflash import check_drafter, check_windows, drafter_bytes
 from kvtop.domain.engines.vllm.release_calendar import CALENDAR
 from kvtop.domain.errors import UnsupportedModelError
 from kvtop.domain.layout import ParallelLayout
@@ -62,6 +64,12 @@ def test_pinned_pool_is_the_logs_blocks_and_tokens(capsys: pytest.CaptureFixture
     assert plan["token_capacity"] == 269_589
     labels = [step["label"] for step in plan["steps"]]  # type: ignore[attr-defined]
     assert "blocks of 1,808 tokens (18,513,920 B each)" in labels
+    # vLLM warns per KV spec (kv_cache_utils.py v0.24.0 :1195-1212): 4 of 20 slots for the target's 16 layers, none
+    # for the drafter's 5 in one group of 5, 2 of 50 for the 48 GDN layers
+    note = next(step["note"] for step in plan["steps"] if step["label"].startswith("blocks of 1,808"))  # type: ignore[attr-defined]
+    assert ("'Add 4 padding layers, may waste at most 25.00% KV cache memory' (full: 4 groups of 5 for 16 layers); "
+            "'Add 2 padding layers, may waste at most 4.17% KV cache memory' (mamba: 10 groups of 5 for 48 layers)"
+            ) in note  # fmt: skip
 
 
 @pytest.mark.parametrize(("draft_tokens", "per_request"), [(7, 190), (3, 155)])
@@ -83,3 +91,100 @@ def test_mixed_sliding_layers_by_release(release: str, refused: str | None) -> N
         return
     with pytest.raises(UnsupportedModelError, match=refused):
         check_windows(drafter, "dflash", version)
+
+
+def _variant(tmp_path: Path, **changes: object) -> Path:
+    """The drafter's config with `changes` (None: the key removed), written beside the test."""
+    config = json.loads(DRAFTER.read_text())
+    for key, value in changes.items():
+        if value is None:
+            config.pop(key, None)
+        else:
+            config[key] = value
+    path = tmp_path / "drafter.json"
+    path.write_text(json.dumps(config))
+    return path
+
+
+ALL_SLIDING = {"layer_types": ["sliding_attention"] * 5}
+USE_SWA = {"layer_types": None, "dflash_config": {"target_layer_ids": [1, 16, 31, 46, 61], "use_swa": True}}
+PINNED = ("vllm serve X --quantization modelopt --kv-cache-dtype fp8_e4m3 --mamba-cache-dtype float32 "
+          "--max-model-len 262144 --max-num-seqs 64 --max-num-batched-tokens 32768 --gpu-memory-utilization 0.49 "
+          f"--kv-cache-memory-bytes 15360M --enable-prefix-caching --speculative-config '{SPEC % 10}'")  # fmt: skip
+
+
+@pytest.mark.parametrize("changes", [ALL_SLIDING, USE_SWA], ids=["all_sliding", "use_swa"])
+def test_before_v0_25_every_drafter_layer_is_full(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, changes: dict[str, object]
+) -> None:
+    # v0.24.0 builds every DFlash layer full attention whatever layer_types or use_swa say (qwen3_dflash.py v0.24.0
+    # :112-120): the AEON start's 869 blocks and 269,589 tokens, as with the shipped mixed layer_types
+    args = ["plan", "--model", TARGET, "--engine", "vllm", "--engine-version", "0.24.0", "--gpu", "GB10", "--cmd",
+            PINNED, "--draft-model", str(_variant(tmp_path, **changes)), "--json"]  # fmt: skip
+    assert main(args) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert (plan["num_blocks"], plan["token_capacity"]) == (869, 269_589)
+
+
+@pytest.mark.parametrize("release", ["0.25.0", "0.26.0", "0.29.0"])
+@pytest.mark.parametrize(("changes", "why"), [(ALL_SLIDING, "layer_types, all sliding"),
+                                              (USE_SWA, "dflash_config.use_swa")], ids=["all_sliding", "use_swa"])  # fmt: skip
+def test_from_v0_25_an_all_sliding_drafter_is_refused(
+    tmp_path: Path, release: str, changes: dict[str, object], why: str
+) -> None:
+    drafter = load_config_file(_variant(tmp_path, **changes))
+    with pytest.raises(UnsupportedModelError, match=f"sliding-window in every layer \\({why}\\)"):
+        check_drafter(drafter, "dflash", from_flag(release, CALENDAR))
+
+
+def test_without_the_drafters_config_dflash_is_refused_asking_for_it(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["plan", "--model", TARGET, "--engine", "vllm", "--engine-version", "0.24.0", "--gpu", "GB10", "--cmd",
+            PINNED]  # fmt: skip
+    assert main(args) != 0
+    err = capsys.readouterr().err
+    assert "method=dflash: the drafter's config is not known" in err and "--draft-model" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(("architecture", "release", "built"), [
+    ("DFlashDraftModel", "0.24.0", True),
+    ("MuseGlimmerAssistantModel", "0.28.0", True),  # speculative.py v0.28.0 :934-957; registry.py v0.29.0 :622-623
+    ("DFlashMuseGlimmerAssistantModel", "0.29.0", True),
+    ("MuseGlimmerAssistantModel", "0.25.1", False),  # not in the v0.25.1 registry
+    ("DFlash2DraftModel", "0.29.0", False),  # qwen3_dflash2 (registry.py v0.29.0 :615): another layout
+    ("DFlashLagunaForCausalLM", "0.29.0", False),  # laguna_dflash (v0.29.0 :631)
+    ("Qwen3ForCausalLM", "0.29.0", False),
+])  # fmt: skip
+def test_the_drafter_is_one_vllms_registry_builds_as_dflash_qwen3(
+    tmp_path: Path, architecture: str, release: str, built: bool
+) -> None:
+    drafter = load_config_file(_variant(tmp_path, architectures=[architecture], layer_types=["full_attention"] * 5))
+    assert (drafter.dflash_fusion is not None) is (architecture in DFLASH_QWEN3_DRAFTERS)
+    version = from_flag(release, CALENDAR)
+    if built:
+        check_drafter(drafter, "dflash", version)
+        return
+    with pytest.raises(UnsupportedModelError, match="not one vLLM .* builds as DFlashQwen3ForCausalLM"):
+        check_drafter(drafter, "dflash", version)
+
+
+def test_a_wider_drafter_keeps_its_own_embedding_from_v0_25() -> None:
+    # llm_base_proposer.py v0.25.1 :1478-1489: hidden 5,120 beside a 4,096 target keeps the drafter's embedding,
+    # 248,320 × 5,120 × 2 B = 2,542,796,800 B more than at v0.24.0 (which shares it whatever the width)
+    drafter = load_config_file(DRAFTER)
+    shared = drafter_bytes(drafter, ParallelLayout(), 4096, from_flag("0.24.0", CALENDAR))
+    own = drafter_bytes(drafter, ParallelLayout(), 4096, from_flag("0.25.0", CALENDAR))
+    assert shared == 1_730_213_120 * 2
+    assert own == 1_730_213_120 * 2 + 248_320 * 5_120 * 2
+    assert drafter_bytes(drafter, ParallelLayout(), 5120, from_flag("0.29.0", CALENDAR)) == shared
+
+
+def test_the_embedding_and_head_assumed_shared_are_the_weights_error(capsys: pytest.CaptureFixture[str]) -> None:
+    # kvtop reads no checkpoint: vLLM keeps a drafter's own embedding and head where it ships them
+    # (llm_base_proposer.py v0.24.0 :1355-1375, :1409-1431), 2 × 248,320 × 5,120 × 2 B = 5,085,593,600 B here
+    launch = ("vllm serve X --kv-cache-dtype fp8_e4m3 --max-model-len 32768 --max-num-seqs 10 "
+              f"--gpu-memory-utilization 0.90 --speculative-config '{SPEC % 7}' --language-model-only")  # fmt: skip
+    weights = next(term for term in _plan(capsys, "L40S", launch)["terms"] if term["term"] == "weights")  # type: ignore[attr-defined]
+    assert weights["error_bytes"] >= 2 * 248_320 * 5_120 * 2
+    assert "a DFlash drafter's embedding and LM head assumed the target's (its checkpoint not read): ± 4.74 GiB" in (
+        weights["basis"])

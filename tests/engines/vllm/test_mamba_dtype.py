@@ -31,6 +31,7 @@ from tests.data_paths import DATA
 from tests.engines.measured_flags import plan_json
 
 QWEN36 = str(DATA / "calibration" / "configs" / "Qwen--Qwen3.6-27B-FP8.RECONSTRUCTED.json")
+DFLASH = str(DATA / "calibration" / "configs" / "z-lab--Qwen3.6-27B-DFlash.RECONSTRUCTED.json")
 FALCON_H1 = str(CONFIGS / "heldout" / "tiiuae--Falcon-H1-0.5B.json")
 NEMOTRON_H = str(CONFIGS / "nvidia--Nemotron-H-56B-Base-8K.json")
 JAMBA = str(CONFIGS / "heldout" / "ai21labs--AI21-Jamba-1.5-Mini.json")
@@ -53,7 +54,8 @@ def _state(path: str, release: str, **flags: str) -> int:
 
 
 def _aeon(capsys: pytest.CaptureFixture[str], dtype: str) -> dict[str, Any]:
-    base = ("--model", QWEN36, "--engine", "vllm", "--engine-version", "0.24.0", "--gpu", "GB10")
+    base = ("--model", QWEN36, "--engine", "vllm", "--engine-version", "0.24.0", "--gpu", "GB10",
+            "--draft-model", DFLASH)  # dflash is planned with its drafter's config (engines/vllm/dflash.py)
     return plan_json(capsys, base, "--cmd", AEON.format(dtype=dtype))
 
 

@@ -47,5 +47,18 @@ def test_the_mtp_layer_joins_the_attention_group_and_books_its_weights(capsys: p
     assert "mamba: 3 groups of 13 for 36 layers" in steps["blocks of 1,104 tokens"]
     mtp = next(term for term in plan["deployment"]["terms"] if term["label"].startswith("draft weights"))
     assert mtp["label"] == "draft weights: 1 MTP layer, in the weights book"
-    # one layer: 512 experts × 3 × 2,048 × 512 FP8 = 1.61 B of its parameters, about 1.5 GiB
-    assert 512 * 3 * 2048 * 512 < mtp["bytes"] < 1.6 * 2**30
+    assert mtp["bytes"] == MTP_LAYER_BYTES
+
+
+# The MTP head of the published FP8 checkpoint, counted by hand from the module shapes its report prints (search-index
+# id 63048263430) and its modules_to_not_convert (mtp.fc, the gates and norms BF16); FP8 128 × 128 blocks carry one
+# float32 scale each. vLLM shares the target's embedding and LM head (none counted here).
+_FP8_SCALES = 4 * ((8192 + 512 + 512) // 128 * 2048 // 128 + 2048 // 128 * 4096 // 128)  # qkv, o_proj: 4,608 + 2,048
+_ATTENTION = 2048 * (8192 + 512 + 512) + 4096 * 2048 + _FP8_SCALES + 2 * 256 * 2  # FP8 projections, q/k norms BF16
+_EXPERTS = 512 * (3 * 2048 * 512 + 4 * (1024 // 128 * 2048 // 128 + 2048 // 128 * 512 // 128))  # FP8 + scales
+_SHARED = 3 * 2048 * 512 + 4 * (1024 // 128 * 2048 // 128 + 2048 // 128 * 512 // 128) + 2048 * 2  # + its BF16 gate
+_ROUTER = 512 * 2048 * 2  # mlp.gate, BF16
+_NORMS = 2 * 2048 * 2  # input / post-attention norms
+_HEAD = 2 * 2048 * 2048 * 2 + 3 * 2048 * 2  # mtp.fc BF16 (2 × hidden → hidden), pre_fc_norm_embedding / _hidden, norm
+MTP_LAYER_BYTES = _ATTENTION + _EXPERTS + _SHARED + _ROUTER + _NORMS + _HEAD
+assert MTP_LAYER_BYTES == 1_660_322_048

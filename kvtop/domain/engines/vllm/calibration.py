@@ -54,6 +54,7 @@ from kvtop.domain.engines.vllm.calibration_non_torch import (
 )
 from kvtop.domain.engines.vllm.calibration_snapshot import nccl_inside_non_torch, startup_free_is_context
 from kvtop.domain.engines.vllm.compilation import graph_config
+from kvtop.domain.engines.vllm.dflash import shared_error
 from kvtop.domain.engines.vllm.eagle3_head import unsized_error
 from kvtop.domain.engines.vllm.extensible_kv import extensible
 from kvtop.domain.engines.vllm.fusion_workspace import fusion_workspace
@@ -347,7 +348,8 @@ def _weights(inputs: CalibrationInputs) -> TermEstimate:
     """The weights term: the book and what the load holds beside it (`held`), with the error of an MXFP4 backend
     the plan assumed beside the fitted one (mxfp4_weights.py; root of squares, kept for `with_fitted_error`)."""
     estimate = weights_estimate(inputs, extra=held(inputs))
-    draft = unsized_error(inputs)  # an EAGLE-3 head of unknown config: assumed in the budget, its size in the interval
+    # an EAGLE-3 head of unknown config, a DFlash drafter's embedding and head: assumed in the budget, sized in the interval
+    draft = unsized_error(inputs) or shared_error(inputs)
     estimate = estimate.plus(error_bytes=draft[0], why=draft[1], beside=True) if draft else estimate
     backend = backend_weights(inputs)
     if backend is None or not backend[1] or estimate.source != "calibrated":

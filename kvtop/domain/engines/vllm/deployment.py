@@ -61,6 +61,7 @@ from kvtop.domain.deployment_math import (
 from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion, era_for
 from kvtop.domain.engines.vllm import dflash
 from kvtop.domain.engines.vllm.dp_dispatch import gathered_batch_term
+from kvtop.domain.engines.vllm.draft_cells import check_draft_cell
 from kvtop.domain.engines.vllm.draft_parallel import check_parallel_draft, unread_field
 from kvtop.domain.engines.vllm.eagle3_head import SHARED as EAGLE3_SHARED
 from kvtop.domain.engines.vllm.eagle3_head import SOURCE as EAGLE3_SOURCE
@@ -348,7 +349,8 @@ def _speculative(inputs: TermInputs) -> list[BudgetTerm]:
     setup, model = inputs.setup, inputs.model
     # a parallel-drafting EAGLE head (P-EAGLE) is sized from its config alone, else refused (draft_parallel.py)
     check_parallel_draft(inputs.settings, setup.spec_method, inputs.draft is not None, inputs.version)
-    dflash.check_windows(inputs.draft, setup.spec_method, inputs.version)  # mixed windows: refused by name
+    dflash.check_drafter(inputs.draft, setup.spec_method, inputs.version)  # no config, another class, windows: refused
+    check_draft_cell(inputs.draft_layer_bytes if inputs.draft else None, inputs.kv, inputs.kv_with_draft, inputs.layout.pp)
     setting = f"--speculative-config method={setup.spec_method}" + (
         f" model={setup.draft_model}" if setup.draft_model else ""
     )
@@ -405,12 +407,9 @@ def _draft_weights(inputs: TermInputs, setting: str) -> BudgetTerm:
                       source=SOURCE_SPEC)  # fmt: skip
     if inputs.measured_draft_bytes is not None:
         return base.model_copy(update={"bytes": inputs.measured_draft_bytes, "basis": Basis.MEASURED})
-    drafter = dflash.drafter_bytes(inputs.draft, inputs.layout) if inputs.draft is not None else None
-    if inputs.draft is not None and drafter is not None:  # a DFlash drafter as vLLM loads it (dflash.py)
-        return base.model_copy(update={
-            "label": f"draft weights ({inputs.draft.name}, DFlash drafter, {counted(inputs.draft.num_layers, 'layer')})",
-            "bytes": drafter, "basis": Basis.ASSUMED, "source": dflash.SOURCE, "detail": dflash.SHARED,
-        })  # fmt: skip
+    drafter = dflash.drafter_term(inputs.draft, inputs.model, inputs.layout, inputs.version)
+    if drafter is not None:  # a DFlash drafter as vLLM loads it (dflash.py)
+        return base.model_copy(update=drafter)
     head = head_bytes(inputs.draft, inputs.layout, inputs.version) if inputs.draft is not None else None
     if inputs.draft is not None and head is not None:  # an EAGLE-3 head as vLLM loads it (eagle3_head.py)
         return base.model_copy(update={

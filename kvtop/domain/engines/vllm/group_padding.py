@@ -3,8 +3,11 @@
 `_get_kv_cache_groups_uniform_page_size` splits each kind's n layers into cdiv(n, group_size) groups of group_size
 slots; the slots no layer fills are padding, and it warns "Add %d padding layers, may waste at most %.2f%% KV cache
 memory" (padding ÷ n; v1/core/kv_cache_utils.py:1195-1212 at v0.24.0, v1/core/kv_cache_planning.py:570-586 at
-v0.34.0). A drafter's attention layers count among the
-full-attention ones (MTP: Qwen3.6-27B's 16 + 1 against 48 GDN layers is a group size of 17, and 3 padding slots).
+v0.34.0), once per KV spec. A drafter's attention layers of the target's spec count among the full-attention ones
+(MTP: Qwen3.6-27B's 16 + 1 against 48 GDN layers is a group size of 17, and 3 padding slots); a drafter's layers of a
+spec of their own (`KvPool.own_spec_layers`, a DFlash drafter) are a kind apart and warned on apart (Qwen3.6-27B's 16
+beside a 5-layer DFlash drafter in groups of 5: 'Add 4 padding layers, may waste at most 25.00%' for the 16, none
+for the 5).
 """
 
 from __future__ import annotations
@@ -26,10 +29,19 @@ def padding_note(kv: KvBook, groups: list[tuple[str, int]], group_size: int) -> 
     words = []
     for kind, count in groups:
         pool = kv.pool(KIND_POOL[kind])  # every kind is KIND_POOL's: the check above
-        padding = count * group_size - pool.layers if pool is not None and pool.layers else 0
-        if pool is not None and padding > 0:
-            words.append(
-                f"'Add {padding} padding layers, may waste at most {padding / pool.layers * 100:.2f}% KV cache "
-                f"memory' ({kind}: {count} groups of {group_size} for {pool.layers} layers)"
-            )
+        if pool is None or not pool.layers:
+            continue
+        own = pool.own_spec_layers if kind == "full" else 0  # a drafter's own spec: its groups apart
+        specs = [(pool.layers - own, count - _cdiv(own, group_size), ""), (own, _cdiv(own, group_size), ", drafter")]
+        for layers, spec_groups, whose in specs:
+            padding = spec_groups * group_size - layers if layers else 0
+            if padding > 0:
+                words.append(
+                    f"'Add {padding} padding layers, may waste at most {padding / layers * 100:.2f}% KV cache "
+                    f"memory' ({kind}{whose}: {spec_groups} groups of {group_size} for {layers} layers)"
+                )
     return "; ".join(words)
+
+
+def _cdiv(count: int, size: int) -> int:
+    return -(-count // size)
