@@ -405,7 +405,7 @@ def _draft_weights(inputs: TermInputs, setting: str) -> BudgetTerm:
                       source=SOURCE_SPEC)  # fmt: skip
     if inputs.measured_draft_bytes is not None:
         return base.model_copy(update={"bytes": inputs.measured_draft_bytes, "basis": Basis.MEASURED})
-    drafter = dflash.drafter_bytes(inputs.draft, inputs.layout) if inputs.draft is not None else None
+    drafter = dflash.drafter_bytes(inputs.draft, inputs.layout, inputs.version) if inputs.draft is not None else None
     if inputs.draft is not None and drafter is not None:  # a DFlash drafter as vLLM loads it (dflash.py)
         return base.model_copy(update={
             "label": f"draft weights ({inputs.draft.name}, DFlash drafter, {counted(inputs.draft.num_layers, 'layer')})",
