@@ -9,9 +9,11 @@ Expected outcomes are vLLM's code, read in the wheels:
   names "sequence parallelism" while enable_sp stays on at TP > 1 (:3059-3063 at v0.31.0). So Llama-3.1-70B (hidden
   8,192) at TP 4 with enable_sp keeps SP, hence V1, on an H100 (sm90) or B200 / B300 (sm100 / sm103), and runs V2 on
   an L40S (sm89) or RTX PRO 6000 (sm120).
-- v0.22.0's use_v2_model_runner asks the class first: a listed class only without experts or a checkpoint
-  quantization (config/vllm.py :493-512 at v0.22.0), so RedHatAI's FP8 Llama-3.1-70B runs V1 whatever its launch
-  asks of V2 — its sequence parallelism is never read.
+- v0.22.0's use_v2_model_runner asks the class first (config/vllm.py :498-499, before the unsupported features
+  :507-515): DEFAULT_V2_MODEL_RUNNER_ARCHITECTURES = {"Qwen3ForCausalLM"} (:69), without experts or a checkpoint
+  quantization (:518-533), so RedHatAI's FP8 LlamaForCausalLM runs V1 whatever its launch asks of V2 — its sequence
+  parallelism is never read. v0.30.0 asks no class (use_v2_model_runner goes from the variable to the unsupported
+  features), so there the GPU decides.
 """
 
 from __future__ import annotations
