@@ -59,7 +59,10 @@ HYBRID: tuple[Architecture, ...] = (
               placement=SparseStep()),
       # Qwen3NextConfig states no MTP depth; the checkpoint ships one `mtp.*` layer, which vLLM's Qwen3NextMTP
       # builds as range(getattr(config, "num_nextn_predict_layers", 1)) (qwen3_next_mtp.py:60, :78-85 at
-      # v0.21.0-v0.24.0; :63 at v0.33.0)
+      # v0.21.0-v0.24.0; :63 at v0.33.0) and SGLang's Qwen3NextForCausalLMMTP as one layer whatever the config
+      # (sglang/srt/models/qwen3_next_mtp.py:66-73 at v0.5.23: `mtp_config.num_hidden_layers = 1`, a
+      # Qwen3NextModel with is_nextn=True); every engine reads this one figure (SGLang: sglang/deployment.py's
+      # `model.mtp_layers`, mtp_quant.py)
       mtp_unstated=1),
     A("nemotron_h", "NemotronHConfig", tf("nemotron_h"), d.NEMOTRON_H,
       ("NemotronHForCausalLM", "NemotronHPuzzleForCausalLM"), layers=BlockPattern(), mlp_gated=False,
