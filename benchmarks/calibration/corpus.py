@@ -317,7 +317,7 @@ def resolve(raw: dict[str, object]) -> Record:
     settings = settings.model_copy(update={"engine_version": version.text, **stated})
     config = raw.get("config")
     model = _config_model(_config_path(str(config))) if config else None
-    settings, draft = _with_draft(raw, settings)
+    draft = _draft_of(raw, settings)
     logged = raw.get("logged") or {}
     assert isinstance(logged, dict)
     figures = _derived(raw, {name: gib_bytes(str(logged[name])) for name in FIGURES if name in logged})
@@ -328,17 +328,18 @@ def resolve(raw: dict[str, object]) -> Record:
     return _judged_refused(record)
 
 
-def _with_draft(raw: dict[str, object], settings: LaunchSettings) -> tuple[LaunchSettings, ModelSpec | None]:
-    """The launch and its draft's model where the record names the draft's config (`draft_config`), as `plan
-    --draft-model` gives it beside a launch that names its draft (`--speculative-config '{"model": …}'`);
-    (settings, None) where it names none. A launch that names no draft model is a record error."""
+def _draft_of(raw: dict[str, object], settings: LaunchSettings) -> ModelSpec | None:
+    """The draft's model where the record names the draft's config (`draft_config`), as `plan --draft-model` gives it
+    beside a launch that names its draft (`--speculative-config '{"model": …}'`); None where it names none. A launch
+    that names no draft model is a record error. The launch itself is left as it is (the ledger reads the draft's
+    class: `deployment.with_draft_config`)."""
     name = raw.get("draft_config")
     if not name:
-        return settings, None
+        return None
     setup = engine_rules(settings.engine).deployment.setup(settings)
     if not setup.draft_model:
         raise ValueError(f"{raw['id']}: draft_config {name!r} beside a launch that names no draft model")
-    return settings, _config_model(_config_path(str(name)))
+    return _config_model(_config_path(str(name)))
 
 
 def _judged_refused(record: Record) -> Record:

@@ -38,7 +38,7 @@ COMPARE_FLAG = "--compare"
 # What carries to every engine: the model, kvtop's layout, and the fields every engine spells.
 CARRIED_FIELDS = ("model", "tp", "pp", "dp", "ep", "dcp", "context_length", "max_running_requests", "kv_cache_dtype")
 # Fields that do not size anything: neither carried nor refused (`flags` are reported as not carried).
-IGNORED_FIELDS = ("engine", "host", "port", "flags", "unknown_flags")  # unknown flags are in `flags` too
+IGNORED_FIELDS = ("engine", "host", "port", "flags", "unknown_flags", "gpu_name")  # unknown flags are in `flags` too
 SHARE_STEPS = 1000  # a searched share is shown, and re-solved, to 3 decimals
 
 

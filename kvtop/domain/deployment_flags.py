@@ -7,6 +7,7 @@ name the flag in every error, and write a planner edit back in the engine's own 
 
 from __future__ import annotations
 
+import ast
 import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
@@ -74,12 +75,26 @@ def as_json_object(text: object, field: str, example: str) -> dict[str, object]:
     try:
         value = json.loads(text)
     except ValueError as err:
+        if text.startswith("{'") and not _python_literal(text):  # an engine's log's repr (vLLM's non-default args)
+            raise InputError(f"the value is a Python dict as an engine's log prints its arguments ({quoted(text, 60)}), "
+                             "holding a value no Python literal reads (an object's repr), so kvtop cannot read it "
+                             f"as the JSON object the flag takes: where the log printed it, give the launch's {field} "
+                             f"(JSON, e.g. '{example}') after the log", field=field) from None  # fmt: skip
         where = f"{err.msg} at character {err.pos}: " if isinstance(err, json.JSONDecodeError) else ""
         raise InputError(f"is not JSON ({where}{quoted(text, 60)}); expected a JSON object, e.g. '{example}'",
                          field=field) from None  # fmt: skip
     if not isinstance(value, dict):
         raise InputError(f"must be a JSON object, e.g. '{example}' (got {quoted(text, 60)})", field=field)
     return value
+
+
+def _python_literal(text: str) -> bool:
+    """Whether `text` reads as a Python literal (ast.literal_eval: literals only; the caller bounds its size)."""
+    try:
+        ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return True
 
 
 def flag_words(settings: LaunchSettings, spelling: str) -> tuple[str, ...] | None:

@@ -225,6 +225,10 @@ class LaunchSettings(BaseModel):
     # the model runner the engine's log says ran (vLLM's 'Using V2 Model Runner' or its V1 fallback warning,
     # engines/vllm/log_facts.py): a measured input explain sets from the log alone (`LOG_ONLY_FIELDS`), never a flag
     logged_runner: Literal["v1", "v2"] | None = None
+    # the GPU the plan is for (`predict`'s gpu_name, explain's --gpu or the log's card): not a flag but a fact of the
+    # host that a launch rule reads beside the flags (vLLM's sequence-parallel threshold, runner_refusals.py); set by
+    # `ledger.predict`, None where no GPU is named
+    gpu_name: str | None = None
 
     @field_validator("engine")
     @classmethod

@@ -142,6 +142,8 @@ def predict(
         raise UnsupportedModelError(model.speculative_draft, field="architectures", source=model.source)
     measured = measured or MeasuredInputs()
     settings = with_draft_config(settings, draft)  # the draft's config class, for the rules that read it
+    if gpu_name is not None and settings.gpu_name != gpu_name:  # the card, for the launch rules that read it
+        settings = settings.model_copy(update={"gpu_name": gpu_name})
     if version is None or version.text != settings.engine_version:
         version = stated_release(settings)
         if settings.engine_version and settings.image_release == settings.engine_version:

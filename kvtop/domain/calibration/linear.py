@@ -46,9 +46,11 @@ class LinearTerm(BaseModel):
     # (lowest, highest) of each row's measure less the figure a fit without the row's source gives it, bytes: the
     # held-out misses' spread, kept for a term whose interval is two-sided by its class's misses rather than the 90th
     # percentile of their size (`fit_term`'s `span`: the engine's `SPAN_FITS`, vLLM's hybrid first FULL capture). Each
-    # row lies inside the figure its fold gives it plus this span, so a plan reading it is held out by construction
-    # (session 72, review R2: the rows' in-sample spread left 2 of the class's 4 sources outside their fold's); None:
-    # not kept, or no row could be held out (a fit of one row)
+    # row lies inside the figure its fold gives it plus this span (session 72, review R2: the rows' in-sample spread
+    # left 2 of the class's 4 sources outside their fold's) — by the span's making, not a held-out test of it: the span
+    # is the min / max over every row, the row's own miss included, so the extreme sources set its ends and sit on
+    # them; and a row whose source could not be left out whole (`min_rows`) is held out one at a time, not by source.
+    # None: not kept, or no row could be held out (a fit of one row)
     span_bytes: tuple[int, int] | None = None
 
     def predict_gib(self, values: Sequence[float]) -> float:

@@ -6,7 +6,13 @@ The drafter: z-lab/Qwen3.6-27B-DFlash (tests/data/calibration/configs/z-lab--Qwe
 - Weights, by the config's arithmetic: a layer's qkv 5,120 × 6,144, o 4,096 × 5,120, MLP 3 × 5,120 × 17,408, two norms
   of 5,120 and q/k norms of 128 = 319,826,176 parameters; × 5, the fc 25,600 × 5,120 and two norms: 1,730,213,120
   in BF16 = 3,460,426,240 B (the owner's '3.3GB' drafter). The embedding and LM head (2 × 248,320 × 5,120 × 2 B =
-  4.74 GiB) are the target's (llm_base_proposer.py v0.24.0 :1325-1460).
+  4.74 GiB) are the target's (llm_base_proposer.py v0.24.0 :1325-1460). After the load vLLM copies every layer's K/V
+  rows of qkv_proj into one tensor (qwen3_dflash.py v0.24.0 :305 torch.cat, from load_weights :616): 5 × 2 × 8 × 128
+  × 5,120 × 2 B = 104,857,600 B, so 3,565,283,840 B at v0.24.0; from v0.25.0 also the k_norm weights stacked (v0.25.0
+  :431-433): 5 × 128 × 2 B = 1,280 B, 3,565,285,120 B. At TP 2 a rank's layers are 5 × (5,120 × (2,048 + 1,024) +
+  2,048 × 5,120 + 3 × 5,120 × 8,704 + 2 × 5,120 + 2 × 128) = 5 × 159,918,336, with the fc and norms whole (25,600 ×
+  5,120 + 2 × 5,120 = 131,082,240): 930,673,920 parameters, 1,861,347,840 B; its K/V copy 5 × 2 × 4 × 128 × 5,120 × 2
+  = 52,428,800 B: 1,913,776,640 B at v0.24.0.
 - KV, a GB10 start pinned at --kv-cache-memory-bytes 15360M (vllm.jsonl `file56855606038-aeon-…-dflash10-…`, vLLM
   0.24.0): 'kv_cache_memory_bytes=16106127360', 'block size: 1808', 'GPU blocks: 869', 'Mamba cache: float32, mode
   align', 'GPU KV cache size: 269,589 tokens' for 262,144 a request. The drafter's 8 × 128 layers are a spec apart
@@ -42,9 +48,15 @@ DRAFTER = CONFIGS / "z-lab--Qwen3.6-27B-DFlash.RECONSTRUCTED.json"
 SPEC = '{"method":"dflash","model":"z-lab/Qwen3.6-27B-DFlash","num_speculative_tokens":%d}'
 
 
-def test_the_drafter_holds_its_layers_and_fc_not_the_targets_embedding_and_head() -> None:
+@pytest.mark.parametrize(("release", "tp", "expected"), [
+    ("0.24.0", 1, 3_565_283_840), ("0.25.0", 1, 3_565_285_120), ("0.33.0", 1, 3_565_285_120),
+    ("0.24.0", 2, 1_913_776_640),
+])  # fmt: skip
+def test_the_drafter_holds_its_layers_fc_and_fused_kv_not_the_targets_embedding_and_head(
+    release: str, tp: int, expected: int
+) -> None:
     drafter = load_config_file(DRAFTER)
-    assert drafter_bytes(drafter, ParallelLayout()) == 1_730_213_120 * 2
+    assert drafter_bytes(drafter, ParallelLayout(tp=tp), from_flag(release, CALENDAR)) == expected
 
 
 def _plan(capsys: pytest.CaptureFixture[str], gpu: str, launch: str) -> dict[str, object]:
@@ -170,13 +182,17 @@ def test_the_drafter_is_one_vllms_registry_builds_as_dflash_qwen3(
 
 def test_a_wider_drafter_keeps_its_own_embedding_from_v0_25() -> None:
     # llm_base_proposer.py v0.25.1 :1478-1489: hidden 5,120 beside a 4,096 target keeps the drafter's embedding,
-    # 248,320 × 5,120 × 2 B = 2,542,796,800 B more than at v0.24.0 (which shares it whatever the width)
+    # 248,320 × 5,120 × 2 B = 2,542,796,800 B more than at v0.24.0 (which shares it whatever the width); beside both,
+    # the fused context-KV copy (qwen3_dflash.py v0.24.0 :305: 5 × 2 × 8 × 128 × 5,120 × 2 B = 104,857,600 B) and from
+    # v0.25.0 the k_norm stack (:431-433: 5 × 128 × 2 B = 1,280 B)
     drafter = load_config_file(DRAFTER)
-    shared = drafter_bytes(drafter, ParallelLayout(), 4096, from_flag("0.24.0", CALENDAR))
-    own = drafter_bytes(drafter, ParallelLayout(), 4096, from_flag("0.25.0", CALENDAR))
-    assert shared == 1_730_213_120 * 2
-    assert own == 1_730_213_120 * 2 + 248_320 * 5_120 * 2
-    assert drafter_bytes(drafter, ParallelLayout(), 5120, from_flag("0.29.0", CALENDAR)) == shared
+    fused, norms = 5 * 2 * 8 * 128 * 5_120 * 2, 5 * 128 * 2
+    shared = drafter_bytes(drafter, ParallelLayout(), from_flag("0.24.0", CALENDAR), target_hidden=4096)
+    own = drafter_bytes(drafter, ParallelLayout(), from_flag("0.25.0", CALENDAR), target_hidden=4096)
+    assert shared == 1_730_213_120 * 2 + fused
+    assert own == 1_730_213_120 * 2 + 248_320 * 5_120 * 2 + fused + norms
+    same_width = drafter_bytes(drafter, ParallelLayout(), from_flag("0.29.0", CALENDAR), target_hidden=5120)
+    assert same_width == 1_730_213_120 * 2 + fused + norms
 
 
 def test_the_embedding_and_head_assumed_shared_are_the_weights_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -365,3 +365,25 @@ def test_a_fold_without_fentz26_refits_the_centre_on_the_other_five() -> None:
     assert "committed on" not in term.basis  # the committed fit's rows are not this fold's
     assert plan.token_capacity_min <= FENTZ_LOGGED_TOKENS <= plan.token_capacity_max
     assert 0.05 < plan.ledger.token_capacity / FENTZ_LOGGED_TOKENS - 1 < 0.12
+
+
+def test_the_class_spread_keeps_an_earlier_one_sided_reason_and_its_above_side_beside(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """FR1 L5: a graphs term already one-sided (a part that only raises it, said why) keeps that reason beside the
+    class's; the error kept beside the fitted one is the side above, as `error_bytes` is. By hand: error 1,000 above
+    (400 of it raise-only, so 600 below), beside 300; the class's span −800 / +600 and a centre 0.5 × 1.0 GiB: above
+    √(1,000² + 600²) = 1,166, below √(600² + 800²) = 1,000, beside √(300² + 600²) = 671 (the larger side, 800, gave 854)."""
+    monkeypatch.setattr(hybrid_graph_sample, "sample_features", lambda inputs: (1.0,))
+    monkeypatch.setattr(hybrid_graph_sample, "centre_withheld", lambda inputs, fits: None)
+    monkeypatch.setattr(hybrid_graph_sample, "outside", lambda fit, what, inputs: None)
+    base = TermEstimate(term=Term.CUDA_GRAPHS, label="graphs", bytes=2**30, error_bytes=1_000, source="calibrated",
+                        basis="b").with_error(1_000, 400, 0, one_sided_why="the cold compile only raises it",
+                                              beside_error_bytes=300)  # fmt: skip
+    fit = LinearTerm(key=SAMPLE_KEY, features=("x",), coefficients=(0.5,), error_bytes=0, records=2, sources=2,
+                     span_bytes=(-800, 600))  # fmt: skip
+    term = hybrid_graph_sample.with_hybrid_sample(base, None, {SAMPLE_KEY: fit})  # type: ignore[arg-type]
+    assert term.bytes == 2**30 + 2**29
+    assert (term.error_bytes, term.error_below_bytes, term.beside_error_bytes) == (1_166, 1_000, 671)
+    assert term.one_sided_why is not None and term.one_sided_why.startswith("the cold compile only raises it; ")
+    assert "the class's held-out misses about its calibrated centre" in term.one_sided_why

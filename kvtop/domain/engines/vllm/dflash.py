@@ -18,6 +18,9 @@ checkpoint ships none. At v0.29.0 `DFlashQwen3Model` still builds its `VocabPara
 kvtop reads no checkpoint's tensor names, so the embedding and head are assumed the target's (z-lab's Qwen3.6-27B-
 DFlash: 3.3 GB for 1.73 B parameters in BF16, its 5 layers and fc, no room for either) and their size is the weights
 term's error (`shared_error`); `draft_vocab_size` other than the vocabulary keeps a head of its own.
+After the load `load_weights` builds the fused context-KV buffers (`_build_fused_kv_buffers`): a
+`torch.cat` of every layer's K/V rows of `qkv_proj` (its bias too), a new tensor that "Model loading took"
+holds, and from v0.25.0 a `torch.stack` of the layers' k_norm weights (`FUSED_ERAS`).
 
 KV. Each draft layer's `Attention` is its own KV spec (its heads and head size, e.g. 8 × 128 beside Qwen3.6-27B's 4 ×
 256), so beside a hybrid's Mamba groups vLLM groups the drafter's layers as a kind of their own (ledger.draft_pool,
@@ -42,7 +45,7 @@ from kvtop.domain.weights import weights_book
 from kvtop.domain.wording import counted, gib
 
 METHOD = "dflash"
-SOURCE = ("model_executor/models/qwen3_dflash.py DFlashQwen3ForCausalLM (v0.24.0 :240-276, :508-512, :583-616); "
+SOURCE = ("model_executor/models/qwen3_dflash.py DFlashQwen3ForCausalLM (v0.24.0 :240-276, :289-313, :508-512, :583-616); "
           "v1/spec_decode/llm_base_proposer.py _maybe_share_embeddings / _maybe_share_lm_head (v0.24.0 :1325-1460)")  # fmt: skip
 SHARED = ("the embedding and LM head assumed the target's: vLLM shares them where the checkpoint ships none of its own "
           "(llm_base_proposer.py v0.24.0 :1325-1460) and, from v0.25.0, where the hidden sizes match; the checkpoint "
@@ -108,6 +111,39 @@ def check_drafter(draft: ModelSpec | None, method: str | None, version: Resolved
     check_windows(draft, method, version)
 
 
+# The copies `load_weights` makes for the context-KV precompute, by release: "kv": torch.cat of each layer's K/V rows
+# of qkv_proj (and bias), per rank, the k_norm weights referenced; "kv_knorm": also a torch.stack of the k_norm weights
+# [layers, head_dim]; "unquantized_kv": the K/V cat only where every qkv_proj is unquantized, the k_norm stack always
+FUSED_ERAS: Eras[str] = Eras((
+    Era("", "kv", "qwen3_dflash.py v0.21.0 :287-313, v0.24.0 :289-313 _build_fused_kv_buffers: "
+        "'self._fused_kv_weight = torch.cat(kv_weights, dim=0)' (:303, :305), k_norm weights a list of references "
+        "(:313); called from load_weights (v0.21.0 :626, v0.24.0 :616)"),
+    Era("0.25.0", "kv_knorm", "qwen3_dflash.py v0.25.0 :413-433, v0.29.0 :464-484 _build_context_kv_buffers: the "
+        "K/V torch.cat and 'torch.stack([a.k_norm.weight.data ...]).contiguous()'; from load_weights (v0.25.0 :798, "
+        "v0.29.0 :839)"),
+    Era("0.33.0", "unquantized_kv", "qwen3_dflash.py v0.33.0 :505-536: the K/V torch.cat only where every qkv_proj's "
+        "quant_method is UnquantizedLinearMethod (else _fused_kv_weight = None), the k_norm stack always; from "
+        "load_weights :892 (read at v0.29.0 without the test and v0.33.0 with it)"),
+))  # fmt: skip
+
+
+def fused_kv_bytes(draft: ModelSpec, layout: ParallelLayout, version: ResolvedVersion) -> int:
+    """The bytes per rank of the fused context-KV copies vLLM makes after loading a DFlash drafter (`FUSED_ERAS`):
+    layers × 2 × KV heads a rank × head_dim × hidden (+ the bias rows), in the weight's storage, and from v0.25.0 the
+    k_norm stack (layers × head_dim); without the K/V copy for a quantized drafter from v0.33.0."""
+    era = FUSED_ERAS.era(version).value
+    layers = draft.num_layers
+    kv_rows = 2 * max(1, draft.num_kv_heads // layout.tp) * draft.head_dim
+    quantized = draft.quant.method != "none"
+    copy = 0
+    if not (quantized and era == "unquantized_kv"):
+        weight = layers * kv_rows * draft.hidden_size
+        copy += weight * draft.quant.weight_bits // 8 if quantized else weight * draft.dtype_bytes
+        copy += layers * kv_rows * draft.dtype_bytes if draft.attention_bias else 0
+    copy += layers * draft.head_dim * draft.dtype_bytes if era != "kv" else 0
+    return copy
+
+
 def check_windows(draft: ModelSpec | None, method: str | None, version: ResolvedVersion) -> None:
     """Refuse, by name, a DFlash drafter with sliding layers from v0.25.0: mixed ones vLLM refuses (v0.25.0) or
     builds as sliding-window groups (from v0.26.0, V2 runner); all-sliding or `use_swa` ones it builds sliding in
@@ -147,12 +183,12 @@ def _own_embedding(draft: ModelSpec, target_hidden: int | None, version: Resolve
             and EMBED_ERAS.at(version))  # fmt: skip
 
 
-def drafter_bytes(draft: ModelSpec, layout: ParallelLayout, target_hidden: int | None = None,
-                  version: ResolvedVersion | None = None) -> int | None:  # fmt: skip
+def drafter_bytes(draft: ModelSpec, layout: ParallelLayout, version: ResolvedVersion,
+                  target_hidden: int | None = None) -> int | None:  # fmt: skip
     """The DFlash drafter's resident weights per rank as vLLM loads it (module docstring); None where `draft` is no
     DFlash drafter. Its layers split as any decoder's at the target's TP, the fc whole; an LM head of its own only for
     a draft vocabulary; the embedding at PP > 1 (the target's is not shared there) or, from v0.25.0, where its hidden
-    size is not `target_hidden` (`EMBED_ERAS`)."""
+    size is not `target_hidden` (`EMBED_ERAS`); the fused K/V copy (`fused_kv_bytes`)."""
     fusion = draft.dflash_fusion
     if fusion is None:
         return None
@@ -164,14 +200,14 @@ def drafter_bytes(draft: ModelSpec, layout: ParallelLayout, target_hidden: int |
     extra += vocab_parallel_rows(vocab, layout.tp) * hidden if vocab != draft.vocab_size else 0
     own = layout.pp > 1 or _own_embedding(draft, target_hidden, version)
     extra += vocab_parallel_rows(draft.vocab_size, layout.tp) * hidden if own else 0
-    return layers + extra * draft.dtype_bytes
+    return layers + extra * draft.dtype_bytes + fused_kv_bytes(draft, layout, version)
 
 
 def drafter_term(draft: ModelSpec | None, model: ModelSpec, layout: ParallelLayout,
                  version: ResolvedVersion) -> dict[str, object] | None:  # fmt: skip
     """The draft-weights term's fields for a DFlash drafter as vLLM loads it (label, bytes, basis, source, detail);
     None where `draft` is no DFlash drafter."""
-    if draft is None or (size := drafter_bytes(draft, layout, model.hidden_size, version)) is None:
+    if draft is None or (size := drafter_bytes(draft, layout, version, model.hidden_size)) is None:
         return None
     own = _own_embedding(draft, model.hidden_size, version)
     return {"label": f"draft weights ({draft.name}, DFlash drafter, {counted(draft.num_layers, 'layer')})",

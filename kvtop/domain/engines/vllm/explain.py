@@ -268,6 +268,7 @@ def _explain(request: ExplainRequest, stated: int | None, fraction_notes: list[s
     gpu_total_bytes = request.gpu_total_bytes or stated
     version = request.version
     settings, gpu_name, hardware_notes = _log_hardware(log, model, settings, gpu_name, version)
+    settings = settings.model_copy(update={"gpu_name": gpu_name}) if gpu_name is not None else settings
     hardware_notes += fraction_notes
     block = settings.page_size or _default_block(model, settings, gpu_name, version)
     workers = settings.tp * settings.pp

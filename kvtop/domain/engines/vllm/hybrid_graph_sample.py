@@ -226,10 +226,14 @@ def with_hybrid_sample(estimate: TermEstimate, inputs: CalibrationInputs, fits: 
            + (f"; {outside_gpus} (its starts ran on the {', '.join(fit.gpus)})" if outside_gpus else ""))
     uneven = (f"the class's held-out misses about its calibrated centre, {SAMPLE_KEY}: from {gib(max(-lowest, 0))} "
               f"below it to {gib(max(highest, 0))} above, hybrid_graph_sample.py")  # fmt: skip
+    # a reason the term was already one-sided for is kept beside the class's (not overwritten)
+    prior = estimate.one_sided_why or (None if not estimate.one_sided else
+                                       f"a part only ever {'raises' if estimate.error_bytes > estimate.error_below_bytes else 'lowers'} that term")  # fmt: skip
+    # beside the fitted error the side above, as `error_bytes` is (a re-reader rewrites that side and keeps the
+    # one-sided parts, which carry the side below)
     return estimate.with_error(above, max(above - below, 0), max(below - above, 0), bytes=estimate.bytes + centre,
-                               basis=f"{estimate.basis}; {why}", one_sided_why=uneven,
-                               beside_error_bytes=round(math.hypot(estimate.beside_error_bytes,
-                                                                   max(highest, -lowest, 0))))  # fmt: skip
+                               basis=f"{estimate.basis}; {why}", one_sided_why=f"{prior}; {uneven}" if prior else uneven,
+                               beside_error_bytes=round(math.hypot(estimate.beside_error_bytes, max(highest, 0))))  # fmt: skip
 
 
 def hybrid_sample_widening(inputs: CalibrationInputs) -> tuple[int, str] | None:

@@ -218,12 +218,16 @@ def logged_runner_note(version: ResolvedVersion, model: ModelSpec, settings: Lau
     said = V2_LINE if logged else "…; using the V1 model runner instead."
     try:
         own = "V2" if _release_runs_v2(version, model, settings.model_copy(update={"logged_runner": None})) else "V1"
+    except UnsupportedModelError as err:  # kvtop cannot say the release's pick: not vLLM's refusal
+        own = f"not modelled: {err.detail}"
     except InputError:
         own = "refused"  # the release refuses the launch it did start: the log wins
-    return (f"the {'V2' if logged else 'V1'} model runner, measured: the log says '{said}' (v1/worker/gpu_worker.py, "
-            f"config/vllm.py use_v2_model_runner); kvtop charges it (its graphs and compile)"
-            + (f", as vLLM {version.label} picks for this launch" if own == ("V2" if logged else "V1") else
-               f", not vLLM {version.label}'s own pick for this launch ({own})"))
+    head = (f"the {'V2' if logged else 'V1'} model runner, measured: the log says '{said}' (v1/worker/gpu_worker.py, "
+            f"config/vllm.py use_v2_model_runner); kvtop charges it (its graphs and compile)")
+    if own.startswith("not modelled"):
+        return f"{head}; vLLM {version.label}'s own pick for this launch is {own}"
+    return head + (f", as vLLM {version.label} picks for this launch" if own == ("V2" if logged else "V1") else
+                   f", not vLLM {version.label}'s own pick for this launch ({own})")
 
 
 # vLLM's fallback warning (config/vllm.py use_v2_model_runner), %s the features: v0.22.x :507-512, from v0.23.0
@@ -239,8 +243,10 @@ FALLBACK_WORDS: Eras[str] = Eras((
 def _fallback_note(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings) -> str | None:
     """The plan's words where the release would run V2 but the launch asks for what V2 lacks (`fallback_reason`, the
     answer the pick reads): vLLM's warning and the V1 runner it falls back to; None otherwise."""
-    lacks = fallback_reason(version, model, settings) if model_runner(version) != "v1" else None
-    if lacks is None or not _release_runs_v2(version, model, settings.model_copy(update={"flags": {}})):
+    if model_runner(version) == "v1" or not _release_runs_v2(version, model, settings.model_copy(update={"flags": {}})):
+        return None  # the release's class test keeps V1 before any launch feature is asked
+    lacks = fallback_reason(version, model, settings)
+    if lacks is None:
         return None
     words = FALLBACK_WORDS.era(version)
     return (f"the V1 model runner: vLLM {version.label} would run V2 but logs '{words.value}' ({words.source}) with %s: "
@@ -301,12 +307,16 @@ def _release_runs_v2(version: ResolvedVersion, model: ModelSpec, settings: Launc
                              f"support' {lacks}",
                              field="--speculative-config")  # fmt: skip
         return True
-    if settings is not None and fallback_reason(version, model, settings) is not None:
+    if runner == "v2_listed" and not _listed_runs_v2(version, model):
+        return False  # the class keeps V1 whatever the launch: what V2 lacks is never asked (nor refused)
+    if runner == "v2_dense" and not _dense_runs_v2(version, model):
         return False
-    if runner == "v2_listed":
-        return _listed_runs_v2(version, model)
-    if runner == "v2":
-        return True
+    return settings is None or fallback_reason(version, model, settings) is None
+
+
+def _dense_runs_v2(version: ResolvedVersion, model: ModelSpec) -> bool:
+    """The v2_dense era's class test (v0.25.0-v0.28.x, `_is_default_v2_model_runner_model`): not attention-free, not
+    a hybrid unless a listed class from v0.27.0, and a listed class or no experts."""
     listed = model.architecture in DEFAULT_V2_ARCHITECTURES_ERAS.at(version)
     if model.attention_free or model.state is not None and not (listed and LISTED_HYBRID_V2_ERAS.at(version)):
         return False

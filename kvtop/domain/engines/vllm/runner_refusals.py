@@ -27,6 +27,7 @@ from kvtop.domain.engines.versions import Era, Eras, ResolvedVersion
 from kvtop.domain.engines.vllm.compilation import compilation_level, stated_pass_config
 from kvtop.domain.engines.vllm.spec_methods import keeps_v1_runner, stated_method
 from kvtop.domain.errors import InputError, UnsupportedModelError
+from kvtop.domain.gpus import compute_capability
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.span import flag_text
@@ -47,8 +48,9 @@ SEQUENCE_PARALLEL_ON_V2: Eras[str | None] = Eras((
     Era("0.32.0", None, "v0.32.0 config/vllm.py:2914-2954 has no sequence-parallel test (v0.33.0 alike)"),
 ))  # fmt: skip
 # compilation/passes/fusion/sequence_parallelism.py get_sequence_parallelism_threshold (:40-43, :55-97 at v0.22.0;
-# :40-43, :83-99 at v0.29.0): on CUDA a number only on sm90 and the sm10x family, and only for hidden_size >= 8,192;
-# None (SP off) on any other GPU or a smaller hidden size
+# :40-43, :83-99 at v0.29.0): on CUDA a number only on sm90 and the sm10x family (SP_MIN_HIDDEN_SIZE keys 90 and 100,
+# `is_device_capability_family(100)` collapsing sm100 / sm103), and only for hidden_size >= 8,192; None (SP off) on
+# any other GPU or a smaller hidden size
 SP_MIN_HIDDEN_SIZE = 8192
 SP_THRESHOLD_SOURCE = ("compilation/passes/fusion/sequence_parallelism.py get_sequence_parallelism_threshold "
                        "(SP_MIN_HIDDEN_SIZE :40-43 at v0.22.0 and v0.29.0)")
@@ -169,17 +171,22 @@ def check_adaptive(version: ResolvedVersion, settings: LaunchSettings) -> None:
 def _sequence_parallel(model: ModelSpec, settings: LaunchSettings, passes: Mapping[str, object]) -> bool:
     """Whether vLLM keeps the launch's sequence parallelism after __post_init__ (`SEQUENCE_PARALLEL_ON_V2`): at TP > 1
     where sp_min_token_num is stated; off for a hidden size below 8,192 (`SP_MIN_HIDDEN_SIZE`: the heuristic gives
-    None on every GPU); at 8,192 or more the GPU decides (sm90 / sm10x keep it), which kvtop does not read here."""
+    None on every GPU); at 8,192 or more the GPU decides (`settings.gpu_name`): sm90 and sm10x keep it, any other
+    CUDA GPU turns it off; refused, by name, where kvtop knows no GPU's capability."""
     if settings.tp <= 1 or not (passes.get("enable_sp") is True or passes.get("fuse_gemm_comms") is True):
         return False
     if passes.get("sp_min_token_num") is not None:
         return True
     if model.hidden_size < SP_MIN_HIDDEN_SIZE:
         return False
+    capability = compute_capability(settings.gpu_name)
+    if capability is not None:
+        return capability == (9, 0) or capability[0] == 10
     raise UnsupportedModelError(f"sequence parallelism at hidden size {model.hidden_size:,}: vLLM keeps it (and the V1 "
                                 "model runner) on sm90 / sm10x GPUs only and turns it off elsewhere "
-                                f"({SP_THRESHOLD_SOURCE}); kvtop does not read the GPU for the runner: state "
-                                "pass_config.sp_min_token_num to keep it", field="--compilation-config")  # fmt: skip
+                                f"({SP_THRESHOLD_SOURCE}); kvtop knows no GPU's compute capability here: name the "
+                                "GPU (--gpu) or state pass_config.sp_min_token_num to keep it",
+                                field="--compilation-config")  # fmt: skip
 
 
 def v2_lacks(version: ResolvedVersion, model: ModelSpec, settings: LaunchSettings) -> str | None:
