@@ -212,6 +212,8 @@ def capacity_lines(ledger: Ledger) -> list[str]:
         elif (full_context := ledger.requests_at_context_length) is not None:
             lines.append(f"Full-context reqs   {full_context:.2f} requests of {ledger.context_length:,} tokens fit")
         lines.append(f"Exchange rate       {ledger.tokens_per_gib:,.0f} tokens per GiB of KV budget")
+    elif e.count_refusal:  # memory holds the blocks: the count is too small, no shortfall to show
+        lines.append(f"DOES NOT FIT: {e.count_refusal} (token capacity 0)")
     else:
         lines.append(f"DOES NOT FIT: short by {fmt_both_or_binary(e.shortfall_bytes)} per rank (token capacity 0)")
     return lines
@@ -384,6 +386,8 @@ def interval_line(plan: CapacityPlan) -> str:
         return f"exactly {fmt_tokens(plan.ledger.token_capacity)} tokens: every input is measured"
     if kind is IntervalKind.REFUSED_ACROSS_SPAN:
         return f"0 tokens at both ends: refused across the assumed host share (see Token capacity){mostly}"
+    if kind is IntervalKind.FITS_NOWHERE and plan.ledger.engine.count_refusal:
+        return "0 tokens at both ends: the block count refuses it, not memory (see DOES NOT FIT)"
     if kind is IntervalKind.FITS_NOWHERE:
         return f"0 tokens at both ends: it does not fit even where its estimated inputs are kindest{mostly}"
     if kind is IntervalKind.FIXED_BY_FLAG:

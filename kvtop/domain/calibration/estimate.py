@@ -336,8 +336,8 @@ class CapacityPlan(BaseModel):
             unified = self.estimate.unified_host
             return (host_term(self.ledger.gpu_name, unified.total_bytes, available=unified.page_cache_free)
                     if unified is not None else None)  # fmt: skip
-        if self.zero_wide or self.fixed_by is not None:
-            return None
+        if self.zero_wide or self.fixed_by is not None or self.ledger.engine.count_refusal:
+            return None  # a block count's refusal is no memory term's
         largest = self.estimate.dominant
         widths = [(largest.error_bytes * self.estimate.interval_scale, largest)] if largest is not None else []
         # a plan that fits nowhere, even with what a desktop may give back at its kindest end, does not blame it
@@ -348,7 +348,7 @@ class CapacityPlan(BaseModel):
     @property
     def extrapolation_bytes(self) -> int:
         """The KV budget's half-width the plan's ends took for lying outside the engine's corpus (0: inside)."""
-        widening = self.estimate.extrapolation
+        widening = None if self.ledger.engine.capacity_fixed_by else self.estimate.extrapolation  # a count: not widened
         return widening.bytes_for(self.ledger.engine.kv_budget_bytes) if widening is not None else 0
 
     @property
@@ -474,8 +474,11 @@ def planned_capacity(
     # each end the least and the most of the three solves: a term may move the budget against its usual way (a reserve
     # that is a share of the free memory before load grows with it: SGLang's, where the free memory after load fixes
     # the rest), and the ends then swap
-    tokens = interval_ends([ledger.token_capacity for ledger in ends], estimate.extrapolation)
-    budgets = interval_ends([ledger.engine.kv_budget_bytes for ledger in ends], estimate.extrapolation)
+    # a flag's block count is not memory's figure: no widening for lying outside the corpus (memory moves only whether
+    # it fits, which the ends' solves say), so `fixed_by` holds where both ends fit
+    widening = None if central.engine.capacity_fixed_by else estimate.extrapolation
+    tokens = interval_ends([ledger.token_capacity for ledger in ends], widening)
+    budgets = interval_ends([ledger.engine.kv_budget_bytes for ledger in ends], widening)
     requests = central.request_capacity
     interval = request_interval(requests, ends[1].request_capacity, ends[2].request_capacity) if requests else None
     if interval is not None and start is not None and start.refused_in_span:  # as the tokens: a refused end holds 0
