@@ -278,7 +278,8 @@ class LaunchSettings(BaseModel):
         if parts is None:
             return EngineLaunch(line=tuple(self.to_flags()), env=env)
         return EngineLaunch(line=tuple(redact_argv(list(parts.line))), config=redacted_body(parts.config),
-                            config_option=parts.config_option, config_file=parts.config_file,
+                            config_option=parts.config_option,
+                            config_file=redact_argv([parts.config_file])[0] if parts.config_file else None,
                             build=tuple(redact_argv(list(parts.build))), build_said=parts.build_said,
                             line_said=parts.line_said, config_said=parts.config_said, env=env,
                             config_own=parts.config_own, moved=parts.moved, build_tools=parts.build_tools)  # fmt: skip

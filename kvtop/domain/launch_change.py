@@ -222,7 +222,8 @@ def launch_words(launch: EngineLaunch) -> str:
     said = [" ".join(env_words(launch.env))] if launch.env and not launch.line_said else []  # no command to precede
     said += [shlex.join(launch.line)] if launch.line else []
     said += [f"no line ({launch.line_said})"] if launch.line_said else []
-    said += [f"{launch.config_file}: {yaml_flow(launch.config)}"] if launch.config else []
+    own = "add to " if launch.config_own else ""  # the person's file: kvtop's keys are added to it
+    said += [f"{own}{launch.config_file}: {yaml_flow(launch.config)}"] if launch.config else []
     said += [build_words(tuple(options(launch.build).values()), launch.build_tools, launch.build_said,
                          "the engine's build")] if launch.build else []  # fmt: skip
     return " · ".join(said)

@@ -119,6 +119,24 @@ def test_a_launch_with_its_own_yaml_is_told_to_add_the_keys_not_given_kvtops_fil
     assert set_words(plain, kv_cache_dtype="fp8").startswith(f"--extra_llm_api_options {TRT_FILE} · {TRT_FILE}: ")
 
 
+def test_the_copied_launch_keeps_the_persons_own_yaml_as_its_pointer() -> None:
+    """The launch after the fix (copied by plan, diagnose's fix_launch and the planner) names the person's own file,
+    never kvtop's `extra_llm_api_options.yaml` (pasted, that drops every key of theirs: FR2 #3), with or without keys of
+    kvtop's to add; `engine_config` marks it own and the one-line form says to add the keys to it."""
+    from kvtop.commands.render_launch import engine_config_json
+    from kvtop.domain.launch_change import launch_words
+
+    own = parse_flags("trtllm", ["--tp_size", "8", "--extra_llm_api_options", "/cfg/my.yaml", "--engine-version", "1.1.0"])
+    assert own.engine_launch().line == ("--tp_size", "8", "--extra_llm_api_options", "/cfg/my.yaml")
+    launch = own.model_copy(update={"kv_cache_dtype": "fp8"}).engine_launch()
+    assert launch.line == ("--tp_size", "8", "--extra_llm_api_options", "/cfg/my.yaml")
+    assert (launch.config_file, launch.config_own) == ("/cfg/my.yaml", True)
+    assert launch_words(launch) == ("--tp_size 8 --extra_llm_api_options /cfg/my.yaml · add to /cfg/my.yaml: "
+                                    "{kv_cache_config: {dtype: fp8}}")  # fmt: skip
+    config = engine_config_json(launch)
+    assert config is not None and (config["file"], config["own"]) == ("/cfg/my.yaml", True)
+
+
 def test_a_repeated_option_is_one_group_of_all_its_uses() -> None:
     """vLLM's `--lora-modules` may be given twice (argparse nargs='+' per use); the change keeps both uses."""
     groups = options(["--lora-modules", "a=/x", "--tp", "2", "--lora-modules", "b=/y"])
