@@ -16,7 +16,7 @@ import math
 
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
-from kvtop.domain.calibration.terms import Term, TermEstimate
+from kvtop.domain.calibration.terms import CONTEXT_ERROR_WORDS, Term, TermEstimate
 from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key, resident_threads
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec
@@ -162,7 +162,7 @@ def context_estimate(
     assumed = assumed_estimate(
         Term.CONTEXT, label, round(value * GIB), round(error * GIB),
         f"{gib(value * GIB)} assumed at TP {tp} (0.75 GiB + 0.75 GiB per doubling of TP); {because}; ± {gib(error * GIB)}: "
-        "how far the context the engines' logs measured fell from this assumption (90th percentile, each source as one)",
+        f"{CONTEXT_ERROR_WORDS}",
     )
     return assumed.model_copy(update={"assumed_because": because})
 

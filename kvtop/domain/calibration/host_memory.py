@@ -39,8 +39,10 @@ from the node itself (a WSL2 kernel in /proc/version, `/dev/dxg`: `domain.host_d
 
 from __future__ import annotations
 
+import re
+
 from kvtop.domain.calibration.host_estimate import DesktopHost, StartVerdict, UnifiedHost
-from kvtop.domain.calibration.terms import CONTEXT_WITHIN_HOST, Term, TermEstimate
+from kvtop.domain.calibration.terms import CONTEXT_ERROR_WORDS, CONTEXT_WITHIN_HOST, Term, TermEstimate
 from kvtop.domain.gpus import is_unified
 from kvtop.domain.host_desktop import HostDesktop
 from kvtop.domain.wording import gib
@@ -296,8 +298,10 @@ _CONTEXT_IN_READINGS = ("each reading was taken after the engine's CUDA context 
 def context_within_share(context: TermEstimate) -> TermEstimate:
     """The plan's context term where the host's assumed share holds it (`host_term`): its figure kept (each rank's
     context), its error 0 and not taken off the total again (`PreloadEstimate.context_in_host`): the share's span
-    holds how far it may be off."""
-    return context.with_error(0, 0, 0, beside_error_bytes=0, beyond=None, within=CONTEXT_WITHIN_HOST)
+    holds how far it may be off, and its basis says so (not '± 1.25 GiB: how far …' beside an error of 0)."""
+    basis = re.sub(rf"; ± ([^;:]+): {re.escape(CONTEXT_ERROR_WORDS)}",
+                   rf"; its error within the share's span (± \1 alone: {CONTEXT_ERROR_WORDS})", context.basis)  # fmt: skip
+    return context.with_error(0, 0, 0, beside_error_bytes=0, beyond=None, within=CONTEXT_WITHIN_HOST, basis=basis)
 
 
 def host_in_node(estimates: tuple[TermEstimate, ...], date: str) -> tuple[TermEstimate, ...]:
