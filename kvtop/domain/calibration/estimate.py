@@ -45,7 +45,13 @@ from kvtop.domain.calibration.plan_fits import (
     plan_fits,
 )
 from kvtop.domain.calibration.support import widened
-from kvtop.domain.calibration.terms import RUNTIME_TERMS, PreloadEstimate, Term, TermEstimate
+from kvtop.domain.calibration.terms import (
+    HOST_AND_CONTEXT_MEASURED,
+    RUNTIME_TERMS,
+    PreloadEstimate,
+    Term,
+    TermEstimate,
+)
 from kvtop.domain.calibration.weights import with_fitted_error
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
@@ -93,6 +99,8 @@ def _with_measured(
     host = by_term.get(Term.HOST)
     if host is not None and measured.free_before_load_bytes is not None:  # the host's share is in what was measured
         by_term[Term.HOST] = _measured(host, 0, "in the free memory before load")
+        if Term.CONTEXT in by_term:  # and so the 'context' measured holds it: named as both
+            by_term[Term.CONTEXT] = by_term[Term.CONTEXT].model_copy(update={"label": HOST_AND_CONTEXT_MEASURED})
     weights = by_term.get(Term.WEIGHTS)
     if weights is not None and measured.weights_bytes is not None:
         by_term[Term.WEIGHTS] = _measured(weights, measured.weights_bytes, "the resident weights")
