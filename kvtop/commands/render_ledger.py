@@ -212,10 +212,9 @@ def capacity_lines(ledger: Ledger) -> list[str]:
         elif (full_context := ledger.requests_at_context_length) is not None:
             lines.append(f"Full-context reqs   {full_context:.2f} requests of {ledger.context_length:,} tokens fit")
         lines.append(f"Exchange rate       {ledger.tokens_per_gib:,.0f} tokens per GiB of KV budget")
-    elif e.count_refusal:  # memory holds the blocks: the count is too small, no shortfall to show
-        lines.append(f"DOES NOT FIT: {e.count_refusal} (token capacity 0)")
-    else:
-        lines.append(f"DOES NOT FIT: short by {fmt_both_or_binary(e.shortfall_bytes)} per rank (token capacity 0)")
+    else:  # a block count's refusal where memory holds the blocks: no shortfall to show (`count_refusal`)
+        lines.append(f"DOES NOT FIT: {e.count_refusal or f'short by {fmt_both_or_binary(e.shortfall_bytes)} per rank'} "
+                     "(token capacity 0)")  # fmt: skip
     return lines
 
 
@@ -488,15 +487,14 @@ def fitting_lines(ledger: Ledger, smallest: FittingLayout | None, defaults: tupl
 
 
 def fitting_json(smallest: FittingLayout | None, defaults: tuple[str, ...]) -> dict[str, Any]:
-    """`smallest_fit` ({gpus, token_capacity, engine_flags} or null) and `assumed` (the defaults taken)."""
+    """`smallest_fit` ({gpus, token_capacity, engine_flags} or null), `assumed`; `dropped.flag`: an option or a YAML key."""
     fit = None
     if smallest is not None:
         launch = smallest.settings.engine_launch()  # what the engine takes, as the top level; TensorRT-LLM's YAML too
         fit = {"gpus": smallest.gpus, "token_capacity": smallest.token_capacity, "engine_flags": list(launch.line),
                "engine_env": dict(launch.env)}  # fmt: skip
         fit |= {"engine_config": config} if (config := engine_config_json(launch)) is not None else {}
-        if smallest.dropped is not None:  # the launch's memory share fits no layout: this one is at the engine's own
-            dropped = smallest.dropped
-            flag = next(iter(setting_names(smallest.settings, dropped.setting, dropped.value)), None)  # its first name
+        if (dropped := smallest.dropped) is not None:  # the launch's share fits no layout: this one is the engine's own
+            flag = next(iter(setting_names(smallest.settings, dropped.setting, dropped.value)), None)
             fit["dropped"] = {"setting": dropped.setting, "flag": flag, "value": dropped.value}
     return {"smallest_fit": fit, "assumed": list(defaults)}

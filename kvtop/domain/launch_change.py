@@ -164,8 +164,8 @@ def launch_change(before: LaunchSettings, after: LaunchSettings) -> LaunchChange
             line=line, line_dropped=line_dropped, config=_nested(config), config_dropped=config_dropped,
             config_file=now.config_file or was.config_file, config_option=now.config_option or was.config_option,
             config_own=was.config_own, config_said=now.config_said, build=build, build_dropped=build_dropped,
-            build_said=now.build_said or was.build_said, build_tools={**was.build_tools, **now.build_tools}, env={name: str(value) for name, value in env.items()},
-            env_dropped=env_dropped, moved=moved,
+            build_said=now.build_said or was.build_said, build_tools={**was.build_tools, **now.build_tools},
+            env={name: str(value) for name, value in env.items()}, env_dropped=env_dropped, moved=moved,
         )  # fmt: skip
         if not change.empty or before == after:
             return change

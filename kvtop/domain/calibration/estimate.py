@@ -25,6 +25,7 @@ from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.extrapolation import Extrapolation
 from kvtop.domain.calibration.host_estimate import HostStart
 from kvtop.domain.calibration.host_memory import (
+    HOST_AND_CONTEXT_MEASURED,
     context_within_share,
     desktop_host,
     host_in_node,
@@ -45,13 +46,7 @@ from kvtop.domain.calibration.plan_fits import (
     plan_fits,
 )
 from kvtop.domain.calibration.support import widened
-from kvtop.domain.calibration.terms import (
-    HOST_AND_CONTEXT_MEASURED,
-    RUNTIME_TERMS,
-    PreloadEstimate,
-    Term,
-    TermEstimate,
-)
+from kvtop.domain.calibration.terms import RUNTIME_TERMS, PreloadEstimate, Term, TermEstimate
 from kvtop.domain.calibration.weights import with_fitted_error
 from kvtop.domain.engines.base import MeasuredInputs
 from kvtop.domain.engines.registry import engine_rules
@@ -482,8 +477,7 @@ def planned_capacity(
     # each end the least and the most of the three solves: a term may move the budget against its usual way (a reserve
     # that is a share of the free memory before load grows with it: SGLang's, where the free memory after load fixes
     # the rest), and the ends then swap
-    # a flag's block count is not memory's figure: no widening for lying outside the corpus (memory moves only whether
-    # it fits, which the ends' solves say), so `fixed_by` holds where both ends fit
+    # a flag's block count is not memory's figure: not widened outside the corpus (`fixed_by` holds where both ends fit)
     widening = None if central.engine.capacity_fixed_by else estimate.extrapolation
     tokens = interval_ends([ledger.token_capacity for ledger in ends], widening)
     budgets = interval_ends([ledger.engine.kv_budget_bytes for ledger in ends], widening)

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import math
 
+from kvtop.domain.calibration.host_memory import CONTEXT_ERROR_WORDS
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
-from kvtop.domain.calibration.terms import CONTEXT_ERROR_WORDS, Term, TermEstimate
+from kvtop.domain.calibration.terms import Term, TermEstimate
 from kvtop.domain.gpus import NVLINK_GPUS, gpu_model_key, resident_threads
 from kvtop.domain.layout import ParallelLayout
 from kvtop.domain.model import MlpKind, ModelSpec

@@ -42,7 +42,7 @@ from __future__ import annotations
 import re
 
 from kvtop.domain.calibration.host_estimate import DesktopHost, StartVerdict, UnifiedHost
-from kvtop.domain.calibration.terms import CONTEXT_ERROR_WORDS, CONTEXT_WITHIN_HOST, Term, TermEstimate
+from kvtop.domain.calibration.terms import CONTEXT_WITHIN_HOST, Term, TermEstimate
 from kvtop.domain.gpus import is_unified
 from kvtop.domain.host_desktop import HostDesktop
 from kvtop.domain.wording import gib
@@ -293,6 +293,16 @@ def host_term(gpu_name: str | None, total_bytes: int, *, available: bool = False
 # why the share holds the engine's context: each reading was the free memory an engine read after its context was made
 _CONTEXT_IN_READINGS = ("each reading was taken after the engine's CUDA context was made (vLLM's, SGLang's and "
                         "TensorRT-LLM's; LMDeploy's assumed alike), so this plan's context lies within it")  # fmt: skip
+
+
+# what the assumed context's ± is, said after it ('± 1.25 GiB: how far …', features.context_estimate); inside a unified
+# host's share its error is the share's span's (`context_within_share` rewords it)
+CONTEXT_ERROR_WORDS = (
+    "how far the context the engines' logs measured fell from this assumption (90th percentile, each source as one)"
+)
+# on a unified host, what the free memory before load measures the context term as: CUDA's total less it holds the
+# host's share too (the OS, its page cache), not the CUDA context alone (FR2 #7: '19.70 GiB' read as a context)
+HOST_AND_CONTEXT_MEASURED = "what the host held and the CUDA context (measured: total − free before load)"
 
 
 def context_within_share(context: TermEstimate) -> TermEstimate:

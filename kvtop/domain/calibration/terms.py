@@ -47,14 +47,6 @@ class Term(str, Enum):
     DESKTOP = "desktop"
 
 
-# what the assumed context's ± is, said after it ('± 1.25 GiB: how far …', features.context_estimate); inside a unified
-# host's share its error is the share's span's (`host_memory.context_within_share` rewords it)
-CONTEXT_ERROR_WORDS = (
-    "how far the context the engines' logs measured fell from this assumption (90th percentile, each source as one)"
-)
-# on a unified host, what the free memory before load measures the context term as: CUDA's total less it holds the
-# host's share too (the OS, its page cache), not the CUDA context alone (FR2 #7: '19.70 GiB' read as a context)
-HOST_AND_CONTEXT_MEASURED = "what the host held and the CUDA context (measured: total − free before load)"
 # The `within` of a context term that a unified host's assumed share holds (`host_memory.context_within_share`): its
 # error 0 and not taken off CUDA's total again (`PreloadEstimate.context_in_host`)
 CONTEXT_WITHIN_HOST = "what the host holds (unified memory): the share's readings were taken after the engine's context was made"

@@ -476,8 +476,7 @@ class EngineResult(BaseModel):
     # that knob and its value in the engine's words, where no memory share sizes the cache (llama.cpp's
     # `-c 0 (training context 131,072)`): views show it in place of `memory_fraction_flag memory_fraction`
     capacity_setting: str | None = None
-    # vLLM: the blocks one request of the max model length needs (its admission check's), where a fixed count refuses
-    request_blocks: int | None = None
+    request_blocks: int | None = None  # vLLM: the blocks one max-length request needs, where a fixed count refuses
 
     @property
     def unused_budget_bytes(self) -> int:
@@ -487,8 +486,7 @@ class EngineResult(BaseModel):
 
     @property
     def count_refusal(self) -> str | None:
-        """Where the flag's block count refuses the start, not memory (vLLM's --num-gpu-blocks-override 100 where one
-        request needs 2,048 and memory holds them: a shortfall ≤ 0, no figure to show), the refusal in words; else None."""
+        """The flag's block count's refusal in words, where memory holds the blocks (a shortfall ≤ 0); else None."""
         if self.fits or self.capacity_fixed_by is None or self.shortfall_bytes > 0:
             return None
         need = f"{self.request_blocks:,} blocks for one request against " if self.request_blocks else ""

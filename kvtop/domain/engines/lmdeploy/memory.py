@@ -9,7 +9,7 @@ of it to KV blocks. Unlike vLLM and SGLang, the share is of the memory left *aft
 
 from __future__ import annotations
 
-from kvtop.domain.calibration.terms import HOST_AND_CONTEXT_MEASURED
+from kvtop.domain.calibration.host_memory import HOST_AND_CONTEXT_MEASURED
 from kvtop.domain.engines.base import CALIBRATED_FREE_BEFORE_LOAD, UNIFIED_SHARE, EngineInputs
 from kvtop.domain.engines.budget_step import BudgetStep
 from kvtop.domain.engines.lmdeploy.eras import PYTORCH_SINCE, TURBOMIND_ARCHITECTURE_ERAS
