@@ -61,3 +61,29 @@ def test_a_block_count_larger_than_the_gpu_does_not_fit(
     room = out["gpu"]["total_bytes"] - GIB - out["weights_bytes"]
     assert out["fits"] is False
     assert out["shortfall_bytes"] == pool_bytes - room
+
+
+def test_a_block_count_below_one_request_is_the_counts_refusal_not_memorys(capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM 0.33.0 with --num-gpu-blocks-override 100 (blocks of 16 tokens): one request of Llama-3.1-8B's 131,072
+    tokens needs 131,072 ÷ 16 = 8,192 blocks, and memory holds them; the refusal is the count's (FR2 #2): no
+    'short by −41.78 GB' and no memory term blamed for it."""
+    assert main(["plan", "--model", "llama-3.1-8b", "--gpu", "H100", "--engine", "vllm", "--engine-version", "0.33.0",
+                 "--num-gpu-blocks-override", "100"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert ("DOES NOT FIT: the block count's refusal, not memory's: 8,192 blocks for one request against 100 given "
+            "by --num-gpu-blocks-override (token capacity 0)") in out  # fmt: skip
+    assert "short by −" not in out
+    assert "Interval            0 tokens at both ends: the block count refuses it, not memory" in out
+
+
+@pytest.mark.parametrize("gpu", ["H100", "B300"])
+def test_a_fixed_block_count_outside_the_corpus_is_not_widened(capsys: pytest.CaptureFixture[str], gpu: str) -> None:
+    """LMDeploy's PyTorch engine with --num-gpu-blocks 100 (64-token blocks: 6,400 tokens, memory not consulted) on a
+    GPU no corpus record ran: the count is the capacity at both ends, not '6,325 – 6,475 (± 75) … widened by ± 1.2 %'
+    (FR2 #2): fixed by the flag."""
+    assert main(["plan", "--model", "llama-3.1-8b", "--gpu", gpu, "--engine", "lmdeploy", "--backend", "pytorch",
+                 "--num-gpu-blocks", "100", "--json"]) == 0  # fmt: skip
+    out = json.loads(capsys.readouterr().out)
+    assert out["token_capacity"] == 100 * 64
+    assert (out["token_capacity_min"], out["token_capacity_max"]) == (6_400, 6_400)
+    assert (out["interval_kind"], out["capacity_fixed_by"], out["beyond_support"]) == ("fixed_by_flag", "--num-gpu-blocks", [])

@@ -351,3 +351,20 @@ def test_adadrags_095_start_that_ran_is_a_may_not_start_not_a_refusal(capsys: py
     assert "refused" not in text and "Token capacity      refused" not in text
     headline = next(line for line in text.splitlines() if line.startswith("Token capacity"))
     assert headline.split(None, 2)[2] == f"{out['token_capacity']:,} tokens per rank"
+
+
+@pytest.mark.parametrize("engine", ["sglang", "lmdeploy"])
+def test_a_gb10_free_memory_given_names_the_context_row_as_the_host_and_the_context(
+    capsys: pytest.CaptureFixture[str], engine: str
+) -> None:
+    """`--free-memory 100GiB` on a GB10: CUDA's total (119.70 GiB) less it is 19.70 GiB, which holds what the host
+    held (the OS, its page cache) with the CUDA context, not a context of 19.70 GiB (FR2 #7): the term (and LMDeploy's
+    budget row) are named as both."""
+    out = plan_json(capsys, "--model", QWEN, "--engine", engine, "--gpu", "GB10", "--free-memory", "100GiB")
+    context = next(term for term in out["terms"] if term["term"] == "context")
+    assert context["label"] == "what the host held and the CUDA context (measured: total − free before load)"
+    assert context["bytes"] == out["gpu"]["total_bytes"] - 100 * GIB == 21_152_923_648  # 119.70 − 100 GiB
+    assert not any(step["label"] == "− CUDA context, NCCL" for step in out["steps"])
+    if engine == "lmdeploy":
+        row = next(step for step in out["steps"] if step["label"].startswith("− what the host held"))
+        assert row["bytes"] == -context["bytes"]

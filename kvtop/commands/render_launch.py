@@ -18,11 +18,13 @@ LAUNCH_HEADS = (ENV_HEAD, "engine flags:")
 
 
 def engine_config_json(launch: EngineLaunch) -> dict[str, Any] | None:
-    """`{option, file, yaml, build_flags, build}`: the file the line names (its body as nested JSON) and the build step's
-    flags, where the engine's line is not the whole launch (TensorRT-LLM); None where it is."""
+    """`{option, file, own, yaml, build_flags, build}`: the file the line names (its body as nested JSON; `own`: the
+    launch's own file, to which the keys are added, never replaced) and the build step's flags, where the engine's line
+    is not the whole launch (TensorRT-LLM); None where it is."""
     if not launch.config and not launch.build and not launch.line_said:
         return None
-    return {"option": launch.config_option, "file": launch.config_file, "yaml": dict(launch.config),
+    return {"option": launch.config_option, "file": launch.config_file, "own": launch.config_own,
+            "yaml": dict(launch.config),
             "build_flags": list(launch.build), "build": launch.build_said or None,
             "no_line": launch.line_said or None, "yaml_note": launch.config_said or None}  # fmt: skip
 
@@ -54,9 +56,12 @@ def engine_launch_lines(settings: LaunchSettings) -> list[str]:
     lines += [shell_prose("engine flags: ", launch.line)] if launch.line else []
     if launch.line_said:
         lines.append(f"engine flags: none to copy ({launch.line_said})")
-    if launch.config:
+    if launch.config and launch.config_own:  # the person's file: kvtop's keys are added to it, never replace it
+        lines.append(f"  add to {launch.config_file} (your file, which {launch.config_option} names; kvtop's keys only):")
+    elif launch.config:
         lines.append(f"  {launch.config_file} (the file {launch.config_option} names; kvtop's keys only: merge them into "
                      "your file, or write it beside the line):")
+    if launch.config:
         lines += [f"    {line}" for line in yaml_lines(launch.config)]
         lines += [prose("  note: ", launch.config_said, hang=4)] if launch.config_said else []
     if launch.build:

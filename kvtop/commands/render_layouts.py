@@ -107,7 +107,8 @@ def layouts_text(plans: Sequence[LayoutPlan]) -> str:
         if ledger is None:
             lines.append(f"  {plan.spec.text:<18}{plan.error}")
             continue
-        fits = "yes" if ledger.engine.fits else f"NO (short {fmt_both(ledger.engine.shortfall_bytes)} per rank)"
+        fits = "yes" if ledger.engine.fits else "NO (too few blocks for one request)" if ledger.engine.count_refusal else (
+            f"NO (short {fmt_both(ledger.engine.shortfall_bytes)} per rank)")  # fmt: skip
         idle = f", {plan.gpus_idle} GPUs idle" if plan.gpus_idle else ""
         lines.append(
             f"  {plan.spec.text:<18}{ledger.layout.describe() + idle:<26}{fmt_both(ledger.weights_bytes):>24}"

@@ -212,8 +212,9 @@ def capacity_lines(ledger: Ledger) -> list[str]:
         elif (full_context := ledger.requests_at_context_length) is not None:
             lines.append(f"Full-context reqs   {full_context:.2f} requests of {ledger.context_length:,} tokens fit")
         lines.append(f"Exchange rate       {ledger.tokens_per_gib:,.0f} tokens per GiB of KV budget")
-    else:
-        lines.append(f"DOES NOT FIT: short by {fmt_both_or_binary(e.shortfall_bytes)} per rank (token capacity 0)")
+    else:  # a block count's refusal where memory holds the blocks: no shortfall to show (`count_refusal`)
+        lines.append(f"DOES NOT FIT: {e.count_refusal or f'short by {fmt_both_or_binary(e.shortfall_bytes)} per rank'} "
+                     "(token capacity 0)")  # fmt: skip
     return lines
 
 
@@ -384,6 +385,8 @@ def interval_line(plan: CapacityPlan) -> str:
         return f"exactly {fmt_tokens(plan.ledger.token_capacity)} tokens: every input is measured"
     if kind is IntervalKind.REFUSED_ACROSS_SPAN:
         return f"0 tokens at both ends: refused across the assumed host share (see Token capacity){mostly}"
+    if kind is IntervalKind.FITS_NOWHERE and plan.ledger.engine.count_refusal:
+        return "0 tokens at both ends: the block count refuses it, not memory (see DOES NOT FIT)"
     if kind is IntervalKind.FITS_NOWHERE:
         return f"0 tokens at both ends: it does not fit even where its estimated inputs are kindest{mostly}"
     if kind is IntervalKind.FIXED_BY_FLAG:
@@ -484,15 +487,14 @@ def fitting_lines(ledger: Ledger, smallest: FittingLayout | None, defaults: tupl
 
 
 def fitting_json(smallest: FittingLayout | None, defaults: tuple[str, ...]) -> dict[str, Any]:
-    """`smallest_fit` ({gpus, token_capacity, engine_flags} or null) and `assumed` (the defaults taken)."""
+    """`smallest_fit` ({gpus, token_capacity, engine_flags} or null), `assumed`; `dropped.flag`: an option or a YAML key."""
     fit = None
     if smallest is not None:
         launch = smallest.settings.engine_launch()  # what the engine takes, as the top level; TensorRT-LLM's YAML too
         fit = {"gpus": smallest.gpus, "token_capacity": smallest.token_capacity, "engine_flags": list(launch.line),
                "engine_env": dict(launch.env)}  # fmt: skip
         fit |= {"engine_config": config} if (config := engine_config_json(launch)) is not None else {}
-        if smallest.dropped is not None:  # the launch's memory share fits no layout: this one is at the engine's own
-            dropped = smallest.dropped
-            flag = next(iter(setting_names(smallest.settings, dropped.setting, dropped.value)), None)  # its first name
+        if (dropped := smallest.dropped) is not None:  # the launch's share fits no layout: this one is the engine's own
+            flag = next(iter(setting_names(smallest.settings, dropped.setting, dropped.value)), None)
             fit["dropped"] = {"setting": dropped.setting, "flag": flag, "value": dropped.value}
     return {"smallest_fit": fit, "assumed": list(defaults)}

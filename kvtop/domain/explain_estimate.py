@@ -229,6 +229,7 @@ def plans_ends(
             return 0
 
     uncertain = any(max(term.error_bytes, term.error_below_bytes) > 0 for term in terms)
+    uncertain = uncertain and not central.engine.capacity_fixed_by  # a flag's count is widened by no corpus gap
     return interval_ends([figure(central), at("low"), at("high")], planned.extrapolation if uncertain else None)
 
 

@@ -192,6 +192,9 @@ class LaunchSettings(BaseModel):
     max_beam_width: int | None = None
     max_input_len: int | None = None  # a TensorRT engine's build limit (trtllm-build / build.py --max_input_len)
     extra_llm_api_options: str | None = None
+    # the line's fraction that YAML's kv_cache_config replaced before PR #9262 (flags.PARTIAL_KV_CONFIG_SINCE): not read
+    # (KvCacheConfig's 0.9 runs), kept only to say so (the budget's note); never written
+    replaced_fraction: float | None = None
     flags: dict[str, str | bool] = {}
     unknown_flags: tuple[str, ...] = ()  # flags as spelled that neither the engine nor kvtop knows (kvtop ignored them)
     # LMDeploy
@@ -282,7 +285,8 @@ class LaunchSettings(BaseModel):
         if parts is None:
             return EngineLaunch(line=tuple(self.to_flags()), env=env)
         return EngineLaunch(line=tuple(redact_argv(list(parts.line))), config=redacted_body(parts.config),
-                            config_option=parts.config_option, config_file=parts.config_file,
+                            config_option=parts.config_option,
+                            config_file=redact_argv([parts.config_file])[0] if parts.config_file else None,
                             build=tuple(redact_argv(list(parts.build))), build_said=parts.build_said,
                             line_said=parts.line_said, config_said=parts.config_said, env=env,
                             config_own=parts.config_own, moved=parts.moved, build_tools=parts.build_tools)  # fmt: skip

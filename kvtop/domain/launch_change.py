@@ -165,8 +165,8 @@ def launch_change(before: LaunchSettings, after: LaunchSettings) -> LaunchChange
             line=line, line_dropped=line_dropped, config=_nested(config), config_dropped=config_dropped,
             config_file=now.config_file or was.config_file, config_option=now.config_option or was.config_option,
             config_own=was.config_own, config_said=now.config_said, build=build, build_dropped=build_dropped,
-            build_said=now.build_said or was.build_said, build_tools={**was.build_tools, **now.build_tools}, env={name: str(value) for name, value in env.items()},
-            env_dropped=env_dropped, moved=moved,
+            build_said=now.build_said or was.build_said, build_tools={**was.build_tools, **now.build_tools},
+            env={name: str(value) for name, value in env.items()}, env_dropped=env_dropped, moved=moved,
         )  # fmt: skip
         if not change.empty or before == after:
             return change
@@ -223,7 +223,8 @@ def launch_words(launch: EngineLaunch) -> str:
     said = [" ".join(env_words(launch.env))] if launch.env and not launch.line_said else []  # no command to precede
     said += [shlex.join(launch.line)] if launch.line else []
     said += [f"no line ({launch.line_said})"] if launch.line_said else []
-    said += [f"{launch.config_file}: {yaml_flow(launch.config)}"] if launch.config else []
+    own = "add to " if launch.config_own else ""  # the person's file: kvtop's keys are added to it
+    said += [f"{own}{launch.config_file}: {yaml_flow(launch.config)}"] if launch.config else []
     said += [build_words(tuple(options(launch.build).values()), launch.build_tools, launch.build_said,
                          "the engine's build")] if launch.build else []  # fmt: skip
     return " · ".join(said)

@@ -278,7 +278,7 @@ def apply_edits(
     accepted = engine_flags_of(base.engine).kv_cache_dtypes
     if isinstance(dtype, str) and dtype not in accepted:
         name = display_name(base.engine)
-        errors.append(FieldError("kv_cache_dtype", f"KV dtype: {name} has no KV cache dtype {dtype!r} (one of "
+        errors.append(FieldError("kv_cache_dtype", f"KV dtype: {name} has no KV cache dtype {quoted(dtype)} (one of "
                                  f"{', '.join(accepted)})"))  # fmt: skip
     if errors:
         order = [field.key for field in FIELDS]

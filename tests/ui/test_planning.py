@@ -117,3 +117,14 @@ def test_pasted_flags_give_the_model_as_each_engine_takes_it(engine, expected):
 def test_llamacpp_takes_its_model_by_dash_m():
     # llama-server: common/arg.cpp {"-m", "--model"}; it has no positional model
     assert engine_flags(LaunchSettings(engine="llamacpp", model="/m/q.gguf"), with_model=True, launch=None) == "-m /m/q.gguf"
+
+
+def test_a_long_kv_dtype_is_quoted_cut_not_echoed_whole():
+    """The KV dtype typed is text from outside: quoted as every message quotes it (`redact.quoted`: cut at 40
+    characters, marked '…', a secret masked before the cut), not `repr`'d whole (FR2 #8)."""
+    typed = "fp8_" + "x" * 60
+    with pytest.raises(InputError) as raised:
+        apply_edits(llama_settings(), {"kv_cache_dtype": typed})
+    said = str(raised.value)
+    assert "KV dtype: SGLang has no KV cache dtype 'fp8_" in said and "…'" in said
+    assert typed not in said

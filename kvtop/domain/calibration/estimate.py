@@ -25,6 +25,7 @@ from kvtop.domain.calibration.coverage import IntervalScale
 from kvtop.domain.calibration.extrapolation import Extrapolation
 from kvtop.domain.calibration.host_estimate import HostStart
 from kvtop.domain.calibration.host_memory import (
+    HOST_AND_CONTEXT_MEASURED,
     context_within_share,
     desktop_host,
     host_in_node,
@@ -94,6 +95,8 @@ def _with_measured(
     host = by_term.get(Term.HOST)
     if host is not None and measured.free_before_load_bytes is not None:  # the host's share is in what was measured
         by_term[Term.HOST] = _measured(host, 0, "in the free memory before load")
+        if Term.CONTEXT in by_term:  # and so the 'context' measured holds it: named as both
+            by_term[Term.CONTEXT] = by_term[Term.CONTEXT].model_copy(update={"label": HOST_AND_CONTEXT_MEASURED})
     weights = by_term.get(Term.WEIGHTS)
     if weights is not None and measured.weights_bytes is not None:
         by_term[Term.WEIGHTS] = _measured(weights, measured.weights_bytes, "the resident weights")
@@ -337,8 +340,8 @@ class CapacityPlan(BaseModel):
             unified = self.estimate.unified_host
             return (host_term(self.ledger.gpu_name, unified.total_bytes, available=unified.page_cache_free)
                     if unified is not None else None)  # fmt: skip
-        if self.zero_wide or self.fixed_by is not None:
-            return None
+        if self.zero_wide or self.fixed_by is not None or self.ledger.engine.count_refusal:
+            return None  # a block count's refusal is no memory term's
         largest = self.estimate.dominant
         widths = [(largest.error_bytes * self.estimate.interval_scale, largest)] if largest is not None else []
         # a plan that fits nowhere, even with what a desktop may give back at its kindest end, does not blame it
@@ -349,7 +352,7 @@ class CapacityPlan(BaseModel):
     @property
     def extrapolation_bytes(self) -> int:
         """The KV budget's half-width the plan's ends took for lying outside the engine's corpus (0: inside)."""
-        widening = self.estimate.extrapolation
+        widening = None if self.ledger.engine.capacity_fixed_by else self.estimate.extrapolation  # a count: not widened
         return widening.bytes_for(self.ledger.engine.kv_budget_bytes) if widening is not None else 0
 
     @property
@@ -475,8 +478,10 @@ def planned_capacity(
     # each end the least and the most of the three solves: a term may move the budget against its usual way (a reserve
     # that is a share of the free memory before load grows with it: SGLang's, where the free memory after load fixes
     # the rest), and the ends then swap
-    tokens = interval_ends([ledger.token_capacity for ledger in ends], estimate.extrapolation)
-    budgets = interval_ends([ledger.engine.kv_budget_bytes for ledger in ends], estimate.extrapolation)
+    # a flag's block count is not memory's figure: not widened outside the corpus (`fixed_by` holds where both ends fit)
+    widening = None if central.engine.capacity_fixed_by else estimate.extrapolation
+    tokens = interval_ends([ledger.token_capacity for ledger in ends], widening)
+    budgets = interval_ends([ledger.engine.kv_budget_bytes for ledger in ends], widening)
     requests = central.request_capacity
     interval = request_interval(requests, ends[1].request_capacity, ends[2].request_capacity) if requests else None
     if interval is not None and start is not None and start.refused_in_span:  # as the tokens: a refused end holds 0

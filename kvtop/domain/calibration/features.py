@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+from kvtop.domain.calibration.host_memory import CONTEXT_ERROR_WORDS
 from kvtop.domain.calibration.inputs import CalibrationInputs
 from kvtop.domain.calibration.linear import LinearTerm
 from kvtop.domain.calibration.terms import Term, TermEstimate
@@ -162,7 +163,7 @@ def context_estimate(
     assumed = assumed_estimate(
         Term.CONTEXT, label, round(value * GIB), round(error * GIB),
         f"{gib(value * GIB)} assumed at TP {tp} (0.75 GiB + 0.75 GiB per doubling of TP); {because}; ± {gib(error * GIB)}: "
-        "how far the context the engines' logs measured fell from this assumption (90th percentile, each source as one)",
+        f"{CONTEXT_ERROR_WORDS}",
     )
     return assumed.model_copy(update={"assumed_because": because})
 

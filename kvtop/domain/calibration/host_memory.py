@@ -39,6 +39,8 @@ from the node itself (a WSL2 kernel in /proc/version, `/dev/dxg`: `domain.host_d
 
 from __future__ import annotations
 
+import re
+
 from kvtop.domain.calibration.host_estimate import DesktopHost, StartVerdict, UnifiedHost
 from kvtop.domain.calibration.terms import CONTEXT_WITHIN_HOST, Term, TermEstimate
 from kvtop.domain.gpus import is_unified
@@ -293,11 +295,23 @@ _CONTEXT_IN_READINGS = ("each reading was taken after the engine's CUDA context 
                         "TensorRT-LLM's; LMDeploy's assumed alike), so this plan's context lies within it")  # fmt: skip
 
 
+# what the assumed context's ± is, said after it ('± 1.25 GiB: how far …', features.context_estimate); inside a unified
+# host's share its error is the share's span's (`context_within_share` rewords it)
+CONTEXT_ERROR_WORDS = (
+    "how far the context the engines' logs measured fell from this assumption (90th percentile, each source as one)"
+)
+# on a unified host, what the free memory before load measures the context term as: CUDA's total less it holds the
+# host's share too (the OS, its page cache), not the CUDA context alone (FR2 #7: '19.70 GiB' read as a context)
+HOST_AND_CONTEXT_MEASURED = "what the host held and the CUDA context (measured: total − free before load)"
+
+
 def context_within_share(context: TermEstimate) -> TermEstimate:
     """The plan's context term where the host's assumed share holds it (`host_term`): its figure kept (each rank's
     context), its error 0 and not taken off the total again (`PreloadEstimate.context_in_host`): the share's span
-    holds how far it may be off."""
-    return context.with_error(0, 0, 0, beside_error_bytes=0, beyond=None, within=CONTEXT_WITHIN_HOST)
+    holds how far it may be off, and its basis says so (not '± 1.25 GiB: how far …' beside an error of 0)."""
+    basis = re.sub(rf"; ± ([^;:]+): {re.escape(CONTEXT_ERROR_WORDS)}",
+                   rf"; its error within the share's span (± \1 alone: {CONTEXT_ERROR_WORDS})", context.basis)  # fmt: skip
+    return context.with_error(0, 0, 0, beside_error_bytes=0, beyond=None, within=CONTEXT_WITHIN_HOST, basis=basis)
 
 
 def host_in_node(estimates: tuple[TermEstimate, ...], date: str) -> tuple[TermEstimate, ...]:

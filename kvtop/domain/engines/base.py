@@ -476,12 +476,21 @@ class EngineResult(BaseModel):
     # that knob and its value in the engine's words, where no memory share sizes the cache (llama.cpp's
     # `-c 0 (training context 131,072)`): views show it in place of `memory_fraction_flag memory_fraction`
     capacity_setting: str | None = None
+    request_blocks: int | None = None  # vLLM: the blocks one max-length request needs, where a fixed count refuses
 
     @property
     def unused_budget_bytes(self) -> int:
         """Budget no pool and no reserve takes: `unused_bytes`, plus KV budget a token or block cap (or the
         page rounding) leaves outside the pool. Never called runtime reserve: nothing claims it."""
         return self.unused_bytes + max(0, self.kv_budget_bytes - self.kv_pool_bytes)
+
+    @property
+    def count_refusal(self) -> str | None:
+        """The flag's block count's refusal in words, where memory holds the blocks (a shortfall ≤ 0); else None."""
+        if self.fits or self.capacity_fixed_by is None or self.shortfall_bytes > 0:
+            return None
+        need = f"{self.request_blocks:,} blocks for one request against " if self.request_blocks else ""
+        return f"the block count's refusal, not memory's: {need}{self.num_blocks or 0:,} given by {self.capacity_fixed_by}"
 
     @property
     def reserve_short_bytes(self) -> int:

@@ -66,6 +66,8 @@ def plan_status(outcome: PlanOutcome, problems: EditProblems, model_ref: str) ->
     if problems.pending_model is not None:
         return PlanStatus(f"model: press Enter to load {problems.pending_model!r}", "$warning")
     after = outcome.after
+    if after is not None and (refusal := after.engine.count_refusal) is not None:
+        return PlanStatus(f"✓ valid input, but it does not start: {refusal}", "$warning")
     if after is not None and not after.engine.fits:
         return PlanStatus(f"✓ valid input, but it does not fit: {shortfall(after)} short per rank (no KV pool: "
                           "the engine would not start)", "$warning")  # fmt: skip

@@ -173,6 +173,8 @@ def shortfall(ledger: Ledger) -> str:
 
 def _fits(ledger: Ledger) -> str:
     """'yes', 'no, 3.20 GiB short', or 'at risk' where the runtime reserve is below the engine's own."""
+    if ledger.engine.count_refusal:  # the count's refusal, not memory's: no shortfall to show
+        return "no, too few blocks for one request"
     if not ledger.engine.fits:
         return f"no, {shortfall(ledger)} short"
     return "at risk" if ledger.engine.reserve_short_bytes else "yes"

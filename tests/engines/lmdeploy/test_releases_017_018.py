@@ -134,3 +134,20 @@ def test_num_gpu_blocks_is_written_only_where_the_release_declares_it(release: s
     assert (token_caps_of(settings) == "a --num-gpu-blocks setting or the context bound") is declared
     if not declared:
         assert token_caps_of(settings) == "the context bound"
+
+
+@pytest.mark.parametrize(("release", "said"), [("0.16.0", True), ("0.17.0", True), ("0.18.0", False)])
+def test_num_gpu_blocks_before_the_cli_has_it_is_planned_as_the_python_api_and_said(release: str, said: bool) -> None:
+    """Before 0.18.0 `serve api_server` has no `--num-gpu-blocks` (the 0.17.0 wheel's cli/): the count is planned
+    as `PytorchEngineConfig.num_gpu_blocks` (100 blocks × 64 tokens = 6,400), and a note says the copied line
+    leaves it out (it plans from free memory when pasted); from 0.18.0 the line carries it and no note is needed."""
+    model = load_model(str(CONFIGS / "Qwen--Qwen3-32B.json"))
+    settings = parse_flags("lmdeploy", ["--engine-version", release, "--backend", "pytorch", "--num-gpu-blocks", "100"])
+    ledger = predict(model, settings, gpu_total_bytes=H200_BYTES, gpu_name="H200")
+    assert ledger.engine.token_capacity == 100 * 64
+    notes = [note for note in ledger.engine.notes if note.startswith("--num-gpu-blocks: LMDeploy")]
+    assert bool(notes) is said
+    assert ("--num-gpu-blocks" in settings.to_flags()) is not said
+    if said:
+        assert f"LMDeploy {release}'s CLI has no such option (first in 0.18.0" in notes[0]
+        assert "PytorchEngineConfig.num_gpu_blocks" in notes[0]

@@ -81,3 +81,13 @@ def test_the_360_slot_start_is_the_remainder_after_the_logged_mamba_state() -> N
     light, heavy = given(20.63), given(21.90)
     assert heavy < SLOTS_360.tokens < light
     assert abs((light - heavy) - round((21.90 - 20.63) * 32_768)) < 64  # 32,768 fp8 tokens a GiB (page 1)
+
+
+def test_the_context_held_in_the_share_says_its_error_is_the_shares() -> None:
+    """Inside the host's share the context carries no error of its own (0: the share's span holds it), so its basis
+    does not say '± 1.25 GiB: how far …' as if that were its width: it says the error is within the share's span
+    (FR2 #6). 1.25 GiB is the assumed context's held-out error (features.ASSUMED_CONTEXT_ERROR_GIB's fit)."""
+    context = next(term for term in _plan(FP8).estimate.terms if term.term is Term.CONTEXT)
+    assert (context.error_bytes, context.source) == (0, "assumed")
+    assert "; its error within the share's span (± " in context.basis
+    assert "; ± " not in context.basis

@@ -83,6 +83,11 @@ def test_a_yaml_kv_cache_config_without_the_fraction_before_pr_9262(capsys, tmp_
     cmd = f"trtllm-serve MODEL --backend pytorch --kv_cache_free_gpu_memory_fraction 0.5 --extra_llm_api_options {options}"
     out = plan_json(capsys, base, "--cmd", cmd)
     assert out["memory_fraction"]["value"] == pytest.approx(fraction, abs=1e-6)
+    # the typed 0.5 not read is said, never dropped in silence (FR2 #4); where it is read, nothing to say
+    said = [note for note in out["notes"] if note.startswith("--kv_cache_free_gpu_memory_fraction 0.5 not read")]
+    assert len(said) == (fraction == 0.9)
+    if said:
+        assert "before PR #9262 (first in 1.2.0rc5" in said[0] and f"TensorRT-LLM {version} runs at its default 0.9" in said[0]
 
 
 @pytest.mark.parametrize(("version", "key"), [

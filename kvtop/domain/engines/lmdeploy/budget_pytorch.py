@@ -19,6 +19,7 @@ from kvtop.domain.engines.base import EngineInputs, EngineResult
 from kvtop.domain.engines.budget_step import BudgetStep
 from kvtop.domain.engines.lmdeploy.dsa import auto_is_fp8, score_workspace
 from kvtop.domain.engines.lmdeploy.eras import (
+    NUM_GPU_BLOCKS_FLAG_SINCE,
     PYTORCH_ALIGNED_SINCE,
     PYTORCH_FP8_SINCE,
     PYTORCH_KV_QUANT_SINCE,
@@ -123,6 +124,8 @@ def solve_pytorch(inputs: EngineInputs, backend_why: str) -> EngineResult:
     if s.num_gpu_blocks_override:  # 0 is the default: size from memory
         blocks = s.num_gpu_blocks_override
         steps.append(BudgetStep(label="--num-gpu-blocks (memory not consulted)", value=blocks))
+        if not since(NUM_GPU_BLOCKS_FLAG_SINCE, version):  # planned as the Python API's field, said so (FR2 #1)
+            notes.append(python_api_blocks_note(version.label))
         budget = blocks * per_block
     elif era.value in ("fixed_share", "share"):
         share = FIXED_SHARE if era.value == "fixed_share" else ratio
@@ -160,6 +163,14 @@ def solve_pytorch(inputs: EngineInputs, backend_why: str) -> EngineResult:
         shortfall_bytes=0 if fits else over or max(3 * per_block - budget, 1), steps=tuple(steps), notes=tuple(notes),
         capacity_fixed_by="--num-gpu-blocks" if s.num_gpu_blocks_override else None,
     )  # fmt: skip
+
+
+def python_api_blocks_note(release: str) -> str:
+    """Where the release's `serve api_server` has no `--num-gpu-blocks` (before 0.18.0), a count is the Python
+    API's `PytorchEngineConfig.num_gpu_blocks`: planned so, and the copied launch (`to_flags`) leaves it out."""
+    return (f"--num-gpu-blocks: LMDeploy {release}'s CLI has no such option (first in {NUM_GPU_BLOCKS_FLAG_SINCE.since}: "
+            f"{NUM_GPU_BLOCKS_FLAG_SINCE.source}); planned as the Python API's PytorchEngineConfig.num_gpu_blocks, "
+            "which the engine flags below leave out: pasted, the line sizes the pool from free memory")
 
 
 def _state_bytes(inputs: EngineInputs, max_batches: int, steps: list[BudgetStep]) -> int:

@@ -9,11 +9,13 @@ of it to KV blocks. Unlike vLLM and SGLang, the share is of the memory left *aft
 
 from __future__ import annotations
 
+from kvtop.domain.calibration.host_memory import HOST_AND_CONTEXT_MEASURED
 from kvtop.domain.engines.base import CALIBRATED_FREE_BEFORE_LOAD, UNIFIED_SHARE, EngineInputs
 from kvtop.domain.engines.budget_step import BudgetStep
 from kvtop.domain.engines.lmdeploy.eras import PYTORCH_SINCE, TURBOMIND_ARCHITECTURE_ERAS
 from kvtop.domain.engines.versions import ResolvedVersion, era_for, parse_release
 from kvtop.domain.errors import InputError
+from kvtop.domain.gpus import is_unified
 from kvtop.domain.launch import LaunchSettings
 from kvtop.domain.model import ModelSpec
 from kvtop.domain.wording import gib
@@ -82,8 +84,10 @@ def free_after_weights(inputs: EngineInputs, steps: list[BudgetStep], notes: lis
         held_in = (f"the CUDA context and NCCL ({gib(context)}, {meas.context_source()}) within it: the share's "
                    "readings were taken after the engine's context was made" if within else "")  # fmt: skip
         steps.append(BudgetStep(label="− held by the host (unified memory)", bytes=-host, source="assumed", note=held_in))
-    if not within:
-        steps.append(BudgetStep(label="− CUDA context, NCCL", bytes=-context,
+    if not within:  # on a unified host the free memory before load measures its share with the context
+        label = f"− {HOST_AND_CONTEXT_MEASURED}" if is_unified(inputs.gpu_name) and source == "measured" else (
+            "− CUDA context, NCCL")  # fmt: skip
+        steps.append(BudgetStep(label=label, bytes=-context,
                                 measured=meas.is_measured("free_before_load_bytes"), source=meas.context_source()))  # fmt: skip
     steps += inputs.weight_steps()
     free = before - inputs.resident_bytes

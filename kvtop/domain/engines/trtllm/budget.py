@@ -37,6 +37,7 @@ from kvtop.domain.engines.trtllm.eras import (
     profile_rule,
     rounding_rule,
 )
+from kvtop.domain.engines.trtllm.flags import replaced_fraction_note
 from kvtop.domain.engines.trtllm.max_seq_len import max_seq_len_note
 from kvtop.domain.engines.trtllm.overlap_scheduler import overlap_on, refuse_on_tensorrt
 from kvtop.domain.engines.trtllm.transceiver_buffers import transceiver_note
@@ -214,7 +215,7 @@ class TrtllmBudget:
                 role="gpu_total",
             )
         ]
-        notes: list[str] = []
+        notes: list[str] = [replaced] if (replaced := replaced_fraction_note(s)) else []
         if kv.pool("swa") is not None:
             notes.append(
                 "sliding-window layers are sized at full length (no kv_cache_config.max_attention_window given)"

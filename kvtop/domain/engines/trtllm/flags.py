@@ -383,6 +383,7 @@ def settings_with_options(
         update["dp"] = update.get("tp", settings.tp)
     if _replaces_kv_config(flat, settings.engine_version):
         update["free_gpu_memory_fraction"] = None  # the replaced KvCacheConfig's default, 0.9
+        update["replaced_fraction"] = settings.free_gpu_memory_fraction  # said, not planned (`replaced_fraction_note`)
     for key in BOOL_KEYS & extra.keys():  # a word that is not a bool, named in the file it came from
         flag_bool(extra[key], key, source)
     merged = {**settings.model_dump(), **update, "flags": {**settings.flags, **extra}}
@@ -396,6 +397,18 @@ def settings_with_options(
         except InputError as error:
             raise InputError(error.detail, field=GRAPHS_KEY, source=source) from None
     return result
+
+
+def replaced_fraction_note(settings: LaunchSettings) -> str | None:
+    """Where a YAML kv_cache_config replaced the line's whole KvCacheConfig (before PR #9262), the line's typed
+    fraction in words: not read, KvCacheConfig's 0.9 runs (FR2 #4); None where the line typed none or it was read."""
+    typed = settings.replaced_fraction
+    if typed is None:
+        return None
+    return (f"--kv_cache_free_gpu_memory_fraction {typed:g} not read: before PR #9262 (first in "
+            f"{PARTIAL_KV_CONFIG_SINCE}, not pinned) the --extra_llm_api_options YAML's kv_cache_config replaces the "
+            f"line's whole KvCacheConfig, so TensorRT-LLM {settings.engine_version} runs at its default 0.9; put "
+            f"free_gpu_memory_fraction: {typed:g} under the YAML's kv_cache_config to keep it")
 
 
 def _replaces_kv_config(flat: Mapping[str, object], engine_version: str | None) -> bool:

@@ -215,8 +215,12 @@ def serve_launch(settings: LaunchSettings) -> EngineLaunch:
         raw = settings.flags.get(key)
         if raw is not None and raw is not False:
             line += [f"--{key}"] if raw is True else [f"--{key}", str(raw)]
-    if body:
-        line += [CONFIG_OPTION, CONFIG_FILE]
+    # the person's own file stays the line's pointer and the file kvtop's keys are added to (FR2 #3): kvtop's own name
+    # would drop it when pasted
+    own = settings.extra_llm_api_options or None
+    file = own or CONFIG_FILE
+    if body or own:
+        line += [CONFIG_OPTION, file]
     engine_built = tensorrt_engine(settings)
     build = written_flags(settings, {**_BUILD_FIELDS, **_ENGINE_BUILT} if engine_built else {
         field: flag for field, flag in _BUILD_FIELDS.items() if field != "quantization"})  # fmt: skip
@@ -239,7 +243,7 @@ def serve_launch(settings: LaunchSettings) -> EngineLaunch:
         return EngineLaunch(line=(), line_said=said, build=tuple(build), build_said=build_said, build_tools=tools)
     moved = {"kv_cache_config.free_gpu_memory_fraction": _FRACTION} if "kv_cache_config" in body and (
         settings.free_gpu_memory_fraction is not None) else {}  # fmt: skip
-    return EngineLaunch(line=tuple(line), config=body, config_option=CONFIG_OPTION if body else None,
-                        config_file=CONFIG_FILE if body else None, build=tuple(build), build_said=build_said,
-                        config_said=said, config_own=bool(settings.extra_llm_api_options), moved=moved,
+    return EngineLaunch(line=tuple(line), config=body, config_option=CONFIG_OPTION if body or own else None,
+                        config_file=file if body or own else None, build=tuple(build), build_said=build_said,
+                        config_said=said, config_own=own is not None, moved=moved,
                         build_tools=tools)  # fmt: skip

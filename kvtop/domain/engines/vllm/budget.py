@@ -330,6 +330,7 @@ class VllmBudget:
             cell=dsv4.cell(max_len, in_flight) if dsv4 is not None else (
                 encdec_cell(block, blocks_per_request, page_bytes * group_size, max_len, encoder) if encoder else None),
             state_slots=num_blocks if state_only is not None and fits else 0, capacity_fixed_by=fixed_by,
+            request_blocks=blocks_per_request if fixed_by and not fits and not over else None,
             start_cache=cold_compile_charge(inputs),  # §2.6: a cold torch.compile, not known before the start
         )  # fmt: skip
 
