@@ -8,9 +8,8 @@ host, what the host holds is an assumed term where the engine sizes from the fre
 (the share's readings hold it), and said either way (`host_memory.py`). On it rest, and nowhere else:
 
 - `calibrated_ledger`: the clean prediction (the dashboard's, the planner's, the demo's, `plan`'s centre);
-- `planned_capacity`: that ledger and the capacity at both ends of the interval (the engines' budgets
-  are monotone in every term, though not always the usual way: each end is the least and the most of the centre
-  and the two solves; the dominant term names what to measure first; an attention-free model's requests too);
+- `planned_capacity`: that ledger and the capacity at both ends of the interval (`interval_ends`: the least and
+  the most of the centre and the two solves; the dominant term names what to measure first; requests too);
 - `start_overhead.start_overhead`: what a (re)start finds taken before its weights, its own module.
 """
 
