@@ -36,7 +36,7 @@ HYBRID_SAMPLE = tuple(record_id for record_id, _, _ in SAMPLE_ROWS)  # the class
 
 def _vllm(ids: tuple[str, ...]) -> list[Record]:
     """vLLM's records of `ids`, in file order, each resolved fresh from its line as `load(fresh=True)` resolves every
-    line: the subset's few, not the file's ≈ 760 (each resolve plans its record: ≈ 12 s of a 600 s profiled run a load)."""
+    line: the subset's few, not the file's ≈ 760 (each resolve plans its record)."""
     lines = (CORPUS / "vllm.jsonl").read_text().splitlines()
     raws = [raw for raw in (json.loads(line) for line in lines if line.strip()) if raw["id"] in ids]
     assert {raw["id"] for raw in raws} == set(ids), "a subset record left the corpus"
