@@ -14,10 +14,12 @@ hybrid_graph_sample.py; review R2 4): each fold must read its own fit's, not the
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from benchmarks.calibration import evaluate
-from benchmarks.calibration.corpus import by_id, load_all
+from benchmarks.calibration.corpus import CORPUS, Record, load, resolve
 from benchmarks.calibration.evaluate import Corpus
 from benchmarks.calibration.judgement import engine_scale, judge_corpus
 from kvtop.domain.calibration import cuda_context, features, gpu_totals, host_memory, plan_fits, weights
@@ -32,18 +34,26 @@ V064 = ("vllm-issue11251-v100", "case-vllm-10517-llama31-8b-3090", "case-vllm-pr
 HYBRID_SAMPLE = tuple(record_id for record_id, _, _ in SAMPLE_ROWS)  # the class's starts on GPUs of their own
 
 
+def _vllm(ids: tuple[str, ...]) -> list[Record]:
+    """vLLM's records of `ids`, in file order, each resolved fresh from its line as `load(fresh=True)` resolves every
+    line: the subset's few, not the file's ≈ 760 (each resolve plans its record)."""
+    lines = (CORPUS / "vllm.jsonl").read_text().splitlines()
+    raws = [raw for raw in (json.loads(line) for line in lines if line.strip()) if raw["id"] in ids]
+    assert {raw["id"] for raw in raws} == set(ids), "a subset record left the corpus"
+    return [resolve(raw) for raw in raws]
+
+
 def _subsets() -> dict[str, Corpus]:
     """Fresh records (no memo carried over): TensorRT-LLM's, LMDeploy's, SGLang's and vLLM v0.6.4's starts (the
     one-process context fitted) with vLLM's hybrid prefix-caching ones (the class's centre fitted), and vLLM v0.6.4's
     alone (too few sources to fit it: the plan assumes it). Resolved again (`fresh`): the records `load_all` shares
     across the process hold plans made with the committed blocks."""
-    corpus = load_all(fresh=True)
-    v064 = [record for record in corpus["vllm"] if record.id in V064]
-    hybrid = [record for record in corpus["vllm"] if record.id in HYBRID_SAMPLE]
+    lmdeploy = load("lmdeploy", fresh=True)
+    v064 = _vllm(V064)
     return {
-        "with context fits": {"sglang": corpus["sglang"], "trtllm": corpus["trtllm"], "lmdeploy": corpus["lmdeploy"],
-                              "vllm": v064 + hybrid},
-        "without context fits": {"vllm": v064, "lmdeploy": corpus["lmdeploy"]},
+        "with context fits": {"sglang": load("sglang", fresh=True), "trtllm": load("trtllm", fresh=True),
+                              "lmdeploy": lmdeploy, "vllm": v064 + _vllm(HYBRID_SAMPLE)},
+        "without context fits": {"vllm": v064, "lmdeploy": lmdeploy},
     }  # fmt: skip
 
 
@@ -108,7 +118,7 @@ def test_the_judgement_reads_no_committed_block(monkeypatch: pytest.MonkeyPatch,
     # what the subset must reach for the check to mean something: a TensorRT-LLM PyTorch start (its context assumed)
     # and a v0.6.4 vLLM start (one process's context added), judged; the context fitted in one subset, not the other
     ids = [name.split(" ", 1)[1] for name in before["with context fits"] if name.startswith("blind ")]
-    records = by_id()
+    records = {record.id: record for records in _subsets()["with context fits"].values() for record in records}
     assert any(records[i].engine == "trtllm" and _profiled(records[i].inputs()) for i in ids)
     assert any(i in V064 for i in ids)
     # every desktop start: SGLang's two under WSL2 (my-deepseek-…-3090; ghourimarti-…-rtx3060, session 60),

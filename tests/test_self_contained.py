@@ -37,6 +37,19 @@ if _LOG:
     sys.addaudithook(_record)
 '''
 
+#: A plugin (`-p`) that runs only the READERS' tests of a whole-suite collection: one child both collects every test
+#: module (their imports and module-level reads audited) and runs the readers, instead of two children collecting.
+SELECT = '''
+import os
+
+
+def pytest_collection_modifyitems(config, items):
+    keep = tuple(os.environ["KVTOP_AUDIT_READERS"].split(os.pathsep))
+    chosen = [item for item in items if item.nodeid.split("::", 1)[0] in keep]
+    config.hook.pytest_deselected(items=[item for item in items if item not in chosen])
+    items[:] = chosen
+'''
+
 #: Test modules that, between them, read every kind of data: all case logs, all configs, the
 #: samples behind the fakes, the metrics pages, the shipped scenarios, presets and palettes.
 READERS = (
@@ -97,13 +110,17 @@ def audited_reads(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     work = tmp_path_factory.mktemp("audit")
     (work / "hook").mkdir()
     (work / "hook" / "sitecustomize.py").write_text(HOOK)
+    (work / "hook" / "kvtop_audit_readers.py").write_text(SELECT)
     log = work / "opened.log"
-    # the calibration store of whoever runs the tests stays out of it: a private state directory
-    env = dict(os.environ, KVTOP_OPEN_LOG=str(log), HF_HUB_OFFLINE="1", XDG_STATE_HOME=str(work / "state"))
+    # the calibration store of whoever runs the tests stays out of it: a private state directory; bytecode (and
+    # pytest's rewritten test modules) cached in a private temp folder, so that the children after the first reuse
+    # what it compiled, even where the caller's environment says PYTHONDONTWRITEBYTECODE
+    env = dict(os.environ, KVTOP_OPEN_LOG=str(log), HF_HUB_OFFLINE="1", XDG_STATE_HOME=str(work / "state"),
+               PYTHONPYCACHEPREFIX=str(work / "pycache"), KVTOP_AUDIT_READERS=os.pathsep.join(READERS))  # fmt: skip
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPATH"] = os.pathsep.join([str(work / "hook"), str(ROOT)])
-    runs = [
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--collect-only", "tests"],
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *READERS],
+    runs = [  # every test module collected, the readers' tests run
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "kvtop_audit_readers", "-q", "tests"],
         *([sys.executable, "-m", "kvtop", *command] for command in COMMANDS),
         [sys.executable, "-c", f"import os; os.listdir({str(ROOT.parent)!r})"],  # the canary: a sibling listing
     ]
