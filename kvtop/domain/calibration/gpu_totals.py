@@ -115,9 +115,9 @@ CUDA_TOTAL_FITS: dict[str, LinearTerm] = {
     ),
     'cuda_total.GB10': LinearTerm(
         key='cuda_total.GB10', features=('1 GiB',),
-        coefficients=(121.69,), error_bytes=CUDA_TOTAL_ERROR_BYTES, records=9,
-        sources=1, gpus=('GB10',),
-        novel_error_bytes=CUDA_TOTAL_ERROR_BYTES, feature_sources=(1,),
+        coefficients=(121.484,), error_bytes=CUDA_TOTAL_ERROR_BYTES, records=10,
+        sources=2, gpus=('GB10',),
+        novel_error_bytes=2211908286, feature_sources=(2,),
     ),
     'cuda_total.GB200': LinearTerm(
         key='cuda_total.GB200', features=('1 GiB',),

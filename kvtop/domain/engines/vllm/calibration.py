@@ -183,25 +183,25 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.context': LinearTerm(
         key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
-        coefficients=(0.551272, 0.849839, 0.361389), error_bytes=1148903752, records=81,
-        sources=18, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'H100-PCIE', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090', 'RTXPRO6000'),
-        novel_error_bytes=1148903752, feature_sources=(18, 4, 2),
-        group_errors=(('1 GiB', 597986118), ('1 GiB + 1 GiB when TP × PP > 1', 677799526)),
+        coefficients=(0.945085, 0.456026, 0.361389), error_bytes=1148903752, records=85,
+        sources=19, gpus=('A100-40GB', 'A100-80GB', 'GB10', 'H100', 'H100-NVL', 'H100-PCIE', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090', 'RTXPRO6000'),
+        novel_error_bytes=7933460450, feature_sources=(19, 4, 2),
+        group_errors=(('1 GiB', 844164823), ('1 GiB + 1 GiB when TP × PP > 1', 677799526)),
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000",),
-        coefficients=(0.239685,), error_bytes=1044712560, records=121,
-        sources=37, gpus=('A100-40GB', 'A100-80GB', 'A40', 'GB300', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L40S', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090-LAPTOP', 'RTXA6000', 'RTXPRO6000', 'T4'),
-        novel_error_bytes=1044712560, feature_sources=(37,),
-        group_errors=(("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000", 1044712560),),
+        coefficients=(0.241427,), error_bytes=1038489157, records=122,
+        sources=38, gpus=('A100-40GB', 'A100-80GB', 'A40', 'GB10', 'GB300', 'H100', 'H100-NVL', 'H100-PCIE', 'H200', 'L40S', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090-LAPTOP', 'RTXA6000', 'RTXPRO6000', 'T4'),
+        novel_error_bytes=1038489157, feature_sources=(38,),
+        group_errors=(("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000", 1038489157),),
     ),
     'vllm.hybrid_sample': LinearTerm(
         key='vllm.hybrid_sample', features=('1 GiB on a hybrid with prefix caching and captured graphs (v0.24.0 – v0.27.x, V1 runner)',),
-        coefficients=(1.773797,), error_bytes=1715344108, records=10,
+        coefficients=(1.753456,), error_bytes=1688135199, records=10,
         sources=6, gpus=('H100-PCIE', 'L40S', 'RTX5090', 'RTXPRO6000'),
-        novel_error_bytes=1715344108, feature_sources=(6,),
-        group_errors=(('1 GiB on a hybrid with prefix caching and captured graphs (v0.24.0 – v0.27.x, V1 runner)', 1715344108),),
-        span_bytes=(-1715344108, 627257903),
+        novel_error_bytes=1688135199, feature_sources=(6,),
+        group_errors=(('1 GiB on a hybrid with prefix caching and captured graphs (v0.24.0 – v0.27.x, V1 runner)', 1688135199),),
+        span_bytes=(-1688135199, 649470861),
     ),
     'vllm.non_torch.v0': LinearTerm(
         key='vllm.non_torch.v0', features=('1 GiB', '1 GiB when the custom all-reduce runs (TP > 1 on NVLink GPUs)'),
@@ -233,10 +233,10 @@ FITS: dict[str, LinearTerm] = {
     ),
 }  # fmt: skip
 INTERVAL_SCALE: IntervalScale | None = IntervalScale(
-    engine='vllm', factor=1.0, records=705, sources=343,
+    engine='vllm', factor=1.0, records=720, sources=349,
 )
 EXTRAPOLATION: Extrapolation | None = Extrapolation(
-    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A10G', 'A30', 'A40', 'A800', 'B200', 'GB10', 'GB200', 'GB300', 'GH200', 'GTX1080', 'GTX1650', 'GTX1660-SUPER', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H20-3E', 'H200', 'JETSON-AGX-THOR', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3050-LAPTOP', 'RTX3060', 'RTX3060-LAPTOP', 'RTX3060-TI', 'RTX3090', 'RTX4060', 'RTX4070-LAPTOP', 'RTX4070-TI-SUPER', 'RTX4080-LAPTOP', 'RTX4090', 'RTX4090-D', 'RTX5060-TI', 'RTX5070-TI', 'RTX5080', 'RTX5090', 'RTX5090-LAPTOP', 'RTX6000-ADA', 'RTX6000D', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO4000', 'RTXPRO6000', 'T4', 'TITAN-RTX', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 33), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=2108, sources=344,
+    engine='vllm', gpus=('A10', 'A100-40GB', 'A100-80GB', 'A10G', 'A30', 'A40', 'A800', 'B200', 'GB10', 'GB200', 'GB300', 'GH200', 'GTX1080', 'GTX1650', 'GTX1660-SUPER', 'H100', 'H100-NVL', 'H100-PCIE', 'H20', 'H20-3E', 'H200', 'JETSON-AGX-THOR', 'L20', 'L4', 'L40', 'L40S', 'RTX2000-ADA', 'RTX2060', 'RTX2080-TI', 'RTX3050-6GB', 'RTX3050-LAPTOP', 'RTX3060', 'RTX3060-LAPTOP', 'RTX3060-TI', 'RTX3090', 'RTX4060', 'RTX4070-LAPTOP', 'RTX4070-TI-SUPER', 'RTX4080-LAPTOP', 'RTX4090', 'RTX4090-D', 'RTX5060-TI', 'RTX5070-TI', 'RTX5080', 'RTX5090', 'RTX5090-LAPTOP', 'RTX6000-ADA', 'RTX6000D', 'RTXA4000', 'RTXA5000', 'RTXA6000', 'RTXPRO4000', 'RTXPRO6000', 'T4', 'TITAN-RTX', 'V100', 'V100-32GB'), band_depth=2, newest_band=(0, 33), classes=('MLA with MoE', 'MoE', 'dense', 'state-space hybrid', 'vision-language', 'vision-language with MoE'), gpu_fraction=0.0, version_fraction=0.0, class_fraction=0.0, records=2150, sources=349,
 )  # fmt: skip
 # END FITTED
 
