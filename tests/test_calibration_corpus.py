@@ -104,11 +104,13 @@ def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: boo
     session by session: docs/calibration_history.md."""
     judged = _judged(corpus_judgement, "vllm", weights_logged)
     errors = sorted(abs(j.error) for j in judged)
-    assert len(judged) == (498 if weights_logged else 706)
-    assert len({j.record.source for j in judged}) == (241 if weights_logged else 344)
+    assert len(judged) == (504 if weights_logged else 720)
+    assert len({j.record.source for j in judged}) == (244 if weights_logged else 349)
     assert statistics.median(errors) <= 0.02 and not any(math.isnan(e) for e in errors)
     assert sum(j.covered for j in judged) / len(judged) >= 0.9
-    # within 5 %: met with the weights logged in session 71 (450 of 498, 90.4 %, after its 24 held-out vLLM starts and its
+    # within 5 %: met with the weights logged in session 72 (455 of 504, 90.3 %, after its 14 held-out vLLM starts and its
+    # rules: DFlash drafters, Qwen3-Next's MTP layer, the hybrid prefix-caching class calibrated on any captured graphs),
+    # in session 71 (450 of 498, 90.4 %, after its 24 held-out vLLM starts and its
     # rules: the sm_120 pinned segment at the centre, the runner variable, the cold copy on the first stage only) and in
     # session 70 (447 of 496, 90.1 %, after its held-out vLLM starts and its
     # rules: the cold compile's embedding-table copy before v0.29.0 (combo kernels on from v0.11.1; inside V1's peak where
@@ -124,7 +126,8 @@ def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: boo
     # warm-compile T4 starts; 331 of 367 met it mid-session with the Qwen3-VL-Embedding T4 start given its
     # checkpoint's processor; 330 of 367, 89.9 %, session 64; 326 of 363 in session 63: the laptop sweeps
     # under WSL2, an RTX 4070 Laptop's six AWQ starts and an RTX 4080 Laptop's nine, a constant 0.18-0.2 GiB
-    # the host holds beside the weights); fully blind NOT met since session 59 (612 of 706, 86.7 %, session 71: the 0.1.x batch, the sm_120
+    # the host holds beside the weights); fully blind NOT met since session 59 (626 of 720, 86.9 %, session 72: the hybrid class's calibrated centre, the
+    # DFlash drafters, Qwen3-Next's MTP layer; 612 of 706, 86.7 %, session 71: the 0.1.x batch, the sm_120
     # pinned segment, the msamuelson starts said cold; 572 of 682, 83.9 %, session 70, whose
     # held-out GB10 NVFP4 and RTX 5060 Ti WSL2 starts miss; 552 of 669, 82.5 %, session 69: host XY's RTX 4090, a card holding 1.0-1.4 GiB
     # for another process in six of its nine starts; 521 of 637, 81.8 %, session 68; 495 of 613, 80.8 %, session 67;
@@ -134,7 +137,7 @@ def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: boo
     # session 61's kuotunyu RTX 4090 desktop: ten starts of one card, seven beyond 5 %), and session 62's
     # warm-cache T4 restarts and desktop RTX 3060 / GTX 1650 / RTX 5070 Ti starts, all invisible at launch
     # (docs/calibration_history.md, docs/engines/vllm.md §2.6)
-    assert sum(e <= 0.05 for e in errors) == (450 if weights_logged else 612)
+    assert sum(e <= 0.05 for e in errors) == (455 if weights_logged else 626)
     assert sum(e <= 0.05 for e in errors) / len(errors) >= (0.90 if weights_logged else 0.86)
 
 
@@ -146,10 +149,10 @@ def test_a_derived_figure_is_the_engines_own_definition_of_the_printed_ones() ->
     assert record.figures["weights"] == round(15.11 * 2**30)
 
 
-# SGLang starts on unified-memory GB10 hosts beyond 5 % (session 71: one DGX Spark's journals and the yukimaru record,
-# judged from this session; SOURCES.md, session 71 helpers B and B2)
-GB10_MISSED = {"yukimaru77-qwen3.5-4b-gb10-v059-mf08": 1_375_304,
-               "coralleicn-dgxspark-gemma-4-26b-a4b-it-gb10-sglang0518dev-m075-len32768": 213_761,
+# SGLang starts on unified-memory GB10 hosts beyond 5 % (session 71: one DGX Spark's journals, SOURCES.md, session 71
+# helpers B and B2; the yukimaru record within since session 72, −5.45 → −4.70 %: the host's share no longer counts
+# the engine's CUDA context twice, docs/calibration_history.md)
+GB10_MISSED = {"coralleicn-dgxspark-gemma-4-26b-a4b-it-gb10-sglang0518dev-m075-len32768": 213_761,
                "coralleicn-dgxspark-qwen3.8-27b-fp8-gb10-sglang0518dev-m045-mamba16-bf16state": 337_292,
                "coralleicn-dgxspark-qwen3.8-27b-fp8-gb10-sglang0518dev-m045-mamba16-mtp3": 221_044,
                "coralleicn-dgxspark-qwen3.8-27b-fp8-gb10-sglang0518dev-m085-mamba384-mtp3-bs96": 92_478,
