@@ -78,6 +78,17 @@ def test_a_nested_key_kvtop_does_not_read_is_refused_by_name() -> None:
         parse_flags("vllm", ["--hf-overrides", '{"vision_config": {"depth": 2}}'], strict=True)
 
 
+def test_a_text_config_override_on_a_flat_config_is_refused() -> None:
+    """Qwen3-32B's fields are flat: `_apply_dict_overrides` finds no nested config and sets text_config to the dict,
+    which get_text_config then returns and get_hf_text_config refuses (v0.27.1 transformers_utils/config.py:1053-1065,
+    transformers 5.5.3 configuration_utils.py get_text_config)."""
+    model = model_from_config(json.loads((CONFIGS / "Qwen--Qwen3-32B.json").read_text()))
+    assert model.text_section == ""
+    settings = parse_flags("vllm", ["--hf-overrides", _a4(3.0)])
+    with pytest.raises(InputError, match="this config has no text_config section"):
+        derived_max_len(model, settings, ResolvedVersion(text="0.27.1"))
+
+
 def _plan(length: int, factor: float | None, *extra: str) -> dict[str, object]:
     """The A4 launch as typed (SOURCES.md's blind command), with the override or without it."""
     override = f" --hf-overrides '{_a4(factor)}'" if factor else ""

@@ -94,7 +94,7 @@ NESTED_OVERRIDE_ERAS: Eras[bool] = Eras((
     Era("0.11.1", True, "_apply_dict_overrides recurses into a nested PretrainedConfig (_update_nested: a dict value "
                         "merged key by key into the dict it names, the section's other keys kept), then "
                         "hf_text_config = get_hf_text_config(hf_config), which _get_and_verify_max_len reads (v0.11.1 "
-                        "config/model.py:368-410, :514-515, :1737; v0.27.1 :457-500, :593-594, :1874; v0.34.0 "
+                        "config/model.py:368-411, :514-515, :1737; v0.27.1 :457-500, :593-594, :1874; v0.34.0 "
                         ":542-585, :709-710, :2205)"),
 ))  # fmt: skip
 # whether, with no --max-model-len, a longrope rope in effect makes the default length the config's top-level
@@ -201,6 +201,11 @@ def _override_items(
                              field=HF_OVERRIDES_FLAG)  # fmt: skip
         if not isinstance(value, dict):
             raise InputError(f"{TEXT_CONFIG_KEY} must be a JSON object", field=HF_OVERRIDES_FLAG)
+        if model is not None and model.text_section != TEXT_CONFIG_KEY:
+            raise InputError(f"{TEXT_CONFIG_KEY}: this config has no {TEXT_CONFIG_KEY} section (vLLM sets the plain "
+                             "dict there and get_hf_text_config refuses it: 'does not have `num_attention_heads`', "
+                             "v0.27.1 transformers_utils/config.py:1053-1065, config/model.py:494-499)",
+                             field=HF_OVERRIDES_FLAG)  # fmt: skip
         for key, inner in value.items():
             if model is None:  # the merge needs config.json's rope: read where the plan has the model
                 continue
