@@ -187,6 +187,9 @@ class ModelSpec(FreshCopyModel):
     # that rope block states `mrope_section`: multimodal rotary sections (Qwen2-VL, Qwen2.5-VL, Qwen3-VL), for which an
     # engine may build its own rope module (vLLM's get_rope: MRotaryEmbedding, an engine's rule)
     mrope: bool = False
+    # the config's section holding the language model (`text_config`, `llm_config`, …; '' where its fields are flat): an
+    # engine's override may name it (vLLM's `--hf-overrides '{"text_config": …}'`, rope_override.py)
+    text_section: str = ""
     # config.json's top-level model_type is its nested text_config's own: the text model's config class, which
     # takes no text_config, so that section stays a plain dict (MLC's ministral3 preset; vLLM refuses it)
     text_config_of_own_type: bool = False

@@ -146,6 +146,7 @@ def read_config(
         "rope_original_positions": _rope_original(config[nested_key] if nested_key else config),
         "mrope": _mrope(config[nested_key] if nested_key else config),
         "partial_rotary_factor": partial_rotary_factor(config[nested_key] if nested_key else config, entry.model_type),
+        "text_section": nested_key or "",
         "text_config_of_own_type": nested_key == "text_config" and bool(outer.model_type)
         and outer.model_type == config["text_config"].get("model_type"),
         "strict_type_mismatches": strict_type_mismatches(stated_type, section, outer.model_type or ""),

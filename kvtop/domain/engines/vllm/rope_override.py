@@ -23,6 +23,8 @@ config.json's rope or a launch's; the rope cache's rows still count it, weights_
 launch's where one reaches the length, else config.json's (`derived_length`). Other `--hf-overrides` keys change
 the config kvtop reads from config.json (a layer count, a width): not modelled, refused by name where typed or on a
 launch line (`refuse_unmodelled_keys`, flags.py `refuse`); a log's printed overrides are read for their rope alone.
+The same rope keys under `text_config` (a multimodal config's language model: Qwen3.5/3.6) reach the length from
+v0.11.1, merged into config.json's rope (`NESTED_OVERRIDE_ERAS`); its other keys are refused as `text_config.<key>`.
 """
 
 from __future__ import annotations
@@ -83,6 +85,18 @@ DERIVED_KEYS_ERAS: Eras[frozenset[str]] = Eras((
         "through v0.23.x would not (not modelled: a fresh install resolves 5.x)"),
 ))  # fmt: skip
 ROPE_KEYS = frozenset({"rope_scaling", "rope_parameters", THETA_KEY})
+TEXT_CONFIG_KEY = "text_config"  # a multimodal config's language model section (Qwen3.5/3.6 nest their rope there)
+# whether an `--hf-overrides` `text_config` object is merged into the text model's config (its rope keys then reach
+# the length as a top-level one does: `_get_and_verify_max_len` reads `hf_text_config`), not replacing the section
+NESTED_OVERRIDE_ERAS: Eras[bool] = Eras((
+    Era("", False, "get_config's `config.update(hf_overrides_kw)` sets text_config to the plain dict, replacing the "
+                   "section (v0.11.0 transformers_utils/config.py:631-633)"),
+    Era("0.11.1", True, "_apply_dict_overrides recurses into a nested PretrainedConfig (_update_nested: a dict value "
+                        "merged key by key into the dict it names, the section's other keys kept), then "
+                        "hf_text_config = get_hf_text_config(hf_config), which _get_and_verify_max_len reads (v0.11.1 "
+                        "config/model.py:368-411, :514-515, :1737; v0.27.1 :457-500, :593-594, :1874; v0.34.0 "
+                        ":542-585, :709-710, :2205)"),
+))  # fmt: skip
 # whether, with no --max-model-len, a longrope rope in effect makes the default length the config's top-level
 # original_max_position_embeddings (`getattr(hf_config, …, derived)`: 'to avoid performance degradation for shorter
 # sequences')
@@ -140,18 +154,71 @@ def _ropes(value: object, flag: str) -> tuple[dict[str, object], ...]:
 
 
 def refuse_unmodelled_keys(value: object) -> None:
-    """An `--hf-overrides` typed to kvtop or on a launch line names only keys kvtop reads; any other changes the config
-    kvtop reads from config.json (a layer count, a width): InputError naming it (a log's printed overrides, what ran,
+    """An `--hf-overrides` typed to kvtop or on a launch line names only keys kvtop reads (the rope keys, at the top
+    level or under `text_config`); any other changes the config kvtop reads from config.json (a layer count, a
+    width): InputError naming it, `text_config.num_hidden_layers` where nested (a log's printed overrides, what ran,
     are read for their rope alone)."""
-    other = sorted(set(json_object(value, HF_OVERRIDES_FLAG)) - ROPE_KEYS)
+    given = json_object(value, HF_OVERRIDES_FLAG)
+    nested = given.get(TEXT_CONFIG_KEY, {})
+    if not isinstance(nested, dict):
+        raise InputError(f"{TEXT_CONFIG_KEY} must be a JSON object", field=HF_OVERRIDES_FLAG)
+    other = sorted(set(given) - ROPE_KEYS - {TEXT_CONFIG_KEY}) or sorted(f"{TEXT_CONFIG_KEY}.{key}" for key in set(nested) - ROPE_KEYS)
     if other:
         raise InputError(f"key {other[0]!r} is not modelled by kvtop (it changes the config kvtop reads from "
-                         "config.json: write it there); kvtop reads rope_scaling, rope_parameters and rope_theta",
+                         "config.json: write it there); kvtop reads rope_scaling, rope_parameters and rope_theta, "
+                         f"at the top level or under {TEXT_CONFIG_KEY}",
                          field=HF_OVERRIDES_FLAG)  # fmt: skip
 
 
-def launch_ropes(settings: LaunchSettings, version: ResolvedVersion) -> tuple[tuple[dict[str, object], ...], str] | None:
-    """(the rope dict(s) the launch gives `_get_and_verify_max_len`, the spelling) or None where it gives none.
+def _config_rope(model: ModelSpec | None) -> dict[str, object]:
+    """config.json's rope block as kvtop reads it (type, factor, original positions, whether it states
+    mrope_section): what a `text_config` override's rope is merged into (`_update_nested` keeps the keys it does not
+    name). A rope nested by layer type, which kvtop does not read, counts as none (its keys are not kept)."""
+    if model is None or not model.rope_type:
+        return {}
+    base: dict[str, object] = {"rope_type": model.rope_type, "factor": model.rope_factor}
+    if model.rope_original_positions:
+        base["original_max_position_embeddings"] = model.rope_original_positions
+    if model.mrope:
+        base["mrope_section"] = "config.json's"
+    return base
+
+
+def _override_items(
+    given: Mapping[str, object], version: ResolvedVersion, model: ModelSpec | None
+) -> list[tuple[str, object, str]]:
+    """(rope key, its value, the spelling) in the override's order: a top-level rope key as given, a `text_config`
+    one merged into config.json's rope (`_config_rope`, `NESTED_OVERRIDE_ERAS`; none without the model); InputError for a `text_config`
+    override at a release that replaces the whole section with it."""
+    items: list[tuple[str, object, str]] = []
+    for name, value in given.items():
+        if name != TEXT_CONFIG_KEY:
+            items.append((name, value, f"{HF_OVERRIDES_FLAG} {name}"))
+            continue
+        era = era_for(NESTED_OVERRIDE_ERAS, version)
+        if not era.value:
+            raise InputError(f"{TEXT_CONFIG_KEY} is not modelled by kvtop at vLLM {version.label} ({era.source})",
+                             field=HF_OVERRIDES_FLAG)  # fmt: skip
+        if not isinstance(value, dict):
+            raise InputError(f"{TEXT_CONFIG_KEY} must be a JSON object", field=HF_OVERRIDES_FLAG)
+        if model is not None and model.text_section != TEXT_CONFIG_KEY:
+            raise InputError(f"{TEXT_CONFIG_KEY}: this config has no {TEXT_CONFIG_KEY} section (vLLM sets the plain "
+                             "dict there and get_hf_text_config refuses it: 'does not have `num_attention_heads`', "
+                             "v0.27.1 transformers_utils/config.py:1053-1065, config/model.py:494-499)",
+                             field=HF_OVERRIDES_FLAG)  # fmt: skip
+        for key, inner in value.items():
+            if model is None:  # the merge needs config.json's rope: read where the plan has the model
+                continue
+            merged = {**_config_rope(model), **inner} if isinstance(inner, dict) else inner
+            items.append((key, merged, f"{HF_OVERRIDES_FLAG} {TEXT_CONFIG_KEY}.{key}"))
+    return items
+
+
+def launch_ropes(
+    settings: LaunchSettings, version: ResolvedVersion, model: ModelSpec | None = None
+) -> tuple[tuple[dict[str, object], ...], str] | None:
+    """(the rope dict(s) the launch gives `_get_and_verify_max_len`, the spelling) or None where it gives none; a
+    `text_config` rope merged into the model's own (`_override_items`; without a model, as given).
 
     Raises InputError for a malformed value or `--rope-scaling` at a release without it."""
     flags: Mapping[str, object] = settings.flags
@@ -163,11 +230,11 @@ def launch_ropes(settings: LaunchSettings, version: ResolvedVersion) -> tuple[tu
                              field=HF_OVERRIDES_FLAG)  # fmt: skip
         given = json_object(overrides, HF_OVERRIDES_FLAG)
         keys = era_for(DERIVED_KEYS_ERAS, version).value
-        for name, value in given.items():  # the override's order: the last key that reaches wins
+        for name, value, spelling in _override_items(given, version, model):  # in order: the last that reaches wins
             if name in ("rope_scaling", "rope_parameters"):
-                ropes = _ropes(value, f"{HF_OVERRIDES_FLAG} {name}")
+                ropes = _ropes(value, spelling)
                 if name in keys:
-                    found = ropes, f"{HF_OVERRIDES_FLAG} {name}"
+                    found = ropes, spelling
     if scaling is not None:
         era = era_for(ROPE_SCALING_FLAG_ERAS, version)
         if not era.value:
@@ -186,7 +253,7 @@ def derived_max_len(
     position field is scaled too: `_get_and_verify_max_len` takes its 2,048 default (kvtop's nominal positions,
     `ModelSpec.positions_nominal`) and multiplies it as any other (v0.10.1 config/__init__.py:2882-2898, :2900-2924), where no
     --max-model-len is given (a given one it returns as it is, :2883-2885: `refusals.context_above_positions`)."""
-    given = launch_ropes(settings, version)
+    given = launch_ropes(settings, version, model)
     scaled = _scaled(model, given[0], unscaled) if given else None
     if given is None or scaled is None:
         return None
@@ -229,7 +296,7 @@ def launch_rope_rows(model: ModelSpec, settings: LaunchSettings, version: Resolv
     YaRN; dynamic NTK through v0.21.0), but a dynamic NTK rope's cache is the positions long from v0.22.0, its factor
     left out (rope_rows.DYNAMIC_SCALED_ERAS)."""
     derived = derived_max_len(model, settings, version)
-    given = launch_ropes(settings, version)
+    given = launch_ropes(settings, version, model)
     era = era_for(DYNAMIC_SCALED_ERAS, version)
     if derived is None or given is None or era.value or derived[0] == model.max_position_embeddings:
         return derived
@@ -246,7 +313,9 @@ def unread_override(settings: LaunchSettings, version: ResolvedVersion) -> str |
     if overrides is None:
         return None
     keys = era_for(DERIVED_KEYS_ERAS, version)
-    given = set(json_object(overrides, HF_OVERRIDES_FLAG)) & {"rope_scaling", "rope_parameters"}
+    named = json_object(overrides, HF_OVERRIDES_FLAG)
+    nested = named.get(TEXT_CONFIG_KEY)
+    given = (set(named) | set(nested if isinstance(nested, dict) else ())) & {"rope_scaling", "rope_parameters"}
     if not given or keys.value & given:
         return None
     other = given.pop()
@@ -269,7 +338,7 @@ def longrope_default(model: ModelSpec, settings: LaunchSettings, version: Resolv
     era = era_for(LONGROPE_DEFAULT_ERAS, version)
     if settings.context_length or not era.value:
         return None
-    given = launch_ropes(settings, version)
+    given = launch_ropes(settings, version, model)
     kinds = {rope.get("rope_type", rope.get("type")) for rope in given[0]} if given else {model.rope_type}
     original = model.rope_original_positions
     if not kinds & LONGROPE_TYPES or not original:
@@ -306,7 +375,7 @@ def config_derived(model: ModelSpec, version: ResolvedVersion) -> tuple[int, str
 def derived_length(model: ModelSpec, settings: LaunchSettings, version: ResolvedVersion) -> tuple[int, str] | None:
     """(the length `_get_and_verify_max_len` derives, whose) where it is not the config's positions: the launch's
     rope where one reaches it (`derived_max_len`; it replaces config.json's), else config.json's (`config_derived`)."""
-    if launch_ropes(settings, version) is None:
+    if launch_ropes(settings, version, model) is None:
         return config_derived(model, version)
     yarn_unscaled = era_for(YARN_UNSCALED_ERAS, version).value
     return derived_max_len(model, settings, version, frozenset(UNSCALED_TYPES) | (YARN_TYPES if yarn_unscaled else set()))

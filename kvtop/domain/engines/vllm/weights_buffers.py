@@ -87,7 +87,7 @@ def mrope_in_effect(inputs: CalibrationInputs) -> bool:
     model = inputs.model
     if model is None:
         return False
-    given = launch_ropes(inputs.settings, inputs.version)
+    given = launch_ropes(inputs.settings, inputs.version, model)
     if given is None:
         blocks: tuple[tuple[object, bool], ...] = ((model.rope_type, model.mrope),)
     else:
