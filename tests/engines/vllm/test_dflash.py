@@ -154,7 +154,7 @@ def test_without_the_drafters_config_dflash_is_refused_asking_for_it(capsys: pyt
             PINNED]  # fmt: skip
     assert main(args) != 0
     err = capsys.readouterr().err
-    assert "method=dflash: the drafter's config is not known" in err and "--draft-model" in err
+    assert "method=dflash: the drafter's config is not known" in err and "`kvtop plan`'s draft-model option" in err
     assert "Traceback" not in err
 
 

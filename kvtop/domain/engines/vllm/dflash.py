@@ -96,8 +96,9 @@ def check_drafter(draft: ModelSpec | None, method: str | None, version: Resolved
     if draft is None:
         raise UnsupportedModelError(
             "method=dflash: the drafter's config is not known, and its layers, KV heads and fc size both its weights "
-            "and the KV its layers add to every block (not modelled without it); give it with --draft-model",
-            field="--draft-model",
+            "and the KV its layers add to every block (not modelled without it); give it with `kvtop plan`'s "
+            "draft-model option (a log's explain cannot read it)",
+            field="speculative config: the drafter",
         )
     eras = REGISTRY_ERAS.get(draft.architecture)
     if eras is None or not eras.at(version):
@@ -105,7 +106,7 @@ def check_drafter(draft: ModelSpec | None, method: str | None, version: Resolved
         raise UnsupportedModelError(
             f"the DFlash drafter {draft.name} ({draft.architecture}) is not one vLLM {version.label} builds as "
             f"DFlashQwen3ForCausalLM ({where}): not modelled by kvtop",
-            field="--draft-model",
+            field="speculative config: the drafter",
             source=draft.source,
         )
     check_windows(draft, method, version)

@@ -13,6 +13,7 @@ for the 5).
 from __future__ import annotations
 
 from kvtop.domain.kv import KvBook, PoolName
+from kvtop.domain.rounding import ceil_div
 
 # the KV book's pool whose layers a group kind holds
 KIND_POOL: dict[str, PoolName] = {"full": "full", "mamba": "state", "swa": "swa", "chunked": "swa", "cross": "cross"}
@@ -32,7 +33,7 @@ def padding_note(kv: KvBook, groups: list[tuple[str, int]], group_size: int) -> 
         if pool is None or not pool.layers:
             continue
         own = pool.own_spec_layers if kind == "full" else 0  # a drafter's own spec: its groups apart
-        specs = [(pool.layers - own, count - _cdiv(own, group_size), ""), (own, _cdiv(own, group_size), ", drafter")]
+        specs = [(pool.layers - own, count - ceil_div(own, group_size), ""), (own, ceil_div(own, group_size), ", drafter")]
         for layers, spec_groups, whose in specs:
             padding = spec_groups * group_size - layers if layers else 0
             if padding > 0:
@@ -42,6 +43,3 @@ def padding_note(kv: KvBook, groups: list[tuple[str, int]], group_size: int) -> 
                 )
     return "; ".join(words)
 
-
-def _cdiv(count: int, size: int) -> int:
-    return -(-count // size)

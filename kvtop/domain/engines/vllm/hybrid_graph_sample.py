@@ -75,7 +75,7 @@ SAMPLE_ROWS: tuple[tuple[str, str, float], ...] = (
     ("niushuai1991-qwen3.6-27b-fp8-l40s-v0240-dflash7-fp8kv-pc", "its DFlash 7 (PIECEWISE)", 1.95),
     ("niushuai1991-qwen3.6-27b-fp8-l40s-v0240-dflash3-fp8kv-pc", "its DFlash 3 (PIECEWISE)", 1.94),
 )
-SAMPLE_STARTS = "committed on " + ", ".join(f"{words} {figure:.2f} GiB" for _, words, figure in SAMPLE_ROWS)
+SAMPLE_STARTS = "committed on " + ", ".join(f"{words} {gib(figure * GIB)}" for _, words, figure in SAMPLE_ROWS)
 SAMPLE_FEATURES = ("1 GiB on a hybrid with prefix caching and captured graphs (v0.24.0 – v0.27.x, V1 runner)",)
 # What the term is, in words: the class is keyed on captured graphs of any mode (session 72 H5), not on a FULL capture
 # (carried in the graph term: FULL starts' printed estimate holds it, fentz26's 3.51 GiB against kvtop's 1.30; a
