@@ -143,9 +143,10 @@ def test_live_source_joins_nvml_processes_endpoints_and_predictions() -> None:
     # session 69's refit (2564963f): `vllm.cuda_graphs` 0.238832 → 0.239585, V2's graphs 0.239585 × 35 × 36 ÷ 1000 GiB
     # = 324,138,068 B (+1,018,745 B over 0.238832's 323,119,323): 1,956,419,507 → 1,957,438,252 B; session 70's refit:
     # 0.239685 × 35 × 36 ÷ 1000 GiB = 324,273,359 B (+135,291 B) and the non-torch fit read by name above +22,693,533 B:
-    # 1,980,267,076 B
-    assert v2_graphs == 324_273_359
-    assert vllm.ledger.measured.calibrated.non_kv_bytes == runtime == 1_980_267_076
+    # 1,980,267,076 B; session 72's refit (5f9ab079): 0.241427 × 35 × 36 ÷ 1000 GiB = 326,630,137 B (+2,356,778 B)
+    assert v2_graphs == 326_630_137
+    # 1,980,267,076 B before session 72's refit: +2,356,778 B of V2's graphs
+    assert vllm.ledger.measured.calibrated.non_kv_bytes == runtime == 1_982_623_854
     cuda_total = (81_920 - 557) * MIB
     budget = math.ceil(0.95 * cuda_total) - vllm.ledger.weights_bytes - runtime
     # 0.34.0's extensible KV cache takes the least of that and the free memory at the worker's start (CUDA's total
@@ -323,9 +324,11 @@ def test_endpoint_capacity_wins_over_the_log() -> None:
     # 5,442,516,299 B on session 68's (87d89b77, 448480f9: the fits read by name above, the activation counted);
     # 5,444,000,755 B on session 69's (2564963f: `vllm.cuda_graphs` 0.238832 → 0.239585, V2's graphs 0.239585 × 51 × 36
     # ÷ 1000 GiB = 472,315,470 B, +1,484,456 B over 470,831,014); 5,444,197,894 B on session 70's (0.239685 × 51 × 36
-    # ÷ 1000 GiB = 472,512,609 B, +197,139 B)
-    assert v2_graphs == 472_512_609
-    assert view.ledger.measured.calibrated.non_kv_bytes == runtime == 5_444_197_894
+    # ÷ 1000 GiB = 472,512,609 B, +197,139 B); session 72's (5f9ab079: 0.241427 × 51 × 36 ÷ 1000 GiB = 475,946,771 B,
+    # +3,434,162 B)
+    assert v2_graphs == 475_946_771
+    # 5,444,197,894 B before session 72's refit: +3,434,162 B of V2's graphs
+    assert view.ledger.measured.calibrated.non_kv_bytes == runtime == 5_447_632_056
     budget = math.ceil(0.95 * (81_559 - 336) * MIB) - weights - runtime
     # 0.34.0's extensible KV cache: the request binds below the free memory at the worker's start (CUDA's total less
     # the context, `vllm.context` at TP 8 of an MoE model: all three of its terms) less the margin, max(1 GiB, 0.75 ×
