@@ -183,10 +183,10 @@ FITS: dict[str, LinearTerm] = {
     ),
     'vllm.context': LinearTerm(
         key='vllm.context', features=('1 GiB', '1 GiB when TP × PP > 1', '1 GiB for an MoE model when TP > 1'),
-        coefficients=(0.945085, 0.456026, 0.361389), error_bytes=1148903752, records=85,
-        sources=19, gpus=('A100-40GB', 'A100-80GB', 'GB10', 'H100', 'H100-NVL', 'H100-PCIE', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090', 'RTXPRO6000'),
-        novel_error_bytes=7933460450, feature_sources=(19, 4, 2),
-        group_errors=(('1 GiB', 844164823), ('1 GiB + 1 GiB when TP × PP > 1', 677799526)),
+        coefficients=(0.551272, 0.849839, 0.361389), error_bytes=1148903752, records=81,
+        sources=18, gpus=('A100-40GB', 'A100-80GB', 'H100', 'H100-NVL', 'H100-PCIE', 'L4', 'L40S', 'RTX3090', 'RTX4090', 'RTX5060-TI', 'RTX5090', 'RTXPRO6000'),
+        novel_error_bytes=1148903752, feature_sources=(18, 4, 2),
+        group_errors=(('1 GiB', 597986118), ('1 GiB + 1 GiB when TP × PP > 1', 677799526)),
     ),
     'vllm.cuda_graphs': LinearTerm(
         key='vllm.cuda_graphs', features=("graphs the estimate counts (the first capture and each mode's further sizes) × layers on the rank ÷ 1000",),
