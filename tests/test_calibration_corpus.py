@@ -126,7 +126,7 @@ def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: boo
     # warm-compile T4 starts; 331 of 367 met it mid-session with the Qwen3-VL-Embedding T4 start given its
     # checkpoint's processor; 330 of 367, 89.9 %, session 64; 326 of 363 in session 63: the laptop sweeps
     # under WSL2, an RTX 4070 Laptop's six AWQ starts and an RTX 4080 Laptop's nine, a constant 0.18-0.2 GiB
-    # the host holds beside the weights); fully blind NOT met since session 59 (626 of 720, 86.9 %, session 72: the hybrid class's calibrated centre, the
+    # the host holds beside the weights); fully blind NOT met since session 59 (628 of 720, 87.2 %, session 72: the hybrid class's calibrated centre, the
     # DFlash drafters, Qwen3-Next's MTP layer; 612 of 706, 86.7 %, session 71: the 0.1.x batch, the sm_120
     # pinned segment, the msamuelson starts said cold; 572 of 682, 83.9 %, session 70, whose
     # held-out GB10 NVFP4 and RTX 5060 Ti WSL2 starts miss; 552 of 669, 82.5 %, session 69: host XY's RTX 4090, a card holding 1.0-1.4 GiB
@@ -137,7 +137,7 @@ def test_vllm_held_out_capacity(corpus_judgement: Judgement, weights_logged: boo
     # session 61's kuotunyu RTX 4090 desktop: ten starts of one card, seven beyond 5 %), and session 62's
     # warm-cache T4 restarts and desktop RTX 3060 / GTX 1650 / RTX 5070 Ti starts, all invisible at launch
     # (docs/calibration_history.md, docs/engines/vllm.md §2.6)
-    assert sum(e <= 0.05 for e in errors) == (455 if weights_logged else 626)
+    assert sum(e <= 0.05 for e in errors) == (455 if weights_logged else 628)
     assert sum(e <= 0.05 for e in errors) / len(errors) >= (0.90 if weights_logged else 0.86)
 
 
