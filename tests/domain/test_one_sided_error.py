@@ -4,7 +4,7 @@ it, its high end does not move.
 Two of vLLM's widenings are such errors: a pinned copy segment (pinned_copy.py, v0.29.0 – v0.30.x V2) and a hybrid's
 first FULL capture with prefix caching (hybrid_graph_sample.py, v0.24.0 – v0.27.x). Each can only lower the KV budget,
 so until session 71 their symmetric half-width raised the high end for nothing. Expected values from independent
-sources: the committed graph fit's held-out error (`vllm.cuda_graphs`, 1,044,712,560 B, docs/calibration.md), the
+sources: the committed graph fit's held-out error (`vllm.cuda_graphs`, read from the committed block: 1,038,489,157 B at the refit 5f9ab079), the
 widening's own stated figure (2.21 GiB at 8,192 sample tokens: fentz26's log, 3.51 GiB estimated against kvtop's
 1.30), a model config's embedding table by hand, and synthetic terms whose ends are worked out by hand below.
 """
@@ -26,6 +26,7 @@ from kvtop.commands.render_ledger import estimate_term_json, plan_text, term_err
 from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
 from kvtop.domain.calibration.ranges import runtime_range
 from kvtop.domain.calibration.terms import PreloadEstimate, Term, TermEstimate
+from kvtop.domain.engines.vllm.calibration import FITS
 from kvtop.domain.gpus import gpu_key
 from kvtop.domain.wording import GIB
 
@@ -34,7 +35,7 @@ RECORDS = by_id()
 # calibrated centre, `vllm.hybrid_sample`, has no row of such a host: hybrid_graph_sample.py, session 72)
 BAKEER = "bakeer-qwen3.8-27b-fp8-gb10-v0271-nospec-u080-mml131072"
 HAITANG = "haitang89-semianalysis-qwen3.8-27b-fp8-h200-v0290-len32768-lmonly"  # V2 at v0.29.0, the copy pinned
-GRAPH_FIT_ERROR = 1_044_712_560  # vllm.cuda_graphs' held-out error (calibration.py's committed block)
+GRAPH_FIT_ERROR = FITS["vllm.cuda_graphs"].error_bytes  # its held-out error, the committed fit's (1,038,489,157 B at 5f9ab079)
 HYBRID_SAMPLE = round(2.21 * GIB)  # what fentz26's estimate took off beyond kvtop's graph term, at 8,192 tokens
 # Qwen3.6-27B's table, 248,320 × 5,120 × 2 B = 2,542,796,800 B = 1,212.5 × 2 MiB: a segment of 1,213 × 2,097,152 B
 QWEN36_27B_SEGMENT = 1_213 * 2_097_152
@@ -160,7 +161,7 @@ def test_the_views_say_it_is_one_sided() -> None:
     plan = _plan(RECORDS[BAKEER])
     graphs = plan.estimate.term(Term.CUDA_GRAPHS)
     assert graphs is not None
-    above, below = math.hypot(GRAPH_FIT_ERROR, HYBRID_SAMPLE) / GIB, GRAPH_FIT_ERROR / GIB  # 2.42 and 0.97 GiB
+    above, below = math.hypot(GRAPH_FIT_ERROR, HYBRID_SAMPLE) / GIB, GRAPH_FIT_ERROR / GIB  # 2.42 and 0.97 GiB (0.967 at 5f9ab079)
     said = f"+ {above:.2f} / − {below:.2f} GiB"
     text = plan_text(plan)
     assert said in text

@@ -13,7 +13,7 @@ lower it (session 72): the error below the figure takes them, so the capacity's 
 
 Expected values from independent sources: the committed fits' held-out errors (calibration.py's block, written by
 run.py from the corpus: `vllm.activation.v17` 1,889,920,950 B, `vllm.activation.v1` 21,125,963 B, `vllm.cuda_graphs`
-1,044,712,560 B) and Qwen2.5-14B's embedding table from its config (152,064 × 5,120 × 2 B).
+read from the committed block, its held-out error 1,038,489,157 B at the refit 5f9ab079) and Qwen2.5-14B's embedding table from its config (152,064 × 5,120 × 2 B).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import kvtop.domain.engines.vllm.compile_benchmark as compile_benchmark
 from benchmarks.calibration.corpus import Record, by_id
 from kvtop.domain.calibration.estimate import CapacityPlan, planned_capacity
 from kvtop.domain.calibration.terms import Term, TermEstimate
-from kvtop.domain.engines.vllm.calibration import terms
+from kvtop.domain.engines.vllm.calibration import FITS, terms
 from kvtop.domain.gpus import gpu_key
 
 RECORDS = by_id()
@@ -32,7 +32,7 @@ QWEN25_14B_H100 = "file61926285156-qwen2.5-14b-h100-v0210"  # V1 at v0.21.0, the
 QWEN25_14B_TABLE = 152_064 * 5_120 * 2  # 1,557,135,360 B: the cold compile's copy of it
 ACTIVATION_V17_ERROR = 1_889_920_950
 COLD_7B = "wrbooth-vsb-qwen2.5-7b-rtx5090-v0290-cold"  # V2 at v0.29.0: said warm below
-GRAPH_FIT_ERROR = 1_044_712_560
+GRAPH_FIT_ERROR = FITS["vllm.cuda_graphs"].error_bytes  # the committed fit's held-out error (1,038,489,157 B at 5f9ab079)
 DENNISLEE = "dennislee-qwen2-7b-a100-80gb-u025"  # v0.10-era A100: FlashInfer's sampler, the copies taken off
 ACTIVATION_V1_ERROR = 21_125_963
 

@@ -72,8 +72,8 @@ SAMPLE_ROWS: tuple[tuple[str, str, float], ...] = (
     ("club3090-652-qwen3.6-35b-a3b-nvfp4-rtx5090-v0240-prefix", "club-3090 #652", 1.74),
     ("niushuai1991-qwen3.6-27b-fp8-rtxpro6000-v0251-mtp3-fp8kv-pc", "niushuai1991's v0.25.1 MTP 3 (PIECEWISE)", 1.92),
     ("niushuai1991-qwen3.6-27b-fp8-l40s-v0240-mtp5-seqs5-fp8kv-pc", "its L40S MTP 5 (PIECEWISE)", 1.94),
-    ("niushuai1991-qwen3.6-27b-fp8-l40s-v0240-dflash7-fp8kv-pc", "its DFlash 7 (PIECEWISE)", 1.95),
-    ("niushuai1991-qwen3.6-27b-fp8-l40s-v0240-dflash3-fp8kv-pc", "its DFlash 3 (PIECEWISE)", 1.94),
+    ("niushuai1991-qwen3.6-27b-fp8-l40s-v0240-dflash7-fp8kv-pc", "its DFlash 7 (PIECEWISE)", 1.84),
+    ("niushuai1991-qwen3.6-27b-fp8-l40s-v0240-dflash3-fp8kv-pc", "its DFlash 3 (PIECEWISE)", 1.85),
 )
 SAMPLE_STARTS = "committed on " + ", ".join(f"{words} {gib(figure * GIB)}" for _, words, figure in SAMPLE_ROWS)
 SAMPLE_FEATURES = ("1 GiB on a hybrid with prefix caching and captured graphs (v0.24.0 – v0.27.x, V1 runner)",)
